@@ -1,0 +1,136 @@
+# tensorfs — a FUSE filesystem of tensors in GPU memory.
+# Targets: all (default), asan, test, test-gpu, bench, install, uninstall, clean.
+
+TFS_MAJOR=0
+TFS_MINOR=1
+TFS_PATCH=0
+TFS_VERSION=$(TFS_MAJOR).$(TFS_MINOR).$(TFS_PATCH)
+TFS_SONAME=libtensorfs.so.$(TFS_MAJOR)
+
+PREFIX?=/usr/local
+INCLUDE_PATH?=include
+LIBRARY_PATH?=lib
+BINARY_PATH?=bin
+PKGCONF_PATH?=$(LIBRARY_PATH)/pkgconfig
+INSTALL?=install
+
+# Build folder: `make O=build-asan SANITIZE=1` is what `make asan` does.
+O?=build
+CC?=cc
+OPTIMIZATION?=-O2
+WARNINGS=-Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes -Werror
+DEBUG_FLAGS?=-g -ggdb
+PKGS=fuse3 hiredis libcjson
+PKG_CFLAGS:=$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS:=$(shell pkg-config --libs $(PKGS) 2>/dev/null)
+REAL_CFLAGS=-std=gnu11 -pthread -fPIC -D_GNU_SOURCE $(OPTIMIZATION) $(WARNINGS) $(DEBUG_FLAGS) \
+	-Ilib -Ifs $(PKG_CFLAGS) $(CFLAGS)
+REAL_LDFLAGS=-pthread $(LDFLAGS)
+ifeq ($(SANITIZE),1)
+REAL_CFLAGS+=-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+REAL_LDFLAGS+=-fsanitize=address,undefined
+endif
+
+# CUDA: found when $(CUDA_HOME)/include/cuda_runtime.h exists. Without it the daemon has
+# only the host backend. NO_CUDA=1 forces that.
+CUDA_HOME?=/usr/local/cuda
+ifneq ($(NO_CUDA),1)
+ifneq ($(wildcard $(CUDA_HOME)/include/cuda_runtime.h),)
+HAVE_CUDA=1
+endif
+endif
+ifeq ($(HAVE_CUDA),1)
+CUDA_CFLAGS=-DTFS_HAVE_CUDA -isystem $(CUDA_HOME)/include
+CUDA_LIBS=-L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
+endif
+
+LIB_SRCS=$(sort $(wildcard lib/*.c))
+FS_SRCS=$(filter-out fs/backend_cuda.c,$(sort $(wildcard fs/*.c)))
+ifeq ($(HAVE_CUDA),1)
+FS_SRCS+=fs/backend_cuda.c
+endif
+TOOL_SRCS=$(sort $(wildcard tools/*.c))
+UNIT_SRCS=$(sort $(wildcard tests/unit/*.c))
+HELPER_SRCS=$(sort $(wildcard tests/integration/*.c))
+
+LIB_OBJS=$(LIB_SRCS:%.c=$(O)/%.o)
+FS_OBJS=$(FS_SRCS:%.c=$(O)/%.o)
+STLIB=$(O)/libtensorfs.a
+DYLIB=$(O)/libtensorfs.so
+DAEMON=$(O)/tensorfs
+TOOLS=$(TOOL_SRCS:tools/%.c=$(O)/%)
+UNIT_TESTS=$(UNIT_SRCS:tests/unit/%.c=$(O)/tests/%)
+HELPERS=$(HELPER_SRCS:tests/integration/%.c=$(O)/tests/%)
+LIB_LIBS=$(shell pkg-config --libs hiredis libcjson 2>/dev/null) -ldl -lrt
+
+all: $(STLIB) $(DYLIB) $(DAEMON) $(TOOLS) $(UNIT_TESTS) $(HELPERS) $(O)/tensorfs.pc
+
+$(O)/%.o: %.c $(wildcard lib/*.h fs/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(REAL_CFLAGS) $(if $(findstring backend_cuda,$<),$(CUDA_CFLAGS)) -c -o $@ $<
+
+$(STLIB): $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(DYLIB): $(LIB_OBJS)
+	$(CC) -shared -Wl,-soname,$(TFS_SONAME) $(REAL_LDFLAGS) -o $@ $^ $(LIB_LIBS)
+
+$(DAEMON): $(FS_OBJS) $(STLIB)
+	$(CC) $(REAL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) -ldl -lrt
+
+$(O)/%: tools/%.c $(STLIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(REAL_CFLAGS) -o $@ $^ $(REAL_LDFLAGS) $(LIB_LIBS)
+
+$(O)/tests/%: tests/unit/%.c $(STLIB) fs/*.h lib/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(REAL_CFLAGS) -o $@ $< $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
+
+$(O)/tests/%: tests/integration/%.c $(STLIB) lib/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(REAL_CFLAGS) -o $@ $< $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
+
+$(O)/tensorfs.pc: Makefile
+	@mkdir -p $(O)
+	@echo "Generating $@ for pkgconfig..."
+	@printf '%s\n' 'prefix=$(PREFIX)' 'exec_prefix=$${prefix}' \
+	  'libdir=$${exec_prefix}/$(LIBRARY_PATH)' 'includedir=$${prefix}/$(INCLUDE_PATH)' '' \
+	  'Name: tensorfs' 'Description: Open tensors shared through a tensorfs mount or its Redis queue' \
+	  'Version: $(TFS_VERSION)' 'Requires.private: hiredis libcjson' \
+	  'Libs: -L$${libdir} -ltensorfs' 'Libs.private: -ldl -lrt' 'Cflags: -I$${includedir}' > $@
+
+asan:
+	$(MAKE) O=build-asan SANITIZE=1 OPTIMIZATION=-O1
+
+# The test command of the README: builds both flavours, then unit and integration tests
+# against a real redis-server and a real FUSE mount, under the ASan/UBSan build too.
+test: all asan
+	tests/run.sh build build-asan
+
+test-gpu: all
+	tests/gpu/run.sh build
+
+bench: all
+	tests/bench/run.sh build
+
+install: all
+	mkdir -p $(DESTDIR)$(PREFIX)/$(INCLUDE_PATH) $(DESTDIR)$(PREFIX)/$(LIBRARY_PATH) \
+	  $(DESTDIR)$(PREFIX)/$(BINARY_PATH) $(DESTDIR)$(PREFIX)/$(PKGCONF_PATH)
+	$(INSTALL) -m 644 lib/tensorfs.h $(DESTDIR)$(PREFIX)/$(INCLUDE_PATH)
+	$(INSTALL) -m 644 $(STLIB) $(DESTDIR)$(PREFIX)/$(LIBRARY_PATH)
+	$(INSTALL) -m 755 $(DYLIB) $(DESTDIR)$(PREFIX)/$(LIBRARY_PATH)/libtensorfs.so.$(TFS_VERSION)
+	cd $(DESTDIR)$(PREFIX)/$(LIBRARY_PATH) && ln -sf libtensorfs.so.$(TFS_VERSION) $(TFS_SONAME) \
+	  && ln -sf $(TFS_SONAME) libtensorfs.so
+	$(INSTALL) -m 644 $(O)/tensorfs.pc $(DESTDIR)$(PREFIX)/$(PKGCONF_PATH)
+	$(INSTALL) -m 755 $(DAEMON) $(TOOLS) $(DESTDIR)$(PREFIX)/$(BINARY_PATH)
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/$(INCLUDE_PATH)/tensorfs.h \
+	  $(DESTDIR)$(PREFIX)/$(LIBRARY_PATH)/libtensorfs.* \
+	  $(DESTDIR)$(PREFIX)/$(PKGCONF_PATH)/tensorfs.pc $(DESTDIR)$(PREFIX)/$(BINARY_PATH)/tensorfs \
+	  $(TOOLS:$(O)/%=$(DESTDIR)$(PREFIX)/$(BINARY_PATH)/%)
+
+clean:
+	rm -rf build build-asan
+
+.PHONY: all asan test test-gpu bench install uninstall clean

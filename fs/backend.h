@@ -1,0 +1,84 @@
+/* The narrow interface between the daemon and the memory that holds tensor bytes.
+ * The FUSE layer, the queue worker and the tensor table call only these functions;
+ * nothing outside fs/backend_*.c includes CUDA headers.
+ *
+ * Contract common to every backend:
+ *  - Errors are negative errno values (-ENOMEM/-ENOSPC when memory runs out, -EINVAL for a
+ *    bad device, -EIO for a driver failure); on error nothing was allocated or changed.
+ *  - init() runs in the daemon after it has forked into the background (CUDA contexts do
+ *    not survive fork), before any other call.
+ *  - All functions are thread-safe; copy_in/copy_out on different allocations, or on
+ *    disjoint ranges of one allocation, may run concurrently.
+ *  - Memory from alloc() and from the growing part of resize() reads as zeros.
+ */
+#ifndef TFS_FS_BACKEND_H
+#define TFS_FS_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define TFS_HANDLE_SIZE 64
+
+struct tfs_backend;     /* one per daemon: the backend's private state */
+struct tfs_alloc;       /* one per tensor with bytes > 0: opaque to callers */
+
+struct tfs_backend_stats {
+	uint64_t used;      /* bytes handed out to tensors (requested sizes) */
+	uint64_t reserved;  /* bytes the backend holds from the device/OS (>= used) */
+	uint64_t total;     /* the cap: --max-bytes, or what the device has */
+	uint64_t nallocs;   /* live allocations */
+};
+
+struct tfs_backend_ops {
+	const char *name;   /* "host" or "cuda" */
+
+	/* max_bytes 0 means no cap beyond the device; device is the default ordinal.
+	 * On success *out is owned by the caller and released with fini(). */
+	int (*init)(struct tfs_backend **out, int device, uint64_t max_bytes);
+	void (*fini)(struct tfs_backend *be);
+
+	/* Number of devices usable with alloc(); valid ordinals are 0..n-1. */
+	int (*device_count)(struct tfs_backend *be);
+
+	/* bytes > 0. uid/gid/mode describe the owner: a backend must never let a handle given
+	 * to one uid expose memory of another uid (the CUDA pool keeps per-uid blocks; the host
+	 * backend sets the owner and mode of its shared-memory object). */
+	int (*alloc)(struct tfs_backend *be, int device, uint64_t bytes, uid_t uid, gid_t gid,
+		     mode_t mode, struct tfs_alloc **out);
+	void (*free)(struct tfs_backend *be, struct tfs_alloc *a);
+
+	/* Change the size, keeping min(old, new) bytes and zeroing the rest. May replace *a
+	 * (the handle then changes); on error *a is unchanged and still valid. */
+	int (*resize)(struct tfs_backend *be, struct tfs_alloc **a, uint64_t new_bytes);
+
+	/* The handle another process uses to map the memory, and the byte offset of this
+	 * tensor inside what the handle maps. handle is always TFS_HANDLE_SIZE bytes. */
+	int (*export_handle)(struct tfs_backend *be, struct tfs_alloc *a,
+			     uint8_t handle[TFS_HANDLE_SIZE], uint64_t *offset);
+
+	/* Owner or mode changed (chown/chmod): host backend updates its shm object. May be NULL. */
+	int (*set_owner)(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, gid_t gid,
+			 mode_t mode);
+
+	/* Copy between the tensor and ordinary (pageable) host memory. off+len must lie
+	 * inside the allocation. copy_in returns once the bytes are visible to any process
+	 * that maps the handle; copy_out returns what the memory holds now. */
+	int (*copy_in)(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
+		       const void *src, size_t len);
+	int (*copy_out)(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
+			void *dst, size_t len);
+
+	void (*stats)(struct tfs_backend *be, struct tfs_backend_stats *st);
+};
+
+extern const struct tfs_backend_ops tfs_backend_host;
+#ifdef TFS_HAVE_CUDA
+extern const struct tfs_backend_ops tfs_backend_cuda;
+#endif
+
+/* "host", "cuda" or NULL/"auto" (cuda when a device is present, else host). Returns NULL
+ * for an unknown or unavailable name. */
+const struct tfs_backend_ops *tfs_backend_find(const char *name);
+
+#endif

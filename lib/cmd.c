@@ -1,0 +1,269 @@
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cmd.h"
+#include "dtype.h"
+
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+/* Copies a string field; -1 when present but not a string or too long. */
+static int get_str(const cJSON *o, const char *key, char *dst, size_t size)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsString(v) || strlen(v->valuestring) >= size)
+		return -1;
+	strcpy(dst, v->valuestring);
+	return 1;
+}
+
+static int is_integer(const cJSON *v, double lo, double hi)
+{
+	return cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) &&
+	       v->valuedouble >= lo && v->valuedouble <= hi;
+}
+
+static int parse_shape(const cJSON *v, struct tfs_shape *sh)
+{
+	const cJSON *d;
+	int n = 0;
+
+	if (cJSON_IsString(v))
+		return tfs_shape_parse(v->valuestring, strlen(v->valuestring), sh);
+	if (!cJSON_IsArray(v))
+		return -EINVAL;
+	memset(sh, 0, sizeof(*sh));
+	cJSON_ArrayForEach(d, v) {
+		if (n == TFS_MAX_DIMS)
+			return -E2BIG;
+		/* 2^53: past it a JSON number is no longer an exact integer. */
+		if (!is_integer(d, 0, 9007199254740992.0))
+			return -EINVAL;
+		sh->dims[n++] = (uint64_t)d->valuedouble;
+	}
+	sh->ndim = n;
+	return 0;
+}
+
+int tfs_cmd_parse(const char *json, size_t len, struct tfs_cmd *cmd, char *err, size_t errlen)
+{
+	cJSON *o;
+	const cJSON *v;
+	char op[16] = "";
+	uint64_t bytes;
+	int rc;
+
+	memset(cmd, 0, sizeof(*cmd));
+	o = cJSON_ParseWithLength(json, len);
+	if (!o)
+		return fail(err, errlen, -EINVAL, "malformed JSON");
+	if (!cJSON_IsObject(o)) {
+		rc = fail(err, errlen, -EINVAL, "command is not a JSON object");
+		goto out;
+	}
+	/* id and reply first, so that every later error can still be answered. */
+	if (get_str(o, "id", cmd->id, sizeof(cmd->id)) < 0) {
+		rc = fail(err, errlen, -EINVAL, "'id' must be a string under %d bytes", TFS_CMD_STR);
+		goto out;
+	}
+	if (get_str(o, "reply", cmd->reply, sizeof(cmd->reply)) < 0) {
+		rc = fail(err, errlen, -EINVAL, "'reply' must be a string under %d bytes", TFS_CMD_STR);
+		goto out;
+	}
+	if (get_str(o, "op", op, sizeof(op)) <= 0) {
+		rc = fail(err, errlen, -EINVAL, "missing or non-string 'op'");
+		goto out;
+	}
+	if (strcmp(op, "create") == 0)
+		cmd->op = TFS_OP_CREATE;
+	else if (strcmp(op, "get") == 0)
+		cmd->op = TFS_OP_GET;
+	else if (strcmp(op, "delete") == 0)
+		cmd->op = TFS_OP_DELETE;
+	else {
+		rc = fail(err, errlen, -EINVAL, "unknown op '%s'", op);
+		goto out;
+	}
+	rc = get_str(o, "name", cmd->name, sizeof(cmd->name));
+	if (rc <= 0 || (rc = tfs_name_check(cmd->name)) < 0) {
+		rc = fail(err, errlen, rc == -ENAMETOOLONG ? rc : -EINVAL,
+			  "missing or invalid 'name'");
+		goto out;
+	}
+	if (get_str(o, "node", cmd->node, sizeof(cmd->node)) < 0) {
+		rc = fail(err, errlen, -EINVAL, "'node' must be a string under %d bytes", TFS_NODE_MAX);
+		goto out;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(o, "pid");
+	if (v && !cJSON_IsNull(v)) {
+		if (!is_integer(v, 1, 4194304)) {
+			rc = fail(err, errlen, -EINVAL, "'pid' must be a positive integer");
+			goto out;
+		}
+		cmd->pid = (int64_t)v->valuedouble;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(o, "device");
+	if (v && !cJSON_IsNull(v)) {
+		if (!is_integer(v, 0, 1 << 20)) {
+			rc = fail(err, errlen, -EINVAL, "'device' must be an integer >= 0");
+			goto out;
+		}
+		cmd->device = (int)v->valuedouble;
+		cmd->has_device = 1;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(o, "dtype");
+	if (v && !cJSON_IsNull(v)) {
+		if (!cJSON_IsString(v) ||
+		    tfs_dtype_parse(v->valuestring, strlen(v->valuestring), &cmd->dtype)) {
+			rc = fail(err, errlen, -EINVAL, "unknown 'dtype'");
+			goto out;
+		}
+		cmd->has_dtype = 1;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(o, "shape");
+	if (v && !cJSON_IsNull(v)) {
+		rc = parse_shape(v, &cmd->shape);
+		if (rc) {
+			rc = fail(err, errlen, rc, rc == -E2BIG ? "'shape' has more than %d dims" :
+				  "'shape' must be an array of integers >= 0", TFS_MAX_DIMS);
+			goto out;
+		}
+		cmd->has_shape = 1;
+	}
+	if (cmd->op == TFS_OP_CREATE) {
+		if (!cmd->has_dtype || !cmd->has_shape) {
+			rc = fail(err, errlen, -EINVAL, "create needs 'dtype' and 'shape'");
+			goto out;
+		}
+		if (tfs_shape_bytes(&cmd->shape, tfs_dtype_size(cmd->dtype), &bytes)) {
+			rc = fail(err, errlen, -EOVERFLOW, "'shape' byte count overflows");
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	cJSON_Delete(o);
+	return rc;
+}
+
+char *tfs_cmd_build(const struct tfs_cmd *cmd)
+{
+	static const char *ops[] = { "", "create", "get", "delete" };
+	cJSON *o = cJSON_CreateObject(), *dims;
+	char *s;
+
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "op", ops[cmd->op]);
+	cJSON_AddStringToObject(o, "name", cmd->name);
+	if (cmd->has_dtype)
+		cJSON_AddStringToObject(o, "dtype", tfs_dtype_name(cmd->dtype));
+	if (cmd->has_shape) {
+		dims = cJSON_AddArrayToObject(o, "shape");
+		for (int i = 0; dims && i < cmd->shape.ndim; i++)
+			cJSON_AddItemToArray(dims, cJSON_CreateNumber((double)cmd->shape.dims[i]));
+	}
+	if (cmd->has_device)
+		cJSON_AddNumberToObject(o, "device", cmd->device);
+	if (cmd->pid)
+		cJSON_AddNumberToObject(o, "pid", (double)cmd->pid);
+	if (cmd->node[0])
+		cJSON_AddStringToObject(o, "node", cmd->node);
+	if (cmd->id[0])
+		cJSON_AddStringToObject(o, "id", cmd->id);
+	if (cmd->reply[0])
+		cJSON_AddStringToObject(o, "reply", cmd->reply);
+	s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return s;
+}
+
+char *tfs_reply_ok(const char *id, const char *name, const struct tfs_meta *m)
+{
+	char *meta = tfs_meta_to_json(m, name), *s;
+	size_t n;
+	cJSON *idj;
+	char *ids;
+
+	if (!meta)
+		return NULL;
+	idj = cJSON_CreateString(id ? id : "");
+	ids = idj ? cJSON_PrintUnformatted(idj) : NULL;
+	cJSON_Delete(idj);
+	if (!ids) {
+		free(meta);
+		return NULL;
+	}
+	/* Splice id and ok in front of the metadata object's own fields. */
+	n = strlen(ids) + strlen(meta) + 32;
+	s = malloc(n);
+	if (s)
+		snprintf(s, n, "{\"id\":%s,\"ok\":true,%s", ids, meta + 1);
+	free(ids);
+	free(meta);
+	return s;
+}
+
+char *tfs_reply_err(const char *id, int err, const char *message)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *s;
+
+	if (!o)
+		return NULL;
+	cJSON_AddStringToObject(o, "id", id ? id : "");
+	cJSON_AddBoolToObject(o, "ok", 0);
+	cJSON_AddStringToObject(o, "error", tfs_errno_name(err));
+	cJSON_AddStringToObject(o, "message", message ? message : "");
+	s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return s;
+}
+
+int tfs_reply_parse(const char *json, size_t len, struct tfs_meta *m, char *id_out,
+		    size_t idlen, char *msg, size_t msglen)
+{
+	cJSON *o = cJSON_ParseWithLength(json, len);
+	const cJSON *ok, *v;
+	int rc = -EBADMSG;
+
+	if (msg && msglen)
+		msg[0] = '\0';
+	if (!cJSON_IsObject(o))
+		goto out;
+	if (id_out && idlen) {
+		v = cJSON_GetObjectItemCaseSensitive(o, "id");
+		snprintf(id_out, idlen, "%s", cJSON_IsString(v) ? v->valuestring : "");
+	}
+	ok = cJSON_GetObjectItemCaseSensitive(o, "ok");
+	if (cJSON_IsTrue(ok)) {
+		rc = tfs_meta_from_json(json, len, m);
+	} else if (cJSON_IsFalse(ok)) {
+		v = cJSON_GetObjectItemCaseSensitive(o, "error");
+		rc = -(cJSON_IsString(v) ? tfs_errno_from_name(v->valuestring) : EIO);
+		v = cJSON_GetObjectItemCaseSensitive(o, "message");
+		if (msg && msglen && cJSON_IsString(v))
+			snprintf(msg, msglen, "%s", v->valuestring);
+	}
+out:
+	cJSON_Delete(o);
+	return rc;
+}

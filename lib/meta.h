@@ -1,0 +1,66 @@
+/* A tensor's metadata and its two encodings: the fields of the Redis hash (SPEC §7) and
+ * the JSON object of user.tensor.meta and queue replies (SPEC §5, §8). No I/O. */
+#ifndef TFS_META_H
+#define TFS_META_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shape.h"
+#include "tensorfs.h"
+
+#define TFS_NODE_MAX 64
+
+struct tfs_meta {
+	tfs_dtype dtype;
+	struct tfs_shape shape;
+	uint64_t bytes;
+	int device;
+	int64_t ctime;                 /* seconds since the epoch */
+	int64_t mtime;
+	char node[TFS_NODE_MAX];
+	int has_handle;                /* 0 while bytes == 0: nothing allocated */
+	uint8_t ipc_handle[TFS_IPC_HANDLE_SIZE];
+	uint64_t ipc_offset;
+	int64_t refcount;
+	char backend[8];               /* "host" or "cuda": how to read the handle */
+	uint32_t mode, uid, gid;       /* mode holds permission bits only */
+};
+
+/* Field/value pairs of the Redis hash. Values point into the struct's own buffers, so it
+ * lives as long as the caller keeps it. */
+#define TFS_META_NFIELDS 15
+struct tfs_meta_fields {
+	int n;
+	const char *field[TFS_META_NFIELDS];
+	const char *value[TFS_META_NFIELDS];
+	size_t len[TFS_META_NFIELDS];
+	char buf[TFS_META_NFIELDS][128];
+};
+
+void tfs_meta_to_fields(const struct tfs_meta *m, struct tfs_meta_fields *f);
+
+/* Fills *m from hash field/value pairs (as HGETALL returns them). Fields it does not know
+ * (user attributes, holders) are ignored. Every value is checked: a record edited into
+ * garbage gives -EBADMSG with the reason in why (may be NULL), and *m is then undefined. */
+int tfs_meta_from_fields(struct tfs_meta *m, size_t n, const char *const *field,
+			 const size_t *flen, const char *const *value, const size_t *vlen,
+			 char *why, size_t whylen);
+
+/* JSON text of the metadata (handle as hex), name included when not NULL; malloc'd, NULL
+ * only when memory runs out. */
+char *tfs_meta_to_json(const struct tfs_meta *m, const char *name);
+/* Parses what tfs_meta_to_json wrote. 0 or -EBADMSG. */
+int tfs_meta_from_json(const char *s, size_t len, struct tfs_meta *m);
+
+/* "EEXIST" for EEXIST (positive or negative), "E<n>" for unknown ones. */
+const char *tfs_errno_name(int err);
+/* The errno for a name tfs_errno_name gives, or EIO when unknown. */
+int tfs_errno_from_name(const char *name);
+
+/* A tensor name as SPEC §7 uses it: the path under the mount without the leading slash.
+ * 0, -EINVAL (empty, "//", "." or ".." components, leading or trailing slash) or
+ * -ENAMETOOLONG (a component over 255 bytes, or the whole over 4095). */
+int tfs_name_check(const char *name);
+
+#endif

@@ -1,0 +1,21 @@
+/* Small string helpers shared by the parsers. No I/O, no allocation. */
+#ifndef TFS_STRUTIL_H
+#define TFS_STRUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Drops leading and trailing ASCII whitespace (and NULs that some xattr setters send). */
+void tfs_trim(const char **s, size_t *len);
+/* 1 when the NUL-terminated a equals the len bytes at b. */
+int tfs_streq_n(const char *a, const char *b, size_t len);
+/* Parses a whole decimal unsigned (no sign, no space) of len bytes. 0 or -EINVAL/-ERANGE. */
+int tfs_parse_u64(const char *s, size_t len, uint64_t *out);
+/* Same for a signed value. */
+int tfs_parse_i64(const char *s, size_t len, int64_t *out);
+/* Lower-case hex of n bytes into out (2n+1 bytes). */
+void tfs_hex_encode(const uint8_t *in, size_t n, char *out);
+/* Exactly 2n hex digits into n bytes. 0 or -EINVAL. */
+int tfs_hex_decode(const char *in, size_t len, uint8_t *out, size_t n);
+
+#endif
