@@ -36,18 +36,21 @@ endif
 CUDA_HOME?=/usr/local/cuda
 ifneq ($(NO_CUDA),1)
 ifneq ($(wildcard $(CUDA_HOME)/include/cuda_runtime.h),)
+ifneq ($(wildcard fs/backend_cuda.c),)
 HAVE_CUDA=1
 endif
 endif
+endif
 ifeq ($(HAVE_CUDA),1)
-CUDA_CFLAGS=-DTFS_HAVE_CUDA -isystem $(CUDA_HOME)/include
+CUDA_CFLAGS=-isystem $(CUDA_HOME)/include
+REAL_CFLAGS+=-DTFS_HAVE_CUDA
 CUDA_LIBS=-L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
 endif
 
 LIB_SRCS=$(sort $(wildcard lib/*.c))
 FS_SRCS=$(filter-out fs/backend_cuda.c,$(sort $(wildcard fs/*.c)))
 ifeq ($(HAVE_CUDA),1)
-FS_SRCS+=fs/backend_cuda.c
+FS_SRCS+=$(wildcard fs/backend_cuda.c)
 endif
 TOOL_SRCS=$(sort $(wildcard tools/*.c))
 UNIT_SRCS=$(sort $(wildcard tests/unit/*.c))

@@ -1,0 +1,179 @@
+/* State shared by the daemon's parts: options, the tensor table, the Redis link, the
+ * backend. Private to fs/. */
+#ifndef TFS_DAEMON_H
+#define TFS_DAEMON_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <hiredis/hiredis.h>
+
+#include "backend.h"
+#include "meta.h"
+#include "redisconn.h"
+
+struct tfs_opts {
+	char *redis;             /* URL, NULL: start a private redis-server */
+	char *backend;           /* "auto", "host", "cuda" */
+	char *node;
+	char *prefix;
+	char *queue;
+	char *max_bytes;         /* text: 64G, 512M, ... */
+	char *log;               /* log file; default stderr (foreground) or syslog */
+	int device;
+	int foreground;
+	int debug;
+	int allow_other;
+	int show_help;
+	int show_version;
+};
+
+struct tfs_holder {
+	char node[TFS_NODE_MAX];
+	int64_t pid;
+	int64_t count;
+	struct tfs_holder *next;
+};
+
+/* A tensor this daemon holds memory for. Lives while refcount > 0. */
+struct tfs_tensor {
+	char *name;                  /* path under the mount, no leading slash */
+	char *key;                   /* its Redis hash: <prefix>:tensor:<name>, or the
+	                                <prefix>:unlinked:<node>:<n> key once unlinked */
+	struct tfs_meta meta;        /* meta.refcount is the count below, kept in step */
+	struct tfs_alloc *alloc;     /* NULL while bytes == 0 */
+	int linked;                  /* the name's reference */
+	int64_t opens;               /* open file handles on the mount */
+	struct tfs_holder *holders;  /* queue holders, each with its count */
+	struct tfs_file *files;      /* open files, for EBUSY on reshape */
+	struct timespec atime, mtime, ctime;
+	int dirty;                   /* mtime changed since the record was written */
+	pthread_rwlock_t io;         /* read/write copies share it; resize/free take it alone */
+	struct tfs_tensor *next;     /* hash chain */
+};
+
+/* The per-open state of a file: fh of fuse_file_info points here. */
+struct tfs_file {
+	struct tfs_tensor *t;        /* NULL for a tensor owned by another node */
+	pid_t pid;
+	struct tfs_file *next;       /* the tensor's other open files */
+};
+
+struct tfs_table {
+	struct tfs_tensor **buckets;
+	size_t nbuckets, count;
+	uint64_t unlinked_seq;
+};
+
+struct tfs_daemon {
+	struct tfs_opts o;
+	struct tfs_redis_url url;
+	char url_text[512];
+	uint64_t max_bytes;
+	const struct tfs_backend_ops *be_ops;
+	struct tfs_backend *be;
+	pthread_mutex_t ns;          /* the namespace: table, tensor metadata, check-then-act */
+	struct tfs_table table;
+	volatile int stopping;
+	volatile int redis_down;     /* a Redis call failed; the queue thread resyncs */
+	pid_t redis_pid;             /* private redis-server, 0 when --redis was given */
+	char rundir[256];
+	char node_queue[512];        /* the queue of commands forwarded to this node */
+	pthread_t queue_thread;
+	int queue_started;
+};
+
+extern struct tfs_daemon tfs_d;
+
+/* --- redis link (rlink.c): one connection per thread, reconnected on demand --- */
+/* The calling thread's connection, or NULL while Redis is unreachable (logged once). */
+redisContext *tfs_rl_get(void);
+/* Runs argv on the thread's connection. NULL on failure with *rc = -EIO (Redis down: the
+ * connection is dropped, redis_down set) or -EPROTO (an error reply). */
+redisReply *tfs_rl_cmd(int *rc, int argc, const char **argv, const size_t *len);
+/* printf-style convenience over tfs_rl_cmd. */
+redisReply *tfs_rl_cmdf(int *rc, const char *fmt, ...);
+void tfs_rl_close_thread(void);
+
+/* --- keys (keys.c) --- */
+/* <prefix>:<kind>:<name> into buf; -ENAMETOOLONG when it does not fit. */
+int tfs_key(char *buf, size_t size, const char *kind, const char *name);
+/* The parent directory of name ("" for the root) and the last component. */
+void tfs_split(const char *name, char *parent, size_t psize, const char **base);
+
+/* --- tensor table and lifetime (tensor.c); callers hold tfs_d.ns --- */
+int tfs_table_init(struct tfs_table *tb);
+/* The linked tensor named name, or NULL. */
+struct tfs_tensor *tfs_table_find(const char *name);
+/* Creates an empty tensor (bytes 0) named name with its record; refs: linked = 1 plus
+ * opens. 0 or -EEXIST/-ENOENT (no parent dir)/-EIO. */
+int tfs_tensor_create(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,
+		      mode_t mode, int open, struct tfs_tensor **out);
+/* Sets dtype and shape, allocating/resizing memory; -EINVAL/-ENOSPC/-EBUSY on refusal. */
+int tfs_tensor_shape(struct tfs_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
+		     int busy_check);
+/* Sets the byte size as a file does (shape becomes 1-D). */
+int tfs_tensor_resize(struct tfs_tensor *t, uint64_t bytes);
+/* Writes the whole record (after metadata changed). */
+int tfs_tensor_save(struct tfs_tensor *t);
+/* Reference changes; when the count reaches 0 the memory and the record go. */
+void tfs_tensor_put_open(struct tfs_file *f);
+int tfs_tensor_get_open(struct tfs_tensor *t, struct tfs_file *f);
+int tfs_tensor_unlink(struct tfs_tensor *t);
+int tfs_tensor_rename(struct tfs_tensor *t, const char *newname);
+int tfs_tensor_hold(struct tfs_tensor *t, const char *node, int64_t pid);
+/* Drops one hold of (node, pid); -ENOENT when it holds none. */
+int tfs_tensor_release(struct tfs_tensor *t, const char *node, int64_t pid);
+/* Drops holders of this node whose process is gone. */
+void tfs_tensor_reap(void);
+int64_t tfs_tensor_refcount(const struct tfs_tensor *t);
+/* Rewrites every local record (after Redis came back). */
+int tfs_tensor_resync(void);
+/* Frees every tensor and its record (at unmount). */
+void tfs_tensor_shutdown(void);
+/* 1 when a process other than pid has it open, or a queue holder holds it. */
+int tfs_tensor_busy(const struct tfs_tensor *t, pid_t pid);
+/* Calls fn for each tensor; fn may not add or remove tensors. */
+void tfs_table_foreach(void (*fn)(struct tfs_tensor *, void *), void *arg);
+
+/* --- records of directories and remote tensors (records.c) --- */
+/* Reads a tensor record: 0, -ENOENT, -EIO, -EBADMSG (garbage: logged). */
+int tfs_rec_tensor(const char *name, struct tfs_meta *m);
+/* Reads a directory record. 0 / -ENOENT / -EIO. */
+struct tfs_dirrec {
+	uint32_t mode, uid, gid;
+	int64_t ctime, mtime;
+	int has_dtype, has_device;
+	tfs_dtype dtype;
+	int device;
+};
+int tfs_rec_dir(const char *name, struct tfs_dirrec *d);
+int tfs_rec_dir_write(const char *name, const struct tfs_dirrec *d);
+/* Adds name to its parent's entries ('t' tensor, 'd' dir): -EEXIST when taken,
+ * -ENOENT when the parent directory does not exist. */
+int tfs_rec_link(const char *name, char type);
+int tfs_rec_unlink(const char *name);
+/* Looks up the entry type of name in its parent: 't', 'd', or -ENOENT. */
+int tfs_rec_type(const char *name);
+
+/* --- queue worker (queue.c) --- */
+int tfs_queue_start(void);
+void tfs_queue_stop(void);
+
+/* --- FUSE operations (ops.c, xattr.c) --- */
+struct fuse_operations;
+extern const struct fuse_operations tfs_ops;
+int tfs_xattr_get(const char *path, const char *name, char *value, size_t size);
+int tfs_xattr_set(const char *path, const char *name, const char *value, size_t size, int flags);
+int tfs_xattr_list(const char *path, char *list, size_t size);
+int tfs_xattr_remove(const char *path, const char *name);
+
+/* --- private redis-server (spawn.c) --- */
+int tfs_spawn_redis(char *url, size_t urlsize);
+void tfs_stop_redis(void);
+
+int64_t tfs_now(void);
+
+#endif

@@ -1,0 +1,393 @@
+/* tensorfs: mounts a directory whose files are tensors in GPU (or shared host) memory,
+ * with metadata in Redis. Usage: tensorfs [options] MOUNTPOINT (see usage() and README). */
+#define FUSE_USE_VERSION 312
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse.h>
+#include <fuse_lowlevel.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "strutil.h"
+
+struct tfs_daemon tfs_d = { .ns = PTHREAD_MUTEX_INITIALIZER };
+
+enum { KEY_HELP, KEY_VERSION, KEY_FOREGROUND, KEY_DEBUG };
+
+#define OPT(t, p) { t, offsetof(struct tfs_opts, p), 1 }
+#define LONG_OPT(name, field) OPT("--" name "=%s", field), OPT("--" name " %s", field), \
+	OPT(name "=%s", field)
+static const struct fuse_opt opt_table[] = {
+	LONG_OPT("redis", redis),
+	LONG_OPT("backend", backend),
+	LONG_OPT("node", node),
+	LONG_OPT("prefix", prefix),
+	LONG_OPT("queue", queue),
+	LONG_OPT("max-bytes", max_bytes),
+	OPT("max_bytes=%s", max_bytes),
+	LONG_OPT("log", log),
+	OPT("--device=%d", device), OPT("--device %d", device), OPT("device=%d", device),
+	OPT("--allow-other", allow_other),
+	FUSE_OPT_KEY("--foreground", KEY_FOREGROUND),
+	FUSE_OPT_KEY("--debug", KEY_DEBUG),
+	FUSE_OPT_KEY("-h", KEY_HELP),
+	FUSE_OPT_KEY("--help", KEY_HELP),
+	FUSE_OPT_KEY("-V", KEY_VERSION),
+	FUSE_OPT_KEY("--version", KEY_VERSION),
+	FUSE_OPT_END
+};
+
+static void usage(const char *prog)
+{
+	printf("usage: %s [options] MOUNTPOINT\n\n"
+	       "Every option works as --name VALUE, --name=VALUE and -o name=VALUE (fstab).\n"
+	       "    --redis URL         redis://[[user]:password@]host[:port][/db] or unix:///path;\n"
+	       "                        default: start a private redis-server on a unix socket\n"
+	       "    --backend NAME      cuda, host or auto (default: cuda when a GPU is present)\n"
+	       "    --device N          default GPU ordinal for new tensors (default 0)\n"
+	       "    --node NAME         this node's name in Redis records (default: hostname)\n"
+	       "    --prefix P          Redis key prefix (default tensorfs)\n"
+	       "    --queue KEY         lifecycle queue list (default tensor_lifecycle)\n"
+	       "    --max-bytes SIZE    cap on memory for tensors: 512M, 64G, ... (default: all)\n"
+	       "    --log FILE          log here instead of syslog when in the background\n"
+	       "    --allow-other       let other users use the mount (permissions still apply)\n"
+	       "    -f, --foreground    stay in the foreground, log to stderr\n"
+	       "    -d, --debug         foreground with FUSE and daemon debug output\n"
+	       "    -s                  single-threaded\n"
+	       "    -h, --help          this help;  -V, --version  the version\n", prog);
+}
+
+static int opt_proc(void *data, const char *arg, int key, struct fuse_args *out)
+{
+	struct tfs_opts *o = data;
+
+	(void)arg;
+	switch (key) {
+	case KEY_HELP:
+		o->show_help = 1;
+		return 0;
+	case KEY_VERSION:
+		o->show_version = 1;
+		return 0;
+	case KEY_FOREGROUND:
+		return fuse_opt_add_arg(out, "-f") ? -1 : 0;
+	case KEY_DEBUG:
+		o->debug = 1;
+		return fuse_opt_add_arg(out, "-d") ? -1 : 0;
+	}
+	if (strcmp(arg, "-d") == 0 || strcmp(arg, "debug") == 0)
+		o->debug = 1;
+	return 1;
+}
+
+/* "512M" -> bytes (binary units). 0 or -EINVAL. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	size_t n = strlen(s);
+	unsigned shift = 0;
+
+	if (n && strchr("kKmMgGtT", s[n - 1])) {
+		shift = strchr("kK", s[n - 1]) ? 10 : strchr("mM", s[n - 1]) ? 20 :
+			strchr("gG", s[n - 1]) ? 30 : 40;
+		n--;
+	}
+	if (tfs_parse_u64(s, n, out) || *out > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*out <<= shift;
+	return 0;
+}
+
+static int valid_word(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n >= max)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] <= ' ' || s[i] == ':' || s[i] == '{' || s[i] == '}' || s[i] == '*')
+			return 0;
+	return 1;
+}
+
+/* Records this node left in Redis from an earlier run name memory that is gone: remove
+ * them before serving, never hand out their handles. */
+static int sweep_stale(void)
+{
+	char pattern[600], cursor[32] = "0", parent[4096];
+	const char *base;
+	size_t plen = strlen(tfs_d.o.prefix) + strlen(":tensor:");
+	int rc, removed = 0;
+
+	snprintf(pattern, sizeof(pattern), "%s:tensor:*", tfs_d.o.prefix);
+	do {
+		redisReply *r = tfs_rl_cmdf(&rc, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
+		if (!r)
+			return -EIO;
+		snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+		for (size_t i = 0; i < r->element[1]->elements; i++) {
+			const char *key = r->element[1]->element[i]->str;
+			redisReply *n = tfs_rl_cmdf(&rc, "HGET %s node", key);
+			int mine = n && n->type == REDIS_REPLY_STRING && strcmp(n->str, tfs_d.o.node) == 0;
+			freeReplyObject(n);
+			if (!mine)
+				continue;
+			tfs_log(LOG_NOTICE, "removing stale record %s left by an earlier run", key);
+			freeReplyObject(tfs_rl_cmdf(&rc, "DEL %s", key));
+			tfs_split(key + plen, parent, sizeof(parent), &base);
+			char dk[4400];
+			if (tfs_key(dk, sizeof(dk), "dirents", parent) == 0)
+				freeReplyObject(tfs_rl_cmdf(&rc, "HDEL %s %s", dk, base));
+			removed++;
+		}
+		freeReplyObject(r);
+	} while (strcmp(cursor, "0"));
+	snprintf(pattern, sizeof(pattern), "%s:unlinked:%s:*", tfs_d.o.prefix, tfs_d.o.node);
+	strcpy(cursor, "0");
+	do {
+		redisReply *r = tfs_rl_cmdf(&rc, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
+		if (!r)
+			return -EIO;
+		snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+		for (size_t i = 0; i < r->element[1]->elements; i++) {
+			freeReplyObject(tfs_rl_cmdf(&rc, "DEL %s", r->element[1]->element[i]->str));
+			removed++;
+		}
+		freeReplyObject(r);
+	} while (strcmp(cursor, "0"));
+	if (removed)
+		tfs_log(LOG_NOTICE, "start-up: removed %d stale record(s) of node %s", removed,
+			tfs_d.o.node);
+	return tfs_tensor_resync();            /* makes the root directory record */
+}
+
+/* Forks into the background; the parent waits for the child's verdict so that a failure
+ * after the fork (CUDA init, say) still reaches the terminal as an exit status. */
+static int daemonize(int *notify_fd)
+{
+	int pfd[2];
+	pid_t pid;
+	char status = 1;
+
+	if (pipe(pfd))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		close(pfd[1]);
+		if (read(pfd[0], &status, 1) != 1)
+			status = 1;
+		_exit(status);
+	}
+	close(pfd[0]);
+	setsid();
+	if (chdir("/"))
+		tfs_log(LOG_WARNING, "cannot chdir to /");
+	*notify_fd = pfd[1];
+	return 0;
+}
+
+static void notify_parent(int *fd, char status)
+{
+	int null;
+
+	if (*fd < 0)
+		return;
+	if (write(*fd, &status, 1) != 1)
+		tfs_log(LOG_WARNING, "cannot report start-up status");
+	close(*fd);
+	*fd = -1;
+	null = open("/dev/null", O_RDWR);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		if (!tfs_d.o.log)
+			dup2(null, 2);
+		close(null);
+	}
+}
+
+int main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_cmdline_opts cmd = { 0 };
+	struct fuse_loop_config *loop;
+	struct tfs_opts *o = &tfs_d.o;
+	struct fuse *fuse = NULL;
+	char hostname[256], url[512], err[256], mntopts[128];
+	int rc = 1, notify_fd = -1;
+	redisContext *c;
+
+	o->device = 0;
+	if (fuse_opt_parse(&args, o, opt_table, opt_proc) == -1)
+		return 1;
+	if (o->show_help) {
+		usage(argv[0]);
+		printf("\nFUSE options:\n");
+		fuse_lib_help(&args);
+		return 0;
+	}
+	if (o->show_version) {
+		printf("tensorfs %d.%d (FUSE %s)\n", TFS_VERSION_MAJOR, TFS_VERSION_MINOR,
+		       fuse_pkgversion());
+		return 0;
+	}
+	if (fuse_parse_cmdline(&args, &cmd) != 0)
+		return 1;
+	if (!cmd.mountpoint) {
+		fprintf(stderr, "tensorfs: no mount point given (try --help)\n");
+		goto out_args;
+	}
+	if (o->debug || cmd.debug)
+		tfs_log_set_level(LOG_DEBUG);
+	if (o->log && !freopen(o->log, "a", stderr)) {
+		fprintf(stderr, "tensorfs: cannot open log file %s\n", o->log);
+		goto out_args;
+	}
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	if (!o->node) {
+		gethostname(hostname, sizeof(hostname) - 1);
+		hostname[sizeof(hostname) - 1] = '\0';
+		o->node = strdup(hostname);
+	}
+	if (!o->prefix)
+		o->prefix = strdup("tensorfs");
+	if (!o->queue)
+		o->queue = strdup("tensor_lifecycle");
+	if (!valid_word(o->node, TFS_NODE_MAX) || !valid_word(o->prefix, 128) ||
+	    !valid_word(o->queue, 256)) {
+		tfs_log(LOG_ERR, "--node, --prefix and --queue take a word of printable characters "
+			"without ':', '{', '}' or '*' (node under %d bytes)", TFS_NODE_MAX);
+		goto out_args;
+	}
+	if (o->max_bytes && parse_size(o->max_bytes, &tfs_d.max_bytes)) {
+		tfs_log(LOG_ERR, "--max-bytes '%s' is not a size like 512M or 64G", o->max_bytes);
+		goto out_args;
+	}
+	if (o->device < 0) {
+		tfs_log(LOG_ERR, "--device must be >= 0");
+		goto out_args;
+	}
+	tfs_d.be_ops = tfs_backend_find(o->backend);
+	if (!tfs_d.be_ops) {
+		tfs_log(LOG_ERR, "unknown or unavailable backend '%s' (built with: host%s)",
+			o->backend, tfs_backend_find("cuda") ? ", cuda" : "");
+		goto out_args;
+	}
+	if (!o->backend && strcmp(tfs_d.be_ops->name, "host") == 0)
+		tfs_log(LOG_NOTICE, "no CUDA device: using the host backend (POSIX shared memory)");
+	if (tfs_table_init(&tfs_d.table))
+		goto out_args;
+
+	if (o->redis) {
+		snprintf(url, sizeof(url), "%s", o->redis);
+	} else if (tfs_spawn_redis(url, sizeof(url))) {
+		goto out_table;
+	}
+	if (tfs_url_parse(url, &tfs_d.url, err, sizeof(err))) {
+		tfs_log(LOG_ERR, "bad --redis URL '%s': %s", url, err);
+		goto out_redis;
+	}
+	c = tfs_redis_connect(&tfs_d.url, 2000, &rc, err, sizeof(err));
+	if (!c) {
+		tfs_log(LOG_ERR, "%s", err);
+		rc = 1;
+		goto out_redis;
+	}
+	redisFree(c);
+	rc = 1;
+	if (sweep_stale()) {
+		tfs_log(LOG_ERR, "cannot prepare the Redis records");
+		goto out_redis;
+	}
+	tfs_rl_close_thread();     /* the forked child makes its own connection */
+
+	snprintf(mntopts, sizeof(mntopts), "-odefault_permissions,fsname=tensorfs,subtype=tensorfs,"
+		 "max_read=%d%s", 1 << 20, o->allow_other ? ",allow_other" : "");
+	fuse_opt_add_arg(&args, mntopts);
+	fuse = fuse_new(&args, &tfs_ops, sizeof(tfs_ops), NULL);
+	if (!fuse)
+		goto out_redis;
+	if (fuse_mount(fuse, cmd.mountpoint)) {
+		tfs_log(LOG_ERR, "cannot mount on %s", cmd.mountpoint);
+		goto out_fuse;
+	}
+	if (!cmd.foreground) {
+		if (daemonize(&notify_fd))
+			goto out_unmount;
+		if (!o->log)
+			tfs_log_to_syslog("tensorfs");
+	}
+	/* CUDA (and so the backend) starts only now, in the process that will serve. */
+	rc = tfs_d.be_ops->init(&tfs_d.be, o->device, tfs_d.max_bytes);
+	if (rc) {
+		tfs_log(LOG_ERR, "the %s backend failed to start on device %d: %s",
+			tfs_d.be_ops->name, o->device, strerror(-rc));
+		rc = 1;
+		goto out_unmount;
+	}
+	rc = 1;
+	if (o->device >= tfs_d.be_ops->device_count(tfs_d.be)) {
+		tfs_log(LOG_ERR, "--device %d: only %d device(s)", o->device,
+			tfs_d.be_ops->device_count(tfs_d.be));
+		goto out_backend;
+	}
+	if (fuse_set_signal_handlers(fuse_get_session(fuse)))
+		goto out_backend;
+	if (tfs_queue_start())
+		goto out_signals;
+	tfs_log(LOG_INFO, "mounted %s: node %s, backend %s, redis %s", cmd.mountpoint, o->node,
+		tfs_d.be_ops->name, url);
+	notify_parent(&notify_fd, 0);
+
+	if (cmd.singlethread) {
+		rc = fuse_loop(fuse);
+	} else {
+		loop = fuse_loop_cfg_create();
+		fuse_loop_cfg_set_clone_fd(loop, cmd.clone_fd);
+		fuse_loop_cfg_set_max_threads(loop, 64);
+		fuse_loop_cfg_set_idle_threads(loop, cmd.max_idle_threads > 0 ? cmd.max_idle_threads : 16);
+		rc = fuse_loop_mt(fuse, loop);
+		fuse_loop_cfg_destroy(loop);
+	}
+	rc = rc ? 1 : 0;
+	tfs_log(LOG_INFO, "unmounting %s", cmd.mountpoint);
+	tfs_queue_stop();
+	pthread_mutex_lock(&tfs_d.ns);
+	tfs_tensor_shutdown();
+	pthread_mutex_unlock(&tfs_d.ns);
+	tfs_rl_close_thread();
+out_signals:
+	fuse_remove_signal_handlers(fuse_get_session(fuse));
+out_backend:
+	if (tfs_d.table.buckets) {
+		pthread_mutex_lock(&tfs_d.ns);
+		tfs_tensor_shutdown();
+		pthread_mutex_unlock(&tfs_d.ns);
+		tfs_rl_close_thread();
+	}
+	tfs_d.be_ops->fini(tfs_d.be);
+out_unmount:
+	fuse_unmount(fuse);
+out_fuse:
+	fuse_destroy(fuse);
+out_redis:
+	tfs_rl_close_thread();
+	tfs_stop_redis();
+out_table:
+	free(tfs_d.table.buckets);
+	tfs_d.table.buckets = NULL;
+out_args:
+	notify_parent(&notify_fd, (char)rc);
+	free(cmd.mountpoint);
+	fuse_opt_free_args(&args);
+	free(o->redis); free(o->backend); free(o->node); free(o->prefix); free(o->queue);
+	free(o->max_bytes); free(o->log);
+	return rc;
+}

@@ -1,0 +1,792 @@
+/* The FUSE operations (high-level API: tensors are named by path in Redis, so paths are
+ * what the daemon works with). Metadata operations run under tfs_d.ns; read and write
+ * copy bytes under the tensor's io lock only. */
+#define FUSE_USE_VERSION 31
+#include <errno.h>
+#include <fuse.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "daemon.h"
+#include "log.h"
+
+#define KEYMAX 4400
+
+static const char *nm(const char *path)
+{
+	return path[0] == '/' ? path + 1 : path;
+}
+
+static struct timespec ts(int64_t s)
+{
+	struct timespec t = { (time_t)s, 0 };
+	return t;
+}
+
+static void stat_tensor(struct stat *st, const struct tfs_tensor *t)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IFREG | (t->meta.mode & 07777);
+	st->st_nlink = t->linked;
+	st->st_uid = t->meta.uid;
+	st->st_gid = t->meta.gid;
+	st->st_size = (off_t)t->meta.bytes;
+	st->st_blocks = (blkcnt_t)((t->meta.bytes + 511) / 512);
+	/* cp and dd size their buffers from st_blksize: 1 MiB matches max_write. */
+	st->st_blksize = 1 << 20;
+	st->st_atim = t->atime;
+	st->st_mtim = t->mtime;
+	st->st_ctim = t->ctime;
+}
+
+static void stat_meta(struct stat *st, const struct tfs_meta *m)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IFREG | (m->mode & 07777);
+	st->st_nlink = 1;
+	st->st_uid = m->uid;
+	st->st_gid = m->gid;
+	st->st_size = (off_t)m->bytes;
+	st->st_blocks = (blkcnt_t)((m->bytes + 511) / 512);
+	st->st_blksize = 1 << 20;
+	st->st_atim = st->st_mtim = ts(m->mtime);
+	st->st_ctim = ts(m->ctime);
+}
+
+static void stat_dir(struct stat *st, const struct tfs_dirrec *d)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IFDIR | (d->mode & 07777);
+	st->st_nlink = 2;
+	st->st_uid = d->uid;
+	st->st_gid = d->gid;
+	st->st_size = 4096;
+	st->st_blksize = 1 << 20;
+	st->st_atim = st->st_mtim = ts(d->mtime);
+	st->st_ctim = ts(d->ctime);
+}
+
+/* What a path names. kind: 'l' local tensor (*t), 'r' another node's tensor (*m),
+ * 'd' directory (*d). Returns 0 or -ENOENT/-EIO. Caller holds ns. */
+struct target {
+	int kind;
+	struct tfs_tensor *t;
+	struct tfs_meta m;
+	struct tfs_dirrec d;
+};
+
+static int resolve(const char *name, struct target *x)
+{
+	int type, rc;
+
+	x->t = tfs_table_find(name);
+	if (x->t) {
+		x->kind = 'l';
+		return 0;
+	}
+	type = tfs_rec_type(name);
+	if (type < 0)
+		return type;
+	if (type == 'd') {
+		x->kind = 'd';
+		return tfs_rec_dir(name, &x->d);
+	}
+	rc = tfs_rec_tensor(name, &x->m);
+	if (rc == -EBADMSG)
+		return -EIO;              /* logged by tfs_rec_tensor; unlink still removes it */
+	if (rc)
+		return rc;
+	if (strcmp(x->m.node, tfs_d.o.node) == 0) {
+		/* Ours by its record, but not in memory: a leftover the start-up sweep missed. */
+		tfs_log(LOG_WARNING, "%s: stale record of this node, not served", name);
+		return -ENOENT;
+	}
+	x->kind = 'r';
+	return 0;
+}
+
+static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+	struct tfs_file *f = fi ? (struct tfs_file *)(uintptr_t)fi->fh : NULL;
+	struct target x;
+	int rc = 0;
+
+	pthread_mutex_lock(&tfs_d.ns);
+	if (f && f->t) {
+		stat_tensor(st, f->t);
+		goto out;
+	}
+	if (!path) {
+		rc = -ENOENT;
+		goto out;
+	}
+	rc = resolve(nm(path), &x);
+	if (rc)
+		goto out;
+	if (x.kind == 'l')
+		stat_tensor(st, x.t);
+	else if (x.kind == 'r')
+		stat_meta(st, &x.m);
+	else
+		stat_dir(st, &x.d);
+out:
+	pthread_mutex_unlock(&tfs_d.ns);
+	return rc;
+}
+
+/* readdir gets no path (nullpath_ok): opendir keeps the directory's name in fh. */
+static int op_opendir(const char *path, struct fuse_file_info *fi)
+{
+	char *name = strdup(nm(path));
+
+	if (!name)
+		return -ENOMEM;
+	fi->fh = (uintptr_t)name;
+	return 0;
+}
+
+static int op_releasedir(const char *path, struct fuse_file_info *fi)
+{
+	(void)path;
+	free((char *)(uintptr_t)fi->fh);
+	return 0;
+}
+
+static int op_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off,
+		      struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+{
+	char key[KEYMAX];
+	redisReply *r;
+	int rc;
+
+	(void)off; (void)flags;
+	path = (const char *)(uintptr_t)fi->fh;
+	rc = tfs_rec_type(path);
+	if (rc < 0)
+		return rc;
+	if (rc != 'd')
+		return -ENOTDIR;
+	if ((rc = tfs_key(key, sizeof(key), "dirents", path)))
+		return rc;
+	r = tfs_rl_cmdf(&rc, "HGETALL %s", key);
+	if (!r)
+		return -EIO;
+	fill(buf, ".", NULL, 0, 0);
+	fill(buf, "..", NULL, 0, 0);
+	for (size_t i = 0; i + 1 < r->elements; i += 2) {
+		struct stat st = { 0 };
+		if (r->element[i]->type != REDIS_REPLY_STRING)
+			continue;
+		st.st_mode = r->element[i + 1]->str[0] == 'd' ? S_IFDIR : S_IFREG;
+		if (fill(buf, r->element[i]->str, &st, 0, 0))
+			break;
+	}
+	freeReplyObject(r);
+	return 0;
+}
+
+static int op_mkdir(const char *path, mode_t mode)
+{
+	struct fuse_context *ctx = fuse_get_context();
+	struct tfs_dirrec d = { 0 };
+	int rc;
+
+	pthread_mutex_lock(&tfs_d.ns);
+	rc = tfs_rec_link(nm(path), 'd');
+	if (rc == 0) {
+		d.mode = mode & 07777;
+		d.uid = ctx->uid;
+		d.gid = ctx->gid;
+		d.ctime = d.mtime = tfs_now();
+		rc = tfs_rec_dir_write(nm(path), &d);
+		if (rc)
+			tfs_rec_unlink(nm(path));
+	}
+	pthread_mutex_unlock(&tfs_d.ns);
+	return rc;
+}
+
+static int dir_entries(const char *name, long long *n)
+{
+	char key[KEYMAX];
+	redisReply *r;
+	int rc;
+
+	if ((rc = tfs_key(key, sizeof(key), "dirents", name)))
+		return rc;
+	r = tfs_rl_cmdf(&rc, "HLEN %s", key);
+	if (!r)
+		return -EIO;
+	*n = r->integer;
+	freeReplyObject(r);
+	return 0;
+}
+
+static int del_keys(const char *kind1, const char *kind2, const char *name)
+{
+	char k1[KEYMAX], k2[KEYMAX];
+	redisReply *r;
+	int rc;
+
+	if (tfs_key(k1, sizeof(k1), kind1, name) || tfs_key(k2, sizeof(k2), kind2, name))
+		return -ENAMETOOLONG;
+	r = tfs_rl_cmdf(&rc, "DEL %s %s", k1, k2);
+	freeReplyObject(r);
+	return r ? 0 : -EIO;
+}
+
+static int op_rmdir(const char *path)
+{
+	const char *name = nm(path);
+	long long n;
+	int rc;
+
+	if (name[0] == '\0')
+		return -EBUSY;
+	pthread_mutex_lock(&tfs_d.ns);
+	rc = tfs_rec_type(name);
+	if (rc >= 0 && rc != 'd')
+		rc = -ENOTDIR;
+	if (rc >= 0)
+		rc = dir_entries(name, &n);
+	if (rc == 0 && n > 0)
+		rc = -ENOTEMPTY;
+	if (rc == 0)
+		rc = del_keys("dir", "dirents", name);
+	if (rc == 0)
+		rc = tfs_rec_unlink(name);
+	pthread_mutex_unlock(&tfs_d.ns);
+	return rc;
+}
+
+static int op_unlink(const char *path)
+{
+	const char *name = nm(path);
+	struct tfs_meta m;
+	int rc;
+
+	pthread_mutex_lock(&tfs_d.ns);
+	struct tfs_tensor *t = tfs_table_find(name);
+	if (t) {
+		rc = tfs_tensor_unlink(t);
+		goto out;
+	}
+	rc = tfs_rec_type(name);
+	if (rc < 0)
+		goto out;
+	if (rc == 'd') {
+		rc = -EISDIR;
+		goto out;
+	}
+	rc = tfs_rec_tensor(name, &m);
+	if (rc == 0 && strcmp(m.node, tfs_d.o.node)) {
+		rc = -EREMOTE;
+		goto out;
+	}
+	if (rc == -EIO)
+		goto out;
+	/* A record garbled by hand, a stale one of this node, or a dangling entry: removing
+	 * the name is what rm asked for, and there is no memory behind it. */
+	tfs_log(LOG_NOTICE, "%s: removing a record with no tensor behind it", name);
+	rc = del_keys("tensor", "tensor", name);
+	if (rc == 0)
+		rc = tfs_rec_unlink(name);
+out:
+	pthread_mutex_unlock(&tfs_d.ns);
+	return rc;
+}
+
+static int refuse_link(const char *a, const char *b)
+{
+	(void)a; (void)b;
+	return -EPERM;            /* a tensor has one name; links would alias refcounts */
+}
+
+static int new_file(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	struct fuse_context *ctx = fuse_get_context();
+	const char *name = nm(path), *base;
+	char parent[4096];
+	struct tfs_dirrec d;
+	struct tfs_tensor *t;
+	struct tfs_file *f = NULL;
+	int rc;
+
+	if (fi) {
+		f = calloc(1, sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		f->pid = ctx->pid;
+	}
+	tfs_split(name, parent, sizeof(parent), &base);
+	pthread_mutex_lock(&tfs_d.ns);
+	rc = tfs_rec_dir(parent, &d);
+	if (rc)
+		goto out;
+	rc = tfs_tensor_create(name, d.has_dtype ? d.dtype : TFS_U8,
+			       d.has_device ? d.device : tfs_d.o.device, ctx->uid, ctx->gid,
+			       mode, 0, &t);
+	if (rc == 0 && f)
+		rc = tfs_tensor_get_open(t, f);
+out:
+	pthread_mutex_unlock(&tfs_d.ns);
+	if (rc) {
+		free(f);
+		return rc;
+	}
+	if (fi) {
+		fi->fh = (uintptr_t)f;
+		fi->direct_io = 1;
+	}
+	return 0;
+}
+
+static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	return new_file(path, mode, fi);
+}
+
+static int op_mknod(const char *path, mode_t mode, dev_t rdev)
+{
+	(void)rdev;
+	if (!S_ISREG(mode))
+		return -EPERM;        /* only tensors live here: no fifos, sockets or devices */
+	return new_file(path, mode, NULL);
+}
+
+static int op_open(const char *path, struct fuse_file_info *fi)
+{
+	struct tfs_file *f = calloc(1, sizeof(*f));
+	struct target x;
+	int rc;
+
+	if (!f)
+		return -ENOMEM;
+	f->pid = fuse_get_context()->pid;
+	pthread_mutex_lock(&tfs_d.ns);
+	rc = resolve(nm(path), &x);
+	if (rc == 0 && x.kind == 'd')
+		rc = -EISDIR;
+	if (rc == 0 && x.kind == 'l')
+		rc = tfs_tensor_get_open(x.t, f);
+	/* Another node's tensor opens (its xattrs are readable) but its bytes are not here. */
+	pthread_mutex_unlock(&tfs_d.ns);
+	if (rc) {
+		free(f);
+		return rc;
+	}
+	fi->fh = (uintptr_t)f;
+	/* No page cache: another process may change the memory through its handle, and a
+	 * read must return what the device holds now (SPEC §10). */
+	fi->direct_io = 1;
+	return 0;
+}
+
+static int op_release(const char *path, struct fuse_file_info *fi)
+{
+	struct tfs_file *f = (struct tfs_file *)(uintptr_t)fi->fh;
+
+	(void)path;
+	if (f->t) {
+		pthread_mutex_lock(&tfs_d.ns);
+		tfs_tensor_put_open(f);
+		pthread_mutex_unlock(&tfs_d.ns);
+	}
+	free(f);
+	return 0;
+}
+
+static int op_read(const char *path, char *buf, size_t size, off_t off,
+		   struct fuse_file_info *fi)
+{
+	struct tfs_file *f = (struct tfs_file *)(uintptr_t)fi->fh;
+	struct tfs_tensor *t = f->t;
+	int rc = 0;
+
+	(void)path;
+	if (!t)
+		return -EREMOTE;
+	pthread_rwlock_rdlock(&t->io);
+	if ((uint64_t)off >= t->meta.bytes) {
+		size = 0;
+	} else {
+		if (size > t->meta.bytes - (uint64_t)off)
+			size = (size_t)(t->meta.bytes - (uint64_t)off);
+		rc = tfs_d.be_ops->copy_out(tfs_d.be, t->alloc, (uint64_t)off, buf, size);
+	}
+	pthread_rwlock_unlock(&t->io);
+	return rc ? rc : (int)size;
+}
+
+static int op_write(const char *path, const char *buf, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct tfs_file *f = (struct tfs_file *)(uintptr_t)fi->fh;
+	struct tfs_tensor *t = f->t;
+	uint64_t end = (uint64_t)off + size;
+	int rc;
+
+	(void)path;
+	if (!t)
+		return -EREMOTE;
+	if (size == 0)
+		return 0;
+	for (;;) {
+		pthread_rwlock_rdlock(&t->io);
+		if (end <= t->meta.bytes)
+			break;
+		pthread_rwlock_unlock(&t->io);
+		/* Extending the file: the size is metadata, changed under ns. */
+		pthread_mutex_lock(&tfs_d.ns);
+		rc = end > t->meta.bytes ? tfs_tensor_resize(t, end) : 0;
+		pthread_mutex_unlock(&tfs_d.ns);
+		if (rc)
+			return rc;
+	}
+	rc = tfs_d.be_ops->copy_in(tfs_d.be, t->alloc, (uint64_t)off, buf, size);
+	pthread_rwlock_unlock(&t->io);
+	if (rc)
+		return rc;
+	clock_gettime(CLOCK_REALTIME, &t->mtime);
+	t->ctime = t->mtime;
+	__atomic_store_n(&t->dirty, 1, __ATOMIC_RELAXED);
+	return (int)size;
+}
+
+static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+	struct tfs_file *f = fi ? (struct tfs_file *)(uintptr_t)fi->fh : NULL;
+	struct target x = { 0 };
+	int rc = 0;
+
+	if (size < 0)
+		return -EINVAL;
+	pthread_mutex_lock(&tfs_d.ns);
+	if (f && f->t) {
+		x.kind = 'l';
+		x.t = f->t;
+	} else if (!path) {
+		rc = -EREMOTE;
+	} else {
+		rc = resolve(nm(path), &x);
+	}
+	if (rc == 0)
+		rc = x.kind == 'l' ? tfs_tensor_resize(x.t, (uint64_t)size) :
+		     x.kind == 'd' ? -EISDIR : -EREMOTE;
+	pthread_mutex_unlock(&tfs_d.ns);
+	return rc;
+}
+
+/* chmod, chown and utimens: change a local tensor or a directory record. */
+enum attr_op { A_MODE, A_OWNER, A_TIMES };
+
+static void set_time(struct timespec *dst, const struct timespec *src)
+{
+	if (src->tv_nsec == UTIME_OMIT)
+		return;
+	if (src->tv_nsec == UTIME_NOW)
+		clock_gettime(CLOCK_REALTIME, dst);
+	else
+		*dst = *src;
+}
+
+static int change_attr(const char *path, struct fuse_file_info *fi, enum attr_op op,
+		       mode_t mode, uid_t uid, gid_t gid, const struct timespec tv[2])
+{
+	struct tfs_file *f = fi ? (struct tfs_file *)(uintptr_t)fi->fh : NULL;
+	struct target x = { 0 };
+	int rc = 0;
+
+	pthread_mutex_lock(&tfs_d.ns);
+	if (f && f->t) {
+		x.kind = 'l';
+		x.t = f->t;
+	} else if (!path) {
+		rc = -EREMOTE;
+	} else {
+		rc = resolve(nm(path), &x);
+	}
+	if (rc)
+		goto out;
+	if (x.kind == 'r') {
+		rc = -EREMOTE;
+	} else if (x.kind == 'l') {
+		struct tfs_meta *m = &x.t->meta;
+		if (op == A_MODE)
+			m->mode = mode & 07777;
+		if (op == A_OWNER) {
+			if (uid != (uid_t)-1)
+				m->uid = uid;
+			if (gid != (gid_t)-1)
+				m->gid = gid;
+		}
+		if (op == A_TIMES) {
+			set_time(&x.t->atime, &tv[0]);
+			set_time(&x.t->mtime, &tv[1]);
+		} else {
+			clock_gettime(CLOCK_REALTIME, &x.t->ctime);
+		}
+		if (op != A_TIMES && x.t->alloc && tfs_d.be_ops->set_owner)
+			tfs_d.be_ops->set_owner(tfs_d.be, x.t->alloc, m->uid, m->gid, m->mode);
+		rc = tfs_tensor_save(x.t);
+	} else {
+		struct tfs_dirrec *d = &x.d;
+		if (op == A_MODE)
+			d->mode = mode & 07777;
+		if (op == A_OWNER) {
+			if (uid != (uid_t)-1)
+				d->uid = uid;
+			if (gid != (gid_t)-1)
+				d->gid = gid;
+		}
+		if (op == A_TIMES) {
+			struct timespec mt = ts(d->mtime);
+			set_time(&mt, &tv[1]);
+			d->mtime = mt.tv_sec;
+		} else {
+			d->ctime = tfs_now();
+		}
+		rc = tfs_rec_dir_write(nm(path), d);
+	}
+out:
+	pthread_mutex_unlock(&tfs_d.ns);
+	return rc;
+}
+
+static int op_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	return change_attr(path, fi, A_MODE, mode, 0, 0, NULL);
+}
+
+static int op_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
+{
+	return change_attr(path, fi, A_OWNER, 0, uid, gid, NULL);
+}
+
+static int op_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
+{
+	return change_attr(path, fi, A_TIMES, 0, 0, 0, tv);
+}
+
+static int rename_key(const char *kind, const char *from, const char *to)
+{
+	char k1[KEYMAX], k2[KEYMAX];
+	redisReply *r;
+	int rc;
+
+	if (tfs_key(k1, sizeof(k1), kind, from) || tfs_key(k2, sizeof(k2), kind, to))
+		return -ENAMETOOLONG;
+	r = tfs_rl_cmdf(&rc, "EXISTS %s", k1);
+	if (!r)
+		return -EIO;
+	rc = r->integer ? 1 : 0;
+	freeReplyObject(r);
+	if (!rc)
+		return 0;
+	r = tfs_rl_cmdf(&rc, "RENAME %s %s", k1, k2);
+	freeReplyObject(r);
+	return r ? 0 : -EIO;
+}
+
+/* Walks a directory's subtree. check=1: fails with -EREMOTE when another node's tensor is
+ * inside (its owner keys its memory by name). check=0: moves every key to the new path. */
+static int move_tree(const char *from, const char *to, int check)
+{
+	char key[KEYMAX], a[4096], b[4096];
+	redisReply *r;
+	int rc = 0;
+
+	if ((rc = tfs_key(key, sizeof(key), "dirents", from)))
+		return rc;
+	r = tfs_rl_cmdf(&rc, "HGETALL %s", key);
+	if (!r)
+		return -EIO;
+	for (size_t i = 0; rc == 0 && i + 1 < r->elements; i += 2) {
+		const char *e = r->element[i]->str;
+		if (snprintf(a, sizeof(a), "%s/%s", from, e) >= (int)sizeof(a) ||
+		    snprintf(b, sizeof(b), "%s/%s", to, e) >= (int)sizeof(b)) {
+			rc = -ENAMETOOLONG;
+			break;
+		}
+		if (r->element[i + 1]->str[0] == 'd') {
+			rc = move_tree(a, b, check);
+		} else if (check) {
+			if (!tfs_table_find(a))
+				rc = -EREMOTE;
+		} else {
+			struct tfs_tensor *t = tfs_table_find(a);
+			rc = t ? tfs_tensor_rename(t, b) : rename_key("tensor", a, b);
+		}
+	}
+	freeReplyObject(r);
+	if (rc == 0 && !check) {
+		rc = rename_key("dir", from, to);
+		if (rc == 0)
+			rc = rename_key("dirents", from, to);
+	}
+	return rc;
+}
+
+static int op_rename(const char *from_path, const char *to_path, unsigned int flags)
+{
+	const char *from = nm(from_path), *to = nm(to_path);
+	struct target src, dst;
+	long long n;
+	int rc, dst_rc;
+	size_t fl = strlen(from);
+
+	if (flags & RENAME_EXCHANGE)
+		return -EINVAL;
+	if (strcmp(from, to) == 0)
+		return 0;
+	pthread_mutex_lock(&tfs_d.ns);
+	rc = resolve(from, &src);
+	if (rc)
+		goto out;
+	if (src.kind == 'r') {
+		rc = -EREMOTE;
+		goto out;
+	}
+	if (src.kind == 'd' && strncmp(to, from, fl) == 0 && to[fl] == '/') {
+		rc = -EINVAL;         /* into its own subtree */
+		goto out;
+	}
+	dst_rc = resolve(to, &dst);
+	if (dst_rc && dst_rc != -ENOENT) {
+		rc = dst_rc;
+		goto out;
+	}
+	if (dst_rc == 0) {
+		if (flags & RENAME_NOREPLACE) {
+			rc = -EEXIST;
+			goto out;
+		}
+		if (src.kind == 'd' && dst.kind != 'd') {
+			rc = -ENOTDIR;
+			goto out;
+		}
+		if (src.kind != 'd' && dst.kind == 'd') {
+			rc = -EISDIR;
+			goto out;
+		}
+		if (dst.kind == 'r') {
+			rc = -EREMOTE;
+			goto out;
+		}
+		if (dst.kind == 'd') {
+			rc = dir_entries(to, &n);
+			if (rc == 0 && n > 0)
+				rc = -ENOTEMPTY;
+			if (rc == 0)
+				rc = del_keys("dir", "dirents", to);
+			if (rc == 0)
+				rc = tfs_rec_unlink(to);
+		} else {
+			rc = tfs_tensor_unlink(dst.t);
+		}
+		if (rc)
+			goto out;
+	}
+	if (src.kind == 'd' && (rc = move_tree(from, to, 1)))
+		goto out;
+	rc = tfs_rec_link(to, src.kind == 'd' ? 'd' : 't');
+	if (rc)
+		goto out;
+	rc = src.kind == 'd' ? move_tree(from, to, 0) : tfs_tensor_rename(src.t, to);
+	if (rc) {
+		tfs_rec_unlink(to);
+		goto out;
+	}
+	rc = tfs_rec_unlink(from);
+out:
+	pthread_mutex_unlock(&tfs_d.ns);
+	return rc;
+}
+
+static int op_statfs(const char *path, struct statvfs *sv)
+{
+	struct tfs_backend_stats st;
+
+	(void)path;
+	tfs_d.be_ops->stats(tfs_d.be, &st);
+	memset(sv, 0, sizeof(*sv));
+	sv->f_bsize = 4096;
+	sv->f_frsize = 4096;
+	sv->f_blocks = st.total / 4096;
+	sv->f_bfree = sv->f_bavail = st.total > st.reserved ? (st.total - st.reserved) / 4096 : 0;
+	pthread_mutex_lock(&tfs_d.ns);
+	sv->f_files = 1u << 30;
+	sv->f_ffree = sv->f_favail = sv->f_files - tfs_d.table.count;
+	pthread_mutex_unlock(&tfs_d.ns);
+	sv->f_namemax = 255;
+	return 0;
+}
+
+static int op_getxattr(const char *path, const char *name, char *value, size_t size)
+{
+	return tfs_xattr_get(path ? nm(path) : "", name, value, size);
+}
+
+static int op_setxattr(const char *path, const char *name, const char *value, size_t size,
+		       int flags)
+{
+	return tfs_xattr_set(nm(path), name, value, size, flags);
+}
+
+static int op_listxattr(const char *path, char *list, size_t size)
+{
+	return tfs_xattr_list(nm(path), list, size);
+}
+
+static int op_removexattr(const char *path, const char *name)
+{
+	return tfs_xattr_remove(nm(path), name);
+}
+
+static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+	/* The daemon keeps unlinked-but-open tensors itself (SPEC §6). */
+	cfg->hard_remove = 1;
+	cfg->nullpath_ok = 1;
+	/* Names and sizes can change behind the kernel's back (the queue, other nodes,
+	 * writes through a handle): no attribute or entry caching. */
+	cfg->entry_timeout = 0;
+	cfg->attr_timeout = 0;
+	cfg->negative_timeout = 0;
+	cfg->direct_io = 1;
+	conn->max_write = 1 << 20;
+	conn->max_read = 1 << 20;     /* must match the max_read mount option */
+	conn->max_readahead = 1 << 20;
+	return NULL;
+}
+
+const struct fuse_operations tfs_ops = {
+	.init = op_init,
+	.getattr = op_getattr,
+	.opendir = op_opendir,
+	.readdir = op_readdir,
+	.releasedir = op_releasedir,
+	.mkdir = op_mkdir,
+	.rmdir = op_rmdir,
+	.unlink = op_unlink,
+	.symlink = refuse_link,
+	.link = refuse_link,
+	.mknod = op_mknod,
+	.create = op_create,
+	.open = op_open,
+	.release = op_release,
+	.read = op_read,
+	.write = op_write,
+	.truncate = op_truncate,
+	.chmod = op_chmod,
+	.chown = op_chown,
+	.utimens = op_utimens,
+	.rename = op_rename,
+	.statfs = op_statfs,
+	.getxattr = op_getxattr,
+	.setxattr = op_setxattr,
+	.listxattr = op_listxattr,
+	.removexattr = op_removexattr,
+};

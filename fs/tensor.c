@@ -1,0 +1,618 @@
+/* The tensors this daemon holds memory for: a table keyed by Redis key, reference counts
+ * (SPEC §6) and the records that mirror them. Every function here runs under tfs_d.ns. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "dtype.h"
+#include "log.h"
+
+#define KEYMAX 4400
+
+static uint64_t fnv(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+int tfs_table_init(struct tfs_table *tb)
+{
+	tb->nbuckets = 4096;
+	tb->buckets = calloc(tb->nbuckets, sizeof(*tb->buckets));
+	return tb->buckets ? 0 : -ENOMEM;
+}
+
+static void table_grow(struct tfs_table *tb)
+{
+	size_t n = tb->nbuckets * 4;
+	struct tfs_tensor **b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return;                /* keep the longer chains: slower, still correct */
+	for (size_t i = 0; i < tb->nbuckets; i++) {
+		struct tfs_tensor *t = tb->buckets[i], *next;
+		for (; t; t = next) {
+			next = t->next;
+			t->next = b[fnv(t->key) % n];
+			b[fnv(t->key) % n] = t;
+		}
+	}
+	free(tb->buckets);
+	tb->buckets = b;
+	tb->nbuckets = n;
+}
+
+static void table_insert(struct tfs_tensor *t)
+{
+	struct tfs_table *tb = &tfs_d.table;
+	size_t i;
+
+	if (tb->count >= tb->nbuckets)
+		table_grow(tb);
+	i = fnv(t->key) % tb->nbuckets;
+	t->next = tb->buckets[i];
+	tb->buckets[i] = t;
+	tb->count++;
+}
+
+static void table_remove(struct tfs_tensor *t)
+{
+	struct tfs_table *tb = &tfs_d.table;
+	struct tfs_tensor **pp = &tb->buckets[fnv(t->key) % tb->nbuckets];
+
+	for (; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			tb->count--;
+			return;
+		}
+	}
+}
+
+static struct tfs_tensor *table_find_key(const char *key)
+{
+	struct tfs_table *tb = &tfs_d.table;
+	struct tfs_tensor *t = tb->buckets[fnv(key) % tb->nbuckets];
+
+	while (t && strcmp(t->key, key))
+		t = t->next;
+	return t;
+}
+
+struct tfs_tensor *tfs_table_find(const char *name)
+{
+	char key[KEYMAX];
+
+	if (tfs_key(key, sizeof(key), "tensor", name))
+		return NULL;
+	return table_find_key(key);
+}
+
+void tfs_table_foreach(void (*fn)(struct tfs_tensor *, void *), void *arg)
+{
+	struct tfs_table *tb = &tfs_d.table;
+
+	for (size_t i = 0; i < tb->nbuckets; i++)
+		for (struct tfs_tensor *t = tb->buckets[i], *next; t; t = next) {
+			next = t->next;
+			fn(t, arg);
+		}
+}
+
+int64_t tfs_tensor_refcount(const struct tfs_tensor *t)
+{
+	int64_t n = t->linked + t->opens;
+
+	for (struct tfs_holder *h = t->holders; h; h = h->next)
+		n += h->count;
+	return n;
+}
+
+int tfs_tensor_save(struct tfs_tensor *t)
+{
+	struct tfs_meta_fields f;
+	const char *argv[2 + 2 * TFS_META_NFIELDS];
+	size_t len[2 + 2 * TFS_META_NFIELDS];
+	redisReply *r;
+	int argc = 0, rc;
+
+	t->meta.refcount = tfs_tensor_refcount(t);
+	t->meta.mtime = t->mtime.tv_sec;
+	t->dirty = 0;
+	tfs_meta_to_fields(&t->meta, &f);
+	argv[argc] = "HSET"; len[argc++] = 4;
+	argv[argc] = t->key; len[argc++] = strlen(t->key);
+	for (int i = 0; i < f.n; i++) {
+		argv[argc] = f.field[i]; len[argc++] = strlen(f.field[i]);
+		argv[argc] = f.value[i]; len[argc++] = f.len[i];
+	}
+	r = tfs_rl_cmd(&rc, argc, argv, len);
+	freeReplyObject(r);
+	return r ? 0 : -EIO;
+}
+
+static int save_refcount(struct tfs_tensor *t)
+{
+	char n[24];
+	redisReply *r;
+	int rc;
+
+	t->meta.refcount = tfs_tensor_refcount(t);
+	snprintf(n, sizeof(n), "%lld", (long long)t->meta.refcount);
+	r = tfs_rl_cmdf(&rc, "HSET %s refcount %s", t->key, n);
+	freeReplyObject(r);
+	return r ? 0 : -EIO;
+}
+
+static void tensor_free(struct tfs_tensor *t)
+{
+	struct tfs_holder *h, *next;
+
+	for (h = t->holders; h; h = next) {
+		next = h->next;
+		free(h);
+	}
+	pthread_rwlock_destroy(&t->io);
+	free(t->name);
+	free(t->key);
+	free(t);
+}
+
+/* The count reached 0: memory, record and struct go. */
+static void destroy(struct tfs_tensor *t)
+{
+	redisReply *r;
+	int rc;
+
+	table_remove(t);
+	if (t->alloc)
+		tfs_d.be_ops->free(tfs_d.be, t->alloc);
+	r = tfs_rl_cmdf(&rc, "DEL %s", t->key);
+	freeReplyObject(r);
+	tfs_log(LOG_DEBUG, "freed %s (%llu bytes)", t->name, (unsigned long long)t->meta.bytes);
+	tensor_free(t);
+}
+
+static void drop_if_unused(struct tfs_tensor *t)
+{
+	if (tfs_tensor_refcount(t) == 0)
+		destroy(t);
+	else
+		save_refcount(t);
+}
+
+int tfs_tensor_create(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,
+		      mode_t mode, int open, struct tfs_tensor **out)
+{
+	char key[KEYMAX];
+	struct tfs_tensor *t;
+	struct timespec now;
+	redisReply *r;
+	int rc;
+
+	if ((rc = tfs_key(key, sizeof(key), "tensor", name)))
+		return rc;
+	if (device < 0 || device >= tfs_d.be_ops->device_count(tfs_d.be))
+		return -EINVAL;
+	if (table_find_key(key))
+		return -EEXIST;
+	rc = tfs_rec_link(name, 't');
+	if (rc)
+		return rc;
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		rc = -ENOMEM;
+		goto fail_link;
+	}
+	t->name = strdup(name);
+	t->key = strdup(key);
+	if (!t->name || !t->key) {
+		rc = -ENOMEM;
+		goto fail_struct;
+	}
+	pthread_rwlock_init(&t->io, NULL);
+	clock_gettime(CLOCK_REALTIME, &now);
+	t->atime = t->mtime = t->ctime = now;
+	t->meta.dtype = dt;
+	tfs_shape_1d(&t->meta.shape, 0);
+	t->meta.device = device;
+	t->meta.ctime = now.tv_sec;
+	snprintf(t->meta.node, sizeof(t->meta.node), "%s", tfs_d.o.node);
+	snprintf(t->meta.backend, sizeof(t->meta.backend), "%s", tfs_d.be_ops->name);
+	t->meta.mode = mode & 07777;
+	t->meta.uid = uid;
+	t->meta.gid = gid;
+	t->linked = 1;
+	t->opens = open;
+	/* A record this node left behind under the same name is stale by now. */
+	r = tfs_rl_cmdf(&rc, "DEL %s", key);
+	freeReplyObject(r);
+	if (!r || (rc = tfs_tensor_save(t))) {
+		rc = -EIO;
+		goto fail_struct;
+	}
+	table_insert(t);
+	*out = t;
+	return 0;
+fail_struct:
+	tensor_free(t);
+fail_link:
+	tfs_rec_unlink(name);
+	return rc;
+}
+
+static int export(struct tfs_tensor *t)
+{
+	int rc;
+
+	if (!t->alloc) {
+		t->meta.has_handle = 0;
+		t->meta.ipc_offset = 0;
+		memset(t->meta.ipc_handle, 0, sizeof(t->meta.ipc_handle));
+		return 0;
+	}
+	rc = tfs_d.be_ops->export_handle(tfs_d.be, t->alloc, t->meta.ipc_handle,
+					 &t->meta.ipc_offset);
+	t->meta.has_handle = rc == 0;
+	return rc;
+}
+
+/* Makes the allocation hold exactly bytes, keeping what fits. Takes the io lock alone so
+ * no read or write copies from memory that is moving. */
+static int realloc_bytes(struct tfs_tensor *t, uint64_t bytes)
+{
+	const struct tfs_backend_ops *be = tfs_d.be_ops;
+	struct tfs_alloc *a;
+	int rc = 0;
+
+	if (bytes == t->meta.bytes)
+		return 0;
+	pthread_rwlock_wrlock(&t->io);
+	if (bytes == 0) {
+		be->free(tfs_d.be, t->alloc);
+		t->alloc = NULL;
+	} else if (!t->alloc) {
+		rc = be->alloc(tfs_d.be, t->meta.device, bytes, t->meta.uid, t->meta.gid,
+			       t->meta.mode, &a);
+		if (rc == 0)
+			t->alloc = a;
+	} else {
+		rc = be->resize(tfs_d.be, &t->alloc, bytes);
+	}
+	if (rc == 0) {
+		t->meta.bytes = bytes;
+		rc = export(t);
+	}
+	pthread_rwlock_unlock(&t->io);
+	if (rc == -ENOMEM)
+		rc = -ENOSPC;
+	return rc;
+}
+
+int tfs_tensor_shape(struct tfs_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
+		     int busy_check)
+{
+	uint64_t bytes;
+	int rc;
+
+	if (tfs_shape_bytes(sh, tfs_dtype_size(dt), &bytes))
+		return -EINVAL;
+	if (bytes != t->meta.bytes && busy_check && tfs_tensor_busy(t, (pid_t)busy_check))
+		return -EBUSY;
+	if (!tfs_rl_get())
+		return -EIO;
+	rc = realloc_bytes(t, bytes);
+	if (rc)
+		return rc;
+	t->meta.dtype = dt;
+	t->meta.shape = *sh;
+	clock_gettime(CLOCK_REALTIME, &t->ctime);
+	t->mtime = t->ctime;
+	return tfs_tensor_save(t);
+}
+
+int tfs_tensor_resize(struct tfs_tensor *t, uint64_t bytes)
+{
+	size_t isz = tfs_dtype_size(t->meta.dtype);
+	int rc;
+
+	if (bytes > (uint64_t)INT64_MAX)
+		return -EFBIG;
+	if (!tfs_rl_get())
+		return -EIO;
+	rc = realloc_bytes(t, bytes);
+	if (rc)
+		return rc;
+	/* A file's size need not be a whole number of elements: then it is bytes. */
+	if (bytes % isz) {
+		tfs_log(LOG_INFO, "%s: %llu bytes is not a whole number of %s, dtype is now u8",
+			t->name, (unsigned long long)bytes, tfs_dtype_name(t->meta.dtype));
+		t->meta.dtype = TFS_U8;
+		isz = 1;
+	}
+	tfs_shape_1d(&t->meta.shape, bytes / isz);
+	clock_gettime(CLOCK_REALTIME, &t->mtime);
+	t->ctime = t->mtime;
+	return tfs_tensor_save(t);
+}
+
+int tfs_tensor_get_open(struct tfs_tensor *t, struct tfs_file *f)
+{
+	f->t = t;
+	f->next = t->files;
+	t->files = f;
+	t->opens++;
+	return save_refcount(t);
+}
+
+void tfs_tensor_put_open(struct tfs_file *f)
+{
+	struct tfs_tensor *t = f->t;
+	struct tfs_file **pp;
+
+	for (pp = &t->files; *pp; pp = &(*pp)->next) {
+		if (*pp == f) {
+			*pp = f->next;
+			break;
+		}
+	}
+	t->opens--;
+	if (t->dirty && tfs_tensor_refcount(t) > 0)
+		tfs_tensor_save(t);
+	drop_if_unused(t);
+}
+
+int tfs_tensor_busy(const struct tfs_tensor *t, pid_t pid)
+{
+	if (t->holders)
+		return 1;
+	for (const struct tfs_file *f = t->files; f; f = f->next)
+		if (f->pid != pid)
+			return 1;
+	return 0;
+}
+
+int tfs_tensor_unlink(struct tfs_tensor *t)
+{
+	char key[KEYMAX];
+	redisReply *r;
+	int rc;
+
+	if (!tfs_rl_get())
+		return -EIO;
+	rc = tfs_rec_unlink(t->name);
+	if (rc)
+		return rc;
+	t->linked = 0;
+	if (tfs_tensor_refcount(t) == 0) {
+		destroy(t);
+		return 0;
+	}
+	/* Still open or held: the name is free for a new tensor at once, so the record moves
+	 * to a key of its own until the last reference goes. */
+	snprintf(key, sizeof(key), "%s:unlinked:%s:%llu", tfs_d.o.prefix, tfs_d.o.node,
+		 (unsigned long long)++tfs_d.table.unlinked_seq);
+	r = tfs_rl_cmdf(&rc, "RENAME %s %s", t->key, key);
+	freeReplyObject(r);
+	table_remove(t);
+	free(t->key);
+	t->key = strdup(key);
+	if (!t->key) {
+		/* Cannot track it by key any more: free what it holds rather than leak. */
+		t->key = strdup("");
+		destroy(t);
+		return 0;
+	}
+	table_insert(t);
+	save_refcount(t);
+	return 0;
+}
+
+int tfs_tensor_rename(struct tfs_tensor *t, const char *newname)
+{
+	char key[KEYMAX], *name, *k;
+	redisReply *r;
+	int rc;
+
+	if ((rc = tfs_key(key, sizeof(key), "tensor", newname)))
+		return rc;
+	name = strdup(newname);
+	k = strdup(key);
+	if (!name || !k) {
+		free(name);
+		free(k);
+		return -ENOMEM;
+	}
+	r = tfs_rl_cmdf(&rc, "RENAME %s %s", t->key, key);
+	freeReplyObject(r);
+	if (!r) {
+		free(name);
+		free(k);
+		return -EIO;
+	}
+	table_remove(t);
+	free(t->name);
+	free(t->key);
+	t->name = name;
+	t->key = k;
+	table_insert(t);
+	clock_gettime(CLOCK_REALTIME, &t->ctime);
+	return 0;
+}
+
+int tfs_tensor_hold(struct tfs_tensor *t, const char *node, int64_t pid)
+{
+	struct tfs_holder *h;
+	char field[TFS_NODE_MAX + 32];
+	redisReply *r;
+	int rc;
+
+	for (h = t->holders; h; h = h->next)
+		if (h->pid == pid && strcmp(h->node, node) == 0)
+			break;
+	if (!h) {
+		h = calloc(1, sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		snprintf(h->node, sizeof(h->node), "%s", node);
+		h->pid = pid;
+		h->next = t->holders;
+		t->holders = h;
+	}
+	h->count++;
+	snprintf(field, sizeof(field), "holder:%s:%lld", node, (long long)pid);
+	r = tfs_rl_cmdf(&rc, "HINCRBY %s %s 1", t->key, field);
+	freeReplyObject(r);
+	return save_refcount(t);
+}
+
+static void holder_drop(struct tfs_tensor *t, struct tfs_holder *h, int64_t n)
+{
+	char field[TFS_NODE_MAX + 32];
+	struct tfs_holder **pp;
+	redisReply *r;
+	int rc;
+
+	h->count -= n;
+	snprintf(field, sizeof(field), "holder:%s:%lld", h->node, (long long)h->pid);
+	if (h->count > 0) {
+		char d[24];
+		snprintf(d, sizeof(d), "%lld", (long long)-n);
+		r = tfs_rl_cmdf(&rc, "HINCRBY %s %s %s", t->key, field, d);
+		freeReplyObject(r);
+		return;
+	}
+	r = tfs_rl_cmdf(&rc, "HDEL %s %s", t->key, field);
+	freeReplyObject(r);
+	for (pp = &t->holders; *pp; pp = &(*pp)->next) {
+		if (*pp == h) {
+			*pp = h->next;
+			free(h);
+			return;
+		}
+	}
+}
+
+int tfs_tensor_release(struct tfs_tensor *t, const char *node, int64_t pid)
+{
+	struct tfs_holder *h;
+
+	for (h = t->holders; h; h = h->next)
+		if (h->pid == pid && strcmp(h->node, node) == 0)
+			break;
+	if (!h)
+		return -ENOENT;
+	holder_drop(t, h, 1);
+	drop_if_unused(t);
+	return 0;
+}
+
+static void reap_one(struct tfs_tensor *t, void *arg)
+{
+	struct tfs_holder *h, *next;
+	int dropped = 0;
+
+	(void)arg;
+	for (h = t->holders; h; h = next) {
+		next = h->next;
+		/* Only pids of this node can be checked; other nodes reap their own. */
+		if (strcmp(h->node, tfs_d.o.node) || h->pid <= 0)
+			continue;
+		if (kill((pid_t)h->pid, 0) == 0 || errno != ESRCH)
+			continue;
+		tfs_log(LOG_INFO, "%s: holder pid %lld is gone, dropping its %lld reference(s)",
+			t->name, (long long)h->pid, (long long)h->count);
+		holder_drop(t, h, h->count);
+		dropped = 1;
+	}
+	if (dropped)
+		drop_if_unused(t);
+}
+
+void tfs_tensor_reap(void)
+{
+	tfs_table_foreach(reap_one, NULL);
+}
+
+static int ensure_dirs(const char *name)
+{
+	char parent[4096];
+	const char *base;
+	struct tfs_dirrec d;
+	int rc;
+
+	tfs_split(name, parent, sizeof(parent), &base);
+	rc = tfs_rec_dir(parent, &d);
+	if (rc != -ENOENT)
+		return rc;
+	if (parent[0] && (rc = ensure_dirs(parent)))
+		return rc;
+	memset(&d, 0, sizeof(d));
+	d.mode = 0755;
+	d.ctime = d.mtime = tfs_now();
+	rc = tfs_rec_dir_write(parent, &d);
+	if (rc == 0 && parent[0])
+		rc = tfs_rec_link(parent, 'd');
+	return rc == -EEXIST ? 0 : rc;
+}
+
+static void resync_one(struct tfs_tensor *t, void *arg)
+{
+	int *rc = arg;
+	char field[TFS_NODE_MAX + 32], n[24];
+	redisReply *r;
+	int e;
+
+	if (t->linked) {
+		e = ensure_dirs(t->name);
+		if (e == 0)
+			e = tfs_rec_link(t->name, 't');
+		if (e && e != -EEXIST)
+			*rc = e;
+	}
+	if (tfs_tensor_save(t))
+		*rc = -EIO;
+	for (struct tfs_holder *h = t->holders; h; h = h->next) {
+		snprintf(field, sizeof(field), "holder:%s:%lld", h->node, (long long)h->pid);
+		snprintf(n, sizeof(n), "%lld", (long long)h->count);
+		r = tfs_rl_cmdf(&e, "HSET %s %s %s", t->key, field, n);
+		freeReplyObject(r);
+	}
+}
+
+int tfs_tensor_resync(void)
+{
+	struct tfs_dirrec root;
+	int rc = 0;
+
+	if (tfs_rec_dir("", &root) == -ENOENT) {
+		memset(&root, 0, sizeof(root));
+		root.mode = 0755;
+		root.ctime = root.mtime = tfs_now();
+		if (tfs_rec_dir_write("", &root))
+			return -EIO;
+	}
+	tfs_table_foreach(resync_one, &rc);
+	return rc;
+}
+
+static void shutdown_one(struct tfs_tensor *t, void *arg)
+{
+	(void)arg;
+	if (t->linked)
+		tfs_rec_unlink(t->name);
+	destroy(t);
+}
+
+void tfs_tensor_shutdown(void)
+{
+	tfs_table_foreach(shutdown_one, NULL);
+	free(tfs_d.table.buckets);
+	tfs_d.table.buckets = NULL;
+}
