@@ -45,6 +45,7 @@ struct tfs_tensor {
 	struct tfs_meta meta;        /* meta.refcount is the count below, kept in step */
 	struct tfs_alloc *alloc;     /* NULL while bytes == 0 */
 	int linked;                  /* the name's reference */
+	char *hidden;                /* libfuse's .fuse_hidden name while unlinked and open */
 	int64_t opens;               /* open file handles on the mount */
 	struct tfs_holder *holders;  /* queue holders, each with its count */
 	struct tfs_file *files;      /* open files, for EBUSY on reshape */
@@ -105,8 +106,11 @@ void tfs_split(const char *name, char *parent, size_t psize, const char **base);
 
 /* --- tensor table and lifetime (tensor.c); callers hold tfs_d.ns --- */
 int tfs_table_init(struct tfs_table *tb);
-/* The linked tensor named name, or NULL. */
+/* The linked tensor named name, or an unlinked one still open under the hidden name
+ * libfuse gave it; NULL when neither. */
 struct tfs_tensor *tfs_table_find(const char *name);
+/* 1 when name's last component is one of libfuse's .fuse_hidden names. */
+int tfs_is_hidden(const char *name);
 /* Creates an empty tensor (bytes 0) named name with its record; refs: linked = 1 plus
  * opens. 0 or -EEXIST/-ENOENT (no parent dir)/-EIO. */
 int tfs_tensor_create(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,

@@ -269,6 +269,14 @@ static int op_unlink(const char *path)
 
 	pthread_mutex_lock(&tfs_d.ns);
 	struct tfs_tensor *t = tfs_table_find(name);
+	if (t && t->hidden) {
+		/* libfuse removing its hidden name at the last close: the name's reference
+		 * went when the user unlinked; the open file's goes in release. */
+		free(t->hidden);
+		t->hidden = NULL;
+		rc = 0;
+		goto out;
+	}
 	if (t) {
 		rc = tfs_tensor_unlink(t);
 		goto out;
@@ -629,6 +637,32 @@ static int move_tree(const char *from, const char *to, int check)
 	return rc;
 }
 
+/* An unlink of an open file reaches us as libfuse's rename to .fuse_hiddenNNN (that keeps
+ * fstat working on the open file, which the high-level API cannot do once a node has no
+ * path). It is an unlink for tensorfs: the name and its reference go at once (SPEC §6);
+ * the hidden name is only an alias libfuse uses until the last close. */
+static int hide(const char *from, const char *to)
+{
+	struct tfs_tensor *t;
+	char *alias = strdup(to);
+	int rc, keep;
+
+	if (!alias)
+		return -ENOMEM;
+	pthread_mutex_lock(&tfs_d.ns);
+	t = tfs_table_find(from);
+	/* Still referenced after the name goes? (else unlink frees t) */
+	keep = t && tfs_tensor_refcount(t) > 1;
+	rc = t ? tfs_tensor_unlink(t) : -EREMOTE;
+	if (rc == 0 && keep) {
+		t->hidden = alias;
+		alias = NULL;
+	}
+	pthread_mutex_unlock(&tfs_d.ns);
+	free(alias);
+	return rc;
+}
+
 static int op_rename(const char *from_path, const char *to_path, unsigned int flags)
 {
 	const char *from = nm(from_path), *to = nm(to_path);
@@ -641,6 +675,8 @@ static int op_rename(const char *from_path, const char *to_path, unsigned int fl
 		return -EINVAL;
 	if (strcmp(from, to) == 0)
 		return 0;
+	if (tfs_is_hidden(to))
+		return hide(from, to);
 	pthread_mutex_lock(&tfs_d.ns);
 	rc = resolve(from, &src);
 	if (rc)
@@ -747,8 +783,7 @@ static int op_removexattr(const char *path, const char *name)
 
 static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
-	/* The daemon keeps unlinked-but-open tensors itself (SPEC §6). */
-	cfg->hard_remove = 1;
+	cfg->hard_remove = 0;     /* see hide() */
 	cfg->nullpath_ok = 1;
 	/* Names and sizes can change behind the kernel's back (the queue, other nodes,
 	 * writes through a handle): no attribute or entry caching. */

@@ -85,10 +85,26 @@ static struct tfs_tensor *table_find_key(const char *key)
 	return t;
 }
 
+int tfs_is_hidden(const char *name)
+{
+	const char *base = strrchr(name, '/');
+
+	return strncmp(base ? base + 1 : name, ".fuse_hidden", 12) == 0;
+}
+
 struct tfs_tensor *tfs_table_find(const char *name)
 {
+	struct tfs_table *tb = &tfs_d.table;
 	char key[KEYMAX];
 
+	if (tfs_is_hidden(name)) {
+		/* Rare and short-lived: a scan is fine. */
+		for (size_t i = 0; i < tb->nbuckets; i++)
+			for (struct tfs_tensor *t = tb->buckets[i]; t; t = t->next)
+				if (t->hidden && strcmp(t->hidden, name) == 0)
+					return t;
+		return NULL;
+	}
 	if (tfs_key(key, sizeof(key), "tensor", name))
 		return NULL;
 	return table_find_key(key);
@@ -159,6 +175,7 @@ static void tensor_free(struct tfs_tensor *t)
 		free(h);
 	}
 	pthread_rwlock_destroy(&t->io);
+	free(t->hidden);
 	free(t->name);
 	free(t->key);
 	free(t);

@@ -1,0 +1,84 @@
+# Shared by the integration tests: a real redis-server on a unix socket in a temp dir and
+# real tensorfs mounts. Each t_*.sh sources this, calls start_redis and mount_tfs, runs
+# checks that print "ok - ..." or "not ok - ...", and ends with finish.
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${BUILD:-build}
+TFS="$ROOT/$BUILD/tensorfs"
+HELPERS="$ROOT/$BUILD/tests"
+T=$(mktemp -d /tmp/tfs-test.XXXXXX)
+SOCK="$T/redis.sock"
+URL="unix://$SOCK"
+REDIS_PID=
+declare -A MNT_PID=()
+FAILS=0
+
+ok() { echo "ok - $*"; }
+nok() { echo "not ok - $*"; FAILS=$((FAILS + 1)); }
+# check DESC CMD...: passes when CMD exits 0
+check() { local d=$1; shift; if "$@" >"$T/last.out" 2>&1; then ok "$d"; else nok "$d"; sed 's/^/      /' "$T/last.out" | head -20; fi; }
+# check_fails_with DESC ERRTEXT CMD...: passes when CMD fails and prints ERRTEXT
+check_err() {
+	local d=$1 e=$2; shift 2
+	if "$@" >"$T/last.out" 2>&1; then nok "$d (succeeded, expected '$e')"; return; fi
+	if grep -q -- "$e" "$T/last.out"; then ok "$d"; else nok "$d (expected '$e')"; sed 's/^/      /' "$T/last.out" | head -5; fi
+}
+# eq DESC EXPECTED ACTUAL
+eq() { if [ "$2" == "$3" ]; then ok "$1"; else nok "$1: expected '$2', got '$3'"; fi; }
+
+rcli() { redis-cli -s "$SOCK" "$@"; }
+
+start_redis() {
+	redis-server --port 0 --unixsocket "$SOCK" --save "" --appendonly no --dir "$T" \
+		--logfile "$T/redis.log" --daemonize no >/dev/null 2>&1 &
+	REDIS_PID=$!
+	for _ in $(seq 100); do rcli ping >/dev/null 2>&1 && return 0; sleep 0.05; done
+	echo "redis-server did not start"; return 1
+}
+
+stop_redis() {
+	[ -n "$REDIS_PID" ] || return 0
+	rcli shutdown nosave >/dev/null 2>&1
+	wait "$REDIS_PID" 2>/dev/null
+	REDIS_PID=
+}
+
+# mount_tfs DIR [options...]: foreground daemon in the background, waits for the mount
+mount_tfs() {
+	local dir=$1; shift
+	mkdir -p "$dir"
+	"$TFS" -f --redis "$URL" --log "$T/$(basename "$dir").log" "$@" "$dir" &
+	MNT_PID[$dir]=$!
+	for _ in $(seq 200); do
+		mountpoint -q "$dir" && return 0
+		kill -0 "${MNT_PID[$dir]}" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "mount of $dir failed:"; cat "$T/$(basename "$dir").log"; return 1
+}
+
+# umount_tfs DIR: unmounts and checks the daemon exits 0 (ASan leak reports make it 23)
+umount_tfs() {
+	local dir=$1 pid=${MNT_PID[$1]} rc
+	fusermount3 -u "$dir" 2>/dev/null || { sleep 0.5; fusermount3 -u "$dir"; }
+	wait "$pid"; rc=$?
+	unset "MNT_PID[$dir]"
+	if [ $rc -ne 0 ]; then
+		nok "daemon on $(basename "$dir") exited $rc"
+		tail -40 "$T/$(basename "$dir").log" | sed 's/^/      /'
+	fi
+	return $rc
+}
+
+finish() {
+	local d
+	for d in "${!MNT_PID[@]}"; do umount_tfs "$d"; done
+	stop_redis
+	if [ $FAILS -eq 0 ]; then rm -rf "$T"; else echo "kept $T for inspection"; fi
+}
+trap 'for d in "${!MNT_PID[@]}"; do fusermount3 -uz "$d" 2>/dev/null; kill "${MNT_PID[$d]}" 2>/dev/null; done; [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null' EXIT
+
+# stat helpers
+size_of() { stat -c %s "$1"; }
+xget() { getfattr --only-values -n "user.tensor.$2" "$1" 2>/dev/null; }
+used_bytes() { stat -f -c '%b %f %S' "$1" | awk '{print ($1-$2)*$3}'; }
