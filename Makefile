@@ -102,6 +102,17 @@ $(O)/tensorfs.pc: Makefile
 	  'Version: $(TFS_VERSION)' 'Requires.private: hiredis libcjson' \
 	  'Libs: -L$${libdir} -ltensorfs' 'Libs.private: -ldl -lrt' 'Cflags: -I$${includedir}' > $@
 
+# Debian packages the build, the daemon and the tests need (apt, as root or through sudo).
+deps:
+	scripts/install-deps.sh
+
+# The main job: a tensorfs mount at MOUNTPOINT with its own private redis-server.
+MOUNTPOINT?=/mnt/tensors
+run: deps all
+	mkdir -p $(MOUNTPOINT)
+	$(DAEMON) $(TFS_OPTS) $(MOUNTPOINT)
+	@echo "tensorfs mounted on $(MOUNTPOINT); unmount with: fusermount3 -u $(MOUNTPOINT)"
+
 asan:
 	$(MAKE) O=build-asan SANITIZE=1 OPTIMIZATION=-O1
 
@@ -136,4 +147,4 @@ uninstall:
 clean:
 	rm -rf build build-asan
 
-.PHONY: all asan test test-gpu bench install uninstall clean
+.PHONY: all deps run asan test test-gpu bench install uninstall clean

@@ -69,7 +69,7 @@ static void stat_dir(struct stat *st, const struct tfs_dirrec *d)
 }
 
 /* What a path names. kind: 'l' local tensor (*t), 'r' another node's tensor (*m),
- * 'd' directory (*d). Returns 0 or -ENOENT/-EIO. Caller holds ns. */
+ * 'd' directory (*d), 'g' a garbled record. Returns 0 or -ENOENT/-EIO. Caller holds ns. */
 struct target {
 	int kind;
 	struct tfs_tensor *t;
@@ -94,8 +94,12 @@ static int resolve(const char *name, struct target *x)
 		return tfs_rec_dir(name, &x->d);
 	}
 	rc = tfs_rec_tensor(name, &x->m);
-	if (rc == -EBADMSG)
-		return -EIO;              /* logged by tfs_rec_tensor; unlink still removes it */
+	if (rc == -EBADMSG) {
+		/* Logged by tfs_rec_tensor. The name shows (mode 0, size 0) so rm can remove
+		 * it; nothing else is served from it. */
+		x->kind = 'g';
+		return 0;
+	}
 	if (rc)
 		return rc;
 	if (strcmp(x->m.node, tfs_d.o.node) == 0) {
@@ -125,12 +129,17 @@ static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	rc = resolve(nm(path), &x);
 	if (rc)
 		goto out;
-	if (x.kind == 'l')
+	if (x.kind == 'l') {
 		stat_tensor(st, x.t);
-	else if (x.kind == 'r')
+	} else if (x.kind == 'r') {
 		stat_meta(st, &x.m);
-	else
+	} else if (x.kind == 'g') {
+		memset(st, 0, sizeof(*st));
+		st->st_mode = S_IFREG;
+		st->st_nlink = 1;
+	} else {
 		stat_dir(st, &x.d);
+	}
 out:
 	pthread_mutex_unlock(&tfs_d.ns);
 	return rc;
@@ -377,6 +386,8 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 	rc = resolve(nm(path), &x);
 	if (rc == 0 && x.kind == 'd')
 		rc = -EISDIR;
+	if (rc == 0 && x.kind == 'g')
+		rc = -EIO;
 	if (rc == 0 && x.kind == 'l')
 		rc = tfs_tensor_get_open(x.t, f);
 	/* Another node's tensor opens (its xattrs are readable) but its bytes are not here. */
@@ -482,7 +493,7 @@ static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	}
 	if (rc == 0)
 		rc = x.kind == 'l' ? tfs_tensor_resize(x.t, (uint64_t)size) :
-		     x.kind == 'd' ? -EISDIR : -EREMOTE;
+		     x.kind == 'd' ? -EISDIR : x.kind == 'g' ? -EIO : -EREMOTE;
 	pthread_mutex_unlock(&tfs_d.ns);
 	return rc;
 }
@@ -518,8 +529,8 @@ static int change_attr(const char *path, struct fuse_file_info *fi, enum attr_op
 	}
 	if (rc)
 		goto out;
-	if (x.kind == 'r') {
-		rc = -EREMOTE;
+	if (x.kind == 'r' || x.kind == 'g') {
+		rc = x.kind == 'r' ? -EREMOTE : -EIO;
 	} else if (x.kind == 'l') {
 		struct tfs_meta *m = &x.t->meta;
 		if (op == A_MODE)
@@ -681,8 +692,8 @@ static int op_rename(const char *from_path, const char *to_path, unsigned int fl
 	rc = resolve(from, &src);
 	if (rc)
 		goto out;
-	if (src.kind == 'r') {
-		rc = -EREMOTE;
+	if (src.kind == 'r' || src.kind == 'g') {
+		rc = src.kind == 'r' ? -EREMOTE : -EIO;
 		goto out;
 	}
 	if (src.kind == 'd' && strncmp(to, from, fl) == 0 && to[fl] == '/') {
@@ -707,8 +718,8 @@ static int op_rename(const char *from_path, const char *to_path, unsigned int fl
 			rc = -EISDIR;
 			goto out;
 		}
-		if (dst.kind == 'r') {
-			rc = -EREMOTE;
+		if (dst.kind == 'r' || dst.kind == 'g') {
+			rc = dst.kind == 'r' ? -EREMOTE : -EIO;
 			goto out;
 		}
 		if (dst.kind == 'd') {

@@ -151,6 +151,8 @@ int tfs_rec_link(const char *name, char type)
 	redisReply *r;
 	int rc, added;
 
+	if ((rc = tfs_name_check(name)))
+		return rc;         /* FUSE passes names up to 1024 bytes; NAME_MAX is 255 */
 	tfs_split(name, parent, sizeof(parent), &base);
 	if ((rc = tfs_key(key, sizeof(key), "dir", parent)))
 		return rc;

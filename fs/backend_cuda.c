@@ -1,0 +1,769 @@
+/* The CUDA backend: tensors live in device memory obtained with cudaMalloc and carved up by
+ * fs/pool.c; other processes map them with CUDA IPC handles; read/write copy through
+ * pinned staging buffers.
+ *
+ * Per device used (set up on first use; the default device in init()):
+ *  - one pool of blocks. Pool keys say who may share a block: an IPC handle maps its whole
+ *    cudaMalloc block, so tensors share a block only when exactly the same users can read
+ *    them (same owner uid; the group too when group-readable; "everyone" when
+ *    other-readable). A handle read by one user then exposes nothing that user could not
+ *    read through the files anyway.
+ *  - STAGING_SLOTS slots, each a pinned buffer of SLOT_BYTES (one cudaHostAlloc for all:
+ *    pinning costs ~50 ms per 64 MiB, so it is done once) and its own stream. A copy takes
+ *    a free slot (waiting on a condition variable when all are busy), moves the data in
+ *    pieces through a ring of RING sub-buffers so that the CPU copy of one piece overlaps
+ *    the DMA of the previous, and synchronises its stream before it returns the slot.
+ *
+ * Ownership changes (set_owner): a tensor alone in its block keeps its memory and the block
+ * is retired (nothing else will be placed in it: holders of the old owner's handle may still
+ * map it, as an open file descriptor survives chown on any filesystem). A tensor that shares
+ * its block moves to a block of the new key (alloc, device copy, free): its handle and
+ * offset change, so the caller must call export_handle again after set_owner.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cuda_runtime_api.h>
+
+#include "backend.h"
+#include "log.h"
+#include "pool.h"
+
+#define KiB ((uint64_t)1024)
+#define MiB (KiB * 1024)
+#define GiB (MiB * 1024)
+
+#define STAGING_SLOTS 8                         /* concurrent copies per device */
+#define RING 4                                  /* pieces in flight per copy */
+#define PIECE_MAX (2 * MiB)
+#define PIECE_MIN (256 * KiB)                   /* below this, one piece: overlap would not
+						 * pay for the extra DMA launches */
+#define SLOT_BYTES ((size_t)(RING * PIECE_MAX)) /* 8 MiB: 64 MiB pinned per device */
+
+_Static_assert(sizeof(cudaIpcMemHandle_t) == TFS_HANDLE_SIZE, "IPC handle size");
+
+struct slot {
+	uint8_t *buf;
+	cudaStream_t stream;
+	cudaEvent_t ev[RING];
+};
+
+struct cdev {
+	int ordinal;
+	struct tfs_backend *be;
+	struct tfs_pool *pool;
+	uint8_t *staging;
+	struct slot slots[STAGING_SLOTS];
+	int free_slot[STAGING_SLOTS];
+	int nfree;
+	pthread_mutex_t mu;     /* the free slots and the blocks' handle caches */
+	pthread_cond_t cv;
+};
+
+/* The pool's per-block cookie. */
+struct cblock {
+	void *ptr;
+	int have_handle;
+	cudaIpcMemHandle_t handle;
+};
+
+struct tfs_alloc {
+	struct cdev *dev;
+	struct tfs_pool_chunk *chunk;
+	struct tfs_pool_key key;
+};
+
+struct tfs_backend {
+	int ndev, default_dev;
+	uint64_t cap;                           /* 0: the devices' memory is the limit */
+	uint64_t total;                         /* memory of all devices */
+	_Atomic uint64_t reserved;              /* cudaMalloc'ed bytes, all devices */
+	pthread_mutex_t init_mu;
+	_Atomic(struct cdev *) *devs;
+};
+
+static int cuda_errno(cudaError_t e)
+{
+	switch (e) {
+	case cudaSuccess:
+		return 0;
+	case cudaErrorMemoryAllocation:
+		return -ENOMEM;
+	case cudaErrorInvalidDevice:
+	case cudaErrorNoDevice:
+		return -EINVAL;
+	default:
+		return -EIO;
+	}
+}
+
+/* Log a failed call and turn it into a negative errno. Clears the error if it was not
+ * sticky, so the next call on this thread does not report it again. */
+static int cuda_fail(cudaError_t e, const char *what, int device)
+{
+	tfs_log(LOG_ERR, "cuda: device %d: %s: %s (%s)", device, what, cudaGetErrorString(e),
+		cudaGetErrorName(e));
+	(void)cudaGetLastError();
+	return cuda_errno(e);
+}
+
+/* ---- pool callbacks: run under the pool's lock, on a thread whose current device is the
+ * pool's ---- */
+
+static int block_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)
+{
+	struct cdev *d = ctx;
+	struct tfs_backend *be = d->be;
+	struct cblock *cb;
+	uint64_t before;
+	cudaError_t e;
+
+	before = atomic_fetch_add(&be->reserved, size);
+	if (be->cap && before + size > be->cap) {
+		atomic_fetch_sub(&be->reserved, size);
+		return -ENOSPC;
+	}
+	cb = calloc(1, sizeof(*cb));
+	if (!cb) {
+		atomic_fetch_sub(&be->reserved, size);
+		return -ENOMEM;
+	}
+	e = cudaMalloc(&cb->ptr, size);
+	if (e != cudaSuccess) {
+		/* Expected when the device is full: the pool trims its cache and retries, and
+		 * the caller reports ENOSPC, so no error here. */
+		tfs_log(LOG_DEBUG, "cuda: device %d: cudaMalloc(%" PRIu64 "): %s", d->ordinal,
+			size, cudaGetErrorString(e));
+		(void)cudaGetLastError();
+		atomic_fetch_sub(&be->reserved, size);
+		free(cb);
+		return e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO;
+	}
+	*base = (uint64_t)(uintptr_t)cb->ptr;
+	*cookie = cb;
+	return 0;
+}
+
+static void block_put(void *ctx, uint64_t base, uint64_t size, void *cookie)
+{
+	struct cdev *d = ctx;
+	struct cblock *cb = cookie;
+	cudaError_t e;
+
+	(void)base;
+	e = cudaFree(cb->ptr);
+	if (e != cudaSuccess)
+		cuda_fail(e, "cudaFree", d->ordinal);
+	atomic_fetch_sub(&d->be->reserved, size);
+	free(cb);
+}
+
+static const struct tfs_pool_block_ops block_ops = { block_get, block_put };
+
+/* ---- staging slots ---- */
+
+static struct slot *slot_get(struct cdev *d)
+{
+	struct slot *s;
+
+	pthread_mutex_lock(&d->mu);
+	while (!d->nfree)
+		pthread_cond_wait(&d->cv, &d->mu);
+	s = &d->slots[d->free_slot[--d->nfree]];
+	pthread_mutex_unlock(&d->mu);
+	return s;
+}
+
+static void slot_put(struct cdev *d, struct slot *s)
+{
+	pthread_mutex_lock(&d->mu);
+	d->free_slot[d->nfree++] = (int)(s - d->slots);
+	pthread_cond_signal(&d->cv);
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* ---- devices ---- */
+
+static void dev_destroy(struct cdev *d)
+{
+	struct tfs_pool_stats st;
+	int i, k;
+
+	if (!d)
+		return;
+	cudaSetDevice(d->ordinal);
+	if (d->pool) {
+		tfs_pool_get_stats(d->pool, &st);
+		if (st.nallocs)
+			tfs_log(LOG_WARNING, "cuda: device %d: releasing %" PRIu64
+				" allocations still live", d->ordinal, st.nallocs);
+		tfs_pool_destroy(d->pool);
+	}
+	for (i = 0; i < STAGING_SLOTS; i++) {
+		for (k = 0; k < RING; k++)
+			if (d->slots[i].ev[k])
+				cudaEventDestroy(d->slots[i].ev[k]);
+		if (d->slots[i].stream)
+			cudaStreamDestroy(d->slots[i].stream);
+	}
+	if (d->staging)
+		cudaFreeHost(d->staging);
+	pthread_cond_destroy(&d->cv);
+	pthread_mutex_destroy(&d->mu);
+	free(d);
+}
+
+/* Called with be->init_mu held and ordinal current. */
+static int dev_init(struct tfs_backend *be, int ordinal, struct cdev **out)
+{
+	struct tfs_pool_config cfg;
+	struct cdev *d;
+	size_t freeb = 0, totalb = 0;
+	cudaError_t e;
+	int rc, i, k;
+
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->ordinal = ordinal;
+	d->be = be;
+	if (pthread_mutex_init(&d->mu, NULL)) {
+		free(d);
+		return -ENOMEM;
+	}
+	if (pthread_cond_init(&d->cv, NULL)) {
+		pthread_mutex_destroy(&d->mu);
+		free(d);
+		return -ENOMEM;
+	}
+	/* The first call on a device creates its context: errors here mean no usable GPU. */
+	e = cudaMemGetInfo(&freeb, &totalb);
+	if (e != cudaSuccess) {
+		rc = cuda_fail(e, "cudaMemGetInfo", ordinal);
+		goto fail;
+	}
+	e = cudaHostAlloc((void **)&d->staging, STAGING_SLOTS * SLOT_BYTES, cudaHostAllocDefault);
+	if (e != cudaSuccess) {
+		d->staging = NULL;
+		rc = cuda_fail(e, "cudaHostAlloc of the staging buffers", ordinal);
+		goto fail;
+	}
+	for (i = 0; i < STAGING_SLOTS; i++) {
+		struct slot *s = &d->slots[i];
+
+		s->buf = d->staging + (size_t)i * SLOT_BYTES;
+		/* Non-blocking: no implicit ordering with the legacy default stream. */
+		e = cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking);
+		for (k = 0; e == cudaSuccess && k < RING; k++)
+			e = cudaEventCreateWithFlags(&s->ev[k], cudaEventDisableTiming);
+		if (e != cudaSuccess) {
+			rc = cuda_fail(e, "creating streams and events", ordinal);
+			goto fail;
+		}
+		d->free_slot[d->nfree++] = i;
+	}
+	/* Keep freed blocks for reuse, but not so many that the CUDA programs sharing this
+	 * device starve: 1/16 of the device, between 256 MiB and 4 GiB. */
+	tfs_pool_config_default(&cfg);
+	cfg.cache_max = totalb / 16;
+	if (cfg.cache_max < 256 * MiB)
+		cfg.cache_max = 256 * MiB;
+	if (cfg.cache_max > 4 * GiB)
+		cfg.cache_max = 4 * GiB;
+	d->pool = tfs_pool_new(&cfg, &block_ops, d);
+	if (!d->pool) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	tfs_log(LOG_INFO, "cuda: device %d: %zu MiB total, %zu MiB free, staging %d x %zu MiB",
+		ordinal, totalb / (size_t)MiB, freeb / (size_t)MiB, STAGING_SLOTS,
+		SLOT_BYTES / (size_t)MiB);
+	*out = d;
+	return 0;
+fail:
+	dev_destroy(d);
+	return rc;
+}
+
+/* The device for ordinal (negative: the default), set up on first use and made current on
+ * the calling thread (CUDA's current device is per thread, and FUSE calls come from many). */
+static int dev_get(struct tfs_backend *be, int ordinal, struct cdev **out)
+{
+	struct cdev *d;
+	cudaError_t e;
+	int rc = 0;
+
+	if (ordinal < 0)
+		ordinal = be->default_dev;
+	if (ordinal >= be->ndev)
+		return -EINVAL;
+	e = cudaSetDevice(ordinal);
+	if (e != cudaSuccess)
+		return cuda_fail(e, "cudaSetDevice", ordinal);
+	d = atomic_load_explicit(&be->devs[ordinal], memory_order_acquire);
+	if (!d) {
+		pthread_mutex_lock(&be->init_mu);
+		d = atomic_load_explicit(&be->devs[ordinal], memory_order_acquire);
+		if (!d) {
+			rc = dev_init(be, ordinal, &d);
+			if (rc == 0)
+				atomic_store_explicit(&be->devs[ordinal], d, memory_order_release);
+		}
+		pthread_mutex_unlock(&be->init_mu);
+	}
+	*out = d;
+	return rc;
+}
+
+static int dev_current(struct cdev *d)
+{
+	cudaError_t e = cudaSetDevice(d->ordinal);
+
+	return e == cudaSuccess ? 0 : cuda_fail(e, "cudaSetDevice", d->ordinal);
+}
+
+/* On the device: copy copy_len bytes from src to dst, then zero zero_len bytes at zero_at.
+ * Returns once done. */
+static int dev_copy_zero(struct cdev *d, uint64_t dst, uint64_t src, uint64_t copy_len,
+			 uint64_t zero_at, uint64_t zero_len)
+{
+	struct slot *s = slot_get(d);
+	cudaError_t e = cudaSuccess, e2;
+
+	if (copy_len)
+		e = cudaMemcpyAsync((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, copy_len,
+				    cudaMemcpyDeviceToDevice, s->stream);
+	if (e == cudaSuccess && zero_len)
+		e = cudaMemsetAsync((void *)(uintptr_t)zero_at, 0, zero_len, s->stream);
+	e2 = cudaStreamSynchronize(s->stream);
+	slot_put(d, s);
+	if (e == cudaSuccess)
+		e = e2;
+	return e == cudaSuccess ? 0 : cuda_fail(e, "device copy/zero-fill", d->ordinal);
+}
+
+/* Who may share a block with this tensor: its readers (see the top of the file). */
+static struct tfs_pool_key owner_key(uid_t uid, gid_t gid, mode_t mode)
+{
+	struct tfs_pool_key k;
+
+	k.a = uid;
+	if (mode & S_IROTH)
+		k.b = 1ull << 33;               /* everyone */
+	else if (mode & S_IRGRP)
+		k.b = gid;                      /* owner and group gid */
+	else
+		k.b = 1ull << 32;               /* the owner alone */
+	return k;
+}
+
+/* ---- operations ---- */
+
+static int cu_init(struct tfs_backend **out, int device, uint64_t max_bytes)
+{
+	struct tfs_backend *be;
+	struct cdev *d;
+	cudaError_t e;
+	int n = 0, i, rc;
+
+	e = cudaGetDeviceCount(&n);
+	if (e != cudaSuccess || n <= 0) {
+		if (e != cudaSuccess)
+			cuda_fail(e, "cudaGetDeviceCount", device);
+		else
+			tfs_log(LOG_ERR, "cuda: no device");
+		return -ENODEV;
+	}
+	if (device < 0 || device >= n) {
+		tfs_log(LOG_ERR, "cuda: no device %d (%d present)", device, n);
+		return -EINVAL;
+	}
+	be = calloc(1, sizeof(*be));
+	if (!be)
+		return -ENOMEM;
+	be->devs = calloc((size_t)n, sizeof(*be->devs));
+	if (!be->devs || pthread_mutex_init(&be->init_mu, NULL)) {
+		free(be->devs);
+		free(be);
+		return -ENOMEM;
+	}
+	be->ndev = n;
+	be->default_dev = device;
+	be->cap = max_bytes;
+	atomic_init(&be->reserved, 0);
+	for (i = 0; i < n; i++) {
+		struct cudaDeviceProp prop;
+
+		atomic_init(&be->devs[i], NULL);
+		if (cudaGetDeviceProperties(&prop, i) == cudaSuccess)
+			be->total += prop.totalGlobalMem;
+		else
+			(void)cudaGetLastError();
+	}
+	rc = dev_get(be, device, &d);
+	if (rc < 0) {
+		pthread_mutex_destroy(&be->init_mu);
+		free(be->devs);
+		free(be);
+		return rc;
+	}
+	if (max_bytes)
+		tfs_log(LOG_INFO, "cuda: capped at %" PRIu64 " MiB", max_bytes / MiB);
+	*out = be;
+	return 0;
+}
+
+static void cu_fini(struct tfs_backend *be)
+{
+	int i;
+
+	if (!be)
+		return;
+	for (i = 0; i < be->ndev; i++)
+		dev_destroy(atomic_load(&be->devs[i]));
+	pthread_mutex_destroy(&be->init_mu);
+	free(be->devs);
+	free(be);
+}
+
+static int cu_device_count(struct tfs_backend *be)
+{
+	return be->ndev;
+}
+
+static int cu_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t uid, gid_t gid,
+		    mode_t mode, struct tfs_alloc **out)
+{
+	struct tfs_alloc *a;
+	struct cdev *d;
+	int rc;
+
+	if (!bytes || !out)
+		return -EINVAL;
+	rc = dev_get(be, device, &d);
+	if (rc < 0)
+		return rc;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->dev = d;
+	a->key = owner_key(uid, gid, mode);
+	rc = tfs_pool_alloc(d->pool, a->key, bytes, 0, &a->chunk);
+	if (rc < 0) {
+		tfs_log(rc == -ENOSPC ? LOG_INFO : LOG_ERR, "cuda: device %d: allocating %" PRIu64
+			" bytes: %s", d->ordinal, bytes, strerror(-rc));
+		goto fail;
+	}
+	/* Zeroed even when the memory is fresh from cudaMalloc, which makes no promise. */
+	rc = dev_copy_zero(d, 0, 0, 0, tfs_pool_chunk_addr(a->chunk), bytes);
+	if (rc < 0) {
+		tfs_pool_free(d->pool, a->chunk);
+		goto fail;
+	}
+	*out = a;
+	return 0;
+fail:
+	free(a);
+	return rc;
+}
+
+static void cu_free(struct tfs_backend *be, struct tfs_alloc *a)
+{
+	(void)be;
+	if (!a)
+		return;
+	/* cudaFree, when the pool releases a block, acts on the current device. */
+	if (dev_current(a->dev) == 0)
+		tfs_pool_free(a->dev->pool, a->chunk);
+	else
+		tfs_log(LOG_ERR, "cuda: device %d: leaking an allocation", a->dev->ordinal);
+	free(a);
+}
+
+static int cu_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t new_bytes)
+{
+	struct tfs_alloc *a = ap ? *ap : NULL;
+	struct tfs_pool_chunk *moved, *back;
+	struct cdev *d;
+	uint64_t old, addr;
+	int rc;
+
+	(void)be;
+	if (!a || !new_bytes)
+		return -EINVAL;
+	d = a->dev;
+	old = tfs_pool_chunk_bytes(a->chunk);
+	if (new_bytes == old)
+		return 0;
+	rc = dev_current(d);
+	if (rc < 0)
+		return rc;
+	/* In place when it shrinks or the space behind it is free; otherwise into a new chunk
+	 * with room to spare (see tfs_pool_growth_room): a file written by appends grows
+	 * 1.25x per move, so its bytes are copied a bounded number of times, at the price of
+	 * up to 25% unused room behind the last move (free for this tensor's next growth). */
+	rc = tfs_pool_resize(d->pool, a->chunk, new_bytes, &moved);
+	if (rc < 0) {
+		tfs_log(rc == -ENOSPC ? LOG_INFO : LOG_ERR, "cuda: device %d: resizing %" PRIu64
+			" to %" PRIu64 " bytes: %s", d->ordinal, old, new_bytes, strerror(-rc));
+		return rc;
+	}
+	if (!moved) {
+		if (new_bytes < old)
+			return 0;
+		addr = tfs_pool_chunk_addr(a->chunk);
+		rc = dev_copy_zero(d, 0, 0, 0, addr + old, new_bytes - old);
+		if (rc < 0 && tfs_pool_resize(d->pool, a->chunk, old, &back) == 0 && back)
+			tfs_pool_free(d->pool, back);   /* shrinking never moves; be safe */
+		return rc;
+	}
+	addr = tfs_pool_chunk_addr(moved);
+	rc = dev_copy_zero(d, addr, tfs_pool_chunk_addr(a->chunk), old, addr + old,
+			   new_bytes - old);
+	if (rc < 0) {
+		tfs_pool_free(d->pool, moved);
+		return rc;
+	}
+	/* *ap keeps pointing at a; its memory, handle and offset are new. */
+	tfs_pool_free(d->pool, a->chunk);
+	a->chunk = moved;
+	return 0;
+}
+
+static int cu_export_handle(struct tfs_backend *be, struct tfs_alloc *a,
+			    uint8_t handle[TFS_HANDLE_SIZE], uint64_t *offset)
+{
+	struct cdev *d;
+	struct cblock *cb;
+	cudaError_t e = cudaSuccess;
+	int rc;
+
+	(void)be;
+	if (!a || !handle || !offset)
+		return -EINVAL;
+	d = a->dev;
+	rc = dev_current(d);
+	if (rc < 0)
+		return rc;
+	cb = tfs_pool_chunk_cookie(a->chunk);
+	pthread_mutex_lock(&d->mu);
+	/* Asked once per block: every tensor of the block shares its handle. */
+	if (!cb->have_handle) {
+		e = cudaIpcGetMemHandle(&cb->handle, cb->ptr);
+		cb->have_handle = e == cudaSuccess;
+	}
+	if (e == cudaSuccess)
+		memcpy(handle, &cb->handle, TFS_HANDLE_SIZE);
+	pthread_mutex_unlock(&d->mu);
+	if (e != cudaSuccess)
+		return cuda_fail(e, "cudaIpcGetMemHandle", d->ordinal);
+	*offset = tfs_pool_chunk_offset(a->chunk);
+	return 0;
+}
+
+static int cu_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, gid_t gid,
+			mode_t mode)
+{
+	struct tfs_pool_key key = owner_key(uid, gid, mode);
+	struct tfs_pool_chunk *nc;
+	struct cdev *d;
+	uint64_t bytes;
+	int rc;
+
+	(void)be;
+	if (!a)
+		return -EINVAL;
+	d = a->dev;
+	rc = tfs_pool_rekey(d->pool, a->chunk, key);
+	if (rc != -EBUSY) {
+		if (rc == 0)
+			a->key = key;
+		return rc;
+	}
+	/* The block holds tensors of the old readers: move out of it. */
+	rc = dev_current(d);
+	if (rc < 0)
+		return rc;
+	bytes = tfs_pool_chunk_bytes(a->chunk);
+	rc = tfs_pool_alloc(d->pool, key, bytes, 0, &nc);
+	if (rc < 0) {
+		tfs_log(LOG_INFO, "cuda: device %d: moving %" PRIu64 " bytes to a new owner: %s",
+			d->ordinal, bytes, strerror(-rc));
+		return rc;
+	}
+	rc = dev_copy_zero(d, tfs_pool_chunk_addr(nc), tfs_pool_chunk_addr(a->chunk), bytes, 0, 0);
+	if (rc < 0) {
+		tfs_pool_free(d->pool, nc);
+		return rc;
+	}
+	tfs_pool_free(d->pool, a->chunk);
+	a->chunk = nc;
+	a->key = key;
+	return 0;
+}
+
+static uint64_t piece_size(size_t len)
+{
+	uint64_t p;
+
+	if (len <= PIECE_MIN)
+		return len;
+	p = (len / RING + 64 * KiB - 1) / (64 * KiB) * (64 * KiB);
+	if (p < PIECE_MIN)
+		p = PIECE_MIN;
+	if (p > PIECE_MAX)
+		p = PIECE_MAX;
+	return p;
+}
+
+static int check_range(struct tfs_alloc *a, uint64_t off, size_t len)
+{
+	uint64_t bytes;
+
+	if (!a)
+		return -EINVAL;
+	bytes = tfs_pool_chunk_bytes(a->chunk);
+	if (off > bytes || len > bytes - off)
+		return -EINVAL;
+	return 0;
+}
+
+static int cu_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
+		      const void *src, size_t len)
+{
+	const uint8_t *from = src;
+	struct cdev *d;
+	struct slot *s;
+	uint64_t dst, piece, done;
+	cudaError_t e = cudaSuccess, e2;
+	size_t i;
+	int rc;
+
+	(void)be;
+	rc = check_range(a, off, len);
+	if (rc < 0 || !len)
+		return rc;
+	d = a->dev;
+	rc = dev_current(d);
+	if (rc < 0)
+		return rc;
+	dst = tfs_pool_chunk_addr(a->chunk) + off;
+	piece = piece_size(len);
+	s = slot_get(d);
+	for (i = 0, done = 0; done < len; i++) {
+		uint8_t *buf = s->buf + (i % RING) * PIECE_MAX;
+		uint64_t n = len - done < piece ? len - done : piece;
+
+		/* Sub-buffer i % RING is free again once the DMA RING pieces ago finished. */
+		if (i >= RING) {
+			e = cudaEventSynchronize(s->ev[i % RING]);
+			if (e != cudaSuccess)
+				break;
+		}
+		memcpy(buf, from + done, n);
+		e = cudaMemcpyAsync((void *)(uintptr_t)(dst + done), buf, n,
+				    cudaMemcpyHostToDevice, s->stream);
+		if (e == cudaSuccess)
+			e = cudaEventRecord(s->ev[i % RING], s->stream);
+		if (e != cudaSuccess)
+			break;
+		done += n;
+	}
+	/* Also on error: nothing may still read the slot when it is handed back. Once this
+	 * returns the bytes are in device memory, for any process that maps the handle. */
+	e2 = cudaStreamSynchronize(s->stream);
+	slot_put(d, s);
+	if (e == cudaSuccess)
+		e = e2;
+	return e == cudaSuccess ? 0 : cuda_fail(e, "copy to device", d->ordinal);
+}
+
+static int cu_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
+		       void *dst, size_t len)
+{
+	uint8_t *to = dst;
+	struct cdev *d;
+	struct slot *s;
+	uint64_t src, piece, issued = 0, done;
+	cudaError_t e = cudaSuccess, e2;
+	size_t i, next = 0;
+	int rc;
+
+	(void)be;
+	rc = check_range(a, off, len);
+	if (rc < 0 || !len)
+		return rc;
+	d = a->dev;
+	rc = dev_current(d);
+	if (rc < 0)
+		return rc;
+	src = tfs_pool_chunk_addr(a->chunk) + off;
+	piece = piece_size(len);
+	s = slot_get(d);
+	/* Keep up to RING pieces in flight; copy each out of its sub-buffer as it lands. */
+	for (i = 0, done = 0; done < len; i++) {
+		uint64_t n = len - done < piece ? len - done : piece;
+
+		while (e == cudaSuccess && issued < len && next < i + RING) {
+			uint64_t m = len - issued < piece ? len - issued : piece;
+
+			e = cudaMemcpyAsync(s->buf + (next % RING) * PIECE_MAX,
+					    (const void *)(uintptr_t)(src + issued), m,
+					    cudaMemcpyDeviceToHost, s->stream);
+			if (e == cudaSuccess)
+				e = cudaEventRecord(s->ev[next % RING], s->stream);
+			issued += m;
+			next++;
+		}
+		if (e == cudaSuccess)
+			e = cudaEventSynchronize(s->ev[i % RING]);
+		if (e != cudaSuccess)
+			break;
+		memcpy(to + done, s->buf + (i % RING) * PIECE_MAX, n);
+		done += n;
+	}
+	e2 = cudaStreamSynchronize(s->stream);
+	slot_put(d, s);
+	if (e == cudaSuccess)
+		e = e2;
+	return e == cudaSuccess ? 0 : cuda_fail(e, "copy from device", d->ordinal);
+}
+
+static void cu_stats(struct tfs_backend *be, struct tfs_backend_stats *st)
+{
+	int i;
+
+	memset(st, 0, sizeof(*st));
+	for (i = 0; i < be->ndev; i++) {
+		struct cdev *d = atomic_load_explicit(&be->devs[i], memory_order_acquire);
+		struct tfs_pool_stats ps;
+
+		if (!d)
+			continue;
+		tfs_pool_get_stats(d->pool, &ps);
+		st->used += ps.used;
+		st->reserved += ps.reserved;
+		st->nallocs += ps.nallocs;
+	}
+	st->total = be->cap ? be->cap : be->total;
+}
+
+const struct tfs_backend_ops tfs_backend_cuda = {
+	.name = "cuda",
+	.init = cu_init,
+	.fini = cu_fini,
+	.device_count = cu_device_count,
+	.alloc = cu_alloc,
+	.free = cu_free,
+	.resize = cu_resize,
+	.export_handle = cu_export_handle,
+	.set_owner = cu_set_owner,
+	.copy_in = cu_copy_in,
+	.copy_out = cu_copy_out,
+	.stats = cu_stats,
+};

@@ -1,0 +1,609 @@
+/* Unit test of the device-memory sub-allocator (fs/pool.c) with a fake block source: no
+ * GPU. Also the model behind the allocation-efficiency target: 10,000 tensors of
+ * log-uniform sizes 4 KiB..64 MiB must reserve at most 1.05 x what they request. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../fs/pool.c"
+
+#define KiB 1024ull
+
+static int failures, checks;
+
+static void ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	checks++;
+	if (!cond)
+		failures++;
+	printf("%s - ", cond ? "ok" : "not ok");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+/* ---- a fake device: addresses only, with a cap and injectable failures ---- */
+
+struct fake {
+	pthread_mutex_t mu;
+	uint64_t next;          /* next address handed out */
+	uint64_t cap;           /* bytes that may be out at once */
+	uint64_t out;           /* bytes out now */
+	long nblocks;           /* blocks out now */
+	int fail_next;          /* fail this many get calls with -ENOMEM */
+	long gets;
+};
+
+static int fake_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)
+{
+	struct fake *f = ctx;
+	int rc = 0;
+
+	pthread_mutex_lock(&f->mu);
+	if (f->fail_next > 0) {
+		f->fail_next--;
+		rc = -ENOMEM;
+	} else if (f->cap && f->out + size > f->cap) {
+		rc = -ENOSPC;
+	} else {
+		/* A gap between blocks so that an overrun would show as an address outside. */
+		*base = f->next;
+		f->next += size + 2 * MiB;
+		f->out += size;
+		f->nblocks++;
+		f->gets++;
+		*cookie = (void *)(uintptr_t)*base;
+	}
+	pthread_mutex_unlock(&f->mu);
+	return rc;
+}
+
+static void fake_put(void *ctx, uint64_t base, uint64_t size, void *cookie)
+{
+	struct fake *f = ctx;
+
+	pthread_mutex_lock(&f->mu);
+	if ((uintptr_t)cookie != base)
+		f->nblocks = -1000000;  /* makes the leak check fail */
+	f->out -= size;
+	f->nblocks--;
+	pthread_mutex_unlock(&f->mu);
+}
+
+static const struct tfs_pool_block_ops fake_ops = { fake_get, fake_put };
+
+static void fake_init(struct fake *f, uint64_t cap)
+{
+	memset(f, 0, sizeof(*f));
+	pthread_mutex_init(&f->mu, NULL);
+	f->next = 1ull << 40;
+	f->cap = cap;
+}
+
+static struct tfs_pool_key K(uint64_t a)
+{
+	return (struct tfs_pool_key){ a, 0 };
+}
+
+static int pool_ok(struct tfs_pool *p)
+{
+	char buf[256];
+
+	if (tfs_pool_check(p, buf, sizeof(buf)) == 0)
+		return 1;
+	printf("# check: %s\n", buf);
+	return 0;
+}
+
+/* splitmix64: the same generator and seed as tests/gpu/backend_cuda_test.c. */
+static uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static double unif(void)
+{
+	return (double)(rng() >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* 2^x for 0 <= x < 64 without libm (the unit-test rule links no -lm). */
+static double exp2_(double x)
+{
+	double r = 1, term = 1, f;
+	int i, n = (int)x;
+
+	f = (x - n) * 0.69314718055994530942;
+	for (i = 1; i < 30; i++) {
+		term *= f / i;
+		r += term;
+	}
+	return r * (double)(1ull << n);
+}
+
+/* lo * 2^(u * log2(hi / lo)) with lo and hi powers of two. */
+static uint64_t log_uniform(uint64_t lo, uint64_t hi)
+{
+	int l = __builtin_ctzll(lo), h = __builtin_ctzll(hi);
+
+	return (uint64_t)exp2_(l + unif() * (h - l));
+}
+
+/* Live chunks must not overlap and must lie inside their block. */
+static int no_overlap(struct tfs_pool_chunk **v, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		uint64_t a = tfs_pool_chunk_addr(v[i]), e = a + tfs_pool_chunk_capacity(v[i]);
+
+		if (e > tfs_pool_chunk_block_base(v[i]) + tfs_pool_chunk_block_size(v[i]))
+			return 0;
+		for (j = i + 1; j < n; j++) {
+			uint64_t b = tfs_pool_chunk_addr(v[j]);
+
+			if (b < e && a < b + tfs_pool_chunk_capacity(v[j]))
+				return 0;
+		}
+	}
+	return 1;
+}
+
+static void test_basics(void)
+{
+	struct fake f;
+	struct tfs_pool *p;
+	struct tfs_pool_chunk *c[8], *x;
+	struct tfs_pool_stats st;
+	int i, rc, aligned = 1, nonzero = 0, same_block = 1;
+
+	fake_init(&f, 0);
+	p = tfs_pool_new(NULL, &fake_ops, &f);
+	ok(p != NULL, "pool created with the default config");
+	ok(tfs_pool_alloc(p, K(1), 0, 0, &x) == -EINVAL, "zero bytes is EINVAL");
+	ok(tfs_pool_alloc(p, K(1), 1ull << 62, 0, &x) == -ENOSPC, "absurd size is ENOSPC");
+
+	for (i = 0; i < 8; i++) {
+		rc = tfs_pool_alloc(p, K(1), 1000 + i * 777, 0, &c[i]);
+		if (rc)
+			break;
+		aligned &= tfs_pool_chunk_addr(c[i]) % 512 == 0;
+		nonzero += tfs_pool_chunk_offset(c[i]) != 0;
+		same_block &= tfs_pool_chunk_block_base(c[i]) == tfs_pool_chunk_block_base(c[0]);
+	}
+	ok(i == 8, "8 small allocations");
+	ok(aligned, "small allocations are 512-byte aligned");
+	ok(nonzero == 7 && same_block, "small allocations share one block at non-zero offsets");
+	ok(tfs_pool_chunk_block_size(c[0]) == 2 * MiB, "small block is 2 MiB");
+	ok(no_overlap(c, 8), "small allocations do not overlap");
+	tfs_pool_get_stats(p, &st);
+	ok(st.nallocs == 8 && st.nblocks == 1 && st.reserved == 2 * MiB, "stats count 8 in 1 block");
+	ok(tfs_pool_chunk_bytes(c[3]) == 1000 + 3 * 777, "requested bytes kept");
+
+	/* Free the middle ones, then a neighbour: they coalesce and the space is reused. */
+	tfs_pool_free(p, c[2]);
+	tfs_pool_free(p, c[4]);
+	tfs_pool_free(p, c[3]);
+	ok(pool_ok(p), "invariants hold after coalescing frees");
+	rc = tfs_pool_alloc(p, K(1), 3 * 2048, 0, &x);
+	ok(rc == 0 && tfs_pool_chunk_addr(x) == tfs_pool_chunk_addr(c[2]) && f.gets == 1,
+	   "freed space is reused at the same place, no new block");
+	tfs_pool_free(p, x);
+	for (i = 0; i < 8; i++)
+		if (i < 2 || i > 4)
+			tfs_pool_free(p, c[i]);
+	tfs_pool_get_stats(p, &st);
+	ok(st.nallocs == 0 && st.used == 0 && st.cached == 2 * MiB && f.nblocks == 1,
+	   "empty block stays cached");
+	ok(pool_ok(p), "invariants hold when empty");
+	tfs_pool_trim(p);
+	tfs_pool_get_stats(p, &st);
+	ok(st.reserved == 0 && f.nblocks == 0, "trim releases the cache");
+	tfs_pool_destroy(p);
+}
+
+static void test_isolation(void)
+{
+	struct fake f;
+	struct tfs_pool *p;
+	struct tfs_pool_chunk *v[600];
+	struct tfs_pool_key keys[3] = { { 1, 0 }, { 2, 0 }, { 1, 1 } };
+	int i, n = 0, mixed = 0, j;
+
+	fake_init(&f, 0);
+	p = tfs_pool_new(NULL, &fake_ops, &f);
+	rng_state = 7;
+	for (i = 0; i < 600; i++) {
+		uint64_t b = log_uniform(1, 32 * MiB);
+
+		if (tfs_pool_alloc(p, keys[i % 3], b, 0, &v[n]) == 0)
+			n++;
+		if (i % 5 == 4 && n > 10) {     /* churn: free a random one */
+			j = (int)(rng() % (uint64_t)n);
+			tfs_pool_free(p, v[j]);
+			v[j] = v[--n];
+		}
+	}
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			if (tfs_pool_chunk_block_base(v[i]) == tfs_pool_chunk_block_base(v[j]) &&
+			    !key_eq(tfs_pool_chunk_key(v[i]), tfs_pool_chunk_key(v[j])))
+				mixed++;
+	ok(mixed == 0, "allocations of different keys never share a block (%d live)", n);
+	ok(no_overlap(v, (size_t)n), "no two live allocations overlap");
+	ok(pool_ok(p), "invariants hold under churn of 3 keys");
+
+	/* A freed block of one key is not reused by another key. */
+	{
+		struct tfs_pool_chunk *a, *b;
+		uint64_t base;
+
+		tfs_pool_alloc(p, K(9), 100 * MiB, 0, &a);
+		base = tfs_pool_chunk_block_base(a);
+		tfs_pool_free(p, a);
+		tfs_pool_alloc(p, K(10), 100 * MiB, 0, &b);
+		ok(tfs_pool_chunk_block_base(b) != base, "cached block of key 9 not given to key 10");
+		tfs_pool_free(p, b);
+		tfs_pool_alloc(p, K(9), 100 * MiB - 5000, 0, &a);
+		ok(tfs_pool_chunk_block_base(a) == base, "cached block reused by its own key");
+		tfs_pool_free(p, a);
+	}
+	for (i = 0; i < n; i++)
+		tfs_pool_free(p, v[i]);
+	ok(pool_ok(p), "invariants hold after freeing all");
+	tfs_pool_destroy(p);
+	ok(f.nblocks == 0 && f.out == 0, "destroy releases every block");
+}
+
+static void test_large_and_cache(void)
+{
+	struct fake f;
+	struct tfs_pool_config cfg;
+	struct tfs_pool *p;
+	struct tfs_pool_chunk *a, *b, *s, *v[20];
+	struct tfs_pool_stats st;
+	long gets;
+	int i;
+
+	fake_init(&f, 0);
+	tfs_pool_config_default(&cfg);
+	cfg.cache_max = 128 * MiB;
+	p = tfs_pool_new(&cfg, &fake_ops, &f);
+	tfs_pool_alloc(p, K(1), 33 * MiB + 5, 0, &a);
+	ok(tfs_pool_chunk_offset(a) == 0 && tfs_pool_chunk_block_size(a) == 34 * MiB,
+	   "large allocation: own block, rounded to 2 MiB");
+	tfs_pool_alloc(p, K(1), 600 * KiB, 0, &s);
+	ok(tfs_pool_chunk_block_base(s) != tfs_pool_chunk_block_base(a),
+	   "small allocation does not pin the large block's tail");
+	tfs_pool_alloc(p, K(1), 5 * MiB, 0, &b);
+	ok(tfs_pool_chunk_block_size(b) == cfg.medium_block, "medium allocation in a segment");
+	tfs_pool_free(p, s);
+	tfs_pool_free(p, b);
+	tfs_pool_free(p, a);
+	tfs_pool_get_stats(p, &st);
+	ok(st.cached == 34 * MiB + cfg.medium_block + cfg.small_block,
+	   "all three blocks cached (%llu MiB)",
+	   (unsigned long long)(st.cached / MiB));
+	gets = f.gets;
+	tfs_pool_alloc(p, K(1), 31 * MiB, 0, &a);
+	ok(f.gets == gets && tfs_pool_chunk_block_size(a) == 34 * MiB,
+	   "31 MiB reuses the cached 34 MiB block (within 1/8), not the medium segment");
+	tfs_pool_free(p, a);
+	tfs_pool_alloc(p, K(1), 17 * MiB, 0, &a);
+	ok(f.gets == gets + 1 && tfs_pool_chunk_block_size(a) == 18 * MiB,
+	   "a cached block much bigger than a large request is not split");
+	tfs_pool_free(p, a);
+	for (i = 0; i < 20; i++)
+		tfs_pool_alloc(p, K(1), 10 * MiB, 0, &v[i]);
+	for (i = 0; i < 20; i++)
+		tfs_pool_free(p, v[i]);
+	tfs_pool_get_stats(p, &st);
+	ok(st.cached <= cfg.cache_max && st.reserved == st.cached,
+	   "cache bounded by cache_max (%llu MiB cached)", (unsigned long long)(st.cached / MiB));
+	ok(pool_ok(p), "invariants hold");
+	tfs_pool_destroy(p);
+	ok(f.nblocks == 0, "destroy releases every block");
+}
+
+static void test_cap(void)
+{
+	struct fake f;
+	struct tfs_pool_config cfg;
+	struct tfs_pool *p;
+	struct tfs_pool_chunk *v[16], *x, *m;
+	struct tfs_pool_stats before, after;
+	char chk[256];
+	int n = 0, rc;
+
+	fake_init(&f, 256 * MiB);
+	tfs_pool_config_default(&cfg);
+	p = tfs_pool_new(&cfg, &fake_ops, &f);
+	while (n < 16 && (rc = tfs_pool_alloc(p, K(1), 32 * MiB, 0, &v[n])) == 0)
+		n++;
+	ok(n == 8 && rc == -ENOSPC, "cap of 256 MiB holds 8 x 32 MiB, the 9th is ENOSPC");
+	tfs_pool_get_stats(p, &before);
+	rc = tfs_pool_alloc(p, K(2), 4 * KiB, 0, &x);
+	tfs_pool_get_stats(p, &after);
+	ok(rc == -ENOSPC && !memcmp(&before, &after, sizeof(before)) && pool_ok(p),
+	   "ENOSPC changes nothing");
+	rc = tfs_pool_resize(p, v[0], 40 * MiB, &m);
+	tfs_pool_get_stats(p, &after);
+	ok(rc == -ENOSPC && m == NULL && tfs_pool_chunk_bytes(v[0]) == 32 * MiB &&
+	   !memcmp(&before, &after, sizeof(before)), "resize past the cap: ENOSPC, unchanged");
+	tfs_pool_free(p, v[--n]);
+	rc = tfs_pool_alloc(p, K(2), 4 * KiB, 0, &x);
+	tfs_pool_get_stats(p, &after);
+	ok(rc == 0 && after.cached == 0 && f.out <= f.cap,
+	   "cached block of key 1 trimmed so key 2 can allocate");
+	tfs_pool_free(p, x);
+	f.fail_next = 1;
+	rc = tfs_pool_alloc(p, K(2), 4 * KiB, 0, &x);
+	ok(rc == 0, "a failed block request is retried after trimming the cache");
+	tfs_pool_free(p, x);
+	f.fail_next = 2;
+	tfs_pool_get_stats(p, &before);
+	rc = tfs_pool_alloc(p, K(3), 4 * KiB, 0, &x);
+	tfs_pool_get_stats(p, &after);
+	ok(rc == -ENOSPC && before.nallocs == after.nallocs && before.used == after.used,
+	   "two failures give ENOSPC");
+	f.fail_next = 0;
+	while (n)
+		tfs_pool_free(p, v[--n]);
+	ok(tfs_pool_check(p, chk, sizeof(chk)) == 0, "invariants hold after the cap tests");
+	tfs_pool_destroy(p);
+	ok(f.nblocks == 0 && f.out == 0, "destroy releases every block");
+}
+
+static void test_resize(void)
+{
+	struct fake f;
+	struct tfs_pool *p;
+	struct tfs_pool_chunk *c, *m, *o;
+	struct tfs_pool_stats st;
+	uint64_t addr, copied = 0, step, size;
+	int rc, moves = 0, inplace = 0;
+
+	fake_init(&f, 0);
+	p = tfs_pool_new(NULL, &fake_ops, &f);
+	tfs_pool_alloc(p, K(1), 10000, 0, &c);
+	addr = tfs_pool_chunk_addr(c);
+	rc = tfs_pool_resize(p, c, 20000, &m);
+	ok(rc == 0 && !m && tfs_pool_chunk_addr(c) == addr && tfs_pool_chunk_bytes(c) == 20000,
+	   "grows in place into the free space behind it");
+	tfs_pool_alloc(p, K(1), 4096, 0, &o);   /* now right behind c */
+	rc = tfs_pool_resize(p, c, 30000, &m);
+	ok(rc == 0 && m && tfs_pool_chunk_bytes(m) == 30000 && tfs_pool_chunk_bytes(c) == 20000,
+	   "moves when blocked, the old chunk untouched");
+	tfs_pool_free(p, c);
+	c = m;
+	rc = tfs_pool_resize(p, c, 100, &m);
+	ok(rc == 0 && !m && tfs_pool_chunk_capacity(c) == 512 && pool_ok(p),
+	   "shrinks in place and gives the tail back");
+	tfs_pool_free(p, c);
+	tfs_pool_free(p, o);
+	ok(pool_ok(p), "invariants hold after resizes");
+
+	/* cp of 1 GiB in 1 MiB writes: the daemon allocates at the first write and resizes
+	 * at each later one; the copies on moves must stay linear in the final size. */
+	step = MiB;
+	tfs_pool_alloc(p, K(2), step, 0, &c);
+	for (size = 2 * step; size <= 1024 * MiB; size += step) {
+		uint64_t old = tfs_pool_chunk_bytes(c);
+
+		rc = tfs_pool_resize(p, c, size, &m);
+		if (rc)
+			break;
+		if (m) {
+			copied += old;
+			moves++;
+			tfs_pool_free(p, c);
+			c = m;
+		} else {
+			inplace++;
+		}
+	}
+	tfs_pool_get_stats(p, &st);
+	ok(rc == 0 && tfs_pool_chunk_bytes(c) == 1024 * MiB, "grew to 1 GiB in 1 MiB steps");
+	ok(moves <= 40 && copied <= 5 * 1024 * MiB,
+	   "growth is geometric: %d moves, %.2f GiB copied, %d in place", moves,
+	   (double)copied / (1024.0 * MiB), inplace);
+	ok(tfs_pool_chunk_block_size(c) <= 1024 * MiB * 5 / 4 + 2 * MiB,
+	   "final block %llu MiB for 1024 MiB (<= 1.25x)",
+	   (unsigned long long)(tfs_pool_chunk_block_size(c) / MiB));
+	tfs_pool_free(p, c);
+	ok(pool_ok(p), "invariants hold after growth");
+	tfs_pool_destroy(p);
+	ok(f.nblocks == 0, "destroy releases every block");
+}
+
+static void test_rekey(void)
+{
+	struct fake f;
+	struct tfs_pool *p;
+	struct tfs_pool_chunk *a, *b, *c, *m;
+	struct tfs_pool_stats st;
+	uint64_t base;
+	int rc;
+
+	fake_init(&f, 0);
+	p = tfs_pool_new(NULL, &fake_ops, &f);
+	tfs_pool_alloc(p, K(1), 4096, 0, &a);
+	tfs_pool_alloc(p, K(1), 4096, 0, &b);
+	ok(tfs_pool_rekey(p, a, K(1)) == 0, "rekey to the same key is a no-op");
+	ok(tfs_pool_rekey(p, a, K(2)) == -EBUSY, "rekey of a shared block is EBUSY");
+	tfs_pool_free(p, b);
+	base = tfs_pool_chunk_block_base(a);
+	rc = tfs_pool_rekey(p, a, K(2));
+	ok(rc == 0 && key_eq(tfs_pool_chunk_key(a), K(2)), "rekey of a lone allocation");
+	tfs_pool_alloc(p, K(2), 4096, 0, &c);
+	ok(tfs_pool_chunk_block_base(c) != base, "a retired block takes no new allocation");
+	tfs_pool_alloc(p, K(1), 4096, 0, &b);
+	ok(tfs_pool_chunk_block_base(b) != base, "nor for its old key");
+	rc = tfs_pool_resize(p, a, 8192, &m);
+	ok(rc == 0 && !m && pool_ok(p), "a retired allocation still grows in place");
+	tfs_pool_free(p, a);
+	tfs_pool_get_stats(p, &st);
+	ok(st.nblocks == 2 && st.cached == 0, "freeing it releases the retired block at once");
+	tfs_pool_free(p, b);
+	tfs_pool_free(p, c);
+	ok(pool_ok(p), "invariants hold after rekey");
+	tfs_pool_destroy(p);
+	ok(f.nblocks == 0, "destroy releases every block");
+}
+
+/* The allocation-efficiency target, with the sizes and seed of the GPU benchmark. */
+static void test_efficiency(void)
+{
+	static struct tfs_pool_chunk *v[10000];
+	struct fake f;
+	struct tfs_pool *p;
+	struct tfs_pool_stats st;
+	uint64_t seed;
+	int i, n;
+
+	for (seed = 1; seed <= 3; seed++) {
+		fake_init(&f, 0);
+		p = tfs_pool_new(NULL, &fake_ops, &f);
+		rng_state = seed;
+		for (n = 0; n < 10000; n++)
+			if (tfs_pool_alloc(p, K(1000), log_uniform(4 * KiB, 64 * MiB), 0, &v[n]))
+				break;
+		tfs_pool_get_stats(p, &st);
+		ok(n == 10000 && (double)st.reserved <= 1.05 * (double)st.used,
+		   "seed %llu: 10,000 tensors 4 KiB..64 MiB: %.2f GiB requested, reserved/requested "
+		   "%.4f in %llu blocks", (unsigned long long)seed, (double)st.used / (1024.0 * MiB),
+		   (double)st.reserved / (double)st.used, (unsigned long long)st.nblocks);
+		for (i = 0; i < n; i++)
+			tfs_pool_free(p, v[i]);
+		tfs_pool_destroy(p);
+	}
+
+	/* Four owners interleaved: each key packs its own blocks. */
+	fake_init(&f, 0);
+	p = tfs_pool_new(NULL, &fake_ops, &f);
+	rng_state = 1;
+	for (n = 0; n < 10000; n++)
+		if (tfs_pool_alloc(p, K((uint64_t)n % 4), log_uniform(4 * KiB, 64 * MiB), 0, &v[n]))
+			break;
+	tfs_pool_get_stats(p, &st);
+	ok(n == 10000 && (double)st.reserved <= 1.05 * (double)st.used,
+	   "4 owners: reserved/requested %.4f", (double)st.reserved / (double)st.used);
+	for (i = 0; i < n; i++)
+		tfs_pool_free(p, v[i]);
+	tfs_pool_destroy(p);
+
+	/* Steady churn: after many random frees and allocations the ratio stays sane. */
+	fake_init(&f, 0);
+	p = tfs_pool_new(NULL, &fake_ops, &f);
+	rng_state = 99;
+	for (n = 0; n < 2000; n++)
+		tfs_pool_alloc(p, K(1), log_uniform(4 * KiB, 64 * MiB), 0, &v[n]);
+	for (i = 0; i < 50000; i++) {
+		int j = (int)(rng() % 2000);
+
+		tfs_pool_free(p, v[j]);
+		if (tfs_pool_alloc(p, K(1), log_uniform(4 * KiB, 64 * MiB), 0, &v[j]))
+			break;
+	}
+	tfs_pool_get_stats(p, &st);
+	ok(i == 50000 && pool_ok(p), "50,000 frees and allocations of 2,000 live tensors");
+	ok((double)(st.reserved - st.cached) <= 1.15 * (double)st.used,
+	   "after churn: reserved/requested %.4f (%.4f without the cache)",
+	   (double)st.reserved / (double)st.used,
+	   (double)(st.reserved - st.cached) / (double)st.used);
+	for (i = 0; i < 2000; i++)
+		tfs_pool_free(p, v[i]);
+	tfs_pool_destroy(p);
+	ok(f.nblocks == 0, "destroy releases every block");
+}
+
+struct stress_arg {
+	struct tfs_pool *p;
+	int id;
+	int errors;
+};
+
+static void *stress_thread(void *argp)
+{
+	struct stress_arg *arg = argp;
+	struct tfs_pool_chunk *v[64] = { 0 }, *m;
+	uint64_t s = 0x1234567ull * (uint64_t)(arg->id + 1);
+	int i;
+
+	for (i = 0; i < 20000; i++) {
+		int j;
+		uint64_t size;
+
+		s = s * 6364136223846793005ull + 1442695040888963407ull;
+		j = (int)((s >> 33) % 64);
+		size = ((s >> 13) % (4 * MiB)) + 1;
+		if (v[j] && (s & 1)) {
+			if (tfs_pool_resize(arg->p, v[j], size, &m))
+				arg->errors++;
+			else if (m) {
+				tfs_pool_free(arg->p, v[j]);
+				v[j] = m;
+			}
+		} else if (v[j]) {
+			tfs_pool_free(arg->p, v[j]);
+			v[j] = NULL;
+		} else if (tfs_pool_alloc(arg->p, K((uint64_t)arg->id % 3), size, 0, &v[j])) {
+			arg->errors++;
+		}
+	}
+	for (i = 0; i < 64; i++)
+		tfs_pool_free(arg->p, v[i]);
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	struct fake f;
+	struct tfs_pool *p;
+	pthread_t th[8];
+	struct stress_arg args[8];
+	struct tfs_pool_stats st;
+	int i, errors = 0;
+
+	fake_init(&f, 0);
+	p = tfs_pool_new(NULL, &fake_ops, &f);
+	for (i = 0; i < 8; i++) {
+		args[i] = (struct stress_arg){ p, i, 0 };
+		pthread_create(&th[i], NULL, stress_thread, &args[i]);
+	}
+	for (i = 0; i < 8; i++) {
+		pthread_join(th[i], NULL);
+		errors += args[i].errors;
+	}
+	tfs_pool_get_stats(p, &st);
+	ok(errors == 0 && st.nallocs == 0 && st.used == 0 && pool_ok(p),
+	   "8 threads x 20,000 alloc/resize/free: consistent, nothing live");
+	tfs_pool_destroy(p);
+	ok(f.nblocks == 0 && f.out == 0, "destroy releases every block");
+}
+
+int main(void)
+{
+	test_basics();
+	test_isolation();
+	test_large_and_cache();
+	test_cap();
+	test_resize();
+	test_rekey();
+	test_efficiency();
+	test_threads();
+	printf("# %d checks, %d failed\n", checks, failures);
+	return failures ? 1 : 0;
+}
