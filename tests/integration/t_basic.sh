@@ -75,8 +75,8 @@ check "user xattr removed" bash -c "setfattr -x user.owner '$M/a' && ! getfattr 
 for f in dtype shape ctime node device bytes ipc_handle refcount ipc_offset state; do
 	check "record has field $f" bash -c "[ \"\$(redis-cli -s '$SOCK' hexists tensorfs:tensor:a $f)\" = 1 ]"
 done
-eq "record handle equals the xattr" "$(getfattr --only-values -n user.tensor.ipc_handle "$M/a" | od -An -tx1 | tr -d ' \n')" \
-	"$(redis-cli -s "$SOCK" --no-raw hget tensorfs:tensor:a ipc_handle >/dev/null; redis-cli -s "$SOCK" hget tensorfs:tensor:a ipc_handle | head -c 64 | od -An -tx1 | tr -d ' \n')"
+eq "record handle equals the xattr" "$(getfattr --only-values -n user.tensor.ipc_handle "$M/a" | od -An -v -tx1 | tr -d ' \n')" \
+	"$(redis-cli -s "$SOCK" --no-raw hget tensorfs:tensor:a ipc_handle >/dev/null; redis-cli -s "$SOCK" hget tensorfs:tensor:a ipc_handle | head -c 64 | od -An -v -tx1 | tr -d ' \n')"
 
 # reference counts and unlink while open
 exec 3<"$M/a"
