@@ -41,8 +41,16 @@
 #define STAGING_SLOTS 8                         /* concurrent copies per device */
 #define RING 4                                  /* pieces in flight per copy */
 #define PIECE_MAX (2 * MiB)
-#define PIECE_MIN (256 * KiB)                   /* below this, one piece: overlap would not
-						 * pay for the extra DMA launches */
+/* Requests up to PIECE_MIN go in one piece; a 1 MiB FUSE request in two. Each piece costs
+ * a few microseconds of CUDA calls, and the CPU copy (about 7 GB/s for one thread on the
+ * H100 test machine) dominates: measured there with 1 MiB calls, 1 and 8 threads, GB/s in
+ * and out, 128 KiB: 6.2/6.6, 19/21; 256 KiB: 5.8/5.5, 14/16; 512 KiB: 6.4/6.0, 23/23;
+ * 1 MiB: 5.9/5.5, 25/21 (one sample each, host memory bandwidth varied by 30% between
+ * runs). Overridable for such measurements. */
+#ifndef TFS_CUDA_PIECE_MIN
+#define TFS_CUDA_PIECE_MIN (512 * KiB)
+#endif
+#define PIECE_MIN ((uint64_t)TFS_CUDA_PIECE_MIN)
 #define SLOT_BYTES ((size_t)(RING * PIECE_MAX)) /* 8 MiB: 64 MiB pinned per device */
 
 _Static_assert(sizeof(cudaIpcMemHandle_t) == TFS_HANDLE_SIZE, "IPC handle size");
@@ -668,7 +676,9 @@ static int cu_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 		memcpy(buf, from + done, n);
 		e = cudaMemcpyAsync((void *)(uintptr_t)(dst + done), buf, n,
 				    cudaMemcpyHostToDevice, s->stream);
-		if (e == cudaSuccess)
+		/* An event only where piece i + RING will wait for it: each CUDA call costs
+		 * microseconds, a fair share of a 1 MiB request. */
+		if (e == cudaSuccess && len - done - n > (RING - 1) * piece)
 			e = cudaEventRecord(s->ev[i % RING], s->stream);
 		if (e != cudaSuccess)
 			break;

@@ -111,6 +111,9 @@ static int resolve(const char *name, struct target *x)
 	return 0;
 }
 
+/* The root's last record, guarded by ns. */
+static struct tfs_dirrec root_seen = { .mode = 0755 };
+
 static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
 	struct tfs_file *f = fi ? (struct tfs_file *)(uintptr_t)fi->fh : NULL;
@@ -127,6 +130,15 @@ static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *
 		goto out;
 	}
 	rc = resolve(nm(path), &x);
+	if (!rc && x.kind == 'd' && !*nm(path))
+		root_seen = x.d;
+	if (rc == -EIO && !*nm(path)) {
+		/* Redis is away: the root still stats (from its last record), so the mount
+		 * stays a mount for mountpoint(1), df and shells sitting in it. */
+		x.kind = 'd';
+		x.d = root_seen;
+		rc = 0;
+	}
 	if (rc)
 		goto out;
 	if (x.kind == 'l') {

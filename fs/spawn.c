@@ -19,7 +19,7 @@ static int find_in_path(const char *prog, char *out, size_t size)
 	const char *path = getenv("PATH");
 	char buf[4096];
 
-	snprintf(buf, sizeof(buf), "%s:/usr/sbin:/usr/bin:/usr/local/bin", path ? path : "");
+	snprintf(buf, sizeof(buf), "%s", path ? path : "/usr/local/bin:/usr/bin:/usr/sbin");
 	for (char *dir = strtok(buf, ":"); dir; dir = strtok(NULL, ":")) {
 		snprintf(out, size, "%s/%s", dir, prog);
 		if (access(out, X_OK) == 0)

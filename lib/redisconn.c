@@ -24,6 +24,14 @@ int tfs_url_parse(const char *url, struct tfs_redis_url *u, char *err, size_t er
 		size_t n;
 
 		p = url + 7;
+		at = strchr(p, '@');
+		if (at && p[0] == ':') {
+			/* unix://:password@/path */
+			if ((size_t)(at - p - 1) >= sizeof(u->password))
+				return url_err(err, errlen, "password too long");
+			memcpy(u->password, p + 1, (size_t)(at - p - 1));
+			p = at + 1;
+		}
 		q = strchr(p, '?');
 		n = q ? (size_t)(q - p) : strlen(p);
 		if (n == 0 || p[0] != '/')

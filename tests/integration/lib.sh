@@ -30,7 +30,7 @@ rcli() { redis-cli -s "$SOCK" "$@"; }
 
 start_redis() {
 	redis-server --port 0 --unixsocket "$SOCK" --save "" --appendonly no --dir "$T" \
-		--logfile "$T/redis.log" --daemonize no >/dev/null 2>&1 &
+		--logfile "$T/redis.log" --daemonize no >/dev/null 2>&1 3<&- 4<&- 5<&- 6<&- 7<&- 8<&- 9<&- &
 	REDIS_PID=$!
 	for _ in $(seq 100); do rcli ping >/dev/null 2>&1 && return 0; sleep 0.05; done
 	echo "redis-server did not start"; return 1
@@ -60,7 +60,12 @@ mount_tfs() {
 # umount_tfs DIR: unmounts and checks the daemon exits 0 (ASan leak reports make it 23)
 umount_tfs() {
 	local dir=$1 pid=${MNT_PID[$1]} rc
-	fusermount3 -u "$dir" 2>/dev/null || { sleep 0.5; fusermount3 -u "$dir"; }
+	# A busy mount would leave the daemon running and wait forever: detach it lazily
+	# and report it instead.
+	if ! fusermount3 -u "$dir" 2>/dev/null && ! { sleep 0.5; fusermount3 -u "$dir"; }; then
+		nok "unmount of $(basename "$dir"): busy"
+		fusermount3 -uz "$dir"
+	fi
 	wait "$pid"; rc=$?
 	unset "MNT_PID[$dir]"
 	if [ $rc -ne 0 ]; then

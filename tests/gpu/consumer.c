@@ -1,0 +1,122 @@
+/* A second process for tests/gpu/backend_cuda_test.c: opens a tensor's CUDA IPC handle the
+ * way a user program does (cudaIpcOpenMemHandle, then add the offset) and reads or writes
+ * bytes there.
+ *
+ *   consumer MODE HANDLE_HEX OFFSET LEN SEED [DEVICE]
+ *   MODE: check   the LEN bytes at OFFSET hold pattern SEED (byte i of the range is pattern
+ *                 byte i; see tfs_pattern_byte)
+ *         zero    the LEN bytes are all zero
+ *         write   write pattern SEED there with cudaMemcpy, then cudaDeviceSynchronize
+ *         kwrite  the same with a kernel (when built with fill_kernel.cu)
+ * Exit status: 0 done and matched, 1 mismatch, 2 usage or CUDA error, 3 kwrite not built in.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef TFS_TEST_KERNEL
+int tfs_test_fill_kernel(void *p, uint64_t n, uint64_t base, uint64_t seed);
+#endif
+
+static uint64_t mix(uint64_t seed, uint64_t word)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + word;
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint8_t pattern_byte(uint64_t seed, uint64_t i)
+{
+	return (uint8_t)(mix(seed, i >> 3) >> ((i & 7) * 8));
+}
+
+static int unhex(const char *s, uint8_t *out, size_t n)
+{
+	size_t i;
+
+	if (strlen(s) != 2 * n)
+		return -1;
+	for (i = 0; i < n; i++) {
+		unsigned v;
+
+		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+			return -1;
+		out[i] = (uint8_t)v;
+	}
+	return 0;
+}
+
+#define CK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { \
+	fprintf(stderr, "consumer: %s: %s\n", #call, cudaGetErrorString(e_)); \
+	rc = 2; goto out; } } while (0)
+
+int main(int argc, char **argv)
+{
+	cudaIpcMemHandle_t h;
+	const char *mode;
+	uint64_t off, len, seed, i;
+	uint8_t *host = NULL, *base = NULL;
+	int rc = 0, dev = 0;
+
+	if (argc < 6 || unhex(argv[2], (uint8_t *)&h, sizeof(h))) {
+		fprintf(stderr, "usage: consumer check|zero|write|kwrite HANDLE_HEX OFFSET LEN SEED "
+			"[DEVICE]\n");
+		return 2;
+	}
+	mode = argv[1];
+	off = strtoull(argv[3], NULL, 0);
+	len = strtoull(argv[4], NULL, 0);
+	seed = strtoull(argv[5], NULL, 0);
+	if (argc > 6)
+		dev = atoi(argv[6]);
+	host = malloc(len ? len : 1);
+	if (!host)
+		return 2;
+	CK(cudaSetDevice(dev));
+	CK(cudaIpcOpenMemHandle((void **)&base, h, cudaIpcMemLazyEnablePeerAccess));
+	if (!strcmp(mode, "check") || !strcmp(mode, "zero")) {
+		int zero = !strcmp(mode, "zero");
+
+		CK(cudaMemcpy(host, base + off, len, cudaMemcpyDeviceToHost));
+		for (i = 0; i < len; i++) {
+			uint8_t want = zero ? 0 : pattern_byte(seed, i);
+
+			if (host[i] != want) {
+				fprintf(stderr, "consumer: byte %llu of the range is %u, expected %u\n",
+					(unsigned long long)i, host[i], want);
+				rc = 1;
+				break;
+			}
+		}
+	} else if (!strcmp(mode, "write")) {
+		for (i = 0; i < len; i++)
+			host[i] = pattern_byte(seed, i);
+		CK(cudaMemcpy(base + off, host, len, cudaMemcpyHostToDevice));
+		CK(cudaDeviceSynchronize());
+#ifdef TFS_TEST_KERNEL
+	} else if (!strcmp(mode, "kwrite")) {
+		if (tfs_test_fill_kernel(base + off, len, 0, seed)) {
+			fprintf(stderr, "consumer: kernel failed\n");
+			rc = 2;
+		}
+#else
+	} else if (!strcmp(mode, "kwrite")) {
+		rc = 3;
+#endif
+	} else {
+		fprintf(stderr, "consumer: unknown mode %s\n", mode);
+		rc = 2;
+	}
+	CK(cudaIpcCloseMemHandle(base));
+out:
+	free(host);
+	return rc;
+}
