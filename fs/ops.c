@@ -545,22 +545,29 @@ static int change_attr(const char *path, struct fuse_file_info *fi, enum attr_op
 		rc = x.kind == 'r' ? -EREMOTE : -EIO;
 	} else if (x.kind == 'l') {
 		struct tfs_meta *m = &x.t->meta;
+		uid_t nu = m->uid;
+		gid_t ng = m->gid;
+		mode_t nm_ = m->mode;
 		if (op == A_MODE)
-			m->mode = mode & 07777;
+			nm_ = mode & 07777;
 		if (op == A_OWNER) {
 			if (uid != (uid_t)-1)
-				m->uid = uid;
+				nu = uid;
 			if (gid != (gid_t)-1)
-				m->gid = gid;
+				ng = gid;
 		}
 		if (op == A_TIMES) {
 			set_time(&x.t->atime, &tv[0]);
 			set_time(&x.t->mtime, &tv[1]);
 		} else {
+			rc = tfs_tensor_set_owner(x.t, nu, ng, nm_);
+			if (rc) {
+				tfs_log(LOG_ERR, "%s: owner change refused by the backend: %s",
+					x.t->name, strerror(-rc));
+				goto out;
+			}
 			clock_gettime(CLOCK_REALTIME, &x.t->ctime);
 		}
-		if (op != A_TIMES && x.t->alloc && tfs_d.be_ops->set_owner)
-			tfs_d.be_ops->set_owner(tfs_d.be, x.t->alloc, m->uid, m->gid, m->mode);
 		rc = tfs_tensor_save(x.t);
 	} else {
 		struct tfs_dirrec *d = &x.d;

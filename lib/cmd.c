@@ -54,8 +54,8 @@ static int parse_shape(const cJSON *v, struct tfs_shape *sh)
 	cJSON_ArrayForEach(d, v) {
 		if (n == TFS_MAX_DIMS)
 			return -E2BIG;
-		/* 2^53: past it a JSON number is no longer an exact integer. */
-		if (!is_integer(d, 0, 9007199254740992.0))
+		/* 2^53 - 1: past it a JSON number may have been rounded on the way in. */
+		if (!is_integer(d, 0, 9007199254740991.0))
 			return -EINVAL;
 		sh->dims[n++] = (uint64_t)d->valuedouble;
 	}

@@ -27,7 +27,7 @@ int tfs_parse_u64(const char *s, size_t len, uint64_t *out)
 {
 	uint64_t v = 0;
 
-	if (len == 0 || len > 20)
+	if (len == 0)
 		return -EINVAL;
 	for (size_t i = 0; i < len; i++) {
 		if (s[i] < '0' || s[i] > '9')
