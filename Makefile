@@ -55,6 +55,7 @@ endif
 TOOL_SRCS=$(sort $(wildcard tools/*.c))
 UNIT_SRCS=$(sort $(wildcard tests/unit/*.c))
 HELPER_SRCS=$(sort $(wildcard tests/integration/*.c))
+BENCH_SRCS=$(sort $(wildcard tests/bench/*.c))
 
 LIB_OBJS=$(LIB_SRCS:%.c=$(O)/%.o)
 FS_OBJS=$(FS_SRCS:%.c=$(O)/%.o)
@@ -64,9 +65,10 @@ DAEMON=$(O)/tensorfs
 TOOLS=$(TOOL_SRCS:tools/%.c=$(O)/%)
 UNIT_TESTS=$(UNIT_SRCS:tests/unit/%.c=$(O)/tests/%)
 HELPERS=$(HELPER_SRCS:tests/integration/%.c=$(O)/tests/%)
+BENCHES=$(BENCH_SRCS:tests/bench/%.c=$(O)/bench/%)
 LIB_LIBS=$(shell pkg-config --libs hiredis libcjson 2>/dev/null) -ldl -lrt
 
-all: $(STLIB) $(DYLIB) $(DAEMON) $(TOOLS) $(UNIT_TESTS) $(HELPERS) $(O)/tensorfs.pc
+all: $(STLIB) $(DYLIB) $(DAEMON) $(TOOLS) $(UNIT_TESTS) $(HELPERS) $(BENCHES) $(O)/tensorfs.pc
 
 $(O)/%.o: %.c $(wildcard lib/*.h fs/*.h)
 	@mkdir -p $(dir $@)
@@ -90,6 +92,10 @@ $(O)/tests/%: tests/unit/%.c $(STLIB) fs/*.h lib/*.h
 	$(CC) $(REAL_CFLAGS) -o $@ $< $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
 
 $(O)/tests/%: tests/integration/%.c $(STLIB) lib/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(REAL_CFLAGS) -o $@ $< $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
+
+$(O)/bench/%: tests/bench/%.c $(STLIB) lib/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(REAL_CFLAGS) -o $@ $< $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
 

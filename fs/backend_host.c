@@ -118,7 +118,7 @@ static int host_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t 
 		rc = rc == ENOSPC || rc == EFBIG ? -ENOSPC : -rc;
 		goto fail_shm;
 	}
-	a->base = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, a->fd, 0);
+	a->base = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, a->fd, 0);
 	if (a->base == MAP_FAILED) {
 		rc = -ENOSPC;
 		goto fail_shm;

@@ -26,6 +26,7 @@ struct tfs_opts {
 	int foreground;
 	int debug;
 	int allow_other;
+	int page_cache;              /* --page-cache: no direct_io (measurement only) */
 	int show_help;
 	int show_version;
 };

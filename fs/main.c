@@ -34,6 +34,9 @@ static const struct fuse_opt opt_table[] = {
 	LONG_OPT("log", log),
 	OPT("--device=%d", device), OPT("--device %d", device), OPT("device=%d", device),
 	OPT("--allow-other", allow_other),
+	OPT("allow_other", allow_other),
+	OPT("--page-cache", page_cache),
+	OPT("page_cache", page_cache),
 	FUSE_OPT_KEY("--foreground", KEY_FOREGROUND),
 	FUSE_OPT_KEY("--debug", KEY_DEBUG),
 	FUSE_OPT_KEY("-h", KEY_HELP),
@@ -57,6 +60,9 @@ static void usage(const char *prog)
 	       "    --max-bytes SIZE    cap on memory for tensors: 512M, 64G, ... (default: all)\n"
 	       "    --log FILE          log here instead of syslog when in the background\n"
 	       "    --allow-other       let other users use the mount (permissions still apply)\n"
+	       "    --page-cache        read through the kernel page cache, dropped at each open\n"
+	       "                        (for benchmarks: misses writes made through a handle\n"
+	       "                        while the file is open; the default is direct I/O)\n"
 	       "    -f, --foreground    stay in the foreground, log to stderr\n"
 	       "    -d, --debug         foreground with FUSE and daemon debug output\n"
 	       "    -s                  single-threaded\n"

@@ -367,7 +367,7 @@ out:
 	}
 	if (fi) {
 		fi->fh = (uintptr_t)f;
-		fi->direct_io = 1;
+		fi->direct_io = !tfs_d.o.page_cache;
 	}
 	return 0;
 }
@@ -410,8 +410,9 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 	}
 	fi->fh = (uintptr_t)f;
 	/* No page cache: another process may change the memory through its handle, and a
-	 * read must return what the device holds now (SPEC §10). */
-	fi->direct_io = 1;
+	 * read must return what the device holds now (SPEC §10). --page-cache (for
+	 * measurement) caches within one open only: keep_cache stays 0, so each open drops it. */
+	fi->direct_io = !tfs_d.o.page_cache;
 	return 0;
 }
 
@@ -820,7 +821,8 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	cfg->entry_timeout = 0;
 	cfg->attr_timeout = 0;
 	cfg->negative_timeout = 0;
-	cfg->direct_io = 1;
+	cfg->direct_io = !tfs_d.o.page_cache;
+	cfg->kernel_cache = 0;
 	conn->max_write = 1 << 20;
 	conn->max_read = 1 << 20;     /* must match the max_read mount option */
 	conn->max_readahead = 1 << 20;
