@@ -114,7 +114,10 @@ deps:
 
 # The main job: a tensorfs mount at MOUNTPOINT with its own private redis-server.
 MOUNTPOINT?=/mnt/tensors
-run: deps all
+# Sub-makes: on a fresh machine the pkg-config flags above are empty until deps ran.
+run:
+	scripts/install-deps.sh
+	$(MAKE) all
 	mkdir -p $(MOUNTPOINT)
 	$(DAEMON) $(TFS_OPTS) $(MOUNTPOINT)
 	@echo "tensorfs mounted on $(MOUNTPOINT); unmount with: fusermount3 -u $(MOUNTPOINT)"
@@ -124,7 +127,10 @@ asan:
 
 # The test command of the README: builds both flavours, then unit and integration tests
 # against a real redis-server and a real FUSE mount, under the ASan/UBSan build too.
-test: all asan
+test:
+	scripts/install-deps.sh
+	$(MAKE) all
+	$(MAKE) asan
 	tests/run.sh build build-asan
 
 test-gpu: all
@@ -154,3 +160,29 @@ clean:
 	rm -rf build build-asan
 
 .PHONY: all deps run asan test test-gpu bench install uninstall clean
+
+# --- tensorctl (issue 5): tools/tensorctl/*.c link into one binary; its format parsers
+# (npy.c, safetensors.c) also link into tests/unit/test_formats.c. ---
+CTL_SRCS=$(sort $(wildcard tools/tensorctl/*.c))
+CTL_OBJS=$(CTL_SRCS:%.c=$(O)/%.o)
+CTL_FMT_OBJS=$(O)/tools/tensorctl/npy.o $(O)/tools/tensorctl/safetensors.o
+CTL=$(O)/tensorctl
+ifneq ($(CTL_SRCS),)
+all: $(CTL)
+endif
+$(CTL_OBJS): $(wildcard tools/tensorctl/*.h)
+$(CTL): $(CTL_OBJS) $(STLIB)
+	$(CC) $(REAL_LDFLAGS) -o $@ $^ $(LIB_LIBS)
+$(O)/tests/test_formats: tests/unit/test_formats.c $(CTL_FMT_OBJS) $(STLIB) lib/*.h tools/tensorctl/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(REAL_CFLAGS) -Itools/tensorctl -o $@ $< $(CTL_FMT_OBJS) $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
+install: install-tensorctl
+install-tensorctl: $(CTL)
+	mkdir -p $(DESTDIR)$(PREFIX)/$(BINARY_PATH) $(DESTDIR)$(PREFIX)/share/man/man1
+	$(INSTALL) -m 755 $(CTL) $(DESTDIR)$(PREFIX)/$(BINARY_PATH)
+	$(INSTALL) -m 644 tools/tensorctl.1 $(DESTDIR)$(PREFIX)/share/man/man1
+uninstall: uninstall-tensorctl
+uninstall-tensorctl:
+	rm -f $(DESTDIR)$(PREFIX)/$(BINARY_PATH)/tensorctl $(DESTDIR)$(PREFIX)/share/man/man1/tensorctl.1
+.PHONY: install-tensorctl uninstall-tensorctl
+# --- end tensorctl ---
