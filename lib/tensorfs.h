@@ -29,6 +29,118 @@ typedef enum tfs_dtype {
 	TFS_DTYPE_COUNT
 } tfs_dtype;
 
+
+/* ---- Client API (libtensorfs): opening tensors by path or through the Redis queue ----
+ *
+ * Thread safety: every function below may be called from any thread. One tfs_tensor may
+ * be used by several threads at once (tfs_read/tfs_write/info), but tfs_close must be the
+ * last call on it. One tfs_client serialises its commands with a lock.
+ *
+ * Errors: 0 (or a count) on success, a negative errno on failure. tfs_errmsg() then gives
+ * a sentence about the last failure in the calling thread; tfs_strerror(err) the generic
+ * text of an errno. Nothing here exits or aborts the process; out-params are only written
+ * on success. */
+
+typedef struct tfs_tensor tfs_tensor;
+typedef struct tfs_client tfs_client;
+struct DLManagedTensor;             /* from <dlpack/dlpack.h>; not needed to use the rest */
+
+struct tfs_tensor_info {
+	void *data;                    /* element 0: a CUDA device pointer (cuda backend) or a
+					* CPU pointer (host backend); NULL when bytes == 0.
+					* Valid until the tensor's last reference goes. */
+	uint64_t bytes;
+	tfs_dtype dtype;
+	int ndim;                      /* 0 for a scalar */
+	int64_t shape[TFS_MAX_DIMS];
+	int device;                    /* GPU ordinal (0 on the host backend) */
+	int on_host;                   /* 1: host backend, data is ordinary CPU memory */
+	int writable;                  /* 0 when opened read-only */
+};
+
+/* Generic text for an errno (either sign); never NULL, static storage. */
+const char *tfs_strerror(int err);
+/* The message of the last failed tfs_* call in this thread ("" when none). Thread-local
+ * storage, overwritten by the next failure in the same thread. */
+const char *tfs_errmsg(void);
+
+/* Opens the tensor file at path on a tensorfs mount: opens it (flags O_RDONLY or O_RDWR;
+ * the open descriptor is the reference that keeps the memory alive, and the kernel drops
+ * it if the process dies), reads user.tensor.meta in one call, maps the IPC handle
+ * through the per-process cache and adds ipc_offset. *out is owned by the caller and
+ * released with tfs_close. Errors: the open(2) errnos (-ENOENT, -EACCES, -EISDIR...),
+ * -ENOTSUP (not on a tensorfs mount), -ENODATA (no tensor metadata), -EBADMSG (malformed
+ * metadata or handle), -ESTALE (the handle names memory that no longer exists: daemon
+ * gone or tensor freed), -ENODEV (a CUDA handle but no usable libcudart/GPU), -ENOMEM. */
+int tfs_open(const char *path, int flags, tfs_tensor **out);
+/* The same from a descriptor the caller already holds; the library dup()s it, so the
+ * caller may close fd at once. Access (read-only or not) follows fd's open mode. */
+int tfs_open_fd(int fd, tfs_tensor **out);
+/* Maps a tensor from its metadata JSON (user.tensor.meta text or a queue reply) without
+ * any file: no reference is held beyond the mapping itself, so the owner must keep the
+ * tensor alive. Errors as tfs_open. */
+int tfs_open_meta(const char *json, size_t len, tfs_tensor **out);
+/* Drops the caller's reference: when no DLPack export still uses it, unmaps (the handle
+ * closes when the last tensor of this process using it goes) and closes the descriptor.
+ * NULL is a no-op. Returns 0, or a negative errno from unmapping (the tensor is still
+ * released). */
+int tfs_close(tfs_tensor *t);
+/* Fills *info. 0, or -EINVAL when an argument is NULL. */
+int tfs_tensor_get_info(const tfs_tensor *t, struct tfs_tensor_info *info);
+/* Shortcut for info.data (NULL for an empty tensor or a NULL t). */
+void *tfs_tensor_data(const tfs_tensor *t);
+
+/* Direct copy between the tensor's bytes [off, off+len) and caller memory (CPU memory, or
+ * device memory on the cuda backend: the copy direction is inferred), without FUSE.
+ * Synchronous: on return the bytes have moved. 0, -EINVAL (range outside the tensor or
+ * NULL buffer), -EBADF (tfs_write on a read-only tensor), -EIO (CUDA copy failed). */
+int tfs_read(tfs_tensor *t, uint64_t off, void *dst, size_t len);
+int tfs_write(tfs_tensor *t, uint64_t off, const void *src, size_t len);
+
+/* Exports t as a DLPack tensor (a view, no copy): *out holds its own reference to t,
+ * released by calling (*out)->deleter(*out) (what from_dlpack consumers do). The caller
+ * may tfs_close(t) at once; the memory stays mapped until the deleter runs. 0, -EINVAL,
+ * -ENOTSUP (dtype with no DLPack code), -ENOMEM. */
+int tfs_to_dlpack(tfs_tensor *t, struct DLManagedTensor **out);
+
+/* Connects to the Redis a tensorfs daemon uses: redis://[:password@]host[:port][/db] or
+ * unix://[:password@]/path/to/sock. timeout_ms (<= 0: 5000) bounds connecting and how
+ * long each queue command waits for its reply. *out is released with tfs_disconnect.
+ * Errors: -EINVAL (bad URL), -ECONNREFUSED/-ENOENT/-ETIMEDOUT (unreachable), -EACCES
+ * (password refused), -ENOMEM, -EIO. */
+int tfs_connect(const char *url, int timeout_ms, tfs_client **out);
+/* Closes the connection; NULL is a no-op. Tensors got through it stay valid. */
+void tfs_disconnect(tfs_client *c);
+/* The queue key (default "tensor_lifecycle") and the node name sent with commands
+ * (default: the hostname; must match the daemon's --node for holders to be reaped).
+ * Copied. 0 or -EINVAL (NULL, empty or too long). */
+int tfs_client_set_queue(tfs_client *c, const char *queue);
+int tfs_client_set_node(tfs_client *c, const char *node);
+
+/* Queue commands (SPEC §8): each LPUSHes one JSON command with a unique reply key and
+ * waits for the answer. Errors: the errno the daemon answers (-EEXIST, -ENOENT, -EINVAL,
+ * -ENOSPC...), -ETIMEDOUT (no reply within the timeout: no daemon serving the queue),
+ * -EBADMSG (malformed reply), -EIO (connection lost; the next call reconnects).
+ * tfs_create makes the tensor (shape has ndim dims; device < 0 means the default). */
+int tfs_create(tfs_client *c, const char *name, tfs_dtype dtype, int ndim,
+	       const int64_t *shape, int device);
+/* Records this process (node, pid) as a holder, then maps the tensor as tfs_open does.
+ * The hold stays after tfs_close: release it with tfs_delete (or it is reaped when the
+ * process dies). On a mapping error the hold is released again. */
+int tfs_get(tfs_client *c, const char *name, tfs_tensor **out);
+/* Releases this process's hold when it has one, else drops the name's reference (the
+ * tensor is freed when nothing else holds it). */
+int tfs_delete(tfs_client *c, const char *name);
+
+/* Cross-process ordering (cuda backend): tfs_mark_written records an interprocess CUDA
+ * event on stream (a cudaStream_t, NULL = default stream) and stores its handle in the
+ * user xattr "user.tensorfs.event" of the tensor's file; tfs_wait_written makes stream
+ * wait on the last event stored there (no CPU block). Tensors opened by path only
+ * (-EBADF otherwise). On the host backend both are memory fences and return 0.
+ * -ENODATA (wait: nothing marked yet), -ENODEV, -EIO. */
+int tfs_mark_written(tfs_tensor *t, void *stream);
+int tfs_wait_written(tfs_tensor *t, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

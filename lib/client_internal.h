@@ -1,0 +1,73 @@
+/* Private to the client side of libtensorfs: the tensor object, the per-process IPC
+ * handle cache, the dlopen'ed CUDA runtime and the thread-local error message. */
+#ifndef TFS_CLIENT_INTERNAL_H
+#define TFS_CLIENT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "meta.h"
+#include "tensorfs.h"
+
+/* ---- errors (client_err.c) ---- */
+/* Stores a message for tfs_errmsg() and returns err (negative errno) unchanged. */
+int tfs_seterr(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- CUDA runtime loaded at first use (cudart.c) ---- */
+typedef struct { char reserved[64]; } tfs_cuda_ipc_handle;   /* cudaIpcMem/EventHandle_t */
+struct tfs_cudart {
+	int (*GetDevice)(int *dev);
+	int (*SetDevice)(int dev);
+	int (*IpcOpenMemHandle)(void **ptr, tfs_cuda_ipc_handle h, unsigned int flags);
+	int (*IpcCloseMemHandle)(void *ptr);
+	int (*Memcpy)(void *dst, const void *src, size_t n, int kind);
+	const char *(*GetErrorString)(int err);
+	int (*EventCreateWithFlags)(void **ev, unsigned int flags);
+	int (*EventRecord)(void *ev, void *stream);
+	int (*EventDestroy)(void *ev);
+	int (*IpcGetEventHandle)(tfs_cuda_ipc_handle *h, void *ev);
+	int (*IpcOpenEventHandle)(void **ev, tfs_cuda_ipc_handle h);
+	int (*StreamWaitEvent)(void *stream, void *ev, unsigned int flags);
+};
+#define TFS_CUDA_MEMCPY_DEFAULT 4           /* cudaMemcpyDefault */
+#define TFS_CUDA_IPC_LAZY_PEER 1            /* cudaIpcMemLazyEnablePeerAccess */
+#define TFS_CUDA_EVENT_DISABLE_TIMING 2
+#define TFS_CUDA_EVENT_INTERPROCESS 4
+/* The loaded runtime, or NULL with tfs_errmsg set (-ENODEV in *rc). Thread-safe. */
+const struct tfs_cudart *tfs_cudart_get(int *rc);
+/* Runs cudaSetDevice(dev) and returns the previous device in *prev (for restore). */
+int tfs_cuda_enter(const struct tfs_cudart *cu, int dev, int *prev);
+
+/* ---- per-process handle cache (ipc_cache.c) ---- */
+struct tfs_ipc_entry;
+/* Maps the allocation the handle of m names (once per process; later calls with the same
+ * handle share it) and returns its base and whether it could be mapped writable. Checks
+ * that ipc_offset + bytes lies inside. Errors as tfs_open. */
+int tfs_ipc_acquire(const struct tfs_meta *m, struct tfs_ipc_entry **out, void **base,
+		    int *writable);
+/* Drops one user; the last one unmaps / closes the handle. 0 or a negative errno. */
+int tfs_ipc_release(struct tfs_ipc_entry *e);
+/* Number of distinct handles now mapped (for tests). */
+int tfs_ipc_cache_size(void);
+
+/* ---- the tensor (client_open.c) ---- */
+struct tfs_tensor {
+	int refs;                    /* the caller's + one per DLPack export; atomic */
+	int fd;                      /* the file reference, -1 when opened from meta/queue */
+	int writable;
+	struct tfs_meta meta;
+	struct tfs_ipc_entry *map;   /* NULL when bytes == 0 */
+	void *data;                  /* base + ipc_offset */
+	void *event;                 /* cudaEvent_t of the last tfs_mark_written, or NULL */
+};
+/* Builds a tensor from parsed metadata; takes ownership of fd (closed on error too). */
+int tfs_tensor_from_meta(const struct tfs_meta *m, int fd, int want_write, tfs_tensor **out);
+void tfs_tensor_ref(tfs_tensor *t);
+/* Drops one reference, freeing on the last. Returns the unmap status. */
+int tfs_tensor_unref(tfs_tensor *t);
+static inline int tfs_tensor_on_host(const tfs_tensor *t)
+{
+	return t->meta.backend[0] != 'c';
+}
+
+#endif

@@ -1,0 +1,189 @@
+/* Opening a tensor by path (the open descriptor is the reference), from a descriptor or
+ * from metadata JSON, and the reference counting that tfs_close and DLPack share. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "client_internal.h"
+
+#define FUSE_SUPER_MAGIC 0x65735546
+#define META_XATTR "user.tensor.meta"
+
+int tfs_tensor_from_meta(const struct tfs_meta *m, int fd, int want_write, tfs_tensor **out)
+{
+	tfs_tensor *t;
+	void *base = NULL;
+	int rc, writable = 1;
+
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		rc = tfs_seterr(-ENOMEM, "out of memory");
+		goto fail_fd;
+	}
+	t->meta = *m;
+	t->fd = fd;
+	if (m->bytes > 0) {
+		if ((rc = tfs_ipc_acquire(m, &t->map, &base, &writable)))
+			goto fail_struct;
+		t->data = (char *)base + m->ipc_offset;
+	}
+	t->writable = want_write && writable;
+	t->refs = 1;
+	*out = t;
+	return 0;
+fail_struct:
+	free(t);
+fail_fd:
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+void tfs_tensor_ref(tfs_tensor *t)
+{
+	__atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+}
+
+int tfs_tensor_unref(tfs_tensor *t)
+{
+	int rc;
+
+	if (__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) > 0)
+		return 0;
+	if (t->event) {
+		const struct tfs_cudart *cu = tfs_cudart_get(&rc);
+
+		if (cu)
+			cu->EventDestroy(t->event);
+	}
+	rc = tfs_ipc_release(t->map);
+	if (t->fd >= 0)
+		close(t->fd);
+	free(t);
+	return rc;
+}
+
+int tfs_close(tfs_tensor *t)
+{
+	return t ? tfs_tensor_unref(t) : 0;
+}
+
+/* Reads user.tensor.meta of fd in one call (a second only if it outgrew the buffer). */
+static int read_meta(int fd, struct tfs_meta *m)
+{
+	char stackbuf[4096], *buf = stackbuf;
+	struct statfs sf;
+	ssize_t n;
+	int rc, saved;
+
+	n = fgetxattr(fd, META_XATTR, buf, sizeof(stackbuf));
+	if (n < 0 && errno == ERANGE) {
+		n = fgetxattr(fd, META_XATTR, NULL, 0);
+		if (n > 0 && (buf = malloc((size_t)n)) != NULL)
+			n = fgetxattr(fd, META_XATTR, buf, (size_t)n);
+		else if (n > 0)
+			return tfs_seterr(-ENOMEM, "out of memory");
+	}
+	if (n < 0) {
+		saved = errno;
+		if (fstatfs(fd, &sf) == 0 && sf.f_type != FUSE_SUPER_MAGIC)
+			rc = tfs_seterr(-ENOTSUP, "not a tensor: the file is not on a tensorfs mount");
+		else if (saved == ENODATA || saved == ENOTSUP)
+			rc = tfs_seterr(-ENODATA, "not a tensor: the file has no %s", META_XATTR);
+		else
+			rc = tfs_seterr(-saved, "reading %s: %s", META_XATTR, tfs_strerror(saved));
+		goto out;
+	}
+	rc = tfs_meta_from_json(buf, (size_t)n, m);
+	if (rc)
+		rc = tfs_seterr(-EBADMSG, "malformed %s", META_XATTR);
+out:
+	if (buf != stackbuf)
+		free(buf);
+	return rc;
+}
+
+static int open_owned_fd(int fd, tfs_tensor **out)
+{
+	struct tfs_meta m;
+	struct stat st;
+	int rc, acc;
+
+	if (fstat(fd, &st)) {
+		rc = tfs_seterr(-errno, "fstat: %s", tfs_strerror(errno));
+		goto fail;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		rc = tfs_seterr(-EISDIR, "a directory is not a tensor");
+		goto fail;
+	}
+	if ((rc = read_meta(fd, &m)))
+		goto fail;
+	acc = fcntl(fd, F_GETFL) & O_ACCMODE;
+	return tfs_tensor_from_meta(&m, fd, acc != O_RDONLY, out);
+fail:
+	close(fd);
+	return rc;
+}
+
+int tfs_open(const char *path, int flags, tfs_tensor **out)
+{
+	int fd;
+
+	if (!path || !out)
+		return tfs_seterr(-EINVAL, "tfs_open: NULL argument");
+	fd = open(path, (flags & O_ACCMODE) | O_CLOEXEC);
+	if (fd < 0)
+		return tfs_seterr(-errno, "%s: %s", path, tfs_strerror(errno));
+	return open_owned_fd(fd, out);
+}
+
+int tfs_open_fd(int fd, tfs_tensor **out)
+{
+	int dfd;
+
+	if (fd < 0 || !out)
+		return tfs_seterr(-EINVAL, "tfs_open_fd: bad argument");
+	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (dfd < 0)
+		return tfs_seterr(-errno, "dup: %s", tfs_strerror(errno));
+	return open_owned_fd(dfd, out);
+}
+
+int tfs_open_meta(const char *json, size_t len, tfs_tensor **out)
+{
+	struct tfs_meta m;
+
+	if (!json || !out)
+		return tfs_seterr(-EINVAL, "tfs_open_meta: NULL argument");
+	if (tfs_meta_from_json(json, len, &m))
+		return tfs_seterr(-EBADMSG, "malformed tensor metadata JSON");
+	return tfs_tensor_from_meta(&m, -1, 1, out);
+}
+
+int tfs_tensor_get_info(const tfs_tensor *t, struct tfs_tensor_info *info)
+{
+	if (!t || !info)
+		return tfs_seterr(-EINVAL, "tfs_tensor_get_info: NULL argument");
+	memset(info, 0, sizeof(*info));
+	info->data = t->data;
+	info->bytes = t->meta.bytes;
+	info->dtype = t->meta.dtype;
+	info->ndim = t->meta.shape.ndim;
+	for (int i = 0; i < info->ndim; i++)
+		info->shape[i] = (int64_t)t->meta.shape.dims[i];
+	info->device = t->meta.device;
+	info->on_host = tfs_tensor_on_host(t);
+	info->writable = t->writable;
+	return 0;
+}
+
+void *tfs_tensor_data(const tfs_tensor *t)
+{
+	return t ? t->data : NULL;
+}

@@ -1,0 +1,273 @@
+/* The Redis path of the client: create / get / delete through the lifecycle queue
+ * (SPEC §8), each command answered on its own reply key. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "client_internal.h"
+#include "cmd.h"
+#include "redisconn.h"
+
+struct tfs_client {
+	pthread_mutex_t lock;
+	struct tfs_redis_url url;
+	redisContext *ctx;           /* NULL after a broken connection: reconnects */
+	int timeout_ms;
+	uint64_t seq;
+	char queue[TFS_CMD_STR];
+	char node[TFS_NODE_MAX];
+};
+
+static int ensure_connected(tfs_client *c)
+{
+	char err[512];
+	int rc;
+
+	if (c->ctx)
+		return 0;
+	c->ctx = tfs_redis_connect(&c->url, c->timeout_ms, &rc, err, sizeof(err));
+	return c->ctx ? 0 : tfs_seterr(rc, "%s", err);
+}
+
+int tfs_connect(const char *url, int timeout_ms, tfs_client **out)
+{
+	char err[256];
+	tfs_client *c;
+	int rc;
+
+	if (!url || !out)
+		return tfs_seterr(-EINVAL, "tfs_connect: NULL argument");
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return tfs_seterr(-ENOMEM, "out of memory");
+	if (tfs_url_parse(url, &c->url, err, sizeof(err))) {
+		rc = tfs_seterr(-EINVAL, "bad Redis URL: %s", err);
+		goto fail;
+	}
+	c->timeout_ms = timeout_ms > 0 ? timeout_ms : 5000;
+	strcpy(c->queue, "tensor_lifecycle");
+	if (gethostname(c->node, sizeof(c->node)) != 0)
+		strcpy(c->node, "localhost");
+	c->node[sizeof(c->node) - 1] = '\0';
+	if ((rc = ensure_connected(c)))
+		goto fail;
+	pthread_mutex_init(&c->lock, NULL);
+	*out = c;
+	return 0;
+fail:
+	free(c);
+	return rc;
+}
+
+void tfs_disconnect(tfs_client *c)
+{
+	if (!c)
+		return;
+	if (c->ctx)
+		redisFree(c->ctx);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+static int set_str(tfs_client *c, char *dst, size_t size, const char *s, const char *what)
+{
+	if (!c || !s || !s[0] || strlen(s) >= size)
+		return tfs_seterr(-EINVAL, "%s: empty or too long", what);
+	pthread_mutex_lock(&c->lock);
+	strcpy(dst, s);
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+int tfs_client_set_queue(tfs_client *c, const char *queue)
+{
+	return set_str(c, c ? c->queue : NULL, TFS_CMD_STR, queue, "queue key");
+}
+
+int tfs_client_set_node(tfs_client *c, const char *node)
+{
+	return set_str(c, c ? c->node : NULL, TFS_NODE_MAX, node, "node name");
+}
+
+/* Sends cmd (op, name and arguments filled) and waits for its reply; *m gets the
+ * metadata of an ok reply. Called with c->lock held. */
+static int roundtrip(tfs_client *c, struct tfs_cmd *cmd, struct tfs_meta *m)
+{
+	struct timeval tv = { c->timeout_ms / 1000 + 2, (c->timeout_ms % 1000) * 1000 };
+	struct timeval tv0 = { c->timeout_ms / 1000, (c->timeout_ms % 1000) * 1000 };
+	char secs[32], msg[256] = "", id[TFS_CMD_STR];
+	const char *argv[3];
+	redisReply *r = NULL;
+	char *json = NULL;
+	int rc;
+
+	if ((rc = ensure_connected(c)))
+		return rc;
+	cmd->pid = getpid();
+	snprintf(cmd->node, sizeof(cmd->node), "%s", c->node);
+	snprintf(cmd->id, sizeof(cmd->id), "%s:%d:%llu", c->node, (int)getpid(),
+		 (unsigned long long)++c->seq);
+	snprintf(cmd->reply, sizeof(cmd->reply), "%.100s:reply:%.140s", c->queue, cmd->id);
+	json = tfs_cmd_build(cmd);
+	if (!json)
+		return tfs_seterr(-ENOMEM, "out of memory");
+	argv[0] = "LPUSH";
+	argv[1] = c->queue;
+	argv[2] = json;
+	r = tfs_redis_cmdv(c->ctx, 3, argv, NULL, &rc);
+	if (!r) {
+		rc = tfs_seterr(rc, "LPUSH %s failed: %s", c->queue, c->ctx->errstr);
+		goto out;
+	}
+	freeReplyObject(r);
+	/* The socket timeout must outlast the BRPOP's own. */
+	redisSetTimeout(c->ctx, tv);
+	snprintf(secs, sizeof(secs), "%.3f", c->timeout_ms / 1000.0);
+	argv[0] = "BRPOP";
+	argv[1] = cmd->reply;
+	argv[2] = secs;
+	r = tfs_redis_cmdv(c->ctx, 3, argv, NULL, &rc);
+	if (c->ctx->err == 0)
+		redisSetTimeout(c->ctx, tv0);
+	if (!r) {
+		rc = tfs_seterr(rc, "waiting for the reply on %s failed: %s", cmd->reply,
+				c->ctx->errstr);
+		goto out;
+	}
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+	    r->element[1]->type != REDIS_REPLY_STRING) {
+		rc = tfs_seterr(-ETIMEDOUT, "no reply on %s within %d ms: is a tensorfs daemon "
+				"serving the queue %s?", cmd->reply, c->timeout_ms, c->queue);
+		goto out;
+	}
+	rc = tfs_reply_parse(r->element[1]->str, r->element[1]->len, m, id, sizeof(id), msg,
+			     sizeof(msg));
+	if (rc == -EBADMSG)
+		rc = tfs_seterr(rc, "malformed reply on %s", cmd->reply);
+	else if (rc)
+		rc = tfs_seterr(rc, "%s: %s (%s)", cmd->name, msg[0] ? msg : tfs_strerror(rc),
+				tfs_errno_name(rc));
+	else if (strcmp(id, cmd->id))
+		rc = tfs_seterr(-EBADMSG, "reply on %s answers request %s, not %s", cmd->reply, id,
+				cmd->id);
+out:
+	if (rc == -EIO && c->ctx) {
+		redisFree(c->ctx);   /* broken: the next call reconnects */
+		c->ctx = NULL;
+	}
+	freeReplyObject(r);
+	free(json);
+	return rc;
+}
+
+/* 0 or -EINVAL with the message set. */
+static int name_ok(const char *name)
+{
+	if (!name || tfs_name_check(name))
+		return tfs_seterr(-EINVAL, "bad tensor name \"%s\"", name ? name : "(null)");
+	return 0;
+}
+
+/* A command for op on a checked name (heap: it holds a 4 KiB name); NULL = no memory. */
+static struct tfs_cmd *new_cmd(enum tfs_op op, const char *name)
+{
+	struct tfs_cmd *cmd;
+
+	cmd = calloc(1, sizeof(*cmd));
+	if (!cmd) {
+		tfs_seterr(-ENOMEM, "out of memory");
+		return NULL;
+	}
+	cmd->op = op;
+	strcpy(cmd->name, name);
+	return cmd;
+}
+
+static int run(tfs_client *c, struct tfs_cmd *cmd, struct tfs_meta *m)
+{
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	rc = roundtrip(c, cmd, m);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+int tfs_create(tfs_client *c, const char *name, tfs_dtype dtype, int ndim,
+	       const int64_t *shape, int device)
+{
+	struct tfs_cmd *cmd;
+	struct tfs_meta m;
+	int rc;
+
+	if (!c || ndim < 0 || ndim > TFS_MAX_DIMS || (ndim && !shape) ||
+	    (unsigned)dtype >= TFS_DTYPE_COUNT)
+		return tfs_seterr(-EINVAL, "tfs_create: bad argument");
+	for (int i = 0; i < ndim; i++)
+		if (shape[i] < 0)
+			return tfs_seterr(-EINVAL, "tfs_create: negative dimension");
+	if ((rc = name_ok(name)))
+		return rc;
+	if (!(cmd = new_cmd(TFS_OP_CREATE, name)))
+		return -ENOMEM;
+	cmd->has_dtype = cmd->has_shape = 1;
+	cmd->dtype = dtype;
+	cmd->shape.ndim = ndim;
+	for (int i = 0; i < ndim; i++)
+		cmd->shape.dims[i] = (uint64_t)shape[i];
+	if (device >= 0) {
+		cmd->has_device = 1;
+		cmd->device = device;
+	}
+	rc = run(c, cmd, &m);
+	free(cmd);
+	return rc;
+}
+
+int tfs_delete(tfs_client *c, const char *name)
+{
+	struct tfs_cmd *cmd;
+	struct tfs_meta m;
+	int rc;
+
+	if (!c)
+		return tfs_seterr(-EINVAL, "tfs_delete: NULL client");
+	if ((rc = name_ok(name)))
+		return rc;
+	if (!(cmd = new_cmd(TFS_OP_DELETE, name)))
+		return -ENOMEM;
+	rc = run(c, cmd, &m);
+	free(cmd);
+	return rc;
+}
+
+int tfs_get(tfs_client *c, const char *name, tfs_tensor **out)
+{
+	struct tfs_cmd *cmd;
+	struct tfs_meta m;
+	char msg[512];
+	int rc;
+
+	if (!c || !out)
+		return tfs_seterr(-EINVAL, "tfs_get: NULL argument");
+	if ((rc = name_ok(name)))
+		return rc;
+	if (!(cmd = new_cmd(TFS_OP_GET, name)))
+		return -ENOMEM;
+	rc = run(c, cmd, &m);
+	free(cmd);
+	if (rc)
+		return rc;
+	rc = tfs_tensor_from_meta(&m, -1, 1, out);
+	if (rc) {
+		/* Give the hold back, keeping the mapping error for the caller. */
+		snprintf(msg, sizeof(msg), "%s", tfs_errmsg());
+		tfs_delete(c, name);
+		tfs_seterr(rc, "%s", msg);
+	}
+	return rc;
+}

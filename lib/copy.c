@@ -1,0 +1,50 @@
+/* Direct copies between a mapped tensor and caller memory, bypassing FUSE: the consumer
+ * maps the handle (already done at open) and copies itself. */
+#include <errno.h>
+#include <string.h>
+
+#include "client_internal.h"
+
+/* to_tensor: buf -> tensor, else tensor -> buf. */
+static int copy(tfs_tensor *t, uint64_t off, void *buf, size_t len, int to_tensor)
+{
+	const char *what = to_tensor ? "tfs_write" : "tfs_read";
+	const struct tfs_cudart *cu;
+	char *dev;
+	int rc, prev, err;
+
+	if (!t || !buf)
+		return tfs_seterr(-EINVAL, "%s: NULL argument", what);
+	if (to_tensor && !t->writable)
+		return tfs_seterr(-EBADF, "tfs_write: the tensor was opened read-only");
+	if (off > t->meta.bytes || len > t->meta.bytes - off)
+		return tfs_seterr(-EINVAL, "%s: range %llu+%zu outside the tensor's %llu bytes", what,
+				  (unsigned long long)off, len, (unsigned long long)t->meta.bytes);
+	if (len == 0)
+		return 0;
+	dev = (char *)t->data + off;
+	if (tfs_tensor_on_host(t)) {
+		memcpy(to_tensor ? dev : buf, to_tensor ? buf : dev, len);
+		return 0;
+	}
+	if (!(cu = tfs_cudart_get(&rc)))
+		return rc;
+	if ((rc = tfs_cuda_enter(cu, t->meta.device, &prev)))
+		return rc;
+	err = cu->Memcpy(to_tensor ? dev : buf, to_tensor ? buf : dev, len, TFS_CUDA_MEMCPY_DEFAULT);
+	if (err)
+		rc = tfs_seterr(-EIO, "%s: cudaMemcpy: %s", what, cu->GetErrorString(err));
+	if (prev != t->meta.device)
+		cu->SetDevice(prev);
+	return rc;
+}
+
+int tfs_read(tfs_tensor *t, uint64_t off, void *dst, size_t len)
+{
+	return copy(t, off, dst, len, 0);
+}
+
+int tfs_write(tfs_tensor *t, uint64_t off, const void *src, size_t len)
+{
+	return copy(t, off, (void *)src, len, 1);
+}

@@ -1,0 +1,217 @@
+/* A command-line front to libtensorfs for t_client.sh: each subcommand calls the library
+ * once and prints the result, or "error: <errno name>: <message>" and exits 1. */
+#include <dlpack/dlpack.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client_internal.h"
+#include "dtype.h"
+#include "meta.h"
+#include "shape.h"
+#include "strutil.h"
+#include "tensorfs.h"
+
+static int fail(int rc)
+{
+	const char *name = strerrorname_np(-rc);   /* EBADF, ESTALE...: every errno */
+
+	printf("error: %s: %s\n", name ? name : "E?", tfs_errmsg());
+	return 1;
+}
+
+static void print_info(const tfs_tensor *t)
+{
+	struct tfs_tensor_info in;
+
+	tfs_tensor_get_info(t, &in);
+	printf("%s [", tfs_dtype_name(in.dtype));
+	for (int i = 0; i < in.ndim; i++)
+		printf("%s%lld", i ? "," : "", (long long)in.shape[i]);
+	printf("] %llu %s %s\n", (unsigned long long)in.bytes, in.on_host ? "host" : "cuda",
+	       in.writable ? "rw" : "ro");
+}
+
+static int hexdump(tfs_tensor *t, uint64_t off, size_t len)
+{
+	unsigned char *b = malloc(len ? len : 1);
+	int rc;
+
+	if (!b)
+		return -ENOMEM;
+	if ((rc = tfs_read(t, off, b, len)) == 0) {
+		for (size_t i = 0; i < len; i++)
+			printf("%02x", b[i]);
+		printf("\n");
+	}
+	free(b);
+	return rc;
+}
+
+static int unhex(const char *s, unsigned char *out, size_t *n)
+{
+	size_t l = strlen(s);
+
+	if (l % 2 || l / 2 > 4096 || tfs_hex_decode(s, l, out, l / 2))
+		return -EINVAL;
+	*n = l / 2;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : "";
+	tfs_tensor *t = NULL;
+	tfs_client *c = NULL;
+	int rc = 0;
+
+	if (!strcmp(cmd, "info") && argc == 3) {                 /* info PATH */
+		if ((rc = tfs_open(argv[2], O_RDONLY, &t)))
+			return fail(rc);
+		print_info(t);
+	} else if (!strcmp(cmd, "read") && argc == 5) {          /* read PATH OFF LEN */
+		if ((rc = tfs_open(argv[2], O_RDONLY, &t)) ||
+		    (rc = hexdump(t, strtoull(argv[3], NULL, 0), strtoul(argv[4], NULL, 0))))
+			goto err;
+	} else if (!strcmp(cmd, "write") && argc == 5) {         /* write PATH OFF HEX */
+		unsigned char b[4096];
+		size_t n;
+
+		if (unhex(argv[4], b, &n))
+			return fail(-EINVAL);
+		if ((rc = tfs_open(argv[2], O_RDWR, &t)) ||
+		    (rc = tfs_write(t, strtoull(argv[3], NULL, 0), b, n)))
+			goto err;
+	} else if (!strcmp(cmd, "write-ro") && argc == 3) {      /* write-ro PATH */
+		if ((rc = tfs_open(argv[2], O_RDONLY, &t)) || (rc = tfs_write(t, 0, "x", 1)))
+			goto err;
+	} else if (!strcmp(cmd, "fill") && argc == 4) {          /* fill PATH BYTE: via pointer */
+		if ((rc = tfs_open(argv[2], O_RDWR, &t)))
+			goto err;
+		if (!tfs_tensor_data(t) || t->meta.backend[0] != 'h')
+			return fail(-ENOTSUP);
+		memset(tfs_tensor_data(t), (int)strtol(argv[3], NULL, 0), t->meta.bytes);
+	} else if (!strcmp(cmd, "mark") && argc == 3) {          /* mark PATH */
+		if ((rc = tfs_open(argv[2], O_RDWR, &t)) || (rc = tfs_mark_written(t, NULL)))
+			goto err;
+	} else if (!strcmp(cmd, "wait") && argc == 3) {          /* wait PATH */
+		if ((rc = tfs_open(argv[2], O_RDONLY, &t)) || (rc = tfs_wait_written(t, NULL)))
+			goto err;
+	} else if (!strcmp(cmd, "hold") && argc == 4) {          /* hold PATH SECS */
+		if ((rc = tfs_open(argv[2], O_RDONLY, &t)))
+			goto err;
+		printf("held\n");
+		fflush(stdout);
+		sleep((unsigned)atoi(argv[3]));
+	} else if (!strcmp(cmd, "cache") && argc >= 3) {        /* cache PATH...: opens all */
+		tfs_tensor *ts[16];
+		int n = 0;
+
+		for (int i = 2; i < argc && n < 16; i++, n++)
+			if ((rc = tfs_open(argv[i], O_RDONLY, &ts[n])))
+				goto err;
+		printf("%d\n", tfs_ipc_cache_size());
+		for (int i = 0; i < n; i++)
+			tfs_close(ts[i]);
+		printf("%d\n", tfs_ipc_cache_size());
+	} else if (!strcmp(cmd, "unlinked") && argc == 3) {     /* unlinked PATH */
+		int fd = open(argv[2], O_RDWR);
+
+		if (fd < 0)
+			return fail(-errno);
+		if (unlink(argv[2]))
+			return fail(-errno);
+		rc = tfs_open_fd(fd, &t);
+		close(fd);
+		if (rc)
+			goto err;
+		print_info(t);
+		if ((rc = tfs_write(t, 0, "\x2a", 1)) || (rc = hexdump(t, 0, 1)))
+			goto err;
+	} else if (!strcmp(cmd, "open-meta") && argc == 3) {    /* open-meta FILE */
+		char buf[8192];
+		FILE *f = fopen(argv[2], "r");
+		size_t n = f ? fread(buf, 1, sizeof(buf), f) : 0;
+
+		if (f)
+			fclose(f);
+		if ((rc = tfs_open_meta(buf, n, &t)))
+			goto err;
+		print_info(t);
+	} else if (!strcmp(cmd, "dlpack") && argc == 3) {       /* dlpack PATH */
+		DLManagedTensor *dl;
+
+		if ((rc = tfs_open(argv[2], O_RDONLY, &t)) || (rc = tfs_to_dlpack(t, &dl)))
+			goto err;
+		tfs_close(t);
+		t = NULL;
+		printf("device %d code %d bits %d ndim %d first %d\n", dl->dl_tensor.device.device_type,
+		       dl->dl_tensor.dtype.code, dl->dl_tensor.dtype.bits, dl->dl_tensor.ndim,
+		       dl->dl_tensor.data && dl->dl_tensor.device.device_type == kDLCPU ?
+		       ((unsigned char *)dl->dl_tensor.data)[0] : -1);
+		printf("cache %d\n", tfs_ipc_cache_size());
+		dl->deleter(dl);
+		printf("cache %d\n", tfs_ipc_cache_size());
+	} else if (!strncmp(cmd, "q", 1) && argc >= 4) {        /* qXXX URL NAME [args] */
+		int timeout = getenv("TFS_TIMEOUT_MS") ? atoi(getenv("TFS_TIMEOUT_MS")) : 3000;
+
+		if ((rc = tfs_connect(argv[2], timeout, &c)))
+			goto err;
+		if (getenv("TFS_NODE") && (rc = tfs_client_set_node(c, getenv("TFS_NODE"))))
+			goto err;
+		if (getenv("TFS_QUEUE") && (rc = tfs_client_set_queue(c, getenv("TFS_QUEUE"))))
+			goto err;
+		if (!strcmp(cmd, "qcreate") && argc == 6) {      /* qcreate URL NAME DTYPE SHAPE */
+			struct tfs_shape sh;
+			int64_t dims[TFS_MAX_DIMS];
+			tfs_dtype dt;
+
+			if (tfs_dtype_parse(argv[4], strlen(argv[4]), &dt) ||
+			    tfs_shape_parse(argv[5], strlen(argv[5]), &sh))
+				return fail(-EINVAL);
+			for (int i = 0; i < sh.ndim; i++)
+				dims[i] = (int64_t)sh.dims[i];
+			rc = tfs_create(c, argv[3], dt, sh.ndim, dims, -1);
+		} else if (!strcmp(cmd, "qget")) {               /* qget URL NAME [SECS] */
+			if ((rc = tfs_get(c, argv[3], &t)))
+				goto err;
+			print_info(t);
+			fflush(stdout);
+			if (argc > 4)
+				sleep((unsigned)atoi(argv[4]));
+		} else if (!strcmp(cmd, "qgetdel")) {            /* qgetdel URL NAME: get, read, delete */
+			if ((rc = tfs_get(c, argv[3], &t)))
+				goto err;
+			print_info(t);
+			if ((rc = hexdump(t, 0, t->meta.bytes < 8 ? t->meta.bytes : 8)))
+				goto err;
+			tfs_close(t);
+			t = NULL;
+			rc = tfs_delete(c, argv[3]);
+		} else if (!strcmp(cmd, "qdelete")) {
+			rc = tfs_delete(c, argv[3]);
+		} else if (!strcmp(cmd, "qconnect")) {
+			rc = 0;
+		} else {
+			rc = -EINVAL;
+		}
+		if (rc)
+			goto err;
+	} else {
+		fprintf(stderr, "usage: tfs_client_tool info|read|write|write-ro|fill|hold|cache|"
+			"unlinked|open-meta|dlpack|qcreate|qget|qgetdel|qdelete|qconnect ...\n");
+		return 2;
+	}
+	if ((rc = tfs_close(t)))
+		goto err;
+	tfs_disconnect(c);
+	printf("done\n");
+	return 0;
+err:
+	tfs_close(t);
+	tfs_disconnect(c);
+	return fail(rc);
+}
