@@ -10,8 +10,11 @@ TFS_SONAME=libtensorfs.so.$(TFS_MAJOR)
 PREFIX?=/usr/local
 INCLUDE_PATH?=include
 LIBRARY_PATH?=lib
+# The folder libraries install to. Not LIBRARY_PATH from the environment: that is the
+# compiler's search path (CUDA setups export it); `make LIBRARY_PATH=lib64` still works.
+LIBDIR=$(if $(filter command line,$(origin LIBRARY_PATH)),$(LIBRARY_PATH),lib)
 BINARY_PATH?=bin
-PKGCONF_PATH?=$(LIBRARY_PATH)/pkgconfig
+PKGCONF_PATH?=$(LIBDIR)/pkgconfig
 INSTALL?=install
 
 # Build folder: `make O=build-asan SANITIZE=1` is what `make asan` does.
@@ -55,7 +58,8 @@ endif
 TOOL_SRCS=$(sort $(wildcard tools/*.c))
 UNIT_SRCS=$(sort $(wildcard tests/unit/*.c))
 HELPER_SRCS=$(sort $(wildcard tests/integration/*.c))
-BENCH_SRCS=$(sort $(wildcard tests/bench/*.c))
+# gpu_*.c need CUDA: tests/bench/gpu_bench.sh builds them with nvcc on the GPU machine.
+BENCH_SRCS=$(filter-out tests/bench/gpu_%,$(sort $(wildcard tests/bench/*.c)))
 
 LIB_OBJS=$(LIB_SRCS:%.c=$(O)/%.o)
 FS_OBJS=$(FS_SRCS:%.c=$(O)/%.o)
@@ -95,6 +99,15 @@ $(O)/tests/%: tests/integration/%.c $(STLIB) lib/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(REAL_CFLAGS) -o $@ $< $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
 
+# --- examples (libtensorfs client API): examples/*.c -> $(O)/examples/, part of all ---
+EXAMPLE_SRCS=$(sort $(wildcard examples/*.c))
+EXAMPLES=$(EXAMPLE_SRCS:examples/%.c=$(O)/examples/%)
+all: $(EXAMPLES)
+$(O)/examples/%: examples/%.c $(STLIB) lib/tensorfs.h
+	@mkdir -p $(dir $@)
+	$(CC) $(REAL_CFLAGS) -o $@ $< $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
+# --- end examples ---
+
 $(O)/bench/%: tests/bench/%.c $(STLIB) lib/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(REAL_CFLAGS) -o $@ $< $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
@@ -103,7 +116,7 @@ $(O)/tensorfs.pc: Makefile
 	@mkdir -p $(O)
 	@echo "Generating $@ for pkgconfig..."
 	@printf '%s\n' 'prefix=$(PREFIX)' 'exec_prefix=$${prefix}' \
-	  'libdir=$${exec_prefix}/$(LIBRARY_PATH)' 'includedir=$${prefix}/$(INCLUDE_PATH)' '' \
+	  'libdir=$${exec_prefix}/$(LIBDIR)' 'includedir=$${prefix}/$(INCLUDE_PATH)' '' \
 	  'Name: tensorfs' 'Description: Open tensors shared through a tensorfs mount or its Redis queue' \
 	  'Version: $(TFS_VERSION)' 'Requires.private: hiredis libcjson' \
 	  'Libs: -L$${libdir} -ltensorfs' 'Libs.private: -ldl -lrt' 'Cflags: -I$${includedir}' > $@
@@ -140,19 +153,20 @@ bench: all
 	tests/bench/run.sh build
 
 install: all
-	mkdir -p $(DESTDIR)$(PREFIX)/$(INCLUDE_PATH) $(DESTDIR)$(PREFIX)/$(LIBRARY_PATH) \
+	mkdir -p $(DESTDIR)$(PREFIX)/$(INCLUDE_PATH) $(DESTDIR)$(PREFIX)/$(LIBDIR) \
 	  $(DESTDIR)$(PREFIX)/$(BINARY_PATH) $(DESTDIR)$(PREFIX)/$(PKGCONF_PATH)
 	$(INSTALL) -m 644 lib/tensorfs.h $(DESTDIR)$(PREFIX)/$(INCLUDE_PATH)
-	$(INSTALL) -m 644 $(STLIB) $(DESTDIR)$(PREFIX)/$(LIBRARY_PATH)
-	$(INSTALL) -m 755 $(DYLIB) $(DESTDIR)$(PREFIX)/$(LIBRARY_PATH)/libtensorfs.so.$(TFS_VERSION)
-	cd $(DESTDIR)$(PREFIX)/$(LIBRARY_PATH) && ln -sf libtensorfs.so.$(TFS_VERSION) $(TFS_SONAME) \
+	$(INSTALL) -m 644 $(STLIB) $(DESTDIR)$(PREFIX)/$(LIBDIR)
+	$(INSTALL) -m 755 $(DYLIB) $(DESTDIR)$(PREFIX)/$(LIBDIR)/libtensorfs.so.$(TFS_VERSION)
+	cd $(DESTDIR)$(PREFIX)/$(LIBDIR) && ln -sf libtensorfs.so.$(TFS_VERSION) $(TFS_SONAME) \
 	  && ln -sf $(TFS_SONAME) libtensorfs.so
-	$(INSTALL) -m 644 $(O)/tensorfs.pc $(DESTDIR)$(PREFIX)/$(PKGCONF_PATH)
+	# tensorfs.pc was made at build time: give it the PREFIX of this install
+	sed 's|^prefix=.*|prefix=$(PREFIX)|' $(O)/tensorfs.pc > $(DESTDIR)$(PREFIX)/$(PKGCONF_PATH)/tensorfs.pc
 	$(INSTALL) -m 755 $(DAEMON) $(TOOLS) $(DESTDIR)$(PREFIX)/$(BINARY_PATH)
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/$(INCLUDE_PATH)/tensorfs.h \
-	  $(DESTDIR)$(PREFIX)/$(LIBRARY_PATH)/libtensorfs.* \
+	  $(DESTDIR)$(PREFIX)/$(LIBDIR)/libtensorfs.* \
 	  $(DESTDIR)$(PREFIX)/$(PKGCONF_PATH)/tensorfs.pc $(DESTDIR)$(PREFIX)/$(BINARY_PATH)/tensorfs \
 	  $(TOOLS:$(O)/%=$(DESTDIR)$(PREFIX)/$(BINARY_PATH)/%)
 

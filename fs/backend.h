@@ -25,7 +25,8 @@ struct tfs_alloc;       /* one per tensor with bytes > 0: opaque to callers */
 
 struct tfs_backend_stats {
 	uint64_t used;      /* bytes handed out to tensors (requested sizes) */
-	uint64_t reserved;  /* bytes the backend holds from the device/OS (>= used) */
+	uint64_t reserved;  /* bytes the backend holds for live tensors (>= used); blocks kept
+			     * only for reuse are not counted */
 	uint64_t total;     /* the cap: --max-bytes, or what the device has */
 	uint64_t nallocs;   /* live allocations */
 };

@@ -757,7 +757,10 @@ static void cu_stats(struct tfs_backend *be, struct tfs_backend_stats *st)
 			continue;
 		tfs_pool_get_stats(d->pool, &ps);
 		st->used += ps.used;
-		st->reserved += ps.reserved;
+		/* Blocks cached with nothing live are free for the next tensor (and released when
+		 * a block cannot be had), so statfs counts only what live tensors hold: df on an
+		 * empty mount shows 0 used. */
+		st->reserved += ps.reserved - ps.cached;
 		st->nallocs += ps.nallocs;
 	}
 	st->total = be->cap ? be->cap : be->total;

@@ -35,6 +35,16 @@ for b in "${builds[@]}"; do
 		if [ -n "${TESTS:-}" ] && [[ " $TESTS " != *" $name "* ]]; then continue; fi
 		count "$b/$name" < <(BUILD="$b" timeout 600 bash "$f" 2>&1; rc=$?; [ $rc -eq 0 ] || echo "not ok - $name exited $rc")
 	done
+	# GPU tests: without a CUDA device (or before make test-gpu built their helpers) each
+	# prints "skip - ..." lines.
+	for f in tests/gpu/t_*.sh; do
+		[ -e "$f" ] || continue
+		name=gpu/$(basename "$f" .sh)
+		if [ -n "${TESTS:-}" ] && [[ " $TESTS " != *" $(basename "$f" .sh) "* ]]; then continue; fi
+		t0=$SECONDS
+		count "$b/$name" < <(BUILD="$b" timeout 600 bash "$f" 2>&1; rc=$?; [ $rc -eq 0 ] || echo "not ok - $name exited $rc")
+		[ -e /dev/nvidiactl ] && echo "    # $name: $((SECONDS - t0)) s"
+	done
 done
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "failed:"

@@ -8,12 +8,17 @@
  *         zero    the LEN bytes are all zero
  *         write   write pattern SEED there with cudaMemcpy, then cudaDeviceSynchronize
  *         kwrite  the same with a kernel (when built with fill_kernel.cu)
+ *         dump    write the LEN bytes to stdout (for cmp against the file in the mount)
+ *         hold    map the handle, print "holding" and sleep until killed (SEED ignored)
+ *         fill    set every byte of the range to SEED (cudaMemset), then synchronise
+ *         gen     no CUDA: write pattern SEED of LEN bytes to stdout (HANDLE_HEX ignored)
  * Exit status: 0 done and matched, 1 mismatch, 2 usage or CUDA error, 3 kwrite not built in.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
@@ -66,9 +71,16 @@ int main(int argc, char **argv)
 	uint8_t *host = NULL, *base = NULL;
 	int rc = 0, dev = 0;
 
+	if (argc >= 6 && !strcmp(argv[1], "gen")) {
+		len = strtoull(argv[4], NULL, 0);
+		seed = strtoull(argv[5], NULL, 0);
+		for (i = 0; i < len; i++)
+			putchar(pattern_byte(seed, i));
+		return fflush(stdout) ? 2 : 0;
+	}
 	if (argc < 6 || unhex(argv[2], (uint8_t *)&h, sizeof(h))) {
-		fprintf(stderr, "usage: consumer check|zero|write|kwrite HANDLE_HEX OFFSET LEN SEED "
-			"[DEVICE]\n");
+		fprintf(stderr, "usage: consumer check|zero|write|kwrite|dump|hold|gen HANDLE_HEX "
+			"OFFSET LEN SEED [DEVICE]\n");
 		return 2;
 	}
 	mode = argv[1];
@@ -96,6 +108,19 @@ int main(int argc, char **argv)
 				break;
 			}
 		}
+	} else if (!strcmp(mode, "dump")) {
+		CK(cudaMemcpy(host, base + off, len, cudaMemcpyDeviceToHost));
+		if (fwrite(host, 1, len, stdout) != len || fflush(stdout))
+			rc = 2;
+	} else if (!strcmp(mode, "hold")) {
+		CK(cudaMemcpy(host, base + off, len, cudaMemcpyDeviceToHost));
+		printf("holding\n");
+		fflush(stdout);
+		for (;;)
+			pause();
+	} else if (!strcmp(mode, "fill")) {
+		CK(cudaMemset(base + off, (int)(seed & 0xff), len));
+		CK(cudaDeviceSynchronize());
 	} else if (!strcmp(mode, "write")) {
 		for (i = 0; i < len; i++)
 			host[i] = pattern_byte(seed, i);

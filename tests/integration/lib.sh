@@ -50,12 +50,48 @@ mount_tfs() {
 	"$TFS" -f --redis "$URL" --log "$T/$(basename "$dir").log" "$@" "$dir" &
 	MNT_PID[$dir]=$!
 	for _ in $(seq 200); do
-		mountpoint -q "$dir" && return 0
+		mountpoint -q "$dir" && { set_backend "$dir"; return 0; }
 		kill -0 "${MNT_PID[$dir]}" 2>/dev/null || break
 		sleep 0.05
 	done
 	echo "mount of $dir failed:"; cat "$T/$(basename "$dir").log"; return 1
 }
+
+# BACKEND: "host" or "cuda", what the last mounted daemon runs (its log names it once the
+# backend started, just after the mount appears). Tests that look at the handle's insides
+# branch on it; map_dump and map_fill open the handle as another process does.
+BACKEND=
+set_backend() {
+	local log=$T/$(basename "$1").log b=
+	for _ in $(seq 100); do
+		b=$(grep -o "backend [a-z]*" "$log" 2>/dev/null | head -1 | cut -d' ' -f2)
+		[ -n "$b" ] && break
+		sleep 0.05
+	done
+	export BACKEND=$b
+}
+export GPU_CONSUMER="$ROOT/$BUILD/gpu/consumer"   # built by tests/gpu/run.sh (make test-gpu)
+export SHM_MAP_BIN="$HELPERS/shm_map"
+_map_hex() { getfattr --only-values -n user.tensor.ipc_handle "$1" | od -An -v -tx1 | tr -d ' \n'; }
+# map_dump FILE: the tensor's bytes as another process reads them through its handle
+map_dump() {
+	if [ "$BACKEND" = cuda ]; then
+		local h; h=$(_map_hex "$1") || return 1
+		"$GPU_CONSUMER" dump "$h" "$(getfattr --only-values -n user.tensor.ipc_offset "$1")" "$(stat -c %s "$1")" 0
+	else
+		"$SHM_MAP_BIN" "$1" dump
+	fi
+}
+# map_fill FILE BYTE: another process sets every byte of the tensor through its handle
+map_fill() {
+	if [ "$BACKEND" = cuda ]; then
+		local h; h=$(_map_hex "$1") || return 1
+		"$GPU_CONSUMER" fill "$h" "$(getfattr --only-values -n user.tensor.ipc_offset "$1")" "$(stat -c %s "$1")" "$2"
+	else
+		"$SHM_MAP_BIN" "$1" fill "$2"
+	fi
+}
+export -f _map_hex map_dump map_fill
 
 # umount_tfs DIR: unmounts and checks the daemon exits 0 (ASan leak reports make it 23)
 umount_tfs() {
