@@ -362,7 +362,11 @@ int main(int argc, char *argv[])
 		rc = fuse_loop_mt(fuse, loop);
 		fuse_loop_cfg_destroy(loop);
 	}
-	rc = rc ? 1 : 0;
+	/* libfuse reports the signal that ended the loop: SIGINT/SIGTERM/SIGHUP are the
+	 * clean way to stop a daemon, not a failure. */
+	if (rc < 0)
+		rc = -rc;
+	rc = rc == 0 || rc == SIGINT || rc == SIGTERM || rc == SIGHUP ? 0 : 1;
 	tfs_log(LOG_INFO, "unmounting %s", cmd.mountpoint);
 	tfs_queue_stop();
 	pthread_mutex_lock(&tfs_d.ns);

@@ -10,7 +10,7 @@ T=$(mktemp -d /tmp/tfs-test.XXXXXX)
 SOCK="$T/redis.sock"
 URL="unix://$SOCK"
 REDIS_PID=
-declare -A MNT_PID=()
+declare -gA MNT_PID=()   # -g: tests/gpu/gpulib.sh sources this inside a function
 FAILS=0
 
 ok() { echo "ok - $*"; }

@@ -182,7 +182,7 @@ else
 		L=$I/opt/tfs/lib
 		check "installed header, libraries and tensorfs.pc" test -f "$I/opt/tfs/include/tensorfs.h" \
 			-a -f "$L/libtensorfs.a" -a -L "$L/libtensorfs.so" -a -f "$L/pkgconfig/tensorfs.pc"
-		export PKG_CONFIG_PATH="$L/pkgconfig"
+		export PKG_CONFIG_PATH="$L/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 		pc="pkg-config --define-variable=prefix=$I/opt/tfs"
 		check "a program builds against the installed tensorfs.pc" \
 			bash -c "cc -o '$T/obp' '$ROOT/examples/open_by_path.c' \$($pc --cflags --libs tensorfs)"
