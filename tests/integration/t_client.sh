@@ -183,10 +183,11 @@ else
 		check "installed header, libraries and tensorfs.pc" test -f "$I/opt/tfs/include/tensorfs.h" \
 			-a -f "$L/libtensorfs.a" -a -L "$L/libtensorfs.so" -a -f "$L/pkgconfig/tensorfs.pc"
 		export PKG_CONFIG_PATH="$L/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
-		pc="pkg-config --define-variable=prefix=$I/opt/tfs"
+		# A sysroot (the GPU machine's package root sets one) would be prefixed to our paths.
+		pc="env -u PKG_CONFIG_SYSROOT_DIR pkg-config --define-variable=prefix=$I/opt/tfs"
 		check "a program builds against the installed tensorfs.pc" \
 			bash -c "cc -o '$T/obp' '$ROOT/examples/open_by_path.c' \$($pc --cflags --libs tensorfs)"
-		check "and runs with the installed libtensorfs.so" env LD_LIBRARY_PATH="$L" "$T/obp" "$M/ex"
+		check "and runs with the installed libtensorfs.so" env LD_LIBRARY_PATH="$L${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$T/obp" "$M/ex"
 		check "and against the installed libtensorfs.a (pkg-config --static)" \
 			bash -c "cc -o '$T/qlc' '$ROOT/examples/queue_lifecycle.c' \$($pc --cflags tensorfs) '$L/libtensorfs.a' \$($pc --static --libs-only-l tensorfs | sed 's/-ltensorfs//') && '$T/qlc' '$URL' st1"
 	else
