@@ -194,6 +194,41 @@ import json, struct
 d = open('m.out.safetensors', 'rb').read(); n = struct.unpack('<Q', d[:8])[0]; h = json.loads(d[8:8+n])
 assert h['__metadata__']['format'] == 'pt' and h['embed.weight']['shape'] == [4, 8]
 assert max(v['data_offsets'][1] for k, v in h.items() if k != '__metadata__') == len(d) - 8 - n"
+# Files written by safetensors 0.8.0 from PyTorch on the GPU machine (tests/data): the order
+# of tensors in a saved file must be the library's, so they round trip byte for byte.
+for f in torch-mixed torch-dtype-order; do
+	check "$f.safetensors (made by PyTorch) round trips byte-identical" bash -c \
+		"'$CTL' load '$ROOT/tests/data/$f.safetensors' '$M/$f' && '$CTL' save '$M/$f' '$f.out.safetensors' && cmp '$ROOT/tests/data/$f.safetensors' '$f.out.safetensors'"
+done
+# Files written by PyTorch itself (the GPU machine has torch and safetensors).
+if python3 -c 'import torch, safetensors.torch' 2>/dev/null; then
+	check "torch-written safetensors loads" python3 -c "
+import torch, subprocess
+from safetensors.torch import save_file
+g = torch.Generator().manual_seed(1)
+t = {'model.embed.weight': torch.randn(16, 8, generator=g).to(torch.bfloat16),
+     'model.layers.0.w': torch.randn(8, 8, generator=g), 'ids': torch.arange(5),
+     'mask': torch.tensor([True, False]), 'half': torch.randn(3, generator=g).half()}
+save_file(t, 'pt.safetensors', metadata={'format': 'pt'})
+subprocess.run(['$CTL', 'load', 'pt.safetensors', '$M/pt'], check=True)"
+	eq "torch bf16 tensor keeps dtype" bf16 "$(xget "$M/pt/model.embed.weight" dtype)"
+	check "saved back, torch reads equal tensors" python3 -c "
+import torch, subprocess
+from safetensors.torch import load_file
+subprocess.run(['$CTL', 'save', '$M/pt', 'pt.out.safetensors'], check=True)
+a, b = load_file('pt.safetensors'), load_file('pt.out.safetensors')
+assert a.keys() == b.keys() and all(a[k].dtype == b[k].dtype and torch.equal(a[k], b[k]) for k in a)"
+	check "torch-written safetensors round trip byte-identical" cmp pt.safetensors pt.out.safetensors
+	check "torch.save'd tensor bytes load raw and match" python3 -c "
+import torch, subprocess, os
+x = torch.randn(1000)
+open('raw.bin', 'wb').write(x.numpy().tobytes())
+subprocess.run(['$CTL', 'load', '--dtype', 'f32', '--shape', '1000', 'raw.bin', '$M/torchraw'], check=True)
+y = torch.frombuffer(bytearray(open('$M/torchraw', 'rb').read()), dtype=torch.float32)
+assert torch.equal(x, y)"
+else
+	echo "skip - torch not installed: safetensors files written by PyTorch"
+fi
 if python3 -c 'import safetensors' 2>/dev/null; then
 	check "safetensors library reads it" python3 -c "from safetensors import safe_open; f=safe_open('m.out.safetensors','np'); assert list(f.get_slice('ids').get_shape())==[5]"
 else

@@ -218,13 +218,29 @@ out:
 	return rc;
 }
 
+/* The safetensors library's order (checked against safetensors 0.8.0 from PyTorch): by its
+ * Rust Dtype enum, last first, then by name. That enum lists BOOL, U8, I8, F8_E5M2,
+ * F8_E4M3, I16, U16, F16, BF16, I32, U32, F32, F64, I64, U64, so equal item sizes are not
+ * ordered by name alone (I8 before U8 before BOOL). */
+static int st_rank(tfs_dtype dt)
+{
+	static const tfs_dtype order[] = { TFS_BOOL, TFS_U8, TFS_I8, TFS_F8E5M2, TFS_F8E4M3,
+		TFS_I16, TFS_U16, TFS_F16, TFS_BF16, TFS_I32, TFS_U32, TFS_F32, TFS_F64,
+		TFS_I64, TFS_U64 };
+
+	for (int i = 0; i < (int)(sizeof(order) / sizeof(order[0])); i++)
+		if (order[i] == dt)
+			return i;
+	return -1;
+}
+
 static int by_layout(const void *a, const void *b)
 {
 	const struct st_entry *x = a, *y = b;
-	size_t sx = tfs_dtype_size(x->dtype), sy = tfs_dtype_size(y->dtype);
+	int rx = st_rank(x->dtype), ry = st_rank(y->dtype);
 
-	if (sx != sy)
-		return sx > sy ? -1 : 1;
+	if (rx != ry)
+		return rx > ry ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
