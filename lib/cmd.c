@@ -1,6 +1,5 @@
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,18 +8,7 @@
 
 #include "cmd.h"
 #include "dtype.h"
-
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
+#include "strutil.h"
 
 /* Copies a string field; -1 when present but not a string or too long. */
 static int get_str(const cJSON *o, const char *key, char *dst, size_t size)
@@ -74,22 +62,22 @@ int tfs_cmd_parse(const char *json, size_t len, struct tfs_cmd *cmd, char *err, 
 	memset(cmd, 0, sizeof(*cmd));
 	o = cJSON_ParseWithLength(json, len);
 	if (!o)
-		return fail(err, errlen, -EINVAL, "malformed JSON");
+		return tfs_errf(err, errlen, -EINVAL, "malformed JSON");
 	if (!cJSON_IsObject(o)) {
-		rc = fail(err, errlen, -EINVAL, "command is not a JSON object");
+		rc = tfs_errf(err, errlen, -EINVAL, "command is not a JSON object");
 		goto out;
 	}
 	/* id and reply first, so that every later error can still be answered. */
 	if (get_str(o, "id", cmd->id, sizeof(cmd->id)) < 0) {
-		rc = fail(err, errlen, -EINVAL, "'id' must be a string under %d bytes", TFS_CMD_STR);
+		rc = tfs_errf(err, errlen, -EINVAL, "'id' must be a string under %d bytes", TFS_CMD_STR);
 		goto out;
 	}
 	if (get_str(o, "reply", cmd->reply, sizeof(cmd->reply)) < 0) {
-		rc = fail(err, errlen, -EINVAL, "'reply' must be a string under %d bytes", TFS_CMD_STR);
+		rc = tfs_errf(err, errlen, -EINVAL, "'reply' must be a string under %d bytes", TFS_CMD_STR);
 		goto out;
 	}
 	if (get_str(o, "op", op, sizeof(op)) <= 0) {
-		rc = fail(err, errlen, -EINVAL, "missing or non-string 'op'");
+		rc = tfs_errf(err, errlen, -EINVAL, "missing or non-string 'op'");
 		goto out;
 	}
 	if (strcmp(op, "create") == 0)
@@ -99,23 +87,23 @@ int tfs_cmd_parse(const char *json, size_t len, struct tfs_cmd *cmd, char *err, 
 	else if (strcmp(op, "delete") == 0)
 		cmd->op = TFS_OP_DELETE;
 	else {
-		rc = fail(err, errlen, -EINVAL, "unknown op '%s'", op);
+		rc = tfs_errf(err, errlen, -EINVAL, "unknown op '%s'", op);
 		goto out;
 	}
 	rc = get_str(o, "name", cmd->name, sizeof(cmd->name));
 	if (rc <= 0 || (rc = tfs_name_check(cmd->name)) < 0) {
-		rc = fail(err, errlen, rc == -ENAMETOOLONG ? rc : -EINVAL,
+		rc = tfs_errf(err, errlen, rc == -ENAMETOOLONG ? rc : -EINVAL,
 			  "missing or invalid 'name'");
 		goto out;
 	}
 	if (get_str(o, "node", cmd->node, sizeof(cmd->node)) < 0) {
-		rc = fail(err, errlen, -EINVAL, "'node' must be a string under %d bytes", TFS_NODE_MAX);
+		rc = tfs_errf(err, errlen, -EINVAL, "'node' must be a string under %d bytes", TFS_NODE_MAX);
 		goto out;
 	}
 	v = cJSON_GetObjectItemCaseSensitive(o, "pid");
 	if (v && !cJSON_IsNull(v)) {
 		if (!is_integer(v, 1, 4194304)) {
-			rc = fail(err, errlen, -EINVAL, "'pid' must be a positive integer");
+			rc = tfs_errf(err, errlen, -EINVAL, "'pid' must be a positive integer");
 			goto out;
 		}
 		cmd->pid = (int64_t)v->valuedouble;
@@ -123,7 +111,7 @@ int tfs_cmd_parse(const char *json, size_t len, struct tfs_cmd *cmd, char *err, 
 	v = cJSON_GetObjectItemCaseSensitive(o, "device");
 	if (v && !cJSON_IsNull(v)) {
 		if (!is_integer(v, 0, 1 << 20)) {
-			rc = fail(err, errlen, -EINVAL, "'device' must be an integer >= 0");
+			rc = tfs_errf(err, errlen, -EINVAL, "'device' must be an integer >= 0");
 			goto out;
 		}
 		cmd->device = (int)v->valuedouble;
@@ -133,7 +121,7 @@ int tfs_cmd_parse(const char *json, size_t len, struct tfs_cmd *cmd, char *err, 
 	if (v && !cJSON_IsNull(v)) {
 		if (!cJSON_IsString(v) ||
 		    tfs_dtype_parse(v->valuestring, strlen(v->valuestring), &cmd->dtype)) {
-			rc = fail(err, errlen, -EINVAL, "unknown 'dtype'");
+			rc = tfs_errf(err, errlen, -EINVAL, "unknown 'dtype'");
 			goto out;
 		}
 		cmd->has_dtype = 1;
@@ -142,7 +130,7 @@ int tfs_cmd_parse(const char *json, size_t len, struct tfs_cmd *cmd, char *err, 
 	if (v && !cJSON_IsNull(v)) {
 		rc = parse_shape(v, &cmd->shape);
 		if (rc) {
-			rc = fail(err, errlen, rc, rc == -E2BIG ? "'shape' has more than %d dims" :
+			rc = tfs_errf(err, errlen, rc, rc == -E2BIG ? "'shape' has more than %d dims" :
 				  "'shape' must be an array of integers >= 0", TFS_MAX_DIMS);
 			goto out;
 		}
@@ -150,11 +138,11 @@ int tfs_cmd_parse(const char *json, size_t len, struct tfs_cmd *cmd, char *err, 
 	}
 	if (cmd->op == TFS_OP_CREATE) {
 		if (!cmd->has_dtype || !cmd->has_shape) {
-			rc = fail(err, errlen, -EINVAL, "create needs 'dtype' and 'shape'");
+			rc = tfs_errf(err, errlen, -EINVAL, "create needs 'dtype' and 'shape'");
 			goto out;
 		}
 		if (tfs_shape_bytes(&cmd->shape, tfs_dtype_size(cmd->dtype), &bytes)) {
-			rc = fail(err, errlen, -EOVERFLOW, "'shape' byte count overflows");
+			rc = tfs_errf(err, errlen, -EOVERFLOW, "'shape' byte count overflows");
 			goto out;
 		}
 	}

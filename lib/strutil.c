@@ -1,4 +1,6 @@
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "strutil.h"
@@ -88,4 +90,16 @@ int tfs_hex_decode(const char *in, size_t len, uint8_t *out, size_t n)
 		out[i] = (uint8_t)(hi << 4 | lo);
 	}
 	return 0;
+}
+
+int tfs_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
 }

@@ -17,5 +17,9 @@ int tfs_parse_i64(const char *s, size_t len, int64_t *out);
 void tfs_hex_encode(const uint8_t *in, size_t n, char *out);
 /* Exactly 2n hex digits into n bytes. 0 or -EINVAL. */
 int tfs_hex_decode(const char *in, size_t len, uint8_t *out, size_t n);
+/* Formats a parser's error message into err (when err and errlen are non-zero) and
+ * returns rc, so a parser can say `return tfs_errf(err, errlen, -EINVAL, "...", ...)`. */
+int tfs_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 #endif

@@ -1,10 +1,10 @@
 /* NumPy .npy headers: parse and write (format versions 1.0, 2.0 and 3.0). No I/O. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "dtype.h"
+#include "strutil.h"
 #include "formats.h"
 
 static const char npy_magic[6] = { '\x93', 'N', 'U', 'M', 'P', 'Y' };
@@ -14,20 +14,6 @@ static const struct { tfs_dtype dt; const char *descr; } npy_types[] = {
 	{ TFS_I16, "<i2" }, { TFS_U32, "<u4" }, { TFS_I32, "<i4" }, { TFS_U64, "<u8" },
 	{ TFS_I64, "<i8" }, { TFS_F16, "<f2" }, { TFS_F32, "<f4" }, { TFS_F64, "<f8" },
 };
-
-static int fail(char *why, size_t whylen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *why, size_t whylen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why && whylen) {
-		va_start(ap, fmt);
-		vsnprintf(why, whylen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 int npy_header_size(const uint8_t *b, size_t n, uint64_t *hsize)
 {
@@ -125,21 +111,21 @@ int npy_parse(const uint8_t *b, size_t n, struct npy_info *out, char *why, size_
 
 	memset(out, 0, sizeof(*out));
 	if (npy_header_size(b, n, &hsize))
-		return fail(why, whylen, -EBADMSG, "not an .npy file (bad magic or version)");
+		return tfs_errf(why, whylen, -EBADMSG, "not an .npy file (bad magic or version)");
 	if (hsize > n)
-		return fail(why, whylen, -EBADMSG, "header truncated");
+		return tfs_errf(why, whylen, -EBADMSG, "header truncated");
 	c.p = (const char *)b + (b[6] == 1 ? 10 : 12);
 	c.end = (const char *)b + hsize;
 	if (!eat(&c, '{'))
-		return fail(why, whylen, -EBADMSG, "header is not a dict");
+		return tfs_errf(why, whylen, -EBADMSG, "header is not a dict");
 	for (;;) {
 		if (eat(&c, '}'))
 			break;
 		if (pystr(&c, key, sizeof(key)) || !eat(&c, ':'))
-			return fail(why, whylen, -EBADMSG, "bad key in header");
+			return tfs_errf(why, whylen, -EBADMSG, "bad key in header");
 		if (!strcmp(key, "descr")) {
 			if (pystr(&c, descr, sizeof(descr)))
-				return fail(why, whylen, -ENOTSUP, "descr is not a simple dtype");
+				return tfs_errf(why, whylen, -ENOTSUP, "descr is not a simple dtype");
 			have_descr = 1;
 		} else if (!strcmp(key, "fortran_order")) {
 			skip_ws(&c);
@@ -149,30 +135,30 @@ int npy_parse(const uint8_t *b, size_t n, struct npy_info *out, char *why, size_
 			} else if (c.end - c.p >= 5 && !memcmp(c.p, "False", 5)) {
 				c.p += 5;
 			} else {
-				return fail(why, whylen, -EBADMSG, "bad fortran_order");
+				return tfs_errf(why, whylen, -EBADMSG, "bad fortran_order");
 			}
 			have_order = 1;
 		} else if (!strcmp(key, "shape")) {
 			if (pyshape(&c, &out->shape))
-				return fail(why, whylen, -EBADMSG, "bad shape (or more than %d dims)",
+				return tfs_errf(why, whylen, -EBADMSG, "bad shape (or more than %d dims)",
 					    TFS_MAX_DIMS);
 			have_shape = 1;
 		} else {
-			return fail(why, whylen, -EBADMSG, "unknown key '%s' in header", key);
+			return tfs_errf(why, whylen, -EBADMSG, "unknown key '%s' in header", key);
 		}
 		if (!eat(&c, ',')) {
 			if (!eat(&c, '}'))
-				return fail(why, whylen, -EBADMSG, "header dict not closed");
+				return tfs_errf(why, whylen, -EBADMSG, "header dict not closed");
 			break;
 		}
 	}
 	skip_ws(&c);
 	if (c.p != c.end)
-		return fail(why, whylen, -EBADMSG, "garbage after the header dict");
+		return tfs_errf(why, whylen, -EBADMSG, "garbage after the header dict");
 	if (!have_descr || !have_shape || !have_order)
-		return fail(why, whylen, -EBADMSG, "header lacks descr, fortran_order or shape");
+		return tfs_errf(why, whylen, -EBADMSG, "header lacks descr, fortran_order or shape");
 	if (fortran)
-		return fail(why, whylen, -ENOTSUP, "Fortran-order arrays are not supported");
+		return tfs_errf(why, whylen, -ENOTSUP, "Fortran-order arrays are not supported");
 	/* '=' is native order (little-endian here); one-byte types may say '|', '<' or '='. */
 	if (descr[0] == '=')
 		descr[0] = '<';
@@ -183,10 +169,10 @@ int npy_parse(const uint8_t *b, size_t n, struct npy_info *out, char *why, size_
 			out->dtype = npy_types[i].dt;
 			out->data_off = hsize;
 			if (tfs_shape_bytes(&out->shape, tfs_dtype_size(out->dtype), &out->bytes))
-				return fail(why, whylen, -EBADMSG, "shape too large");
+				return tfs_errf(why, whylen, -EBADMSG, "shape too large");
 			return 0;
 		}
-	return fail(why, whylen, -ENOTSUP, "dtype '%s' not supported (big-endian or unknown)",
+	return tfs_errf(why, whylen, -ENOTSUP, "dtype '%s' not supported (big-endian or unknown)",
 		    descr);
 }
 

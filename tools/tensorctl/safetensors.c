@@ -1,7 +1,6 @@
 /* .safetensors headers: parse, check, lay out and write. No I/O.
  * File layout: 8-byte little-endian header length N, N bytes of JSON, then the data. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "dtype.h"
+#include "strutil.h"
 #include "formats.h"
 
 static const struct { tfs_dtype dt; const char *name; } st_types[] = {
@@ -17,20 +17,6 @@ static const struct { tfs_dtype dt; const char *name; } st_types[] = {
 	{ TFS_I64, "I64" }, { TFS_F16, "F16" }, { TFS_BF16, "BF16" }, { TFS_F32, "F32" },
 	{ TFS_F64, "F64" }, { TFS_F8E4M3, "F8_E4M3" }, { TFS_F8E5M2, "F8_E5M2" },
 };
-
-static int fail(char *why, size_t whylen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *why, size_t whylen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why && whylen) {
-		va_start(ap, fmt);
-		vsnprintf(why, whylen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 int st_dtype_parse(const char *s, tfs_dtype *out)
 {
@@ -98,7 +84,7 @@ int st_parse(const char *json, size_t len, uint64_t data_size, struct st_header 
 
 	memset(h, 0, sizeof(*h));
 	if (!cJSON_IsObject(o)) {
-		rc = fail(why, whylen, -EBADMSG, "header is not a JSON object");
+		rc = tfs_errf(why, whylen, -EBADMSG, "header is not a JSON object");
 		goto out;
 	}
 	cJSON_ArrayForEach(it, o)
@@ -116,12 +102,12 @@ int st_parse(const char *json, size_t len, uint64_t data_size, struct st_header 
 
 		if (!strcmp(it->string, "__metadata__")) {
 			if (h->metadata || !cJSON_IsObject(it)) {
-				rc = fail(why, whylen, -EBADMSG, "bad __metadata__");
+				rc = tfs_errf(why, whylen, -EBADMSG, "bad __metadata__");
 				goto out;
 			}
 			cJSON_ArrayForEach(d, it)
 				if (!cJSON_IsString(d)) {
-					rc = fail(why, whylen, -EBADMSG,
+					rc = tfs_errf(why, whylen, -EBADMSG,
 						  "__metadata__ values must be strings");
 					goto out;
 				}
@@ -134,12 +120,12 @@ int st_parse(const char *json, size_t len, uint64_t data_size, struct st_header 
 		}
 		for (i = 0; i < h->n; i++)
 			if (!strcmp(h->e[i].name, it->string)) {
-				rc = fail(why, whylen, -EBADMSG, "tensor '%s' appears twice",
+				rc = tfs_errf(why, whylen, -EBADMSG, "tensor '%s' appears twice",
 					  it->string);
 				goto out;
 			}
 		if (!cJSON_IsObject(it)) {
-			rc = fail(why, whylen, -EBADMSG, "tensor '%s' is not an object", it->string);
+			rc = tfs_errf(why, whylen, -EBADMSG, "tensor '%s' is not an object", it->string);
 			goto out;
 		}
 		e->name = strdup(it->string);
@@ -153,32 +139,32 @@ int st_parse(const char *json, size_t len, uint64_t data_size, struct st_header 
 		off = cJSON_GetObjectItemCaseSensitive(it, "data_offsets");
 		if (!cJSON_IsString(dt) || !cJSON_IsArray(sh) || !cJSON_IsArray(off) ||
 		    cJSON_GetArraySize(off) != 2) {
-			rc = fail(why, whylen, -EBADMSG,
+			rc = tfs_errf(why, whylen, -EBADMSG,
 				  "tensor '%s' lacks dtype, shape or data_offsets", e->name);
 			goto out;
 		}
 		if (st_dtype_parse(dt->valuestring, &e->dtype)) {
-			rc = fail(why, whylen, -ENOTSUP, "tensor '%s': unknown dtype '%s'", e->name,
+			rc = tfs_errf(why, whylen, -ENOTSUP, "tensor '%s': unknown dtype '%s'", e->name,
 				  dt->valuestring);
 			goto out;
 		}
 		if (cJSON_GetArraySize(sh) > TFS_MAX_DIMS) {
-			rc = fail(why, whylen, -ENOTSUP, "tensor '%s': more than %d dims", e->name,
+			rc = tfs_errf(why, whylen, -ENOTSUP, "tensor '%s': more than %d dims", e->name,
 				  TFS_MAX_DIMS);
 			goto out;
 		}
 		cJSON_ArrayForEach(d, sh)
 			if (get_u64(d, &e->shape.dims[e->shape.ndim++])) {
-				rc = fail(why, whylen, -EBADMSG, "tensor '%s': bad shape", e->name);
+				rc = tfs_errf(why, whylen, -EBADMSG, "tensor '%s': bad shape", e->name);
 				goto out;
 			}
 		if (get_u64(cJSON_GetArrayItem(off, 0), &e->begin) ||
 		    get_u64(cJSON_GetArrayItem(off, 1), &e->end) || e->begin > e->end) {
-			rc = fail(why, whylen, -EBADMSG, "tensor '%s': bad data_offsets", e->name);
+			rc = tfs_errf(why, whylen, -EBADMSG, "tensor '%s': bad data_offsets", e->name);
 			goto out;
 		}
 		if (e->end > data_size) {
-			rc = fail(why, whylen, -EBADMSG,
+			rc = tfs_errf(why, whylen, -EBADMSG,
 				  "tensor '%s': data_offsets [%llu,%llu] past the end of the data (%llu bytes)",
 				  e->name, (unsigned long long)e->begin, (unsigned long long)e->end,
 				  (unsigned long long)data_size);
@@ -186,7 +172,7 @@ int st_parse(const char *json, size_t len, uint64_t data_size, struct st_header 
 		}
 		if (tfs_shape_bytes(&e->shape, tfs_dtype_size(e->dtype), &bytes) ||
 		    bytes != e->end - e->begin) {
-			rc = fail(why, whylen, -EBADMSG,
+			rc = tfs_errf(why, whylen, -EBADMSG,
 				  "tensor '%s': data_offsets hold %llu bytes, dtype and shape need %llu",
 				  e->name, (unsigned long long)(e->end - e->begin),
 				  (unsigned long long)bytes);
@@ -198,18 +184,18 @@ int st_parse(const char *json, size_t len, uint64_t data_size, struct st_header 
 		uint64_t prev = i ? h->e[i - 1].end : 0;
 
 		if (h->e[i].begin < prev) {
-			rc = fail(why, whylen, -EBADMSG, "tensors '%s' and '%s' overlap",
+			rc = tfs_errf(why, whylen, -EBADMSG, "tensors '%s' and '%s' overlap",
 				  h->e[i - 1].name, h->e[i].name);
 			goto out;
 		}
 		if (h->e[i].begin > prev) {
-			rc = fail(why, whylen, -EBADMSG, "hole in the data before tensor '%s'",
+			rc = tfs_errf(why, whylen, -EBADMSG, "hole in the data before tensor '%s'",
 				  h->e[i].name);
 			goto out;
 		}
 	}
 	if ((h->n ? h->e[h->n - 1].end : 0) != data_size)
-		rc = fail(why, whylen, -EBADMSG, "%llu bytes of data after the last tensor",
+		rc = tfs_errf(why, whylen, -EBADMSG, "%llu bytes of data after the last tensor",
 			  (unsigned long long)(data_size - (h->n ? h->e[h->n - 1].end : 0)));
 out:
 	cJSON_Delete(o);
