@@ -116,10 +116,10 @@ int tfs_is_hidden(const char *name);
  * opens. 0 or -EEXIST/-ENOENT (no parent dir)/-EIO. */
 int tfs_tensor_create(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,
 		      mode_t mode, int open, struct tfs_tensor **out);
-/* Sets dtype and shape, allocating/resizing memory; -EINVAL/-ENOSPC/-EBUSY on refusal. */
 /* chmod/chown of a tensor: the backend follows (its memory may move: the handle is taken
- * again under the io lock). On error nothing changed. Caller holds ns. */
+ * again under the io lock). When the backend refuses, nothing changed. Caller holds ns. */
 int tfs_tensor_set_owner(struct tfs_tensor *t, uid_t uid, gid_t gid, mode_t mode);
+/* Sets dtype and shape, allocating/resizing memory; -EINVAL/-ENOSPC/-EBUSY on refusal. */
 int tfs_tensor_shape(struct tfs_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
 		     int busy_check);
 /* Sets the byte size as a file does (shape becomes 1-D). */

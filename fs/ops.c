@@ -546,22 +546,22 @@ static int change_attr(const char *path, struct fuse_file_info *fi, enum attr_op
 		rc = x.kind == 'r' ? -EREMOTE : -EIO;
 	} else if (x.kind == 'l') {
 		struct tfs_meta *m = &x.t->meta;
-		uid_t nu = m->uid;
-		gid_t ng = m->gid;
-		mode_t nm_ = m->mode;
+		uid_t nuid = m->uid;
+		gid_t ngid = m->gid;
+		mode_t nmode = m->mode;
 		if (op == A_MODE)
-			nm_ = mode & 07777;
+			nmode = mode & 07777;
 		if (op == A_OWNER) {
 			if (uid != (uid_t)-1)
-				nu = uid;
+				nuid = uid;
 			if (gid != (gid_t)-1)
-				ng = gid;
+				ngid = gid;
 		}
 		if (op == A_TIMES) {
 			set_time(&x.t->atime, &tv[0]);
 			set_time(&x.t->mtime, &tv[1]);
 		} else {
-			rc = tfs_tensor_set_owner(x.t, nu, ng, nm_);
+			rc = tfs_tensor_set_owner(x.t, nuid, ngid, nmode);
 			if (rc) {
 				tfs_log(LOG_ERR, "%s: owner change refused by the backend: %s",
 					x.t->name, strerror(-rc));

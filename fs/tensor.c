@@ -315,27 +315,25 @@ static int realloc_bytes(struct tfs_tensor *t, uint64_t bytes)
 int tfs_tensor_set_owner(struct tfs_tensor *t, uid_t uid, gid_t gid, mode_t mode)
 {
 	const struct tfs_backend_ops *be = tfs_d.be_ops;
-	int rc = 0;
+	int rc = 0, moved = 1;
 
-	if (!t->alloc || !be->set_owner) {
-		t->meta.uid = uid;
-		t->meta.gid = gid;
-		t->meta.mode = mode;
-		return 0;
+	if (t->alloc && be->set_owner) {
+		/* The CUDA backend may move a pooled tensor to a block of the new owner: no
+		 * copy may run meanwhile, and the handle must be taken again. */
+		pthread_rwlock_wrlock(&t->io);
+		rc = be->set_owner(tfs_d.be, t->alloc, uid, gid, mode);
+		moved = rc == 0;
+		if (moved)
+			rc = export(t);
+		pthread_rwlock_unlock(&t->io);
+		if (rc == -ENOMEM)
+			rc = -ENOSPC;
+		if (!moved)
+			return rc;      /* refused by the backend: nothing changed */
 	}
-	/* The CUDA backend may move a pooled tensor to a block of the new owner: no copy
-	 * may run meanwhile, and the handle must be taken again. */
-	pthread_rwlock_wrlock(&t->io);
-	rc = be->set_owner(tfs_d.be, t->alloc, uid, gid, mode);
-	if (rc == 0) {
-		t->meta.uid = uid;
-		t->meta.gid = gid;
-		t->meta.mode = mode;
-		rc = export(t);
-	}
-	pthread_rwlock_unlock(&t->io);
-	if (rc == -ENOMEM)
-		rc = -ENOSPC;
+	t->meta.uid = uid;
+	t->meta.gid = gid;
+	t->meta.mode = mode;
 	return rc;
 }
 
