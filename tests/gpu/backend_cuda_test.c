@@ -21,6 +21,8 @@
 
 #include "backend.h"
 #include "log.h"
+#include "../testrand.h"
+#include "pattern.h"
 
 #define KiB ((uint64_t)1024)
 #define MiB (KiB * 1024)
@@ -72,32 +74,19 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* ---- patterns: byte i of a range is byte i & 7 of mix(seed, i >> 3); same in consumer.c
- * and fill_kernel.cu ---- */
-
-static uint64_t mix(uint64_t seed, uint64_t word)
-{
-	uint64_t x = seed * 0x9e3779b97f4a7c15ull + word;
-
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
+/* ---- patterns (tests/gpu/pattern.h) ---- */
 
 static void fill_pattern(uint8_t *buf, uint64_t len, uint64_t seed)
 {
 	uint64_t w, i;
 
 	for (w = 0; w < len / 8; w++) {
-		uint64_t x = mix(seed, w);
+		uint64_t x = tfs_pattern_mix(seed, w);
 
 		memcpy(buf + 8 * w, &x, 8);     /* little-endian: byte k is x >> 8k */
 	}
 	for (i = len / 8 * 8; i < len; i++)
-		buf[i] = (uint8_t)(mix(seed, i >> 3) >> ((i & 7) * 8));
+		buf[i] = tfs_pattern_byte(seed, i);
 }
 
 /* Index of the first byte that differs from the pattern, or -1. */
@@ -106,13 +95,13 @@ static int64_t find_mismatch(const uint8_t *buf, uint64_t len, uint64_t seed)
 	uint64_t w, i;
 
 	for (w = 0; w < len / 8; w++) {
-		uint64_t x = mix(seed, w);
+		uint64_t x = tfs_pattern_mix(seed, w);
 
 		if (memcmp(buf + 8 * w, &x, 8))
 			break;
 	}
 	for (i = w * 8; i < len; i++)
-		if (buf[i] != (uint8_t)(mix(seed, i >> 3) >> ((i & 7) * 8)))
+		if (buf[i] != tfs_pattern_byte(seed, i))
 			return (int64_t)i;
 	return -1;
 }
@@ -127,18 +116,6 @@ static int is_zero(const uint8_t *buf, uint64_t len)
 	return 1;
 }
 
-/* splitmix64, as in tests/unit/test_pool.c, for random bytes and the size mix. */
-static uint64_t rng_state;
-
-static uint64_t rng(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static void fill_random(uint8_t *buf, uint64_t len)
 {
 	uint64_t i;
@@ -150,32 +127,6 @@ static void fill_random(uint8_t *buf, uint64_t len)
 	}
 	for (; i < len; i++)
 		buf[i] = (uint8_t)rng();
-}
-
-static double unif(void)
-{
-	return (double)(rng() >> 11) * (1.0 / 9007199254740992.0);
-}
-
-/* Exactly the unit test's log-uniform sizes (no libm there, so none here either). */
-static double exp2_(double x)
-{
-	double r = 1, term = 1, f;
-	int i, n = (int)x;
-
-	f = (x - n) * 0.69314718055994530942;
-	for (i = 1; i < 30; i++) {
-		term *= f / i;
-		r += term;
-	}
-	return r * (double)(1ull << n);
-}
-
-static uint64_t log_uniform(uint64_t lo, uint64_t hi)
-{
-	int l = __builtin_ctzll(lo), h = __builtin_ctzll(hi);
-
-	return (uint64_t)exp2_(l + unif() * (h - l));
 }
 
 /* ---- helpers ---- */

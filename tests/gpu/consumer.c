@@ -22,26 +22,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include "pattern.h"
+
 #ifdef TFS_TEST_KERNEL
 int tfs_test_fill_kernel(void *p, uint64_t n, uint64_t base, uint64_t seed);
 #endif
-
-static uint64_t mix(uint64_t seed, uint64_t word)
-{
-	uint64_t x = seed * 0x9e3779b97f4a7c15ull + word;
-
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
-static uint8_t pattern_byte(uint64_t seed, uint64_t i)
-{
-	return (uint8_t)(mix(seed, i >> 3) >> ((i & 7) * 8));
-}
 
 static int unhex(const char *s, uint8_t *out, size_t n)
 {
@@ -75,7 +60,7 @@ int main(int argc, char **argv)
 		len = strtoull(argv[4], NULL, 0);
 		seed = strtoull(argv[5], NULL, 0);
 		for (i = 0; i < len; i++)
-			putchar(pattern_byte(seed, i));
+			putchar(tfs_pattern_byte(seed, i));
 		return fflush(stdout) ? 2 : 0;
 	}
 	if (argc < 6 || unhex(argv[2], (uint8_t *)&h, sizeof(h))) {
@@ -99,7 +84,7 @@ int main(int argc, char **argv)
 
 		CK(cudaMemcpy(host, base + off, len, cudaMemcpyDeviceToHost));
 		for (i = 0; i < len; i++) {
-			uint8_t want = zero ? 0 : pattern_byte(seed, i);
+			uint8_t want = zero ? 0 : tfs_pattern_byte(seed, i);
 
 			if (host[i] != want) {
 				fprintf(stderr, "consumer: byte %llu of the range is %u, expected %u\n",
@@ -123,7 +108,7 @@ int main(int argc, char **argv)
 		CK(cudaDeviceSynchronize());
 	} else if (!strcmp(mode, "write")) {
 		for (i = 0; i < len; i++)
-			host[i] = pattern_byte(seed, i);
+			host[i] = tfs_pattern_byte(seed, i);
 		CK(cudaMemcpy(base + off, host, len, cudaMemcpyHostToDevice));
 		CK(cudaDeviceSynchronize());
 #ifdef TFS_TEST_KERNEL

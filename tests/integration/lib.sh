@@ -119,6 +119,17 @@ finish() {
 }
 trap 'for d in "${!MNT_PID[@]}"; do fusermount3 -uz "$d" 2>/dev/null; kill "${MNT_PID[$d]}" 2>/dev/null; done; [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null' EXIT
 
+# qsend JSON [TIMEOUT]: pushes a lifecycle command with an id ("r<n>") and a reply key
+# ("tq:reply:<n>") added, and prints the reply popped from that key (nothing after TIMEOUT
+# seconds, default 3).
+QN=0
+qsend() {
+	QN=$((QN + 1))
+	local json=${1/\}/,\"id\":\"r$QN\",\"reply\":\"tq:reply:$QN\"\}}
+	rcli lpush tensor_lifecycle "$json" >/dev/null
+	rcli brpop "tq:reply:$QN" "${2:-3}" | tail -n 1
+}
+
 # stat helpers
 size_of() { stat -c %s "$1"; }
 xget() { getfattr --only-values -n "user.tensor.$2" "$1" 2>/dev/null; }

@@ -7,13 +7,6 @@ mount_tfs "$A" --node n1 || exit 1
 mount_tfs "$B" --node n2 || exit 1
 cd "$T"
 
-n=0
-send() {
-	n=$((n + 1))
-	local json=${1/\}/,\"id\":\"r$n\",\"reply\":\"tm:reply:$n\"\}}
-	rcli lpush tensor_lifecycle "$json" >/dev/null
-	rcli brpop "tm:reply:$n" 3 | tail -n 1
-}
 
 printf 'ABCDEFGH' > "$A/x"
 check "tensor made on n1 is listed on n2" bash -c "ls '$B' | grep -qx x"
@@ -29,12 +22,12 @@ check "mkdir on n2 shows on n1" bash -c "mkdir '$B/shared' && [ -d '$A/shared' ]
 check "tensor in a shared dir made on n2" bash -c "echo hi > '$B/shared/y' && [ \"\$(cat '$B/shared/y')\" = hi ] && [ \$(stat -c %s '$A/shared/y') = 3 ]"
 check_err "one name, one tensor: n1 cannot create y too" "File exists" python3 -c "open('$A/shared/y', 'x')"
 
-r=$(send '{"op":"create","name":"qn2","dtype":"f16","shape":[8],"node":"n2"}')
+r=$(qsend '{"op":"create","name":"qn2","dtype":"f16","shape":[8],"node":"n2"}')
 check "queue create naming n2 is made by n2" bash -c "echo '$r' | grep -q '\"node\":\"n2\"'"
 eq "record node n2" n2 "$(rcli hget tensorfs:tensor:qn2 node)"
 eq "n2 reads its bytes" 16 "$(cat "$B/qn2" | wc -c)"
 sleep 60 & live=$!
-r=$(send "{\"op\":\"get\",\"name\":\"qn2\",\"pid\":$live,\"node\":\"n2\"}")
+r=$(qsend "{\"op\":\"get\",\"name\":\"qn2\",\"pid\":$live,\"node\":\"n2\"}")
 check "get of an n2 tensor answered (forwarded to n2)" bash -c "echo '$r' | grep -q '\"ok\":true'"
 eq "n2 counted the holder" 2 "$(rcli hget tensorfs:tensor:qn2 refcount)"
 kill $live; wait $live 2>/dev/null

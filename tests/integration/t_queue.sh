@@ -5,14 +5,8 @@ M=$T/m
 mount_tfs "$M" --node n1 --max-bytes 64M || exit 1
 cd "$T"
 
-# send JSON: pushes a command, prints the reply popped from its reply key (2 s timeout)
-n=0
-send() {
-	n=$((n + 1))
-	local json=${1/\}/,\"id\":\"r$n\",\"reply\":\"tq:reply:$n\"\}}
-	rcli lpush tensor_lifecycle "$json" >/dev/null
-	rcli brpop "tq:reply:$n" 2 | tail -n 1
-}
+# Replies within 2 s: the daemon pops every 0.5 s at the most.
+send() { qsend "$1" 2; }
 jfield() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(d.get('$2'))" "$1" 2>/dev/null || echo PARSE_ERROR; }
 
 r=$(send '{"op":"create","name":"q1","dtype":"f32","shape":[2,3],"pid":1}')

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../../fs/pool.c"
+#include "../testrand.h"
 
 #define KiB 1024ull
 
@@ -100,45 +101,6 @@ static int pool_ok(struct tfs_pool *p)
 		return 1;
 	printf("# check: %s\n", buf);
 	return 0;
-}
-
-/* splitmix64: the same generator and seed as tests/gpu/backend_cuda_test.c. */
-static uint64_t rng_state;
-
-static uint64_t rng(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static double unif(void)
-{
-	return (double)(rng() >> 11) * (1.0 / 9007199254740992.0);
-}
-
-/* 2^x for 0 <= x < 64 without libm (the unit-test rule links no -lm). */
-static double exp2_(double x)
-{
-	double r = 1, term = 1, f;
-	int i, n = (int)x;
-
-	f = (x - n) * 0.69314718055994530942;
-	for (i = 1; i < 30; i++) {
-		term *= f / i;
-		r += term;
-	}
-	return r * (double)(1ull << n);
-}
-
-/* lo * 2^(u * log2(hi / lo)) with lo and hi powers of two. */
-static uint64_t log_uniform(uint64_t lo, uint64_t hi)
-{
-	int l = __builtin_ctzll(lo), h = __builtin_ctzll(hi);
-
-	return (uint64_t)exp2_(l + unif() * (h - l));
 }
 
 /* Live chunks must not overlap and must lie inside their block. */
