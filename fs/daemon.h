@@ -95,9 +95,36 @@ redisContext *tfs_rl_get(void);
 /* Runs argv on the thread's connection. NULL on failure with *rc = -EIO (Redis down: the
  * connection is dropped, redis_down set) or -EPROTO (an error reply). */
 redisReply *tfs_rl_cmd(int *rc, int argc, const char **argv, const size_t *len);
-/* printf-style convenience over tfs_rl_cmd. */
+/* printf-style convenience over tfs_rl_cmd. Both wait first for the write-behind queue
+ * (tfs_wb_sync), so what they read includes this node's own writes. */
 redisReply *tfs_rl_cmdf(int *rc, const char *fmt, ...);
+/* tfs_rl_cmdf without that wait: for reads that do not depend on this node's writes
+ * (popping the lifecycle queue). */
+redisReply *tfs_rl_cmdf_unordered(int *rc, const char *fmt, ...);
 void tfs_rl_close_thread(void);
+/* Records that Redis is unreachable (logged once a second); the queue thread resyncs. */
+void tfs_rl_mark_down(const char *why);
+/* Counts the failures so far: a connection made before the last one is suspect. */
+unsigned tfs_rl_epoch(void);
+/* 0 while Redis is reachable as far as the daemon knows, else -EIO: metadata changes
+ * check it before changing anything, as their Redis writes are no longer synchronous. */
+int tfs_rl_ok(void);
+
+/* --- write-behind of records (wb.c): one thread, one connection, queue order --- */
+/* Queue a write; 0 or -ENOMEM. Before tfs_wb_start (and after tfs_wb_stop) the write runs
+ * at once on the calling thread's connection. Errors Redis returns later are logged. */
+int tfs_wb_cmdv(int argc, const char **argv, const size_t *len);
+int tfs_wb_cmdf(const char *fmt, ...);
+/* Queue a command and wait for its reply (after everything queued before it): for the
+ * writes whose answer matters (claiming a name). NULL with *rc -EIO/-EPROTO/-ENOMEM. */
+redisReply *tfs_wb_callf(int *rc, const char *fmt, ...);
+/* Waits until everything queued so far is in Redis: 0, or -EIO while Redis is away. */
+int tfs_wb_sync(void);
+/* Wakes the writer with nothing queued (so it turns on tracking for a new subscriber). */
+void tfs_wb_kick(void);
+int tfs_wb_start(void);
+/* Sends what is queued (a few tries if Redis is away, then drops it) and stops. */
+void tfs_wb_stop(void);
 
 /* --- keys (keys.c) --- */
 /* <prefix>:<kind>:<name> into buf; -ENAMETOOLONG when it does not fit. */
@@ -165,6 +192,30 @@ int tfs_rec_link(const char *name, char type);
 int tfs_rec_unlink(const char *name);
 /* Looks up the entry type of name in its parent: 't', 'd', or -ENOENT. */
 int tfs_rec_type(const char *name);
+
+/* --- directory cache (dcache.c), kept coherent by Redis client tracking --- */
+int tfs_dc_start(void);
+void tfs_dc_stop(void);
+/* The subscriber connection's CLIENT ID for the writer's CLIENT TRACKING REDIRECT; 0 when
+ * there is none. */
+uint64_t tfs_dc_subscriber(void);
+/* Tracking established (1) or lost (0): either way the cache starts empty. */
+void tfs_dc_tracking(int on);
+/* Take before a Redis read whose result is to be cached; pass to the put. */
+uint64_t tfs_dc_gen(void);
+/* 1 and *d filled when name's record is cached. */
+int tfs_dc_get_dir(const char *name, struct tfs_dirrec *d);
+/* Stores a record read with gen (0: this node's own write, stored regardless). */
+void tfs_dc_put_dir(const char *name, const struct tfs_dirrec *d, uint64_t gen);
+/* 't'/'d', -ENOENT (known absent) or 0 (not cached); *cacheable says whether reading the
+ * whole directory (tfs_dc_put_ents) is worth it. */
+int tfs_dc_get_type(const char *parent, const char *base, int *cacheable);
+/* Stores a directory's entries from its HGETALL reply. */
+void tfs_dc_put_ents(const char *parent, const redisReply *r, uint64_t gen);
+/* This node's own change of an entry: type 't'/'d', or 0 for gone. */
+void tfs_dc_set_type(const char *parent, const char *base, int type);
+/* Drops what is cached of directory name (its keys changed by other means). */
+void tfs_dc_forget(const char *name);
 
 /* --- queue worker (queue.c) --- */
 int tfs_queue_start(void);

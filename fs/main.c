@@ -346,6 +346,8 @@ int main(int argc, char *argv[])
 	}
 	if (fuse_set_signal_handlers(fuse_get_session(fuse)))
 		goto out_backend;
+	if (tfs_wb_start() || tfs_dc_start())
+		goto out_signals;
 	if (tfs_queue_start())
 		goto out_signals;
 	tfs_log(LOG_INFO, "mounted %s: node %s, backend %s, redis %s", cmd.mountpoint, o->node,
@@ -372,8 +374,11 @@ int main(int argc, char *argv[])
 	pthread_mutex_lock(&tfs_d.ns);
 	tfs_tensor_shutdown();
 	pthread_mutex_unlock(&tfs_d.ns);
-	tfs_rl_close_thread();
 out_signals:
+	tfs_queue_stop();
+	tfs_dc_stop();
+	tfs_wb_stop();       /* sends the shutdown's record deletes */
+	tfs_rl_close_thread();
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
 out_backend:
 	if (tfs_d.table.buckets) {

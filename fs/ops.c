@@ -255,6 +255,7 @@ static int del_keys(const char *kind1, const char *kind2, const char *name)
 		return -ENAMETOOLONG;
 	r = tfs_rl_cmdf(&rc, "DEL %s %s", k1, k2);
 	freeReplyObject(r);
+	tfs_dc_forget(name);
 	return r ? 0 : -EIO;
 }
 
@@ -626,6 +627,10 @@ static int rename_key(const char *kind, const char *from, const char *to)
 		return 0;
 	r = tfs_rl_cmdf(&rc, "RENAME %s %s", k1, k2);
 	freeReplyObject(r);
+	if (strcmp(kind, "tensor")) {
+		tfs_dc_forget(from);
+		tfs_dc_forget(to);
+	}
 	return r ? 0 : -EIO;
 }
 
@@ -772,6 +777,20 @@ out:
 	return rc;
 }
 
+/* The bytes are in device memory once write() returns; what fsync adds is the Redis
+ * records, which are written behind (wb.c): wait until they are in Redis. */
+static int op_fsync(const char *path, int datasync, struct fuse_file_info *fi)
+{
+	(void)path; (void)datasync; (void)fi;
+	return tfs_wb_sync();
+}
+
+static int op_fsyncdir(const char *path, int datasync, struct fuse_file_info *fi)
+{
+	(void)path; (void)datasync; (void)fi;
+	return tfs_wb_sync();
+}
+
 static int op_statfs(const char *path, struct statvfs *sv)
 {
 	struct tfs_backend_stats st;
@@ -852,6 +871,8 @@ const struct fuse_operations tfs_ops = {
 	.utimens = op_utimens,
 	.rename = op_rename,
 	.statfs = op_statfs,
+	.fsync = op_fsync,
+	.fsyncdir = op_fsyncdir,
 	.getxattr = op_getxattr,
 	.setxattr = op_setxattr,
 	.listxattr = op_listxattr,

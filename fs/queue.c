@@ -14,21 +14,19 @@
 #include "log.h"
 
 #define REPLY_TTL "60"
+#define POP_BATCH 64
 
 static void reply(const struct tfs_cmd *c, char *json)
 {
-	redisReply *r;
-	int rc;
-
 	if (!json) {
 		tfs_log(LOG_ERR, "queue: out of memory building a reply");
 		return;
 	}
+	/* Behind the record writes it reports, on the same ordered connection: a client
+	 * that has its reply finds the records in Redis. */
 	if (c->reply[0]) {
-		r = tfs_rl_cmdf(&rc, "LPUSH %s %s", c->reply, json);
-		freeReplyObject(r);
-		r = tfs_rl_cmdf(&rc, "EXPIRE %s " REPLY_TTL, c->reply);
-		freeReplyObject(r);
+		tfs_wb_cmdf("LPUSH %s %s", c->reply, json);
+		tfs_wb_cmdf("EXPIRE %s " REPLY_TTL, c->reply);
 	}
 	free(json);
 }
@@ -55,8 +53,6 @@ static void forward(const struct tfs_cmd *c, const char *json, size_t len, const
 		    int from_node_queue)
 {
 	char key[600];
-	redisReply *r;
-	int rc;
 
 	if (from_node_queue) {
 		/* Forwarded to us, yet not ours: the record changed hands; do not bounce. */
@@ -64,10 +60,8 @@ static void forward(const struct tfs_cmd *c, const char *json, size_t len, const
 		return;
 	}
 	snprintf(key, sizeof(key), "{%s}:node:%s", tfs_d.o.queue, owner);
-	r = tfs_rl_cmdf(&rc, "LPUSH %s %b", key, json, len);
-	freeReplyObject(r);
-	if (!r)
-		reply_err(c, EIO, "cannot forward to the owning node");
+	if (tfs_wb_cmdf("LPUSH %s %b", key, json, len))
+		reply_err(c, ENOMEM, "cannot forward to the owning node");
 }
 
 /* Who owns name when it is not in our table: 0 with owner filled, or -errno. */
@@ -199,6 +193,23 @@ static void housekeeping(int64_t *last_reap)
 	}
 }
 
+/* With several clients the queue is rarely empty: take what waits behind the command
+ * just popped in one round trip (in the same order BRPOP would), not one each. */
+static void pop_more(const char *queue, int node_q)
+{
+	redisReply *r;
+	int rc;
+
+	r = tfs_rl_cmdf_unordered(&rc, "RPOP %s %d", queue, POP_BATCH);
+	if (!r)
+		return;
+	if (r->type == REDIS_REPLY_ARRAY)
+		for (size_t i = 0; i < r->elements && !tfs_d.stopping; i++)
+			if (r->element[i]->type == REDIS_REPLY_STRING)
+				process(r->element[i]->str, r->element[i]->len, node_q);
+	freeReplyObject(r);
+}
+
 static void *queue_main(void *arg)
 {
 	int64_t last_reap = 0;
@@ -208,16 +219,19 @@ static void *queue_main(void *arg)
 	(void)arg;
 	while (!tfs_d.stopping) {
 		housekeeping(&last_reap);
-		r = tfs_rl_cmdf(&rc, "BRPOP %s %s 0.5", tfs_d.o.queue, tfs_d.node_queue);
+		r = tfs_rl_cmdf_unordered(&rc, "BRPOP %s %s 0.5", tfs_d.o.queue,
+					  tfs_d.node_queue);
 		if (!r) {
 			if (rc == -EIO)
 				usleep(200000);      /* Redis away: retry without spinning */
 			continue;
 		}
 		if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-		    r->element[1]->type == REDIS_REPLY_STRING)
-			process(r->element[1]->str, r->element[1]->len,
-				strcmp(r->element[0]->str, tfs_d.node_queue) == 0);
+		    r->element[1]->type == REDIS_REPLY_STRING) {
+			int node_q = strcmp(r->element[0]->str, tfs_d.node_queue) == 0;
+			process(r->element[1]->str, r->element[1]->len, node_q);
+			pop_more(node_q ? tfs_d.node_queue : tfs_d.o.queue, node_q);
+		}
 		freeReplyObject(r);
 	}
 	tfs_rl_close_thread();

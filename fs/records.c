@@ -60,10 +60,14 @@ int tfs_rec_dir(const char *name, struct tfs_dirrec *d)
 {
 	char key[KEYMAX];
 	redisReply *r;
+	uint64_t gen;
 	int rc;
 
 	if ((rc = tfs_key(key, sizeof(key), "dir", name)))
 		return rc;
+	if (tfs_dc_get_dir(name, d))
+		return 0;
+	gen = tfs_dc_gen();
 	r = tfs_rl_cmdf(&rc, "HGETALL %s", key);
 	if (!r)
 		return -EIO;
@@ -106,6 +110,7 @@ int tfs_rec_dir(const char *name, struct tfs_dirrec *d)
 		}
 	}
 	freeReplyObject(r);
+	tfs_dc_put_dir(name, d, gen);
 	return 0;
 }
 
@@ -113,7 +118,6 @@ int tfs_rec_dir_write(const char *name, const struct tfs_dirrec *d)
 {
 	char key[KEYMAX], mode[16], uid[16], gid[16], ct[24], mt[24], dev[16];
 	const char *argv[16];
-	redisReply *r;
 	int argc = 0, rc;
 
 	if ((rc = tfs_key(key, sizeof(key), "dir", name)))
@@ -139,52 +143,59 @@ int tfs_rec_dir_write(const char *name, const struct tfs_dirrec *d)
 		argv[argc++] = "device";
 		argv[argc++] = dev;
 	}
-	r = tfs_rl_cmd(&rc, argc, argv, NULL);
-	freeReplyObject(r);
-	return r ? 0 : -EIO;
+	if ((rc = tfs_wb_cmdv(argc, argv, NULL)))
+		return rc;
+	tfs_dc_put_dir(name, d, 0);
+	return 0;
 }
 
 int tfs_rec_link(const char *name, char type)
 {
 	char parent[4096], key[KEYMAX], t[2] = { type, 0 };
 	const char *base;
+	struct tfs_dirrec d;
 	redisReply *r;
-	int rc, added;
+	int rc;
 
 	if ((rc = tfs_name_check(name)))
 		return rc;         /* FUSE passes names up to 1024 bytes; NAME_MAX is 255 */
 	tfs_split(name, parent, sizeof(parent), &base);
-	if ((rc = tfs_key(key, sizeof(key), "dir", parent)))
+	if ((rc = tfs_key(key, sizeof(key), "dirents", parent)))
 		return rc;
-	r = tfs_rl_cmdf(&rc, "EXISTS %s", key);
+	/* The parent's record (usually cached) says it exists. The claim goes through the
+	 * write-behind connection, not a script: Redis 7.0 does not apply NOLOOP to writes a
+	 * script makes, and each claim would then drop this node's cached directory. */
+	if ((rc = tfs_rec_dir(parent, &d)))
+		return rc;
+	r = tfs_wb_callf(&rc, "HSETNX %s %s %s", key, base, t);
 	if (!r)
-		return -EIO;
-	added = r->integer == 1;
+		return rc == -ENOMEM ? rc : -EIO;
+	rc = r->type != REDIS_REPLY_INTEGER ? -EIO : r->integer == 1 ? 0 : -EEXIST;
 	freeReplyObject(r);
-	if (!added)
-		return -ENOENT;
-	tfs_key(key, sizeof(key), "dirents", parent);
-	r = tfs_rl_cmdf(&rc, "HSETNX %s %s %s", key, base, t);
-	if (!r)
-		return -EIO;
-	added = r->integer == 1;
-	freeReplyObject(r);
-	return added ? 0 : -EEXIST;
+	if (rc == 0)
+		tfs_dc_set_type(parent, base, type);
+	return rc;
 }
 
 int tfs_rec_unlink(const char *name)
 {
 	char parent[4096], key[KEYMAX];
 	const char *base;
-	redisReply *r;
 	int rc;
 
 	tfs_split(name, parent, sizeof(parent), &base);
 	if ((rc = tfs_key(key, sizeof(key), "dirents", parent)))
 		return rc;
-	r = tfs_rl_cmdf(&rc, "HDEL %s %s", key, base);
-	freeReplyObject(r);
-	return r ? 0 : -EIO;
+	if ((rc = tfs_wb_cmdf("HDEL %s %s", key, base)))
+		return rc;
+	tfs_dc_set_type(parent, base, 0);
+	return 0;
+}
+
+static int entry_type(const redisReply *v)
+{
+	return v->type == REDIS_REPLY_STRING && v->len == 1 &&
+	       (v->str[0] == 't' || v->str[0] == 'd') ? v->str[0] : -ENOENT;
 }
 
 int tfs_rec_type(const char *name)
@@ -192,18 +203,40 @@ int tfs_rec_type(const char *name)
 	char parent[4096], key[KEYMAX];
 	const char *base;
 	redisReply *r;
-	int rc;
+	uint64_t gen;
+	int rc, cacheable;
 
 	if (name[0] == '\0')
 		return 'd';
 	tfs_split(name, parent, sizeof(parent), &base);
 	if ((rc = tfs_key(key, sizeof(key), "dirents", parent)))
 		return rc;
-	r = tfs_rl_cmdf(&rc, "HGET %s %s", key, base);
+	rc = tfs_dc_get_type(parent, base, &cacheable);
+	if (rc)
+		return rc;
+	if (!cacheable) {
+		r = tfs_rl_cmdf(&rc, "HGET %s %s", key, base);
+		if (!r)
+			return -EIO;
+		rc = entry_type(r);
+		freeReplyObject(r);
+		return rc;
+	}
+	/* The whole directory at once: the next lookups of names in it, present or not
+	 * (a create looks its new name up first), need no round trip. */
+	gen = tfs_dc_gen();
+	r = tfs_rl_cmdf(&rc, "HGETALL %s", key);
 	if (!r)
 		return -EIO;
-	rc = r->type == REDIS_REPLY_STRING && r->len == 1 &&
-	     (r->str[0] == 't' || r->str[0] == 'd') ? r->str[0] : -ENOENT;
+	rc = -ENOENT;
+	for (size_t i = 0; i + 1 < r->elements; i += 2) {
+		const redisReply *a = r->element[i];
+		if (a->type == REDIS_REPLY_STRING && strcmp(a->str, base) == 0) {
+			rc = entry_type(r->element[i + 1]);
+			break;
+		}
+	}
+	tfs_dc_put_ents(parent, r, gen);
 	freeReplyObject(r);
 	return rc;
 }

@@ -15,6 +15,11 @@
 static pthread_key_t conn_key;
 static pthread_once_t conn_once = PTHREAD_ONCE_INIT;
 static int64_t last_complaint;
+/* Bumped at each failure: a thread whose connection is older than the last failure makes
+ * a new one before using it, so an idle thread's connection to a Redis that restarted
+ * does not fail the first request after recovery. */
+static unsigned down_epoch;
+static __thread unsigned conn_epoch;
 
 static void conn_free(void *c)
 {
@@ -26,11 +31,12 @@ static void conn_key_init(void)
 	pthread_key_create(&conn_key, conn_free);
 }
 
-static void mark_down(const char *why)
+void tfs_rl_mark_down(const char *why)
 {
 	int64_t now = tfs_now();
 
 	tfs_d.redis_down = 1;
+	__atomic_add_fetch(&down_epoch, 1, __ATOMIC_RELEASE);
 	/* One line per outage second, not one per FUSE request. */
 	if (__atomic_exchange_n(&last_complaint, now, __ATOMIC_RELAXED) != now)
 		tfs_log(LOG_ERR, "Redis unreachable (%s): metadata calls fail with EIO until it returns",
@@ -43,13 +49,18 @@ redisContext *tfs_rl_get(void)
 	char err[256];
 	int rc;
 
+	unsigned epoch = __atomic_load_n(&down_epoch, __ATOMIC_ACQUIRE);
+
 	pthread_once(&conn_once, conn_key_init);
 	c = pthread_getspecific(conn_key);
-	if (c)
+	if (c && conn_epoch == epoch)
 		return c;
+	if (c)
+		tfs_rl_close_thread();
+	conn_epoch = epoch;
 	c = tfs_redis_connect(&tfs_d.url, 1000, &rc, err, sizeof(err));
 	if (!c) {
-		mark_down(err);
+		tfs_rl_mark_down(err);
 		return NULL;
 	}
 	pthread_setspecific(conn_key, c);
@@ -68,9 +79,19 @@ void tfs_rl_close_thread(void)
 	}
 }
 
+unsigned tfs_rl_epoch(void)
+{
+	return __atomic_load_n(&down_epoch, __ATOMIC_ACQUIRE);
+}
+
+int tfs_rl_ok(void)
+{
+	return tfs_d.redis_down || !tfs_rl_get() ? -EIO : 0;
+}
+
 redisReply *tfs_rl_cmd(int *rc, int argc, const char **argv, const size_t *len)
 {
-	redisContext *c = tfs_rl_get();
+	redisContext *c = tfs_wb_sync() ? NULL : tfs_rl_get();
 	redisReply *r;
 
 	if (!c) {
@@ -79,7 +100,7 @@ redisReply *tfs_rl_cmd(int *rc, int argc, const char **argv, const size_t *len)
 	}
 	r = tfs_redis_cmdv(c, argc, argv, len, rc);
 	if (!r && *rc == -EIO) {
-		mark_down(c->errstr);
+		tfs_rl_mark_down(c->errstr);
 		tfs_rl_close_thread();
 	} else if (!r) {
 		tfs_log(LOG_ERR, "Redis refused %s", argv[0]);
@@ -87,22 +108,19 @@ redisReply *tfs_rl_cmd(int *rc, int argc, const char **argv, const size_t *len)
 	return r;
 }
 
-redisReply *tfs_rl_cmdf(int *rc, const char *fmt, ...)
+static redisReply *vcmdf(int ordered, int *rc, const char *fmt, va_list ap)
 {
-	redisContext *c = tfs_rl_get();
+	redisContext *c = ordered && tfs_wb_sync() ? NULL : tfs_rl_get();
 	redisReply *r;
-	va_list ap;
 
 	if (!c) {
 		*rc = -EIO;
 		return NULL;
 	}
-	va_start(ap, fmt);
 	r = redisvCommand(c, fmt, ap);
-	va_end(ap);
 	if (!r) {
 		*rc = -EIO;
-		mark_down(c->errstr);
+		tfs_rl_mark_down(c->errstr);
 		tfs_rl_close_thread();
 		return NULL;
 	}
@@ -113,6 +131,28 @@ redisReply *tfs_rl_cmdf(int *rc, const char *fmt, ...)
 		return NULL;
 	}
 	*rc = 0;
+	return r;
+}
+
+redisReply *tfs_rl_cmdf(int *rc, const char *fmt, ...)
+{
+	redisReply *r;
+	va_list ap;
+
+	va_start(ap, fmt);
+	r = vcmdf(1, rc, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+redisReply *tfs_rl_cmdf_unordered(int *rc, const char *fmt, ...)
+{
+	redisReply *r;
+	va_list ap;
+
+	va_start(ap, fmt);
+	r = vcmdf(0, rc, fmt, ap);
+	va_end(ap);
 	return r;
 }
 

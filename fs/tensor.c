@@ -135,8 +135,7 @@ int tfs_tensor_save(struct tfs_tensor *t)
 	struct tfs_meta_fields f;
 	const char *argv[2 + 2 * TFS_META_NFIELDS];
 	size_t len[2 + 2 * TFS_META_NFIELDS];
-	redisReply *r;
-	int argc = 0, rc;
+	int argc = 0;
 
 	t->meta.refcount = tfs_tensor_refcount(t);
 	t->meta.mtime = t->mtime.tv_sec;
@@ -148,22 +147,16 @@ int tfs_tensor_save(struct tfs_tensor *t)
 		argv[argc] = f.field[i]; len[argc++] = strlen(f.field[i]);
 		argv[argc] = f.value[i]; len[argc++] = f.len[i];
 	}
-	r = tfs_rl_cmd(&rc, argc, argv, len);
-	freeReplyObject(r);
-	return r ? 0 : -EIO;
+	return tfs_wb_cmdv(argc, argv, len);
 }
 
 static int save_refcount(struct tfs_tensor *t)
 {
 	char n[24];
-	redisReply *r;
-	int rc;
 
 	t->meta.refcount = tfs_tensor_refcount(t);
 	snprintf(n, sizeof(n), "%lld", (long long)t->meta.refcount);
-	r = tfs_rl_cmdf(&rc, "HSET %s refcount %s", t->key, n);
-	freeReplyObject(r);
-	return r ? 0 : -EIO;
+	return tfs_wb_cmdf("HSET %s refcount %s", t->key, n);
 }
 
 static void tensor_free(struct tfs_tensor *t)
@@ -184,14 +177,10 @@ static void tensor_free(struct tfs_tensor *t)
 /* The count reached 0: memory, record and struct go. */
 static void destroy(struct tfs_tensor *t)
 {
-	redisReply *r;
-	int rc;
-
 	table_remove(t);
 	if (t->alloc)
 		tfs_d.be_ops->free(tfs_d.be, t->alloc);
-	r = tfs_rl_cmdf(&rc, "DEL %s", t->key);
-	freeReplyObject(r);
+	tfs_wb_cmdf("DEL %s", t->key);
 	tfs_log(LOG_DEBUG, "freed %s (%llu bytes)", t->name, (unsigned long long)t->meta.bytes);
 	tensor_free(t);
 }
@@ -210,7 +199,6 @@ int tfs_tensor_create(const char *name, tfs_dtype dt, int device, uid_t uid, gid
 	char key[KEYMAX];
 	struct tfs_tensor *t;
 	struct timespec now;
-	redisReply *r;
 	int rc;
 
 	if ((rc = tfs_key(key, sizeof(key), "tensor", name)))
@@ -248,12 +236,8 @@ int tfs_tensor_create(const char *name, tfs_dtype dt, int device, uid_t uid, gid
 	t->linked = 1;
 	t->opens = open;
 	/* A record this node left behind under the same name is stale by now. */
-	r = tfs_rl_cmdf(&rc, "DEL %s", key);
-	freeReplyObject(r);
-	if (!r || (rc = tfs_tensor_save(t))) {
-		rc = -EIO;
+	if ((rc = tfs_wb_cmdf("DEL %s", key)) || (rc = tfs_tensor_save(t)))
 		goto fail_struct;
-	}
 	table_insert(t);
 	*out = t;
 	return 0;
@@ -347,8 +331,8 @@ int tfs_tensor_shape(struct tfs_tensor *t, tfs_dtype dt, const struct tfs_shape 
 		return -EINVAL;
 	if (bytes != t->meta.bytes && busy_check && tfs_tensor_busy(t, (pid_t)busy_check))
 		return -EBUSY;
-	if (!tfs_rl_get())
-		return -EIO;
+	if ((rc = tfs_rl_ok()))
+		return rc;
 	rc = realloc_bytes(t, bytes);
 	if (rc)
 		return rc;
@@ -366,8 +350,8 @@ int tfs_tensor_resize(struct tfs_tensor *t, uint64_t bytes)
 
 	if (bytes > (uint64_t)INT64_MAX)
 		return -EFBIG;
-	if (!tfs_rl_get())
-		return -EIO;
+	if ((rc = tfs_rl_ok()))
+		return rc;
 	rc = realloc_bytes(t, bytes);
 	if (rc)
 		return rc;
@@ -423,11 +407,10 @@ int tfs_tensor_busy(const struct tfs_tensor *t, pid_t pid)
 int tfs_tensor_unlink(struct tfs_tensor *t)
 {
 	char key[KEYMAX];
-	redisReply *r;
 	int rc;
 
-	if (!tfs_rl_get())
-		return -EIO;
+	if ((rc = tfs_rl_ok()))
+		return rc;
 	rc = tfs_rec_unlink(t->name);
 	if (rc)
 		return rc;
@@ -440,8 +423,7 @@ int tfs_tensor_unlink(struct tfs_tensor *t)
 	 * to a key of its own until the last reference goes. */
 	snprintf(key, sizeof(key), "%s:unlinked:%s:%llu", tfs_d.o.prefix, tfs_d.o.node,
 		 (unsigned long long)++tfs_d.table.unlinked_seq);
-	r = tfs_rl_cmdf(&rc, "RENAME %s %s", t->key, key);
-	freeReplyObject(r);
+	tfs_wb_cmdf("RENAME %s %s", t->key, key);
 	table_remove(t);
 	free(t->key);
 	t->key = strdup(key);
@@ -459,7 +441,6 @@ int tfs_tensor_unlink(struct tfs_tensor *t)
 int tfs_tensor_rename(struct tfs_tensor *t, const char *newname)
 {
 	char key[KEYMAX], *name, *k;
-	redisReply *r;
 	int rc;
 
 	if ((rc = tfs_key(key, sizeof(key), "tensor", newname)))
@@ -471,12 +452,10 @@ int tfs_tensor_rename(struct tfs_tensor *t, const char *newname)
 		free(k);
 		return -ENOMEM;
 	}
-	r = tfs_rl_cmdf(&rc, "RENAME %s %s", t->key, key);
-	freeReplyObject(r);
-	if (!r) {
+	if ((rc = tfs_wb_cmdf("RENAME %s %s", t->key, key))) {
 		free(name);
 		free(k);
-		return -EIO;
+		return rc;
 	}
 	table_remove(t);
 	free(t->name);
@@ -492,8 +471,6 @@ int tfs_tensor_hold(struct tfs_tensor *t, const char *node, int64_t pid)
 {
 	struct tfs_holder *h;
 	char field[TFS_NODE_MAX + 32];
-	redisReply *r;
-	int rc;
 
 	for (h = t->holders; h; h = h->next)
 		if (h->pid == pid && strcmp(h->node, node) == 0)
@@ -509,8 +486,7 @@ int tfs_tensor_hold(struct tfs_tensor *t, const char *node, int64_t pid)
 	}
 	h->count++;
 	snprintf(field, sizeof(field), "holder:%s:%lld", node, (long long)pid);
-	r = tfs_rl_cmdf(&rc, "HINCRBY %s %s 1", t->key, field);
-	freeReplyObject(r);
+	tfs_wb_cmdf("HINCRBY %s %s 1", t->key, field);
 	return save_refcount(t);
 }
 
@@ -518,20 +494,16 @@ static void holder_drop(struct tfs_tensor *t, struct tfs_holder *h, int64_t n)
 {
 	char field[TFS_NODE_MAX + 32];
 	struct tfs_holder **pp;
-	redisReply *r;
-	int rc;
 
 	h->count -= n;
 	snprintf(field, sizeof(field), "holder:%s:%lld", h->node, (long long)h->pid);
 	if (h->count > 0) {
 		char d[24];
 		snprintf(d, sizeof(d), "%lld", (long long)-n);
-		r = tfs_rl_cmdf(&rc, "HINCRBY %s %s %s", t->key, field, d);
-		freeReplyObject(r);
+		tfs_wb_cmdf("HINCRBY %s %s %s", t->key, field, d);
 		return;
 	}
-	r = tfs_rl_cmdf(&rc, "HDEL %s %s", t->key, field);
-	freeReplyObject(r);
+	tfs_wb_cmdf("HDEL %s %s", t->key, field);
 	for (pp = &t->holders; *pp; pp = &(*pp)->next) {
 		if (*pp == h) {
 			*pp = h->next;
@@ -608,23 +580,25 @@ static void resync_one(struct tfs_tensor *t, void *arg)
 {
 	int *rc = arg;
 	char field[TFS_NODE_MAX + 32], n[24];
-	redisReply *r;
 	int e;
 
 	if (t->linked) {
 		e = ensure_dirs(t->name);
 		if (e == 0)
 			e = tfs_rec_link(t->name, 't');
-		if (e && e != -EEXIST)
+		if (e && e != -EEXIST) {
+			/* The record only once its name is back: a record in Redis then means
+			 * the tensor is listed again. The next pass retries. */
 			*rc = e;
+			return;
+		}
 	}
 	if (tfs_tensor_save(t))
 		*rc = -EIO;
 	for (struct tfs_holder *h = t->holders; h; h = h->next) {
 		snprintf(field, sizeof(field), "holder:%s:%lld", h->node, (long long)h->pid);
 		snprintf(n, sizeof(n), "%lld", (long long)h->count);
-		r = tfs_rl_cmdf(&e, "HSET %s %s %s", t->key, field, n);
-		freeReplyObject(r);
+		tfs_wb_cmdf("HSET %s %s %s", t->key, field, n);
 	}
 }
 

@@ -60,11 +60,11 @@ check "old name gone" test ! -e "$M/w"
 check "mv a directory" mv "$M/dir" "$M/dir2"
 check "file under moved dir" cmp "$T/rand" "$M/dir2/w2"
 check "nested dir moved" test -d "$M/dir2/x/y"
-check "record follows the rename" bash -c "[ \"\$(redis-cli -s '$SOCK' hget tensorfs:tensor:dir2/w2 bytes)\" = 3000000 ]"
-check "no record at the old name" bash -c "[ \"\$(redis-cli -s '$SOCK' exists tensorfs:tensor:dir/w2)\" = 0 ]"
+check "record follows the rename" bash -c "[ \"\$(rcli hget tensorfs:tensor:dir2/w2 bytes)\" = 3000000 ]"
+check "no record at the old name" bash -c "[ \"\$(rcli exists tensorfs:tensor:dir/w2)\" = 0 ]"
 check "ls lists entries" bash -c "ls '$M/dir2' | sort | tr '\n' ' ' | grep -qx 't w2 x '"
 check "mv over an existing file replaces it" bash -c "cp '$T/rand' '$M/o1' && echo small > '$M/o2' && mv '$M/o1' '$M/o2' && cmp '$T/rand' '$M/o2' && [ ! -e '$M/o1' ]"
-check "chmod" bash -c "chmod 600 '$M/a' && [ \$(stat -c %a '$M/a') = 600 ] && [ \"\$(redis-cli -s '$SOCK' hget tensorfs:tensor:a mode)\" = 600 ]"
+check "chmod" bash -c "chmod 600 '$M/a' && [ \$(stat -c %a '$M/a') = 600 ] && [ \"\$(rcli hget tensorfs:tensor:a mode)\" = 600 ]"
 check "chown" bash -c "chown 1234:5678 '$M/a' && [ \"\$(stat -c %u:%g '$M/a')\" = 1234:5678 ]"
 check "touch -d sets mtime" bash -c "touch -d '2020-01-02 03:04:05' '$M/a' && [ \$(stat -c %Y '$M/a') = \$(date -d '2020-01-02 03:04:05' +%s) ]"
 check "user xattr set/get" bash -c "setfattr -n user.owner -v alice '$M/a' && [ \"\$(getfattr --only-values -n user.owner '$M/a')\" = alice ]"
@@ -73,10 +73,10 @@ check "user xattr removed" bash -c "setfattr -x user.owner '$M/a' && ! getfattr 
 
 # Redis record of SPEC §7
 for f in dtype shape ctime node device bytes ipc_handle refcount ipc_offset state; do
-	check "record has field $f" bash -c "[ \"\$(redis-cli -s '$SOCK' hexists tensorfs:tensor:a $f)\" = 1 ]"
+	check "record has field $f" bash -c "[ \"\$(rcli hexists tensorfs:tensor:a $f)\" = 1 ]"
 done
 eq "record handle equals the xattr" "$(getfattr --only-values -n user.tensor.ipc_handle "$M/a" | od -An -v -tx1 | tr -d ' \n')" \
-	"$(redis-cli -s "$SOCK" --no-raw hget tensorfs:tensor:a ipc_handle >/dev/null; redis-cli -s "$SOCK" hget tensorfs:tensor:a ipc_handle | head -c 64 | od -An -v -tx1 | tr -d ' \n')"
+	"$(rcli --no-raw hget tensorfs:tensor:a ipc_handle >/dev/null; rcli hget tensorfs:tensor:a ipc_handle | head -c 64 | od -An -v -tx1 | tr -d ' \n')"
 
 # reference counts and unlink while open
 exec 3<"$M/a"
@@ -92,13 +92,13 @@ exec 5<"$M/u"
 check "rm of an open tensor" rm "$M/u"
 check "name gone at once" test ! -e "$M/u"
 check "name not in listing" bash -c "! ls '$M' | grep -qx u"
-check "record moved off the name" bash -c "[ \"\$(redis-cli -s '$SOCK' exists tensorfs:tensor:u)\" = 0 ] && [ \"\$(redis-cli -s '$SOCK' --scan --pattern 'tensorfs:unlinked:n1:*' | wc -l)\" = 1 ]"
-check "unlinked record refcount 1" bash -c "k=\$(redis-cli -s '$SOCK' --scan --pattern 'tensorfs:unlinked:n1:*'); [ \"\$(redis-cli -s '$SOCK' hget \$k refcount)\" = 1 ]"
+check "record moved off the name" bash -c "[ \"\$(rcli exists tensorfs:tensor:u)\" = 0 ] && [ \"\$(rcli --scan --pattern 'tensorfs:unlinked:n1:*' | wc -l)\" = 1 ]"
+check "unlinked record refcount 1" bash -c "k=\$(rcli --scan --pattern 'tensorfs:unlinked:n1:*'); [ \"\$(rcli hget \$k refcount)\" = 1 ]"
 check "bytes still readable through the fd" bash -c "cmp '$T/rand' - <&5"
 check "the name can be reused at once" bash -c "touch '$M/u' && [ \$(stat -c %s '$M/u') = 0 ]"
 exec 5<&-
 sleep 0.1
-check "last close frees the record" bash -c "[ \"\$(redis-cli -s '$SOCK' --scan --pattern 'tensorfs:unlinked:*' | wc -l)\" = 0 ]"
+check "last close frees the record" bash -c "[ \"\$(rcli --scan --pattern 'tensorfs:unlinked:*' | wc -l)\" = 0 ]"
 exec 3<&-
 
 # statfs follows memory and goes back to zero

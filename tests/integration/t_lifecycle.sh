@@ -11,7 +11,7 @@ sock=$(grep -o "private redis-server (pid [0-9]*) at [^ ]*" "$T/bg.log" | awk '{
 rpid=$(grep -o "private redis-server (pid [0-9]*)" "$T/bg.log" | grep -o "[0-9]*")
 check "private redis-server is logged with its socket" test -S "$sock"
 check "tensors work on the private Redis" bash -c "echo hi > '$B/a' && [ \"\$(cat '$B/a')\" = hi ]"
-eq "its record is in the private Redis" 3 "$(redis-cli -s "$sock" hget tensorfs:tensor:a bytes)"
+eq "its record is in the private Redis" 3 "$(tfs_flush; redis-cli -s "$sock" hget tensorfs:tensor:a bytes)"
 check "private Redis listens on no TCP port" bash -c "[ \"\$(redis-cli -s '$sock' config get port | tail -1)\" = 0 ]"
 dpid=$(pgrep -f "^$TFS --log $T/bg.log" | head -1)
 fusermount3 -u "$B"

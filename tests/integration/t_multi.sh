@@ -41,7 +41,7 @@ mount_tfs "$A" --node n1 || exit 1
 eq "restarted n1 removed its stale record" 0 "$(rcli exists tensorfs:tensor:x)"
 check "stale tensor not listed" bash -c "! ls '$A' | grep -qx x"
 check "the removal was logged" grep -q "stale record tensorfs:tensor:x" "$T/a.log"
-check "n2's tensors untouched" bash -c "[ \"\$(redis-cli -s '$SOCK' hget tensorfs:tensor:qn2 node)\" = n2 ]"
+check "n2's tensors untouched" bash -c "[ \"\$(rcli hget tensorfs:tensor:qn2 node)\" = n2 ]"
 check "the name is free again" bash -c "echo new > '$A/x' && [ \"\$(cat '$A/x')\" = new ]"
 
 # clean unmount removes this node's records

@@ -72,7 +72,7 @@ r=$(send '{"op":"create","name":"bad3","dtype":"f32","shape":[4294967296,4294967
 eq "overflowing shape: EOVERFLOW" EOVERFLOW "$(jfield "$r" error)"
 r=$(send '{"op":"create","name":"bad4","dtype":"f32","shape":[1024,1024,1024]}')
 eq "over --max-bytes: ENOSPC" ENOSPC "$(jfield "$r" error)"
-check "nothing half-made after ENOSPC" bash -c "[ ! -e '$M/bad4' ] && [ \"\$(redis-cli -s '$SOCK' exists tensorfs:tensor:bad4)\" = 0 ]"
+check "nothing half-made after ENOSPC" bash -c "[ ! -e '$M/bad4' ] && [ \"\$(rcli exists tensorfs:tensor:bad4)\" = 0 ]"
 r=$(send '{"op":"create","name":"../etc","dtype":"f32","shape":[1]}')
 eq "bad name: EINVAL" EINVAL "$(jfield "$r" error)"
 r=$(send '{"op":"create","name":"nodir/x","dtype":"f32","shape":[1]}')
@@ -83,7 +83,7 @@ rcli lpush tensor_lifecycle '{"op":"get","name":"x","reply":["not a string"]}' >
 r=$(send '{"op":"create","name":"after","dtype":"u8","shape":[3]}')
 eq "daemon keeps serving after malformed JSON" True "$(jfield "$r" ok)"
 check "malformed JSON logged" grep -q "malformed JSON" "$T/m.log"
-check "queue drained" bash -c "[ \"\$(redis-cli -s '$SOCK' llen tensor_lifecycle)\" = 0 ]"
-check "reply keys expire" bash -c "t=\$(redis-cli -s '$SOCK' ttl tq:reply:1); [ \"\$t\" = -2 ] || [ \"\$t\" -gt 0 ]"
+check "queue drained" bash -c "[ \"\$(rcli llen tensor_lifecycle)\" = 0 ]"
+check "reply keys expire" bash -c "t=\$(rcli ttl tq:reply:1); [ \"\$t\" = -2 ] || [ \"\$t\" -gt 0 ]"
 cd /
 finish

@@ -1,0 +1,416 @@
+/* Write-behind of Redis records. A FUSE operation changes the daemon's memory (which is
+ * what it serves) and queues the matching Redis writes here; one thread sends them, in
+ * the order they were queued, pipelined on a connection of its own, and the operation
+ * returns without waiting for Redis. Waiting a round trip per write under the namespace
+ * lock is what capped create -> shape -> unlink at about 1,000/s.
+ *
+ * Coherence: every synchronous call of the daemon (rlink.c) first waits for what is
+ * queued (tfs_wb_sync), so the daemon never reads Redis behind its own writes; fsync and
+ * fsyncdir wait too, and a queue reply is sent after the writes it reports. The one
+ * connection is also the one that Redis tracks for the directory cache (dcache.c), with
+ * NOLOOP: this node's own writes do not invalidate what it just cached. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "log.h"
+
+#define BATCH_MAX 512
+
+struct wb_wait {
+	redisReply *reply;
+	int rc, done;
+};
+
+struct wb_item {
+	struct wb_item *next;
+	char *cmd;                   /* RESP, from redisFormatCommand*: redisFreeCommand */
+	int len;
+	struct wb_wait *wait;        /* NULL unless a caller waits for the reply */
+};
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t work, done_cv;
+	struct wb_item *head, **tail;
+	uint64_t queued, done;       /* items queued / answered (or dropped) so far */
+	int running, stop, kick;
+	pthread_t thread;
+	redisContext *c;
+	uint64_t tracked_sub;        /* subscriber id that c's tracking redirects to */
+	unsigned epoch;              /* tfs_rl_epoch() when c was made */
+} wb = {
+	.mu = PTHREAD_MUTEX_INITIALIZER,
+	.work = PTHREAD_COND_INITIALIZER,
+	.done_cv = PTHREAD_COND_INITIALIZER,
+	.tail = &wb.head,
+};
+
+static void item_free(struct wb_item *it)
+{
+	redisFreeCommand(it->cmd);
+	free(it);
+}
+
+/* Without the thread (before the daemon forks, at the end) a write runs synchronously. */
+static redisReply *run_now(struct wb_item *it, int *rc)
+{
+	redisContext *c = tfs_rl_get();
+	redisReply *r = NULL;
+
+	if (!c) {
+		*rc = -EIO;
+		return NULL;
+	}
+	if (redisAppendFormattedCommand(c, it->cmd, it->len) != REDIS_OK ||
+	    redisGetReply(c, (void **)&r) != REDIS_OK || !r) {
+		*rc = -EIO;
+		tfs_rl_mark_down(c->errstr);
+		tfs_rl_close_thread();
+		return NULL;
+	}
+	if (r->type == REDIS_REPLY_ERROR) {
+		tfs_log(LOG_ERR, "Redis error: %s", r->str);
+		freeReplyObject(r);
+		*rc = -EPROTO;
+		return NULL;
+	}
+	*rc = 0;
+	return r;
+}
+
+static redisReply *enqueue(char *cmd, int len, int wait, int *rc)
+{
+	struct wb_item *it;
+	struct wb_wait w = { NULL, 0, 0 };
+	redisReply *r;
+
+	if (len < 0 || !cmd) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	it = calloc(1, sizeof(*it));
+	if (!it) {
+		redisFreeCommand(cmd);
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	it->cmd = cmd;
+	it->len = len;
+	pthread_mutex_lock(&wb.mu);
+	if (!wb.running) {
+		pthread_mutex_unlock(&wb.mu);
+		r = run_now(it, rc);
+		item_free(it);
+		if (!wait) {
+			freeReplyObject(r);
+			return NULL;
+		}
+		return r;
+	}
+	if (wait && tfs_d.redis_down) {
+		pthread_mutex_unlock(&wb.mu);
+		item_free(it);
+		*rc = -EIO;
+		return NULL;
+	}
+	it->wait = wait ? &w : NULL;
+	*wb.tail = it;
+	wb.tail = &it->next;
+	__atomic_add_fetch(&wb.queued, 1, __ATOMIC_RELEASE);
+	pthread_cond_signal(&wb.work);
+	if (!wait) {
+		pthread_mutex_unlock(&wb.mu);
+		*rc = 0;
+		return NULL;
+	}
+	while (!w.done)
+		pthread_cond_wait(&wb.done_cv, &wb.mu);
+	pthread_mutex_unlock(&wb.mu);
+	*rc = w.rc;
+	return w.reply;
+}
+
+int tfs_wb_cmdv(int argc, const char **argv, const size_t *len)
+{
+	char *cmd = NULL;
+	int n = redisFormatCommandArgv(&cmd, argc, argv, len), rc;
+
+	enqueue(cmd, n, 0, &rc);
+	return rc;
+}
+
+int tfs_wb_cmdf(const char *fmt, ...)
+{
+	char *cmd = NULL;
+	va_list ap;
+	int n, rc;
+
+	va_start(ap, fmt);
+	n = redisvFormatCommand(&cmd, fmt, ap);
+	va_end(ap);
+	enqueue(cmd, n, 0, &rc);
+	return rc;
+}
+
+redisReply *tfs_wb_callf(int *rc, const char *fmt, ...)
+{
+	char *cmd = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = redisvFormatCommand(&cmd, fmt, ap);
+	va_end(ap);
+	return enqueue(cmd, n, 1, rc);
+}
+
+int tfs_wb_sync(void)
+{
+	uint64_t target;
+
+	if (__atomic_load_n(&wb.done, __ATOMIC_ACQUIRE) ==
+	    __atomic_load_n(&wb.queued, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&wb.mu);
+	target = wb.queued;
+	/* While Redis is away the backlog waits for it; callers get EIO, not a hang. */
+	while (wb.done < target && !tfs_d.redis_down)
+		pthread_cond_wait(&wb.done_cv, &wb.mu);
+	pthread_mutex_unlock(&wb.mu);
+	return wb.done < target ? -EIO : 0;
+}
+
+static void drop_conn(const char *why)
+{
+	tfs_rl_mark_down(why);
+	tfs_dc_tracking(0);
+	redisFree(wb.c);
+	wb.c = NULL;
+	wb.tracked_sub = 0;
+}
+
+/* The directory cache is valid only while Redis reports changes of dir records to the
+ * subscriber: (re)enable tracking whenever the subscriber or this connection is new. */
+static void ensure_tracking(void)
+{
+	uint64_t sub = tfs_dc_subscriber();
+	redisReply *r;
+
+	if (!sub || sub == wb.tracked_sub)
+		return;
+	if (wb.tracked_sub) {
+		/* Redirected to a subscriber that is gone: options cannot be changed while on. */
+		r = redisCommand(wb.c, "CLIENT TRACKING off");
+		if (!r) {
+			drop_conn(wb.c->errstr);
+			return;
+		}
+		freeReplyObject(r);
+	}
+	r = redisCommand(wb.c, "CLIENT TRACKING on REDIRECT %llu BCAST PREFIX %s:dir: "
+			 "PREFIX %s:dirents: NOLOOP", (unsigned long long)sub,
+			 tfs_d.o.prefix, tfs_d.o.prefix);
+	if (!r) {
+		drop_conn(wb.c->errstr);
+		return;
+	}
+	if (r->type == REDIS_REPLY_ERROR) {
+		/* Redis < 6: no tracking, so no directory cache; everything still works. */
+		tfs_log(LOG_NOTICE, "Redis has no client tracking (%s): directory records "
+			"are not cached", r->str);
+		wb.tracked_sub = sub;
+	} else {
+		wb.tracked_sub = sub;
+		tfs_dc_tracking(1);
+	}
+	freeReplyObject(r);
+}
+
+/* Sends up to BATCH_MAX items from the head in one pipeline. 0, or -EIO when the
+ * connection broke: the items not answered stay queued and go again. */
+static int flush_batch(void)
+{
+	struct wb_item *batch[BATCH_MAX], *it;
+	redisReply *r;
+	char err[256];
+	int n = 0, answered = 0, rc = 0;
+
+	if (wb.c && wb.epoch != tfs_rl_epoch()) {
+		/* Another thread saw Redis fail since c was made: c may be to a server that is
+		 * gone; a fresh one costs less than a failed batch. */
+		redisFree(wb.c);
+		wb.c = NULL;
+		wb.tracked_sub = 0;
+		tfs_dc_tracking(0);
+	}
+	if (!wb.c) {
+		wb.epoch = tfs_rl_epoch();
+		wb.c = tfs_redis_connect(&tfs_d.url, 1000, &rc, err, sizeof(err));
+		if (!wb.c) {
+			tfs_rl_mark_down(err);
+			return -EIO;
+		}
+	}
+	ensure_tracking();
+	if (!wb.c)
+		return -EIO;
+	pthread_mutex_lock(&wb.mu);
+	for (it = wb.head; it && n < BATCH_MAX; it = it->next)
+		batch[n++] = it;
+	pthread_mutex_unlock(&wb.mu);
+	for (int i = 0; i < n; i++)
+		redisAppendFormattedCommand(wb.c, batch[i]->cmd, batch[i]->len);
+	for (; answered < n; answered++) {
+		r = NULL;
+		if (redisGetReply(wb.c, (void **)&r) != REDIS_OK || !r) {
+			drop_conn(wb.c->errstr);
+			rc = -EIO;
+			break;
+		}
+		it = batch[answered];
+		if (r->type == REDIS_REPLY_ERROR)
+			tfs_log(LOG_ERR, "Redis refused a record write: %s", r->str);
+		if (it->wait) {
+			it->wait->rc = r->type == REDIS_REPLY_ERROR ? -EPROTO : 0;
+			it->wait->reply = r->type == REDIS_REPLY_ERROR ? NULL : r;
+			if (r->type == REDIS_REPLY_ERROR)
+				freeReplyObject(r);
+		} else {
+			freeReplyObject(r);
+		}
+	}
+	pthread_mutex_lock(&wb.mu);
+	for (int i = 0; i < n; i++) {
+		it = batch[i];
+		/* A waiter whose reply was lost is told EIO rather than replayed: a claim
+		 * (HSETNX) sent twice would answer "taken" by its own first copy. */
+		if (i >= answered && !it->wait)
+			break;
+		if (i >= answered) {
+			it->wait->rc = -EIO;
+			it->wait->reply = NULL;
+		}
+		wb.head = it->next;
+		if (!wb.head)
+			wb.tail = &wb.head;
+		if (it->wait)
+			it->wait->done = 1;
+		item_free(it);
+		__atomic_add_fetch(&wb.done, 1, __ATOMIC_RELEASE);
+	}
+	pthread_cond_broadcast(&wb.done_cv);
+	pthread_mutex_unlock(&wb.mu);
+	return rc;
+}
+
+/* Takes out every item a caller waits for, answering EIO. Caller holds wb.mu. */
+static void fail_waiters(void)
+{
+	struct wb_item **pp = &wb.head, *it;
+
+	while ((it = *pp)) {
+		if (!it->wait) {
+			pp = &it->next;
+			continue;
+		}
+		*pp = it->next;
+		it->wait->rc = -EIO;
+		it->wait->reply = NULL;
+		it->wait->done = 1;
+		item_free(it);
+		__atomic_add_fetch(&wb.done, 1, __ATOMIC_RELEASE);
+	}
+	wb.tail = pp;
+}
+
+static void *wb_main(void *arg)
+{
+	int failures = 0;
+
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&wb.mu);
+		while (!wb.head && !wb.stop && !wb.kick)
+			pthread_cond_wait(&wb.work, &wb.mu);
+		if (!wb.head && !wb.kick) {
+			pthread_mutex_unlock(&wb.mu);
+			break;
+		}
+		wb.kick = 0;
+		pthread_mutex_unlock(&wb.mu);
+		if (flush_batch() == 0) {
+			failures = 0;
+			continue;
+		}
+		/* At unmount, do not hang on a Redis that is gone: a few tries, then drop. */
+		if (wb.stop && ++failures >= 5)
+			break;
+		/* Redis is down: the callers waiting (for a claim, or in tfs_wb_sync) hold the
+		 * namespace lock, so they answer EIO now rather than hang the mount. */
+		pthread_mutex_lock(&wb.mu);
+		fail_waiters();
+		pthread_cond_broadcast(&wb.done_cv);
+		pthread_mutex_unlock(&wb.mu);
+		usleep(100000);
+	}
+	pthread_mutex_lock(&wb.mu);
+	while (wb.head) {
+		struct wb_item *it = wb.head;
+		wb.head = it->next;
+		if (it->wait) {
+			it->wait->rc = -EIO;
+			it->wait->done = 1;
+		}
+		item_free(it);
+		__atomic_add_fetch(&wb.done, 1, __ATOMIC_RELEASE);
+	}
+	wb.tail = &wb.head;
+	pthread_cond_broadcast(&wb.done_cv);
+	pthread_mutex_unlock(&wb.mu);
+	if (wb.c)
+		redisFree(wb.c);
+	wb.c = NULL;
+	return NULL;
+}
+
+int tfs_wb_start(void)
+{
+	int rc;
+
+	pthread_mutex_lock(&wb.mu);
+	wb.stop = 0;
+	rc = pthread_create(&wb.thread, NULL, wb_main, NULL);
+	wb.running = rc == 0;
+	pthread_mutex_unlock(&wb.mu);
+	return -rc;
+}
+
+void tfs_wb_kick(void)
+{
+	pthread_mutex_lock(&wb.mu);
+	wb.kick = 1;
+	pthread_cond_signal(&wb.work);
+	pthread_mutex_unlock(&wb.mu);
+}
+
+void tfs_wb_stop(void)
+{
+	pthread_mutex_lock(&wb.mu);
+	if (!wb.running) {
+		pthread_mutex_unlock(&wb.mu);
+		return;
+	}
+	wb.stop = 1;
+	pthread_cond_signal(&wb.work);
+	pthread_mutex_unlock(&wb.mu);
+	pthread_join(wb.thread, NULL);
+	pthread_mutex_lock(&wb.mu);
+	wb.running = 0;
+	pthread_mutex_unlock(&wb.mu);
+}
