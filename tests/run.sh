@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the unit tests and the integration tests for each build folder given (default:
-# build build-asan) and ends with the line "N passed, N failed[, N skipped]".
+# build build-asan), then the library's tests under valgrind on the first build without
+# ASan, and ends with the line "N passed, N failed[, N skipped]".
 # Integration tests need root (FUSE mounts), redis-server, fusermount3, getfattr.
 # TESTS="t_basic t_queue" limits the integration files run.
 set -u
@@ -45,6 +46,25 @@ for b in "${builds[@]}"; do
 		count "$b/$name" < <(BUILD="$b" timeout 600 bash "$f" 2>&1; rc=$?; [ $rc -eq 0 ] || echo "not ok - $name exited $rc")
 		[ -e /dev/nvidiactl ] && echo "    # $name: $((SECONDS - t0)) s"
 	done
+done
+# The valgrind pass (issue 4): the unit tests of libtensorfs and the client programs of
+# t_client.sh (TFS_VALGRIND=1; the daemon stays native, ASan checks it) under
+# tests/valgrind.sh, on the first build given without ASan (its programs cannot run under
+# valgrind).
+vgb=
+for b in "${builds[@]}"; do [[ "$b" == *asan* ]] || { vgb=$b; break; }; done
+vgtests=(test_client test_lib)
+if [ -z "${TESTS:-}" ] || [[ " $TESTS " == *" t_client "* ]]; then vgtests+=(t_client); fi
+for t in "${vgtests[@]}"; do
+	if [ -z "$vgb" ]; then
+		count "valgrind/$t" <<< "skip - $t under valgrind: no build without ASan among: ${builds[*]}"
+	elif ! command -v valgrind >/dev/null; then
+		count "$vgb/valgrind/$t" <<< "skip - $t under valgrind: valgrind is not installed (scripts/install-deps.sh installs it)"
+	elif [ "$t" = t_client ]; then
+		count "$vgb/valgrind/$t" < <(TFS_VALGRIND=1 BUILD="$vgb" timeout 600 bash tests/integration/t_client.sh 2>&1; rc=$?; [ $rc -eq 0 ] || echo "not ok - t_client under valgrind exited $rc")
+	else
+		count "$vgb/valgrind/$t" < <(tests/valgrind.sh "$vgb/tests/$t" 2>&1; rc=$?; [ $rc -eq 0 ] || echo "not ok - $t under valgrind exited $rc")
+	fi
 done
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "failed:"

@@ -9,6 +9,22 @@ TOOL="$HELPERS/tfs_client_tool"
 EX="$ROOT/$BUILD/examples"
 # out CMD...: its stdout (and stderr), whatever the exit status
 out() { "$@" 2>&1; true; }
+# TFS_VALGRIND=1 (tests/run.sh's valgrind pass, plain build): the client programs below run
+# under tests/valgrind.sh (the daemon does not: ASan checks it). Each run logs to its own
+# file in $VG; the checks see the programs' own output and exit status, and "valgrind: ..."
+# at the end fails on any non-empty log (an error path that leaks still prints its error).
+VG=
+if [ "${TFS_VALGRIND:-0}" = 1 ]; then
+	VG=$T/vg
+	mkdir -p "$VG/bin"
+	for p in "$TOOL" "$EX/open_by_path" "$EX/queue_lifecycle"; do
+		printf '#!/bin/sh\nVG_LOG=%s exec %s %s "$@"\n' "$VG" "$ROOT/tests/valgrind.sh" "$p" \
+			> "$VG/bin/${p##*/}"
+		chmod +x "$VG/bin/${p##*/}"
+	done
+	TOOL=$VG/bin/tfs_client_tool
+	EX=$VG/bin
+fi
 
 touch "$M/a"
 setfattr -n user.tensor.dtype -v f32 "$M/a"
@@ -137,7 +153,9 @@ run_py() {
 }
 
 # --- the cuda backend, where there is a GPU (the lead's GPU machine) ---
-if nvidia-smi -L >/dev/null 2>&1; then
+if [ -n "$VG" ]; then
+	echo "skip - cuda backend checks under valgrind: the valgrind pass checks the host backend"
+elif nvidia-smi -L >/dev/null 2>&1; then
 	G=$T/g
 	mount_tfs "$G" --node n1 --backend cuda --prefix gpu --queue gpu_q || exit 1
 	touch "$G/c"; setfattr -n user.tensor.dtype -v f32 "$G/c"; setfattr -n user.tensor.shape -v '[256,256]' "$G/c"
@@ -167,7 +185,7 @@ printf '\x01\x02\x03' > "$M/ex"
 check "examples/open_by_path" "$EX/open_by_path" "$M/ex"
 eq "open_by_path added 1 to each byte" "020304" "$(od -An -tx1 "$M/ex" | tr -d ' ')"
 check "examples/queue_lifecycle" "$EX/queue_lifecycle" "$URL" exq
-check "queue_lifecycle left nothing" bash -c "[ ! -e '$M/exq' ] && [ \"\$(redis-cli -s '$SOCK' exists tensorfs:tensor:exq)\" = 0 ]"
+check "queue_lifecycle left nothing" bash -c "[ ! -e '$M/exq' ] && [ \"\$(rcli exists tensorfs:tensor:exq)\" = 0 ]"
 check "examples/tensors.sh" bash "$ROOT/examples/tensors.sh" "$M"
 touch "$M/py"; setfattr -n user.tensor.shape -v '[8]' "$M/py"
 run_py "$M/py"
@@ -175,6 +193,8 @@ run_py "$M/py"
 # --- make install + pkg-config (plain build only: the ASan library needs ASan programs) ---
 if [[ "$BUILD" == *asan* ]]; then
 	echo "skip - install test under $BUILD"
+elif [ -n "$VG" ]; then
+	echo "skip - install test under valgrind: the plain pass runs it"
 else
 	I=$T/inst
 	# -o all: install what this build folder holds, without rebuilding it here.
@@ -192,6 +212,16 @@ else
 			bash -c "cc -o '$T/qlc' '$ROOT/examples/queue_lifecycle.c' \$($pc --cflags tensorfs) '$L/libtensorfs.a' \$($pc --static --libs-only-l tensorfs | sed 's/-ltensorfs//') && '$T/qlc' '$URL' st1"
 	else
 		nok "make install DESTDIR=$I"; sed 's/^/      /' "$T/install.out" | tail -5
+	fi
+fi
+if [ -n "$VG" ]; then
+	runs=$(find "$VG" -maxdepth 1 -name '*.log' | wc -l)
+	bad=$(find "$VG" -maxdepth 1 -name '*.log' -size +0 | sort)
+	if [ -z "$bad" ] && [ "$runs" -gt 0 ]; then
+		ok "valgrind: $runs client runs, no memory errors, nothing definitely or indirectly lost"
+	else
+		nok "valgrind: $(echo "$bad" | grep -c .) of $runs client runs reported errors or leaks"
+		for f in $bad; do echo "      $f:"; sed 's/^/        /' "$f" | head -40; done
 	fi
 fi
 cd /

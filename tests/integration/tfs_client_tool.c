@@ -91,8 +91,10 @@ int main(int argc, char **argv)
 	} else if (!strcmp(cmd, "fill") && argc == 4) {          /* fill PATH BYTE: via pointer */
 		if ((rc = tfs_open(argv[2], O_RDWR, &t)))
 			goto err;
-		if (!tfs_tensor_data(t) || t->meta.backend[0] != 'h')
-			return fail(-ENOTSUP);
+		if (!tfs_tensor_data(t) || t->meta.backend[0] != 'h') {
+			rc = -ENOTSUP;
+			goto err;
+		}
 		memset(tfs_tensor_data(t), (int)strtol(argv[3], NULL, 0), t->meta.bytes);
 	} else if (!strcmp(cmd, "mark") && argc == 3) {          /* mark PATH */
 		if ((rc = tfs_open(argv[2], O_RDWR, &t)) || (rc = tfs_mark_written(t, NULL)))
@@ -110,12 +112,15 @@ int main(int argc, char **argv)
 		tfs_tensor *ts[16];
 		int n = 0;
 
-		for (int i = 2; i < argc && n < 16; i++, n++)
-			if ((rc = tfs_open(argv[i], O_RDONLY, &ts[n])))
-				goto err;
-		printf("%d\n", tfs_ipc_cache_size());
+		for (int i = 2; i < argc && n < 16 && !rc; i++)
+			if ((rc = tfs_open(argv[i], O_RDONLY, &ts[n])) == 0)
+				n++;
+		if (!rc)
+			printf("%d\n", tfs_ipc_cache_size());
 		for (int i = 0; i < n; i++)
 			tfs_close(ts[i]);
+		if (rc)
+			goto err;
 		printf("%d\n", tfs_ipc_cache_size());
 	} else if (!strcmp(cmd, "unlinked") && argc == 3) {     /* unlinked PATH */
 		int fd = open(argv[2], O_RDWR);
@@ -170,8 +175,10 @@ int main(int argc, char **argv)
 			tfs_dtype dt;
 
 			if (tfs_dtype_parse(argv[4], strlen(argv[4]), &dt) ||
-			    tfs_shape_parse(argv[5], strlen(argv[5]), &sh))
-				return fail(-EINVAL);
+			    tfs_shape_parse(argv[5], strlen(argv[5]), &sh)) {
+				rc = -EINVAL;
+				goto err;
+			}
 			for (int i = 0; i < sh.ndim; i++)
 				dims[i] = (int64_t)sh.dims[i];
 			rc = tfs_create(c, argv[3], dt, sh.ndim, dims, -1);
