@@ -152,6 +152,12 @@ test-gpu: all
 bench: all
 	tests/bench/run.sh build
 
+# libtensorfs: open-by-path latency beside PyTorch's CUDA IPC, tfs_read/tfs_write beside
+# cudaMemcpy (issue 4; tests/bench/RESULTS-lib.md)
+bench-lib: all
+	tests/bench/lib_bench.sh build
+.PHONY: bench-lib
+
 install: all
 	mkdir -p $(DESTDIR)$(PREFIX)/$(INCLUDE_PATH) $(DESTDIR)$(PREFIX)/$(LIBDIR) \
 	  $(DESTDIR)$(PREFIX)/$(BINARY_PATH) $(DESTDIR)$(PREFIX)/$(PKGCONF_PATH)
