@@ -117,7 +117,8 @@ static int open_owned_fd(int fd, tfs_tensor **out)
 	/* fstat only when the metadata is missing: each FUSE request costs ~15 µs, and a
 	 * directory is the rare case. */
 	if ((rc = read_meta(fd, &m))) {
-		if (rc == -ENODATA && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+		if ((rc == -ENODATA || rc == -ENOTSUP) && fstat(fd, &st) == 0 &&
+		    S_ISDIR(st.st_mode))
 			rc = tfs_seterr(-EISDIR, "a directory is not a tensor");
 		goto fail;
 	}
