@@ -71,6 +71,13 @@ struct tfs_backend_ops {
 			void *dst, size_t len);
 
 	void (*stats)(struct tfs_backend *be, struct tfs_backend_stats *st);
+
+	/* Blocks until the work another process marked with this interprocess event (the
+	 * 64-byte handle libtensorfs's tfs_mark_written publishes) has completed, so the next
+	 * copy_out sees it. -ESTALE when the event cannot be opened (its process is gone: its
+	 * work is over). May be NULL: the host backend's memory needs no such wait. */
+	int (*wait_mark)(struct tfs_backend *be, struct tfs_alloc *a,
+			 const uint8_t mark[TFS_HANDLE_SIZE]);
 };
 
 extern const struct tfs_backend_ops tfs_backend_host;

@@ -54,6 +54,8 @@
 #define SLOT_BYTES ((size_t)(RING * PIECE_MAX)) /* 8 MiB: 64 MiB pinned per device */
 
 _Static_assert(sizeof(cudaIpcMemHandle_t) == TFS_HANDLE_SIZE, "IPC handle size");
+_Static_assert(sizeof(cudaIpcEventHandle_t) == TFS_HANDLE_SIZE, "IPC event handle size");
+#define MARKS_MAX 64
 
 struct slot {
 	uint8_t *buf;
@@ -86,7 +88,21 @@ struct tfs_alloc {
 	struct tfs_pool_key key;
 };
 
+/* An interprocess event a producer marked a tensor written with, opened here once and
+ * kept for the following reads (opening costs a driver call; waiting on a completed event
+ * costs nothing). */
+struct mark {
+	cudaIpcEventHandle_t handle;
+	cudaEvent_t ev;
+	int device, users;
+	uint64_t used;               /* last use, for eviction */
+};
+
 struct tfs_backend {
+	pthread_mutex_t marks_mu;
+	struct mark marks[MARKS_MAX];
+	int nmarks;
+	uint64_t mark_clock;
 	int ndev, default_dev;
 	uint64_t cap;                           /* 0: the devices' memory is the limit */
 	uint64_t total;                         /* memory of all devices */
@@ -400,6 +416,7 @@ static int cu_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 		free(be);
 		return -ENOMEM;
 	}
+	pthread_mutex_init(&be->marks_mu, NULL);     /* default attributes: cannot fail */
 	be->ndev = n;
 	be->default_dev = device;
 	be->cap = max_bytes;
@@ -415,6 +432,7 @@ static int cu_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 	}
 	rc = dev_get(be, device, &d);
 	if (rc < 0) {
+		pthread_mutex_destroy(&be->marks_mu);
 		pthread_mutex_destroy(&be->init_mu);
 		free(be->devs);
 		free(be);
@@ -432,8 +450,13 @@ static void cu_fini(struct tfs_backend *be)
 
 	if (!be)
 		return;
+	for (i = 0; i < be->nmarks; i++) {
+		cudaSetDevice(be->marks[i].device);
+		cudaEventDestroy(be->marks[i].ev);
+	}
 	for (i = 0; i < be->ndev; i++)
 		dev_destroy(atomic_load(&be->devs[i]));
+	pthread_mutex_destroy(&be->marks_mu);
 	pthread_mutex_destroy(&be->init_mu);
 	free(be->devs);
 	free(be);
@@ -766,6 +789,74 @@ static void cu_stats(struct tfs_backend *be, struct tfs_backend_stats *st)
 	st->total = be->cap ? be->cap : be->total;
 }
 
+/* The cached entry for handle on device (opened now if new), its users count taken; NULL
+ * with *err when the driver cannot open it. Caller holds marks_mu. */
+static struct mark *mark_get(struct tfs_backend *be, int device, const cudaIpcEventHandle_t *h,
+			     cudaError_t *err)
+{
+	struct mark *m = NULL;
+	cudaEvent_t ev;
+	int i;
+
+	for (i = 0; i < be->nmarks; i++)
+		if (be->marks[i].device == device && !memcmp(&be->marks[i].handle, h, sizeof(*h)))
+			m = &be->marks[i];
+	if (!m) {
+		*err = cudaIpcOpenEventHandle(&ev, *h);
+		if (*err != cudaSuccess) {
+			cudaGetLastError();      /* not sticky: clear it for the next call */
+			return NULL;
+		}
+		if (be->nmarks < MARKS_MAX) {
+			m = &be->marks[be->nmarks++];
+		} else {
+			/* Full: reuse the least recently used entry nobody waits on. */
+			for (i = 0; i < MARKS_MAX; i++)
+				if (!be->marks[i].users && (!m || be->marks[i].used < m->used))
+					m = &be->marks[i];
+			if (!m) {
+				cudaEventDestroy(ev);
+				*err = cudaErrorMemoryAllocation;
+				return NULL;
+			}
+			cudaEventDestroy(m->ev);
+		}
+		m->handle = *h;
+		m->ev = ev;
+		m->device = device;
+		m->users = 0;
+	}
+	m->users++;
+	m->used = ++be->mark_clock;
+	return m;
+}
+
+static int cu_wait_mark(struct tfs_backend *be, struct tfs_alloc *a,
+			const uint8_t mark[TFS_HANDLE_SIZE])
+{
+	cudaIpcEventHandle_t h;
+	struct mark *m;
+	cudaError_t e;
+	int rc;
+
+	memcpy(&h, mark, sizeof(h));
+	rc = dev_current(a->dev);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&be->marks_mu);
+	m = mark_get(be, a->dev->ordinal, &h, &e);
+	pthread_mutex_unlock(&be->marks_mu);
+	if (!m)
+		return e == cudaErrorMemoryAllocation ? -ENOMEM : -ESTALE;
+	/* Outside the lock: the producer's kernel may run for a while, and other tensors'
+	 * reads must not wait for it. users keeps the entry from being reused meanwhile. */
+	e = cudaEventSynchronize(m->ev);
+	pthread_mutex_lock(&be->marks_mu);
+	m->users--;
+	pthread_mutex_unlock(&be->marks_mu);
+	return e == cudaSuccess ? 0 : cuda_fail(e, "waiting for the written mark", a->dev->ordinal);
+}
+
 const struct tfs_backend_ops tfs_backend_cuda = {
 	.name = "cuda",
 	.init = cu_init,
@@ -778,5 +869,6 @@ const struct tfs_backend_ops tfs_backend_cuda = {
 	.set_owner = cu_set_owner,
 	.copy_in = cu_copy_in,
 	.copy_out = cu_copy_out,
+	.wait_mark = cu_wait_mark,
 	.stats = cu_stats,
 };

@@ -52,6 +52,8 @@ struct tfs_tensor {
 	struct tfs_file *files;      /* open files, for EBUSY on reshape */
 	struct timespec atime, mtime, ctime;
 	int dirty;                   /* mtime changed since the record was written */
+	int has_mark;                /* mark: the last user.tensorfs.event set on it (an */
+	uint8_t mark[TFS_HANDLE_SIZE];  /* IPC event); reads wait for it. Under io. */
 	pthread_rwlock_t io;         /* read/write copies share it; resize/free take it alone */
 	struct tfs_tensor *next;     /* hash chain */
 };

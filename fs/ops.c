@@ -431,6 +431,19 @@ static int op_release(const char *path, struct fuse_file_info *fi)
 	return 0;
 }
 
+/* A producer marked the tensor written (tfs_mark_written): its kernel may still be
+ * running, and cat must not see half of its output (SPEC §10). Caller holds t->io. */
+static void wait_mark(struct tfs_tensor *t)
+{
+	int rc = tfs_d.be_ops->wait_mark(tfs_d.be, t->alloc, t->mark);
+
+	/* Its process gone: its work ended with it. Anything else: the read goes on with
+	 * what the memory holds, as it did before marks existed, and says so. */
+	if (rc && rc != -ESTALE)
+		tfs_log(LOG_WARNING, "%s: cannot wait for its written mark: %s", t->name,
+			strerror(-rc));
+}
+
 static int op_read(const char *path, char *buf, size_t size, off_t off,
 		   struct fuse_file_info *fi)
 {
@@ -442,6 +455,8 @@ static int op_read(const char *path, char *buf, size_t size, off_t off,
 	if (!t)
 		return -EREMOTE;
 	pthread_rwlock_rdlock(&t->io);
+	if (t->has_mark && tfs_d.be_ops->wait_mark && t->alloc)
+		wait_mark(t);
 	if ((uint64_t)off >= t->meta.bytes) {
 		size = 0;
 	} else {

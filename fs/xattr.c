@@ -219,6 +219,21 @@ static int set_builtin(const char *path, struct xtarget *x, const char *attr,
 	return tfs_tensor_save(x->t);
 }
 
+/* libtensorfs's tfs_mark_written stores the producer's interprocess event here; reads
+ * of the tensor wait for it (ops.c). Any other value (or a removal) clears the mark. */
+#define MARK_XATTR "user.tensorfs.event"
+
+static void follow_mark(struct xtarget *x, const char *name, const char *value, size_t size)
+{
+	if (x->kind != 'l' || strcmp(name, MARK_XATTR))
+		return;
+	pthread_rwlock_wrlock(&x->t->io);
+	x->t->has_mark = value && size == TFS_HANDLE_SIZE;
+	if (x->t->has_mark)
+		memcpy(x->t->mark, value, TFS_HANDLE_SIZE);
+	pthread_rwlock_unlock(&x->t->io);
+}
+
 int tfs_xattr_set(const char *path, const char *name, const char *value, size_t size, int flags)
 {
 	struct xtarget x;
@@ -265,6 +280,8 @@ int tfs_xattr_set(const char *path, const char *name, const char *value, size_t 
 	}
 	rc = (flags & XATTR_CREATE) && r->integer == 0 ? -EEXIST : 0;
 	freeReplyObject(r);
+	if (rc == 0)
+		follow_mark(&x, name, value, size);
 out:
 	pthread_mutex_unlock(&tfs_d.ns);
 	return rc;
@@ -342,6 +359,8 @@ int tfs_xattr_remove(const char *path, const char *name)
 	}
 	rc = r->integer ? 0 : -ENODATA;
 	freeReplyObject(r);
+	if (rc == 0)
+		follow_mark(&x, name, NULL, 0);
 out:
 	pthread_mutex_unlock(&tfs_d.ns);
 	return rc;

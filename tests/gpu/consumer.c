@@ -12,20 +12,66 @@
  *         hold    map the handle, print "holding" and sleep until killed (SEED ignored)
  *         fill    set every byte of the range to SEED (cudaMemset), then synchronise
  *         gen     no CUDA: write pattern SEED of LEN bytes to stdout (HANDLE_HEX ignored)
+ *         kmark   (consumer kmark HANDLE_HEX OFFSET LEN SEED FILE SPIN_MS) queue a kernel that
+ *                 spins SPIN_MS then writes pattern SEED, record an interprocess event
+ *                 behind it and publish its handle in FILE's user.tensorfs.event (what
+ *                 libtensorfs's tfs_mark_written does), print "marked" without waiting
+ *                 for the kernel, then wait for it and exit
  * Exit status: 0 done and matched, 1 mismatch, 2 usage or CUDA error, 3 kwrite not built in.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
 #include "pattern.h"
 
+#define CK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { \
+	fprintf(stderr, "consumer: %s: %s\n", #call, cudaGetErrorString(e_)); \
+	rc = 2; goto out; } } while (0)
+
 #ifdef TFS_TEST_KERNEL
 int tfs_test_fill_kernel(void *p, uint64_t n, uint64_t base, uint64_t seed);
+int tfs_test_fill_kernel_async(void *p, uint64_t n, uint64_t base, uint64_t seed,
+			       uint64_t spin_ns, void *stream);
+
+/* The producer side of the written mark, by hand: the daemon's read() must wait for it. */
+static int kmark(uint8_t *p, uint64_t len, uint64_t seed, const char *file, uint64_t spin_ms)
+{
+	cudaStream_t st = NULL;
+	cudaEvent_t ev = NULL;
+	cudaIpcEventHandle_t eh;
+	int rc = 0;
+
+	CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+	CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming | cudaEventInterprocess));
+	if (tfs_test_fill_kernel_async(p, len, 0, seed, spin_ms * 1000000ull, st)) {
+		fprintf(stderr, "consumer: kernel launch failed\n");
+		rc = 2;
+		goto out;
+	}
+	CK(cudaEventRecord(ev, st));
+	CK(cudaIpcGetEventHandle(&eh, ev));
+	if (setxattr(file, "user.tensorfs.event", &eh, sizeof(eh), 0)) {
+		perror("consumer: setxattr user.tensorfs.event");
+		rc = 2;
+		goto out;
+	}
+	printf("marked\n");
+	fflush(stdout);
+	CK(cudaStreamSynchronize(st));
+	sleep(1);           /* keep the event's process alive while the reader waits */
+out:
+	if (ev)
+		cudaEventDestroy(ev);
+	if (st)
+		cudaStreamDestroy(st);
+	return rc;
+}
 #endif
 
 static int unhex(const char *s, uint8_t *out, size_t n)
@@ -43,10 +89,6 @@ static int unhex(const char *s, uint8_t *out, size_t n)
 	}
 	return 0;
 }
-
-#define CK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { \
-	fprintf(stderr, "consumer: %s: %s\n", #call, cudaGetErrorString(e_)); \
-	rc = 2; goto out; } } while (0)
 
 int main(int argc, char **argv)
 {
@@ -72,7 +114,7 @@ int main(int argc, char **argv)
 	off = strtoull(argv[3], NULL, 0);
 	len = strtoull(argv[4], NULL, 0);
 	seed = strtoull(argv[5], NULL, 0);
-	if (argc > 6)
+	if (argc > 6 && strcmp(mode, "kmark"))
 		dev = atoi(argv[6]);
 	host = malloc(len ? len : 1);
 	if (!host)
@@ -112,13 +154,15 @@ int main(int argc, char **argv)
 		CK(cudaMemcpy(base + off, host, len, cudaMemcpyHostToDevice));
 		CK(cudaDeviceSynchronize());
 #ifdef TFS_TEST_KERNEL
+	} else if (!strcmp(mode, "kmark") && argc > 7) {
+		rc = kmark(base + off, len, seed, argv[6], strtoull(argv[7], NULL, 0));
 	} else if (!strcmp(mode, "kwrite")) {
 		if (tfs_test_fill_kernel(base + off, len, 0, seed)) {
 			fprintf(stderr, "consumer: kernel failed\n");
 			rc = 2;
 		}
 #else
-	} else if (!strcmp(mode, "kwrite")) {
+	} else if (!strcmp(mode, "kwrite") || !strcmp(mode, "kmark")) {
 		rc = 3;
 #endif
 	} else {

@@ -103,6 +103,11 @@ exec 3<&-
 
 # statfs follows memory and goes back to zero
 check "statfs reports memory in use" bash -c "[ \$(stat -f -c '%b' '$M') -gt \$(stat -f -c '%f' '$M') ]"
+# A written mark (user.tensorfs.event, an IPC event handle from tfs_mark_written) on the
+# host backend: nothing to wait for, reads go on; garbage of the wrong size is no mark.
+echo marked > "$M/mk"
+check "a written mark on the host backend: reads go on" bash -c "setfattr -n user.tensorfs.event -v 0x$(printf '%0128d' 0) '$M/mk' && [ \"\$(cat '$M/mk')\" = marked ]"
+check "a mark of the wrong size: stored, reads go on" bash -c "setfattr -n user.tensorfs.event -v junk '$M/mk' && [ \"\$(cat '$M/mk')\" = marked ]"
 check "rm -rf everything" bash -c "rm -rf '$M'/*"
 sleep 0.2
 eq "statfs used back to 0" 0 "$(used_bytes "$M")"
