@@ -23,6 +23,7 @@
 #define DIRS_MAX 1024        /* cached directories; past it the cache starts over */
 #define ENTS_MAX 4096        /* entries of one directory cached whole; bigger: per name */
 #define ENT_BUCKETS 64
+#define DIR_BUCKETS 256
 
 struct dc_ent {
 	char *base;
@@ -44,7 +45,7 @@ static struct {
 	pthread_mutex_t mu;
 	int on;                      /* tracking established: the cache may be used */
 	uint64_t gen;                /* bumped by every invalidation */
-	struct dc_dir *dirs;
+	struct dc_dir *dirs[DIR_BUCKETS];
 	size_t ndirs;
 	uint64_t sub_id;             /* CLIENT ID of the subscriber connection, 0: none */
 	pthread_t thread;
@@ -79,21 +80,24 @@ static void clear_all(void)
 {
 	struct dc_dir *d, *next;
 
-	for (d = dc.dirs; d; d = next) {
-		next = d->next;
-		ents_clear(d);
-		free(d->name);
-		free(d);
+	for (int i = 0; i < DIR_BUCKETS; i++) {
+		for (d = dc.dirs[i]; d; d = next) {
+			next = d->next;
+			ents_clear(d);
+			free(d->name);
+			free(d);
+		}
+		dc.dirs[i] = NULL;
 	}
-	dc.dirs = NULL;
 	dc.ndirs = 0;
 }
 
 static struct dc_dir *find(const char *name, int add)
 {
+	unsigned h = hash(name) % DIR_BUCKETS;
 	struct dc_dir *d;
 
-	for (d = dc.dirs; d; d = d->next)
+	for (d = dc.dirs[h]; d; d = d->next)
 		if (strcmp(d->name, name) == 0)
 			return d;
 	if (!add)
@@ -105,8 +109,8 @@ static struct dc_dir *find(const char *name, int add)
 		free(d);
 		return NULL;
 	}
-	d->next = dc.dirs;
-	dc.dirs = d;
+	d->next = dc.dirs[h];
+	dc.dirs[h] = d;
 	dc.ndirs++;
 	return d;
 }

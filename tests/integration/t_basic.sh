@@ -103,6 +103,21 @@ exec 3<&-
 
 # statfs follows memory and goes back to zero
 check "statfs reports memory in use" bash -c "[ \$(stat -f -c '%b' '$M') -gt \$(stat -f -c '%f' '$M') ]"
+# The directory cache (fs/dcache.c) follows changes made in Redis by anyone else (Redis
+# client tracking): a directory record and an entry edited by hand show in the mount.
+mkdir "$M/cd"; stat "$M/cd" >/dev/null; ls "$M/cd" >/dev/null
+rcli hset tensorfs:dir:cd mode 700 >/dev/null
+check "a directory record edited in Redis shows in the mount" \
+	bash -c "for i in \$(seq 50); do [ \$(stat -c %a '$M/cd') = 700 ] && exit 0; sleep 0.02; done; exit 1"
+rcli hset tensorfs:dir:cd/sub mode 755 uid 0 gid 0 ctime 1 mtime 1 >/dev/null
+rcli hset tensorfs:dirents:cd sub d >/dev/null
+check "an entry added in Redis shows in the mount" \
+	bash -c "for i in \$(seq 50); do [ -d '$M/cd/sub' ] && exit 0; sleep 0.02; done; exit 1"
+rcli hdel tensorfs:dirents:cd sub >/dev/null
+check "an entry removed in Redis goes from the mount" \
+	bash -c "for i in \$(seq 50); do [ ! -e '$M/cd/sub' ] && exit 0; sleep 0.02; done; exit 1"
+rcli del tensorfs:dir:cd/sub >/dev/null
+
 # A written mark (user.tensorfs.event, an IPC event handle from tfs_mark_written) on the
 # host backend: nothing to wait for, reads go on; garbage of the wrong size is no mark.
 echo marked > "$M/mk"
