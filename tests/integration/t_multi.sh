@@ -12,6 +12,12 @@ printf 'ABCDEFGH' > "$A/x"
 check "tensor made on n1 is listed on n2" bash -c "ls '$B' | grep -qx x"
 eq "n2 sees its size" 8 "$(size_of "$B/x")"
 eq "n2 sees its node" n1 "$(xget "$B/x" node)"
+# Attributes are cached by the kernel for a second (attr_timeout), but every path lookup
+# asks again (entry_timeout 0): a reshape on n1 shows on n2 at once.
+touch "$A/z"; eq "n2 sees the empty tensor" 0 "$(size_of "$B/z")"
+setfattr -n user.tensor.shape -v '[16]' "$A/z"
+eq "n2 sees a reshape on n1 at once" 16 "$(size_of "$B/z")"
+rm "$A/z"
 eq "n2 sees its handle" "$(getfattr --only-values -n user.tensor.ipc_handle "$A/x" | od -An -v -tx1)" "$(getfattr --only-values -n user.tensor.ipc_handle "$B/x" | od -An -v -tx1)"
 check_err "reading another node's bytes: EREMOTE" "Object is remote" cat "$B/x"
 check_err "writing another node's bytes: EREMOTE" "Object is remote" bash -c "printf zz | dd of='$B/x' conv=notrunc status=none"
