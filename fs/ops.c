@@ -854,7 +854,7 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	 * caching, so every path lookup asks, and its answer carries fresh attributes. Those
 	 * may then be kept a second: otherwise the kernel asks for them again before nearly
 	 * every operation (default_permissions), 3 of the 6 requests of an open + getxattr
-	 * and 7 of the 15 of a create -> shape -> unlink. What the kernel itself does not see
+	 * and 5 of the 15 of a create -> shape -> unlink. What the kernel itself does not see
 	 * is another node changing a tensor that is open here: fstat on that descriptor may
 	 * be a second late (stat by path is not). */
 	cfg->entry_timeout = 0;
