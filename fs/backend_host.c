@@ -2,8 +2,10 @@
  * it by name. The 64-byte handle is "TFSHOST1" followed by the NUL-terminated name
  * (README, "IPC handles"); the offset is always 0. Pages are reserved with fallocate at
  * allocation so running out of /dev/shm is ENOSPC here, not SIGBUS in a later copy. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,41 @@ static uint64_t round_page(struct tfs_backend *be, uint64_t n)
 	return (n + be->page - 1) / be->page * be->page;
 }
 
+/* Shared-memory objects of daemons that died without unmounting (kill -9, a crash) stay
+ * in /dev/shm. Their memory is lost to everyone but processes that still map it, and
+ * once the pid is reused, a new daemon with that pid would find its own names taken
+ * (shm_open O_EXCL: EEXIST on its first write). Removed at start: those whose pid is gone,
+ * and those with our pid (a dead process's, since we are only starting). */
+static void sweep_orphans(void)
+{
+	char path[300];
+	struct dirent *e;
+	int removed = 0;
+	DIR *d = opendir("/dev/shm");
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char *end;
+		long pid;
+
+		if (strncmp(e->d_name, "tensorfs.", 9))
+			continue;
+		pid = strtol(e->d_name + 9, &end, 10);
+		if (end == e->d_name + 9 || *end != '.' || pid <= 0)
+			continue;
+		if (pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+			continue;
+		snprintf(path, sizeof(path), "/%s", e->d_name);
+		if (shm_unlink(path) == 0)
+			removed++;
+	}
+	closedir(d);
+	if (removed)
+		tfs_log(LOG_NOTICE, "host: removed %d shared-memory object(s) of daemons that "
+			"died without unmounting", removed);
+}
+
 static int host_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 {
 	struct tfs_backend *be;
@@ -47,6 +84,7 @@ static int host_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 	if (!be)
 		return -ENOMEM;
 	pthread_mutex_init(&be->lock, NULL);
+	sweep_orphans();
 	be->page = (size_t)sysconf(_SC_PAGESIZE);
 	be->total = max_bytes;
 	if (be->total == 0 && statvfs("/dev/shm", &sv) == 0)

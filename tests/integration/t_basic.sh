@@ -3,7 +3,13 @@
 . "$(dirname "$0")/lib.sh"
 start_redis || exit 1
 M=$T/m
+# A daemon killed without unmounting leaves its shared memory in /dev/shm; the next daemon
+# to start removes what belongs to dead pids (else a reused pid finds its names taken).
+sh -c 'exit 0' & dead=$!; wait $dead
+head -c 4096 /dev/zero > "/dev/shm/tensorfs.$dead.1"
 mount_tfs "$M" --node n1 || exit 1
+check "a dead daemon's leftover shared memory is removed at start" test ! -e "/dev/shm/tensorfs.$dead.1"
+check "and logged" grep -q "died without unmounting" "$T/m.log"
 cd "$T"
 
 check "touch makes an empty tensor" touch "$M/a"
