@@ -94,15 +94,16 @@ extern struct tfs_daemon tfs_d;
 /* --- redis link (rlink.c): one connection per thread, reconnected on demand --- */
 /* The calling thread's connection, or NULL while Redis is unreachable (logged once). */
 redisContext *tfs_rl_get(void);
-/* Runs argv on the thread's connection. NULL on failure with *rc = -EIO (Redis down: the
- * connection is dropped, redis_down set) or -EPROTO (an error reply). */
-redisReply *tfs_rl_cmd(int *rc, int argc, const char **argv, const size_t *len);
-/* printf-style convenience over tfs_rl_cmd. Both wait first for the write-behind queue
- * (tfs_wb_sync), so what they read includes this node's own writes. */
+/* Runs a printf-style command (hiredis format) on the thread's connection, after
+ * waiting for the write-behind queue (tfs_wb_sync), so what it reads includes this
+ * node's own writes. NULL on failure with *rc = -EIO (Redis down: the connection is
+ * dropped, redis_down set), -EPROTO (an error reply, logged) or -ENOMEM. */
 redisReply *tfs_rl_cmdf(int *rc, const char *fmt, ...);
 /* tfs_rl_cmdf without that wait: for reads that do not depend on this node's writes
  * (popping the lifecycle queue). */
 redisReply *tfs_rl_cmdf_unordered(int *rc, const char *fmt, ...);
+/* An already formatted command (RESP), unordered, with tfs_rl_cmdf's errors. */
+redisReply *tfs_rl_run(int *rc, const char *cmd, size_t len);
 void tfs_rl_close_thread(void);
 /* Records that Redis is unreachable (logged once a second); the queue thread resyncs. */
 void tfs_rl_mark_down(const char *why);

@@ -375,7 +375,6 @@ int main(int argc, char *argv[])
 	tfs_tensor_shutdown();
 	pthread_mutex_unlock(&tfs_d.ns);
 out_signals:
-	tfs_queue_stop();
 	tfs_dc_stop();
 	tfs_wb_stop();       /* sends the shutdown's record deletes */
 	tfs_rl_close_thread();

@@ -792,15 +792,9 @@ out:
 	return rc;
 }
 
-/* The bytes are in device memory once write() returns; what fsync adds is the Redis
- * records, which are written behind (wb.c): wait until they are in Redis. */
+/* fsync and fsyncdir: the bytes are in device memory once write() returns; what they
+ * add is the Redis records, which are written behind (wb.c): wait until they are in. */
 static int op_fsync(const char *path, int datasync, struct fuse_file_info *fi)
-{
-	(void)path; (void)datasync; (void)fi;
-	return tfs_wb_sync();
-}
-
-static int op_fsyncdir(const char *path, int datasync, struct fuse_file_info *fi)
 {
 	(void)path; (void)datasync; (void)fi;
 	return tfs_wb_sync();
@@ -892,7 +886,7 @@ const struct fuse_operations tfs_ops = {
 	.rename = op_rename,
 	.statfs = op_statfs,
 	.fsync = op_fsync,
-	.fsyncdir = op_fsyncdir,
+	.fsyncdir = op_fsync,
 	.getxattr = op_getxattr,
 	.setxattr = op_setxattr,
 	.listxattr = op_listxattr,

@@ -89,36 +89,19 @@ int tfs_rl_ok(void)
 	return tfs_d.redis_down || !tfs_rl_get() ? -EIO : 0;
 }
 
-redisReply *tfs_rl_cmd(int *rc, int argc, const char **argv, const size_t *len)
-{
-	redisContext *c = tfs_wb_sync() ? NULL : tfs_rl_get();
-	redisReply *r;
-
-	if (!c) {
-		*rc = -EIO;
-		return NULL;
-	}
-	r = tfs_redis_cmdv(c, argc, argv, len, rc);
-	if (!r && *rc == -EIO) {
-		tfs_rl_mark_down(c->errstr);
-		tfs_rl_close_thread();
-	} else if (!r) {
-		tfs_log(LOG_ERR, "Redis refused %s", argv[0]);
-	}
-	return r;
-}
-
-static redisReply *vcmdf(int ordered, int *rc, const char *fmt, va_list ap)
+/* Runs cmd (RESP, from redisFormatCommand*) on the thread's connection; after what the
+ * write-behind queue holds when ordered. */
+static redisReply *run(int ordered, int *rc, const char *cmd, size_t len)
 {
 	redisContext *c = ordered && tfs_wb_sync() ? NULL : tfs_rl_get();
-	redisReply *r;
+	redisReply *r = NULL;
 
 	if (!c) {
 		*rc = -EIO;
 		return NULL;
 	}
-	r = redisvCommand(c, fmt, ap);
-	if (!r) {
+	if (redisAppendFormattedCommand(c, cmd, len) != REDIS_OK ||
+	    redisGetReply(c, (void **)&r) != REDIS_OK || !r) {
 		*rc = -EIO;
 		tfs_rl_mark_down(c->errstr);
 		tfs_rl_close_thread();
@@ -131,6 +114,26 @@ static redisReply *vcmdf(int ordered, int *rc, const char *fmt, va_list ap)
 		return NULL;
 	}
 	*rc = 0;
+	return r;
+}
+
+redisReply *tfs_rl_run(int *rc, const char *cmd, size_t len)
+{
+	return run(0, rc, cmd, len);
+}
+
+static redisReply *vcmdf(int ordered, int *rc, const char *fmt, va_list ap)
+{
+	char *cmd = NULL;
+	int n = redisvFormatCommand(&cmd, fmt, ap);
+	redisReply *r;
+
+	if (n < 0) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	r = run(ordered, rc, cmd, (size_t)n);
+	redisFreeCommand(cmd);
 	return r;
 }
 

@@ -57,33 +57,6 @@ static void item_free(struct wb_item *it)
 	free(it);
 }
 
-/* Without the thread (before the daemon forks, at the end) a write runs synchronously. */
-static redisReply *run_now(struct wb_item *it, int *rc)
-{
-	redisContext *c = tfs_rl_get();
-	redisReply *r = NULL;
-
-	if (!c) {
-		*rc = -EIO;
-		return NULL;
-	}
-	if (redisAppendFormattedCommand(c, it->cmd, it->len) != REDIS_OK ||
-	    redisGetReply(c, (void **)&r) != REDIS_OK || !r) {
-		*rc = -EIO;
-		tfs_rl_mark_down(c->errstr);
-		tfs_rl_close_thread();
-		return NULL;
-	}
-	if (r->type == REDIS_REPLY_ERROR) {
-		tfs_log(LOG_ERR, "Redis error: %s", r->str);
-		freeReplyObject(r);
-		*rc = -EPROTO;
-		return NULL;
-	}
-	*rc = 0;
-	return r;
-}
-
 static redisReply *enqueue(char *cmd, int len, int wait, int *rc)
 {
 	struct wb_item *it;
@@ -104,8 +77,9 @@ static redisReply *enqueue(char *cmd, int len, int wait, int *rc)
 	it->len = len;
 	pthread_mutex_lock(&wb.mu);
 	if (!wb.running) {
+		/* Without the thread (before the daemon forks, at the end): at once. */
 		pthread_mutex_unlock(&wb.mu);
-		r = run_now(it, rc);
+		r = tfs_rl_run(rc, it->cmd, (size_t)it->len);
 		item_free(it);
 		if (!wait) {
 			freeReplyObject(r);
@@ -186,13 +160,19 @@ int tfs_wb_sync(void)
 	return wb.done < target ? -EIO : 0;
 }
 
-static void drop_conn(const char *why)
+/* Tracking lives on the connection: the directory cache goes with it. */
+static void close_conn(void)
 {
-	tfs_rl_mark_down(why);
 	tfs_dc_tracking(0);
 	redisFree(wb.c);
 	wb.c = NULL;
 	wb.tracked_sub = 0;
+}
+
+static void drop_conn(const char *why)
+{
+	tfs_rl_mark_down(why);
+	close_conn();
 }
 
 /* The directory cache is valid only while Redis reports changes of dir records to the
@@ -239,16 +219,12 @@ static int flush_batch(void)
 	struct wb_item *batch[BATCH_MAX], *it;
 	redisReply *r;
 	char err[256];
-	int n = 0, answered = 0, rc = 0;
+	int n = 0, answered = 0, rc = 0, refused;
 
-	if (wb.c && wb.epoch != tfs_rl_epoch()) {
-		/* Another thread saw Redis fail since c was made: c may be to a server that is
-		 * gone; a fresh one costs less than a failed batch. */
-		redisFree(wb.c);
-		wb.c = NULL;
-		wb.tracked_sub = 0;
-		tfs_dc_tracking(0);
-	}
+	/* Another thread saw Redis fail since c was made: c may be to a server that is gone;
+	 * a fresh one costs less than a failed batch. */
+	if (wb.c && wb.epoch != tfs_rl_epoch())
+		close_conn();
 	if (!wb.c) {
 		wb.epoch = tfs_rl_epoch();
 		wb.c = tfs_redis_connect(&tfs_d.url, 1000, &rc, err, sizeof(err));
@@ -274,16 +250,15 @@ static int flush_batch(void)
 			break;
 		}
 		it = batch[answered];
-		if (r->type == REDIS_REPLY_ERROR)
+		refused = r->type == REDIS_REPLY_ERROR;
+		if (refused)
 			tfs_log(LOG_ERR, "Redis refused a record write: %s", r->str);
 		if (it->wait) {
-			it->wait->rc = r->type == REDIS_REPLY_ERROR ? -EPROTO : 0;
-			it->wait->reply = r->type == REDIS_REPLY_ERROR ? NULL : r;
-			if (r->type == REDIS_REPLY_ERROR)
-				freeReplyObject(r);
-		} else {
-			freeReplyObject(r);
+			it->wait->rc = refused ? -EPROTO : 0;
+			it->wait->reply = refused ? NULL : r;     /* the waiter frees it */
 		}
+		if (!it->wait || refused)
+			freeReplyObject(r);
 	}
 	pthread_mutex_lock(&wb.mu);
 	for (int i = 0; i < n; i++) {
