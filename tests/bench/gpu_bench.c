@@ -27,17 +27,11 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include "benchutil.h"
+
 #define MiB (1024ull * 1024)
 #define BLK MiB
 #define REPS 3
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void die(const char *what)
 {
@@ -71,12 +65,12 @@ static double run_threads(int n, void *ctx, int (*fn)(struct job *))
 	for (i = 0; i < n; i++) {
 		jobs[i] = (struct job){ .idx = i, .n = n, .ctx = ctx, .fn = fn };
 	}
-	t0 = now();
+	t0 = bench_now();
 	for (i = 0; i < n; i++)
 		pthread_create(&th[i], NULL, job_main, &jobs[i]);
 	for (i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
-	t1 = now();
+	t1 = bench_now();
 	for (i = 0; i < n; i++)
 		if (jobs[i].rc) {
 			fprintf(stderr, "gpu_bench: thread %d failed (%d)\n", i, jobs[i].rc);
@@ -301,7 +295,7 @@ static int do_alloc(const char *dir, int n)
 	double t0, t1;
 	int i, fd, fails = 0;
 
-	t0 = now();
+	t0 = bench_now();
 	for (i = 0; i < n; i++) {
 		double r;
 		uint64_t bytes;
@@ -321,7 +315,7 @@ static int do_alloc(const char *dir, int n)
 		}
 		req += bytes;
 	}
-	t1 = now();
+	t1 = bench_now();
 	u1 = used_bytes(dir);
 	printf("| %d tensors, log-uniform 4 KiB..64 MiB: requested | %.2f GiB |\n", n,
 	       (double)req / (double)(1024 * MiB));

@@ -35,19 +35,12 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include "benchutil.h"
 #include "tensorfs.h"
 
 #define MiB ((uint64_t)1024 * 1024)
 #define WARMUP 200
 #define REPS 7              /* copy passes per figure; the median is reported */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void die_tfs(const char *what, int rc)
 {
@@ -64,13 +57,6 @@ static void check_cuda(const char *what, cudaError_t e)
 	}
 }
 #endif
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 /* Nearest-rank percentile of sorted v[0..n): the smallest value with at least q of the
  * samples at or below it. */
@@ -90,7 +76,7 @@ static void print_lat(const char *label, double *us, int n)
 
 	for (i = 0; i < n; i++)
 		sum += us[i];
-	qsort(us, (size_t)n, sizeof(*us), cmp_double);
+	qsort(us, (size_t)n, sizeof(*us), bench_cmp_double);
 	printf("| %s | %d | %.1f | %.1f | %.1f |\n", label, n, pct(us, n, 0.50), pct(us, n, 0.99),
 	       sum / n);
 }
@@ -107,61 +93,62 @@ static void open_rounds(const char *path, const char *json, int warmup, int n, d
 			double *close_us)
 {
 	tfs_tensor *t;
-	uint64_t t0, t1, t2;
+	double t0, t1, t2;
 	void *p;
 	int i, rc;
 
 	for (i = -warmup; i < n; i++) {
-		t0 = now_ns();
+		t0 = bench_now();
 		rc = json ? tfs_open_meta(json, strlen(json), &t) : tfs_open(path, O_RDWR, &t);
 		if (rc)
 			die_tfs(json ? "tfs_open_meta" : path, rc);
 		p = tfs_tensor_data(t);
-		t1 = now_ns();
+		t1 = bench_now();
 		if (!p) {
 			fprintf(stderr, "lib_bench: %s is empty: shape it first\n", path);
 			exit(1);
 		}
 		rc = tfs_close(t);
-		t2 = now_ns();
+		t2 = bench_now();
 		if (rc)
 			die_tfs("tfs_close", rc);
 		if (i >= 0) {
-			open_us[i] = (double)(t1 - t0) / 1e3;
-			close_us[i] = (double)(t2 - t1) / 1e3;
+			open_us[i] = (t1 - t0) * 1e6;
+			close_us[i] = (t2 - t1) * 1e6;
 		}
 	}
 }
 
-/* The system calls tfs_open and tfs_close make, timed one by one: what each FUSE round
- * trip costs, to tell the daemon's share from the library's. */
+/* The system calls tfs_open and tfs_close make, timed one by one, to tell the daemon's
+ * share from the library's; plus an fstat (tfs_open no longer makes one) as the cost of
+ * one bare FUSE round trip. */
 static void syscall_rounds(const char *path, int n, double *us[4])
 {
 	static const char *const what[4] = {
 		"breakdown: open(2) (FUSE lookup + open)",
-		"breakdown: fstat (FUSE getattr)",
+		"breakdown: fstat (FUSE getattr; for reference, tfs_open makes none)",
 		"breakdown: fgetxattr(user.tensor.meta)",
 		"breakdown: close(2) (no flush: the daemon has none; release is asynchronous)",
 	};
 	char buf[4096];
 	struct stat st;
-	uint64_t t[5];
+	double t[5];
 	int i, k, fd;
 
 	for (i = -WARMUP; i < n; i++) {
-		t[0] = now_ns();
+		t[0] = bench_now();
 		fd = open(path, O_RDWR | O_CLOEXEC);
-		t[1] = now_ns();
+		t[1] = bench_now();
 		if (fd < 0 || fstat(fd, &st))
 			goto fail;
-		t[2] = now_ns();
+		t[2] = bench_now();
 		if (fgetxattr(fd, "user.tensor.meta", buf, sizeof(buf)) < 0)
 			goto fail;
-		t[3] = now_ns();
+		t[3] = bench_now();
 		close(fd);
-		t[4] = now_ns();
+		t[4] = bench_now();
 		for (k = 0; i >= 0 && k < 4; k++)
-			us[k][i] = (double)(t[k + 1] - t[k]) / 1e3;
+			us[k][i] = (t[k + 1] - t[k]) * 1e6;
 	}
 	for (k = 0; k < 4; k++)
 		print_lat(what[k], us[k], n);
@@ -242,7 +229,8 @@ struct copy_ctx {
 /* One pass over the whole tensor in pieces of `piece` bytes; returns seconds. */
 static double pass(struct copy_ctx *x, int dir, uint64_t piece, int ceiling)
 {
-	uint64_t t0 = now_ns(), off;
+	double t0 = bench_now();
+	uint64_t off;
 	int rc;
 
 	for (off = 0; off < x->size; off += piece) {
@@ -268,12 +256,12 @@ static double pass(struct copy_ctx *x, int dir, uint64_t piece, int ceiling)
 #endif
 		}
 	}
-	return (double)(now_ns() - t0) / 1e9;
+	return bench_now() - t0;
 }
 
 static double median(double *v, int n)
 {
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	qsort(v, (size_t)n, sizeof(*v), bench_cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

@@ -23,15 +23,9 @@
 
 #include <hiredis.h>
 
+#include "benchutil.h"
+
 #define BLOCK (1u << 20)
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int fail(const char *what)
 {
@@ -84,7 +78,7 @@ static int bench_io(const char *path, uint64_t bytes, int streams, int write)
 	/* Size first (not timed): the runs measure copies, not growth. */
 	if (write && ftruncate(fd, (off_t)bytes) < 0)
 		return close(fd), fail("ftruncate");
-	t0 = now();
+	t0 = bench_now();
 	for (int i = 0; i < streams; i++) {
 		jobs[i] = (struct io_job){ .fd = fd, .write = write,
 			.off = bytes / (uint64_t)streams * (uint64_t)i, .len = bytes / (uint64_t)streams };
@@ -92,7 +86,7 @@ static int bench_io(const char *path, uint64_t bytes, int streams, int write)
 	}
 	for (int i = 0; i < streams; i++)
 		pthread_join(th[i], NULL);
-	t1 = now();
+	t1 = bench_now();
 	close(fd);
 	for (int i = 0; i < streams; i++)
 		if (jobs[i].err)
@@ -106,7 +100,7 @@ static int bench_cycle(const char *dir, long n, int tensor)
 	char path[4096];
 	double t0, t1;
 
-	t0 = now();
+	t0 = bench_now();
 	for (long i = 0; i < n; i++) {
 		int fd;
 		snprintf(path, sizeof(path), "%s/c%ld", dir, i);
@@ -124,7 +118,7 @@ static int bench_cycle(const char *dir, long n, int tensor)
 		if (unlink(path) < 0)
 			return fail("unlink");
 	}
-	t1 = now();
+	t1 = bench_now();
 	printf("cycle %.0f per_s\n", (double)n / (t1 - t0));
 	return 0;
 }
@@ -169,7 +163,7 @@ static void *q_run(void *arg)
 	for (long i = 0; i < j->n; i++) {
 		/* create, get, delete (the holder), delete (the name): 4 round trips a tensor. */
 		const char *op = ops[i % 4];
-		double t0 = now();
+		double t0 = bench_now();
 		int rc;
 		if (j->tensor) {
 			snprintf(cmd, sizeof(cmd), "{\"op\":\"%s\",\"name\":\"q%d_%ld\",\"dtype\":\"f32\","
@@ -190,16 +184,10 @@ static void *q_run(void *arg)
 			j->err = EIO;
 			break;
 		}
-		j->lat[i] = now() - t0;
+		j->lat[i] = bench_now() - t0;
 	}
 	redisFree(c);
 	return NULL;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
 }
 
 static int bench_queue(const char *sock, long n, int clients, int tensor)
@@ -214,7 +202,7 @@ static int bench_queue(const char *sock, long n, int clients, int tensor)
 	lat = calloc((size_t)(per * clients), sizeof(double));
 	if (!lat)
 		return fail("calloc");
-	t0 = now();
+	t0 = bench_now();
 	for (int i = 0; i < clients; i++) {
 		jobs[i] = (struct q_job){ .sock = sock, .n = per, .id = i, .tensor = tensor,
 					  .lat = lat + per * i };
@@ -222,13 +210,13 @@ static int bench_queue(const char *sock, long n, int clients, int tensor)
 	}
 	for (int i = 0; i < clients; i++)
 		pthread_join(th[i], NULL);
-	t1 = now();
+	t1 = bench_now();
 	for (int i = 0; i < clients; i++)
 		if (jobs[i].err) {
 			free(lat);
 			return errno = EIO, fail("queue round trip");
 		}
-	qsort(lat, (size_t)(per * clients), sizeof(double), cmp_double);
+	qsort(lat, (size_t)(per * clients), sizeof(double), bench_cmp_double);
 	printf("queue_%d %.0f per_s p50 %.0f us p99 %.0f us\n", clients,
 	       (double)(per * clients) / (t1 - t0), lat[per * clients / 2] * 1e6,
 	       lat[per * clients * 99 / 100] * 1e6);
