@@ -8,23 +8,11 @@ set -u
 cd "$(dirname "$0")/.."
 builds=("$@")
 [ ${#builds[@]} -gt 0 ] || builds=(build build-asan)
-pass=0 fail=0 skip=0
-failed=()
 # LeakSanitizer: a leak makes the daemon exit non-zero, which teardown reports.
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=23:log_path=/dev/stderr"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 
-count() {   # reads "ok - ..." / "not ok - ..." / "skip - ..." lines, echoes them
-	local label=$1 line
-	while IFS= read -r line; do
-		case "$line" in
-		"ok - "*) pass=$((pass + 1)); echo "[$label] $line" ;;
-		"not ok - "*) fail=$((fail + 1)); failed+=("[$label] ${line#not ok - }"); echo "[$label] $line" ;;
-		"skip - "*) skip=$((skip + 1)); echo "[$label] $line" ;;
-		*) echo "    $line" ;;
-		esac
-	done
-}
+. tests/tally.sh
 
 for b in "${builds[@]}"; do
 	for t in "$b"/tests/test_*; do
@@ -66,13 +54,4 @@ for t in "${vgtests[@]}"; do
 		count "$vgb/valgrind/$t" < <(tests/valgrind.sh "$vgb/tests/$t" 2>&1; rc=$?; [ $rc -eq 0 ] || echo "not ok - $t under valgrind exited $rc")
 	fi
 done
-if [ ${#failed[@]} -gt 0 ]; then
-	echo "failed:"
-	printf '  %s\n' "${failed[@]}"
-fi
-if [ $skip -gt 0 ]; then
-	echo "$pass passed, $fail failed, $skip skipped"
-else
-	echo "$pass passed, $fail failed"
-fi
-[ $fail -eq 0 ]
+summary

@@ -41,23 +41,7 @@ if ! NVCC=$NVCC tests/gpu/build_backend_test.sh "$B/gpu" > "$B/gpu-build.log" 2>
 fi
 nvidia-smi -L 2>/dev/null | sed 's/^/# /'
 
-pass=0 fail=0 skip=0
-failed=()
-count() {
-	local label=$1 line l body
-	while IFS= read -r line; do
-		# tests/run.sh already labels its lines "[BUILD/name] ok - ..."
-		l=$label body=$line
-		case "$line" in "["*"] "*) l=${line%%] *}; l=${l#[}; body=${line#*] } ;; esac
-		case "$body" in
-		"ok - "*) pass=$((pass + 1)); echo "[$l] $body" ;;
-		"not ok - "*) fail=$((fail + 1)); failed+=("[$l] ${body#not ok - }"); echo "[$l] $body" ;;
-		"skip - "*) skip=$((skip + 1)); echo "[$l] $body" ;;
-		*" passed, "*" failed"*) echo "    ($line)" ;;
-		*) echo "    $line" ;;
-		esac
-	done
-}
+. tests/tally.sh
 t0=$SECONDS
 count "$B/gpu/backend_cuda_test" < <(timeout 600 "$B/gpu/backend_cuda_test" ${BACKEND_TEST_ARGS:-} 2>&1;
 	rc=$?; [ $rc -eq 0 ] || echo "not ok - backend_cuda_test exited $rc")
@@ -66,13 +50,4 @@ t0=$SECONDS
 # The whole suite on this build: unit, integration (cuda backend) and tests/gpu/t_*.sh.
 count "suite" < <(tests/run.sh "$B" 2>&1 | grep -v -E '^[0-9]+ passed, [0-9]+ failed|^failed:|^  \[')
 echo "# tests/run.sh $B (unit, integration on cuda, tests/gpu/t_*.sh): $((SECONDS - t0)) s"
-if [ ${#failed[@]} -gt 0 ]; then
-	echo "failed:"
-	printf '  %s\n' "${failed[@]}"
-fi
-if [ $skip -gt 0 ]; then
-	echo "$pass passed, $fail failed, $skip skipped"
-else
-	echo "$pass passed, $fail failed"
-fi
-[ $fail -eq 0 ]
+summary
