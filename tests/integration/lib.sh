@@ -74,7 +74,7 @@ BACKEND=
 set_backend() {
 	local log=$T/$(basename "$1").log b=
 	for _ in $(seq 100); do
-		b=$(grep -o "backend [a-z]*" "$log" 2>/dev/null | head -1 | cut -d' ' -f2)
+		b=$(grep -o "backend [a-z][a-z]*" "$log" 2>/dev/null | head -1 | cut -d' ' -f2)
 		[ -n "$b" ] && break
 		sleep 0.05
 	done
