@@ -8,8 +8,13 @@ M=$T/m
 sh -c 'exit 0' & dead=$!; wait $dead
 head -c 4096 /dev/zero > "/dev/shm/tensorfs.$dead.1"
 mount_tfs "$M" --node n1 || exit 1
-check "a dead daemon's leftover shared memory is removed at start" test ! -e "/dev/shm/tensorfs.$dead.1"
-check "and logged" grep -q "died without unmounting" "$T/m.log"
+if [ "$BACKEND" = host ]; then
+	check "a dead daemon's leftover shared memory is removed at start" test ! -e "/dev/shm/tensorfs.$dead.1"
+	check "and logged" grep -q "died without unmounting" "$T/m.log"
+else
+	echo "skip - a dead daemon's leftover shared memory is removed at start: the $BACKEND backend uses no /dev/shm"
+	rm -f "/dev/shm/tensorfs.$dead.1"
+fi
 cd "$T"
 
 check "touch makes an empty tensor" touch "$M/a"
