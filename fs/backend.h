@@ -78,6 +78,12 @@ struct tfs_backend_ops {
 	 * work is over). May be NULL: the host backend's memory needs no such wait. */
 	int (*wait_mark)(struct tfs_backend *be, struct tfs_alloc *a,
 			 const uint8_t mark[TFS_HANDLE_SIZE]);
+
+	/* Host memory of bytes for the FUSE loop's request buffers, owned by the backend and
+	 * freed by fini(); NULL when it cannot (the loop then mallocs its own). copy_in from
+	 * inside it may skip the staging copy: the cuda backend pins it and copies a write's
+	 * bytes from where the kernel put them straight to the device. May be NULL. */
+	void *(*io_region)(struct tfs_backend *be, size_t bytes);
 };
 
 extern const struct tfs_backend_ops tfs_backend_host;

@@ -23,6 +23,7 @@ struct tfs_opts {
 	char *max_bytes;         /* text: 64G, 512M, ... */
 	char *log;               /* log file; default stderr (foreground) or syslog */
 	int device;
+	int threads;                 /* FUSE workers (--threads) */
 	int foreground;
 	int debug;
 	int allow_other;
@@ -237,5 +238,10 @@ int tfs_spawn_redis(char *url, size_t urlsize);
 void tfs_stop_redis(void);
 
 int64_t tfs_now(void);
+
+/* loop.c: serves FUSE requests with nworkers threads until unmount or a signal ends the
+ * session. 0, or a negative errno if receiving failed. */
+struct fuse;
+int tfs_loop_run(struct fuse *fuse, int nworkers);
 
 #endif

@@ -33,6 +33,7 @@ static const struct fuse_opt opt_table[] = {
 	OPT("max_bytes=%s", max_bytes),
 	LONG_OPT("log", log),
 	OPT("--device=%d", device), OPT("--device %d", device), OPT("device=%d", device),
+	OPT("--threads=%d", threads), OPT("--threads %d", threads), OPT("threads=%d", threads),
 	OPT("--allow-other", allow_other),
 	OPT("allow_other", allow_other),
 	OPT("--page-cache", page_cache),
@@ -65,6 +66,8 @@ static void usage(const char *prog)
 	       "                        while the file is open; the default is direct I/O)\n"
 	       "    -f, --foreground    stay in the foreground, log to stderr\n"
 	       "    -d, --debug         foreground with FUSE and daemon debug output\n"
+	       "    --threads N         FUSE worker threads, each with a 1 MiB request buffer\n"
+	       "                        (default 32)\n"
 	       "    -s                  single-threaded\n"
 	       "    -h, --help          this help;  -V, --version  the version\n", prog);
 }
@@ -223,7 +226,6 @@ int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts cmd = { 0 };
-	struct fuse_loop_config *loop;
 	struct tfs_opts *o = &tfs_d.o;
 	struct fuse *fuse = NULL;
 	char hostname[256], url[512], err[256], mntopts[128];
@@ -278,6 +280,14 @@ int main(int argc, char *argv[])
 	}
 	if (o->device < 0) {
 		tfs_log(LOG_ERR, "--device must be >= 0");
+		goto out_args;
+	}
+	/* Enough workers that reads waiting on written marks, or creates waiting on Redis,
+	 * leave others free to serve; each pins a 1 MiB request buffer on cuda. */
+	if (!o->threads)
+		o->threads = 32;
+	if (o->threads < 1 || o->threads > 1024) {
+		tfs_log(LOG_ERR, "--threads must be between 1 and 1024");
 		goto out_args;
 	}
 	tfs_d.be_ops = tfs_backend_find(o->backend);
@@ -357,12 +367,7 @@ int main(int argc, char *argv[])
 	if (cmd.singlethread) {
 		rc = fuse_loop(fuse);
 	} else {
-		loop = fuse_loop_cfg_create();
-		fuse_loop_cfg_set_clone_fd(loop, cmd.clone_fd);
-		fuse_loop_cfg_set_max_threads(loop, 64);
-		fuse_loop_cfg_set_idle_threads(loop, cmd.max_idle_threads > 0 ? cmd.max_idle_threads : 16);
-		rc = fuse_loop_mt(fuse, loop);
-		fuse_loop_cfg_destroy(loop);
+		rc = tfs_loop_run(fuse, o->threads);
 	}
 	/* libfuse reports the signal that ended the loop: SIGINT/SIGTERM/SIGHUP are the
 	 * clean way to stop a daemon, not a failure. */

@@ -53,6 +53,10 @@ static void stat_meta(struct stat *st, const struct tfs_meta *m)
 	st->st_blksize = 1 << 20;
 	st->st_atim = st->st_mtim = ts(m->mtime);
 	st->st_ctim = ts(m->ctime);
+	if (m->ctime_ns > 0) {
+		st->st_ctim.tv_sec = m->ctime_ns / 1000000000;
+		st->st_ctim.tv_nsec = m->ctime_ns % 1000000000;
+	}
 }
 
 static void stat_dir(struct stat *st, const struct tfs_dirrec *d)
@@ -856,6 +860,8 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	cfg->negative_timeout = 0;
 	cfg->direct_io = !tfs_d.o.page_cache;
 	cfg->kernel_cache = 0;
+	/* Requests are read into the workers' own buffers (loop.c), never through a pipe. */
+	conn->want &= ~FUSE_CAP_SPLICE_READ;
 	conn->max_write = 1 << 20;
 	conn->max_read = 1 << 20;     /* must match the max_read mount option */
 	conn->max_readahead = 1 << 20;

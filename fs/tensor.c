@@ -139,6 +139,7 @@ int tfs_tensor_save(struct tfs_tensor *t)
 
 	t->meta.refcount = tfs_tensor_refcount(t);
 	t->meta.mtime = t->mtime.tv_sec;
+	t->meta.ctime_ns = (int64_t)t->ctime.tv_sec * 1000000000 + t->ctime.tv_nsec;
 	t->dirty = 0;
 	tfs_meta_to_fields(&t->meta, &f);
 	argv[argc] = "HSET"; len[argc++] = 4;

@@ -216,6 +216,7 @@ static int set_builtin(const char *path, struct xtarget *x, const char *attr,
 	if (x->t->meta.bytes > 0)
 		return x->t->meta.device == (int)dev ? 0 : -EBUSY;
 	x->t->meta.device = (int)dev;
+	clock_gettime(CLOCK_REALTIME, &x->t->ctime);
 	return tfs_tensor_save(x->t);
 }
 

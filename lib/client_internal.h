@@ -50,6 +50,16 @@ int tfs_ipc_release(struct tfs_ipc_entry *e);
 /* Number of distinct handles now mapped (for tests). */
 int tfs_ipc_cache_size(void);
 
+/* ---- metadata remembered by file attributes (meta_cache.c) ---- */
+struct stat;
+/* 1 and *m filled when st (from fstat after an open by path) matches what was put for
+ * that inode; 0 otherwise. Thread-safe. */
+int tfs_mc_get(const struct stat *st, struct tfs_meta *m);
+/* Remembers m for the file st describes (st taken before m was read). */
+void tfs_mc_put(const struct stat *st, const struct tfs_meta *m);
+/* Opens served from it so far (for tests). */
+long tfs_mc_hits(void);
+
 /* ---- the tensor (client_open.c) ---- */
 struct tfs_tensor {
 	int refs;                    /* the caller's + one per DLPack export; atomic */

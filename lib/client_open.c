@@ -108,19 +108,32 @@ out:
 	return rc;
 }
 
-static int open_owned_fd(int fd, tfs_tensor **out)
+/* by_path: fd was just opened by path, so its attributes are fresh (meta_cache.c). */
+static int open_owned_fd(int fd, int by_path, tfs_tensor **out)
 {
 	struct tfs_meta m;
 	struct stat st;
-	int rc, acc;
+	int rc, acc, have_st = 0;
 
-	/* fstat only when the metadata is missing: each FUSE request costs ~15 µs, and a
-	 * directory is the rare case. */
-	if ((rc = read_meta(fd, &m))) {
-		if ((rc == -ENODATA || rc == -ENOTSUP) && fstat(fd, &st) == 0 &&
-		    S_ISDIR(st.st_mode))
+	/* By path the attributes come from the kernel's cache (the open's lookup filled it),
+	 * no FUSE request; by descriptor fstat only when the metadata is missing, to tell a
+	 * directory: each request costs ~15 µs. */
+	if (by_path && fstat(fd, &st) == 0) {
+		have_st = 1;
+		if (S_ISDIR(st.st_mode)) {
 			rc = tfs_seterr(-EISDIR, "a directory is not a tensor");
-		goto fail;
+			goto fail;
+		}
+	}
+	if (!(have_st && tfs_mc_get(&st, &m))) {
+		if ((rc = read_meta(fd, &m))) {
+			if (!have_st && (rc == -ENODATA || rc == -ENOTSUP) &&
+			    fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+				rc = tfs_seterr(-EISDIR, "a directory is not a tensor");
+			goto fail;
+		}
+		if (have_st)
+			tfs_mc_put(&st, &m);
 	}
 	acc = fcntl(fd, F_GETFL) & O_ACCMODE;
 	return tfs_tensor_from_meta(&m, fd, acc != O_RDONLY, out);
@@ -138,7 +151,7 @@ int tfs_open(const char *path, int flags, tfs_tensor **out)
 	fd = open(path, (flags & O_ACCMODE) | O_CLOEXEC);
 	if (fd < 0)
 		return tfs_seterr(-errno, "%s: %s", path, tfs_strerror(errno));
-	return open_owned_fd(fd, out);
+	return open_owned_fd(fd, 1, out);
 }
 
 int tfs_open_fd(int fd, tfs_tensor **out)
@@ -150,7 +163,7 @@ int tfs_open_fd(int fd, tfs_tensor **out)
 	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (dfd < 0)
 		return tfs_seterr(-errno, "dup: %s", tfs_strerror(errno));
-	return open_owned_fd(dfd, out);
+	return open_owned_fd(dfd, 0, out);
 }
 
 int tfs_open_meta(const char *json, size_t len, tfs_tensor **out)

@@ -44,6 +44,7 @@ void tfs_meta_to_fields(const struct tfs_meta *m, struct tfs_meta_fields *f)
 	add_fmt(f, "device", "%llu", (unsigned long long)(long long)m->device, 1);
 	add_fmt(f, "ctime", "%llu", (unsigned long long)m->ctime, 1);
 	add_fmt(f, "mtime", "%llu", (unsigned long long)m->mtime, 1);
+	add_fmt(f, "ctime_ns", "%llu", (unsigned long long)m->ctime_ns, 1);
 	add_field(f, "node", m->node, strlen(m->node));
 	add_field(f, "ipc_handle", m->ipc_handle, m->has_handle ? TFS_IPC_HANDLE_SIZE : 0);
 	add_fmt(f, "ipc_offset", "%llu", m->ipc_offset, 0);
@@ -108,6 +109,10 @@ int tfs_meta_from_fields(struct tfs_meta *m, size_t n, const char *const *field,
 			if (get_i64(v, vl, INT64_MIN, INT64_MAX, &x))
 				return bad(why, whylen, IS("ctime") ? "ctime" : "mtime", "not a time");
 			*(IS("ctime") ? &m->ctime : &m->mtime) = x;
+		} else if (IS("ctime_ns")) {
+			if (get_i64(v, vl, 0, INT64_MAX, &x))
+				return bad(why, whylen, "ctime_ns", "not a time");
+			m->ctime_ns = x;
 		} else if (IS("node")) {
 			if (vl == 0 || vl >= TFS_NODE_MAX || memchr(v, '\0', vl))
 				return bad(why, whylen, "node", "empty, too long or binary");

@@ -18,6 +18,10 @@ struct tfs_meta {
 	int device;
 	int64_t ctime;                 /* seconds since the epoch */
 	int64_t mtime;
+	/* Nanoseconds since the epoch of the last change to what a client maps (dtype,
+	 * shape, device, owner, handle), 0 if unknown: a remote tensor's st_ctim, so that
+	 * clients may cache the metadata while the attributes are unchanged. */
+	int64_t ctime_ns;
 	char node[TFS_NODE_MAX];
 	int has_handle;                /* 0 while bytes == 0: nothing allocated */
 	uint8_t ipc_handle[TFS_IPC_HANDLE_SIZE];
@@ -29,7 +33,7 @@ struct tfs_meta {
 
 /* Field/value pairs of the Redis hash. Values point into the struct's own buffers, so it
  * lives as long as the caller keeps it. */
-#define TFS_META_NFIELDS 15
+#define TFS_META_NFIELDS 16
 struct tfs_meta_fields {
 	int n;
 	const char *field[TFS_META_NFIELDS];

@@ -55,6 +55,24 @@ for _ in $(seq 50); do [ "$(rcli hget tensorfs:tensor:a refcount)" = 1 ] && brea
 eq "a killed holder's reference is gone" 1 "$(rcli hget tensorfs:tensor:a refcount)"
 eq "close releases the reference" 1 "$("$TOOL" info "$M/a" >/dev/null; rcli hget tensorfs:tensor:a refcount)"
 
+# --- metadata remembered between opens (lib/meta_cache.c): every change still shows ---
+touch "$M/re"
+setfattr -n user.tensor.dtype -v f32 "$M/re"
+setfattr -n user.tensor.shape -v '[2,3]' "$M/re"
+reopen() { out "$TOOL" reopen "$1" "$2" | head -3 | paste -sd'|'; }
+eq "reopen: a reshape to the same byte count shows" "f32 [2,3] 24 host ro|f32 [3,2] 24 host ro|remembered 0" \
+	"$(reopen "$M/re" "setfattr -n user.tensor.shape -v '[3,2]' $M/re")"
+eq "reopen: a dtype of the same size shows" "f32 [3,2] 24 host ro|i32 [3,2] 24 host ro|remembered 0" \
+	"$(reopen "$M/re" "setfattr -n user.tensor.dtype -v i32 $M/re")"
+eq "reopen: a write that grows the tensor shows" "i32 [3,2] 24 host ro|i32 [7] 28 host ro|remembered 0" \
+	"$(reopen "$M/re" "printf abcd >> $M/re")"
+eq "reopen: a new tensor under the same name shows" "i32 [7] 28 host ro|u8 [5] 5 host ro|remembered 0" \
+	"$(reopen "$M/re" "rm $M/re && printf 12345 > $M/re")"
+eq "reopen: a tensor renamed onto the name shows" "u8 [5] 5 host ro|u8 [3] 3 host ro|remembered 0" \
+	"$(reopen "$M/re" "printf xyz > $M/re2 && mv $M/re2 $M/re")"
+eq "reopen: unchanged, the metadata is remembered" "u8 [3] 3 host ro|u8 [3] 3 host ro|remembered 1" "$(reopen "$M/re" true)"
+rm -f "$M/re"
+
 # --- per-process cache ---
 printf 'xyz' > "$M/b"
 eq "one mapping per handle, two handles, none after close" "2 0" "$(out "$TOOL" cache "$M/a" "$M/a" "$M/b" | head -2 | xargs)"

@@ -18,6 +18,18 @@ touch "$A/z"; eq "n2 sees the empty tensor" 0 "$(size_of "$B/z")"
 setfattr -n user.tensor.shape -v '[16]' "$A/z"
 eq "n2 sees a reshape on n1 at once" 16 "$(size_of "$B/z")"
 rm "$A/z"
+# libtensorfs remembers metadata between opens while the attributes are unchanged
+# (lib/meta_cache.c): a change made on n1 must change them on n2 too (record ctime_ns).
+touch "$A/rz"
+setfattr -n user.tensor.dtype -v f32 "$A/rz"
+setfattr -n user.tensor.shape -v '[2,3]' "$A/rz"
+tfs_flush
+eq "libtensorfs on n2 sees n1's reshape to the same byte count" "f32 [2,3] 24|f32 [3,2] 24|remembered 0" \
+	"$("$HELPERS/tfs_client_tool" reopen "$B/rz" "setfattr -n user.tensor.shape -v '[3,2]' $A/rz && sync $A" 2>&1 |
+	  head -3 | cut -d' ' -f1-3 | paste -sd'|')"
+eq "libtensorfs on n2 remembers an unchanged tensor of n1" "f32 [3,2] 24|f32 [3,2] 24|remembered 1" \
+	"$("$HELPERS/tfs_client_tool" reopen "$B/rz" true 2>&1 | head -3 | cut -d' ' -f1-3 | paste -sd'|')"
+rm "$A/rz"
 eq "n2 sees its handle" "$(getfattr --only-values -n user.tensor.ipc_handle "$A/x" | od -An -v -tx1)" "$(getfattr --only-values -n user.tensor.ipc_handle "$B/x" | od -An -v -tx1)"
 check_err "reading another node's bytes: EREMOTE" "Object is remote" cat "$B/x"
 check_err "writing another node's bytes: EREMOTE" "Object is remote" bash -c "printf zz | dd of='$B/x' conv=notrunc status=none"

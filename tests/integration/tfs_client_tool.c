@@ -108,6 +108,22 @@ int main(int argc, char **argv)
 		printf("held\n");
 		fflush(stdout);
 		sleep((unsigned)atoi(argv[3]));
+	} else if (!strcmp(cmd, "reopen") && argc == 4) {       /* reopen PATH SHELLCMD */
+		/* One process opens, closes, lets the command change the tensor and opens
+		 * again: what the second open shows must not come from the first. */
+		for (int pass = 0; pass < 2; pass++) {
+			if ((rc = tfs_open(argv[2], O_RDONLY, &t)))
+				goto err;
+			print_info(t);
+			tfs_close(t);
+			t = NULL;
+			fflush(stdout);
+			if (pass == 0 && system(argv[3]) != 0) {
+				rc = -ECHILD;
+				goto err;
+			}
+		}
+		printf("remembered %ld\n", tfs_mc_hits());
 	} else if (!strcmp(cmd, "cache") && argc >= 3) {        /* cache PATH...: opens all */
 		tfs_tensor *ts[16];
 		int n = 0;

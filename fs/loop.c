@@ -1,0 +1,142 @@
+/* The daemon's multi-threaded FUSE loop: a fixed set of workers, each receiving requests
+ * into a buffer of its own that the backend provides (libfuse's fuse_loop_mt mallocs
+ * them itself).
+ *
+ * Why not fuse_loop_mt: with the kernel writing a write request's bytes straight into
+ * pinned memory, the cuda backend copies them to the device with one DMA instead of a CPU
+ * copy into staging first; the host backend copies once, from the buffer into its shared
+ * memory. Splice reading is off (ops.c) for the same reason: with direct I/O the kernel
+ * copies the bytes into the pipe anyway, and libfuse then copies them out again into
+ * memory for a write().
+ *
+ * Shutdown follows fuse_loop_mt: workers block every signal, so SIGINT/SIGTERM reach the
+ * main thread, whose handler (fuse_set_signal_handlers) ends the session; the main thread
+ * then cancels the workers, which accept cancellation only while waiting for a request. */
+#define FUSE_USE_VERSION 312
+
+#include <errno.h>
+#include <fuse.h>
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "log.h"
+
+/* What one request can need: a 1 MiB write (max_write) or a 64 KiB xattr value, plus
+ * headers. libfuse reads up to its own buffer size, 256 pages + 4 KiB, which this covers. */
+#define REQ_BUF_BYTES ((size_t)(1 << 20) + (64 << 10))
+
+struct worker {
+	pthread_t thread;
+	int started;
+	struct fuse_buf fbuf;
+};
+
+static struct {
+	struct fuse_session *se;
+	sem_t finish;
+	int err;
+	pthread_mutex_t mu;
+} lp = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	int res;
+
+	while (!fuse_session_exited(lp.se)) {
+		/* The buffer is always ours: libfuse reads into it and mallocs nothing. */
+		w->fbuf.size = REQ_BUF_BYTES;
+		w->fbuf.flags = 0;
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+		res = fuse_session_receive_buf(lp.se, &w->fbuf);
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+		if (res == -EINTR)
+			continue;
+		if (res <= 0) {
+			if (res < 0) {
+				pthread_mutex_lock(&lp.mu);
+				if (!lp.err)
+					lp.err = res;
+				pthread_mutex_unlock(&lp.mu);
+			}
+			fuse_session_exit(lp.se);
+			break;
+		}
+		fuse_session_process_buf(lp.se, &w->fbuf);
+	}
+	sem_post(&lp.finish);
+	return NULL;
+}
+
+int tfs_loop_run(struct fuse *fuse, int nworkers)
+{
+	struct worker *ws;
+	sigset_t all, old;
+	uint8_t *region = NULL;
+	int i, rc = 0;
+
+	if (nworkers < 1)
+		nworkers = 1;
+	ws = calloc((size_t)nworkers, sizeof(*ws));
+	if (!ws)
+		return -ENOMEM;
+	if (tfs_d.be_ops->io_region)
+		region = tfs_d.be_ops->io_region(tfs_d.be, (size_t)nworkers * REQ_BUF_BYTES);
+	for (i = 0; i < nworkers; i++) {
+		ws[i].fbuf.mem = region ? region + (size_t)i * REQ_BUF_BYTES : malloc(REQ_BUF_BYTES);
+		if (!ws[i].fbuf.mem) {
+			rc = -ENOMEM;
+			goto out_bufs;
+		}
+	}
+	lp.se = fuse_get_session(fuse);
+	lp.err = 0;
+	if (sem_init(&lp.finish, 0, 0)) {
+		rc = -errno;
+		goto out_bufs;
+	}
+	if (fuse_start_cleanup_thread(fuse)) {
+		rc = -ENOMEM;
+		goto out_sem;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (i = 0; i < nworkers; i++) {
+		int e = pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]);
+
+		if (e) {
+			tfs_log(LOG_ERR, "cannot start FUSE worker %d: %s", i, strerror(e));
+			rc = -e;
+			fuse_session_exit(lp.se);
+			break;
+		}
+		ws[i].started = 1;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+	/* A signal interrupts the wait; a worker that saw the unmount posts. */
+	while (!fuse_session_exited(lp.se))
+		sem_wait(&lp.finish);
+	for (i = 0; i < nworkers; i++)
+		if (ws[i].started)
+			pthread_cancel(ws[i].thread);
+	for (i = 0; i < nworkers; i++)
+		if (ws[i].started)
+			pthread_join(ws[i].thread, NULL);
+	fuse_stop_cleanup_thread(fuse);
+	if (!rc)
+		rc = lp.err;
+out_sem:
+	sem_destroy(&lp.finish);
+out_bufs:
+	if (!region)
+		for (i = 0; i < nworkers; i++)
+			free(ws[i].fbuf.mem);
+	free(ws);
+	return rc;
+}

@@ -1,0 +1,79 @@
+/* Metadata of tensors this process opened by path, remembered by their file attributes:
+ * a warm tfs_open of an unchanged tensor then costs open(2) alone, not a getxattr more.
+ *
+ * Why the attributes are enough: the daemon gives a tensor a new st_ctim (nanoseconds)
+ * whenever what a client maps changes (dtype, shape, device, owner, handle), for another
+ * node's tensor too (the record's ctime_ns); the size and the inode number change with
+ * the allocation and the name. And tfs_open's open(2) looks the name up (tensorfs caches
+ * no entries), which refreshes the attributes that the following fstat reads from the
+ * kernel without asking the daemon. tfs_open_fd has no such lookup and does not use it. */
+#include <pthread.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "client_internal.h"
+
+#define SLOTS 64                   /* direct-mapped by inode: a miss only costs a getxattr */
+
+struct entry {
+	int used;
+	dev_t dev;
+	ino_t ino;
+	struct timespec ctim;
+	off_t size;
+	struct tfs_meta meta;
+};
+
+static struct entry cache[SLOTS];
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static long hits;
+
+static int same(const struct entry *e, const struct stat *st)
+{
+	return e->used && e->dev == st->st_dev && e->ino == st->st_ino &&
+	       e->ctim.tv_sec == st->st_ctim.tv_sec && e->ctim.tv_nsec == st->st_ctim.tv_nsec &&
+	       e->size == st->st_size;
+}
+
+int tfs_mc_get(const struct stat *st, struct tfs_meta *m)
+{
+	struct entry *e = &cache[st->st_ino % SLOTS];
+	int hit;
+
+	pthread_mutex_lock(&mu);
+	hit = same(e, st);
+	if (hit) {
+		*m = e->meta;
+		hits++;
+	}
+	pthread_mutex_unlock(&mu);
+	return hit;
+}
+
+void tfs_mc_put(const struct stat *st, const struct tfs_meta *m)
+{
+	struct entry *e = &cache[st->st_ino % SLOTS];
+
+	/* Whole seconds: a daemon that does not keep st_ctim in step (records without
+	 * ctime_ns) gives nothing to check against, so such tensors are not remembered. */
+	if (!S_ISREG(st->st_mode) || st->st_ctim.tv_nsec == 0)
+		return;
+	pthread_mutex_lock(&mu);
+	e->used = 1;
+	e->dev = st->st_dev;
+	e->ino = st->st_ino;
+	e->ctim = st->st_ctim;
+	e->size = st->st_size;
+	e->meta = *m;
+	pthread_mutex_unlock(&mu);
+}
+
+long tfs_mc_hits(void)
+{
+	long n;
+
+	pthread_mutex_lock(&mu);
+	n = hits;
+	pthread_mutex_unlock(&mu);
+	return n;
+}
