@@ -6,7 +6,8 @@
  *   gpu_bench io LABEL FILE SIZE_MiB [LABEL8]  pread/pwrite of FILE (made SIZE_MiB long)
  *                                        in 1 MiB blocks, 1 and 8 threads on disjoint slices;
  *                                        with LABEL8 also 8 threads on 8 files of SIZE/8
- *   gpu_bench meta DIR N THREADS         create -> set user.tensor.shape -> unlink, per second
+ *   gpu_bench meta DIR N THREADS [dirs]  create -> set user.tensor.shape -> unlink, per second;
+ *                                        dirs: each thread in a directory of its own
  *   gpu_bench alloc DIR N                N tensors of log-uniform sizes 4 KiB..64 MiB shaped
  *                                        with setxattr; statfs used / requested
  * Built with -DWITH_CUDA (and cudart) for the memcpy mode only.
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -231,7 +233,7 @@ static int do_io(const char *label, const char *path, uint64_t size, const char 
 /* ---- create -> shape -> unlink ---- */
 struct meta {
 	const char *dir;
-	int n;
+	int n, dirs;
 };
 
 static int meta_fn(struct job *j)
@@ -241,7 +243,10 @@ static int meta_fn(struct job *j)
 	int i, fd;
 
 	for (i = j->idx; i < m->n; i += j->n) {
-		snprintf(path, sizeof(path), "%s/m%d", m->dir, i);
+		if (m->dirs)
+			snprintf(path, sizeof(path), "%s/d%d/m%d", m->dir, j->idx, i);
+		else
+			snprintf(path, sizeof(path), "%s/m%d", m->dir, i);
 		fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0644);
 		if (fd < 0)
 			return 1;
@@ -254,12 +259,26 @@ static int meta_fn(struct job *j)
 	return 0;
 }
 
-static int do_meta(const char *dir, int n, int threads)
+/* dirs: the kernel holds a directory's lock across each create and unlink in it (on any
+ * filesystem), so threads in one directory take turns for those two requests. */
+static int do_meta(const char *dir, int n, int threads, int dirs)
 {
-	struct meta m = { dir, n };
-	double s = run_threads(threads, &m, meta_fn);
+	struct meta m = { dir, n, dirs };
+	char path[4096];
+	double s;
 
-	printf("| create -> shape [1024] -> unlink, %d threads | %.0f /s |\n", threads, n / s);
+	for (int i = 0; dirs && i < threads; i++) {
+		snprintf(path, sizeof(path), "%s/d%d", dir, i);
+		if (mkdir(path, 0755) && errno != EEXIST)
+			return 1;
+	}
+	s = run_threads(threads, &m, meta_fn);
+	printf("| create -> shape [1024] -> unlink, %d threads%s | %.0f /s |\n", threads,
+	       dirs ? ", a directory each" : "", n / s);
+	for (int i = 0; dirs && i < threads; i++) {
+		snprintf(path, sizeof(path), "%s/d%d", dir, i);
+		rmdir(path);
+	}
 	return 0;
 }
 
@@ -344,7 +363,8 @@ int main(int argc, char **argv)
 	if (argc >= 5 && !strcmp(argv[1], "io"))
 		return do_io(argv[2], argv[3], strtoull(argv[4], NULL, 0) * MiB, argc > 5 ? argv[5] : NULL);
 	if (argc >= 5 && !strcmp(argv[1], "meta"))
-		return do_meta(argv[2], atoi(argv[3]), atoi(argv[4]));
+		return do_meta(argv[2], atoi(argv[3]), atoi(argv[4]),
+			       argc >= 6 && !strcmp(argv[5], "dirs"));
 	if (argc >= 4 && !strcmp(argv[1], "alloc"))
 		return do_alloc(argv[2], atoi(argv[3]));
 	fprintf(stderr, "usage: see the top of tests/bench/gpu_bench.c\n");

@@ -53,6 +53,7 @@ if [ $have_cuda = 1 ]; then
 	rcli info commandstats | tr -d '\r' | awk -F'[:=,]' -v n="$NMETA" '/^cmdstat_/ {c += $3; u += $5}
 		END {printf "| Redis commands per create -> shape -> unlink (1 thread) | %.1f (%.0f µs of Redis CPU) |\n", c / n, u / n}'
 	"$BIN" meta "$C" "$NMETA" 8 | sed 's/create/cuda: create/'
+	"$BIN" meta "$C" "$NMETA" 8 dirs | sed 's/create/cuda: create/'
 	mkdir -p "$C/alloc"
 	"$BIN" alloc "$C/alloc" "$NALLOC" | sed 's/^| /| cuda: /'
 fi
