@@ -122,6 +122,18 @@ int tfs_wb_cmdf(const char *fmt, ...);
 /* Queue a command and wait for its reply (after everything queued before it): for the
  * writes whose answer matters (claiming a name). NULL with *rc -EIO/-EPROTO/-ENOMEM. */
 redisReply *tfs_wb_callf(int *rc, const char *fmt, ...);
+/* tfs_wb_callf in two halves, so that several calls share one round trip: queue the
+ * command (NULL with *rc -EIO/-ENOMEM), and later wait for its reply, which frees the
+ * call. Every call sent must be waited for. */
+struct tfs_wb_call;
+struct tfs_wb_call *tfs_wb_sendf(int *rc, const char *fmt, ...);
+redisReply *tfs_wb_wait(struct tfs_wb_call *call, int *rc);
+/* Holds back the calling thread's writes (tfs_wb_cmdv/cmdf) until the end, to hand them
+ * to the writer in one wake-up. A call, tfs_wb_sync or an ordered read in between sends
+ * them first, so order holds; end the group before releasing the lock under which the
+ * writes were decided, or another thread may read Redis behind them. */
+void tfs_wb_group_begin(void);
+void tfs_wb_group_end(void);
 /* Waits until everything queued so far is in Redis: 0, or -EIO while Redis is away. */
 int tfs_wb_sync(void);
 /* Wakes the writer with nothing queued (so it turns on tracking for a new subscriber). */
@@ -147,6 +159,19 @@ int tfs_is_hidden(const char *name);
  * opens. 0 or -EEXIST/-ENOENT (no parent dir)/-EIO. */
 int tfs_tensor_create(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,
 		      mode_t mode, int open, struct tfs_tensor **out);
+/* A create in two halves, so that the queue worker sends the claims of a batch of creates
+ * in one round trip: tfs_tensor_claim makes the checks of a create and sends the claim of
+ * the name (0 with *claim set, or tfs_tensor_create's errors); tfs_tensor_create_claimed
+ * (claim NULL: claims now) makes the tensor, shaped to dt and sh when sh is not NULL (the
+ * memory is allocated while the claim is on its way), and awaits the claim before it
+ * writes anything. Nothing may change the name between the two: hold ns throughout. Its
+ * errors: tfs_tensor_create's and tfs_tensor_shape's. A claim not used goes to
+ * tfs_tensor_claim_drop. */
+int tfs_tensor_claim(const char *name, int device, struct tfs_wb_call **claim);
+int tfs_tensor_create_claimed(struct tfs_wb_call *claim, const char *name, tfs_dtype dt,
+			      const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
+			      mode_t mode, int open, struct tfs_tensor **out);
+void tfs_tensor_claim_drop(const char *name, struct tfs_wb_call *claim);
 /* chmod/chown of a tensor: the backend follows (its memory may move: the handle is taken
  * again under the io lock). When the backend refuses, nothing changed. Caller holds ns. */
 int tfs_tensor_set_owner(struct tfs_tensor *t, uid_t uid, gid_t gid, mode_t mode);
@@ -193,6 +218,10 @@ int tfs_rec_dir_write(const char *name, const struct tfs_dirrec *d);
 /* Adds name to its parent's entries ('t' tensor, 'd' dir): -EEXIST when taken,
  * -ENOENT when the parent directory does not exist. */
 int tfs_rec_link(const char *name, char type);
+/* tfs_rec_link in two halves: the checks and the claim sent (0 with *claim set, or the
+ * errors above but -EEXIST), then its answer awaited (0, -EEXIST or -EIO). */
+int tfs_rec_link_send(const char *name, char type, struct tfs_wb_call **claim);
+int tfs_rec_link_wait(const char *name, char type, struct tfs_wb_call *claim);
 int tfs_rec_unlink(const char *name);
 /* Looks up the entry type of name in its parent: 't', 'd', or -ENOENT. */
 int tfs_rec_type(const char *name);

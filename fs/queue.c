@@ -15,6 +15,19 @@
 
 #define REPLY_TTL "60"
 #define POP_BATCH 64
+/* Commands handled under one hold of the namespace lock, so that the claims of their
+ * creates share one round trip; few enough that FUSE operations do not wait long. */
+#define CHUNK 16
+
+struct qcmd {
+	struct tfs_cmd c;
+	int rc;                      /* tfs_cmd_parse's */
+	char err[256];
+	const char *json;
+	size_t len;
+	struct tfs_wb_call *claim;   /* a create's name, claimed ahead (preclaim) */
+	struct tfs_dirrec parent;    /* with claim: the parent's record it was checked on */
+};
 
 static void reply(const struct tfs_cmd *c, char *json)
 {
@@ -83,93 +96,165 @@ static int owner_of(const char *name, char *owner, size_t size)
 	return 0;
 }
 
-static void do_create(const struct tfs_cmd *c)
+static int create_device(const struct tfs_cmd *c, const struct tfs_dirrec *d)
+{
+	return c->has_device ? c->device : d->has_device ? d->device : tfs_d.o.device;
+}
+
+/* A create this node makes (not one it forwards to the node the command names). */
+static int local_create(const struct tfs_cmd *c, int from_node_queue)
+{
+	return !c->node[0] || strcmp(c->node, tfs_d.o.node) == 0 || from_node_queue;
+}
+
+/* claim: the name claimed ahead by preclaim (pd: the parent's record then), or NULL to
+ * claim it now. */
+static void do_create(const struct tfs_cmd *c, struct tfs_wb_call *claim,
+		      const struct tfs_dirrec *pd)
 {
 	struct tfs_dirrec d;
 	struct tfs_tensor *t;
 	char parent[4096];
 	const char *base;
-	int rc;
+	int rc = 0;
 
-	tfs_split(c->name, parent, sizeof(parent), &base);
-	rc = tfs_rec_dir(parent, &d);
+	if (claim) {
+		d = *pd;
+	} else {
+		tfs_split(c->name, parent, sizeof(parent), &base);
+		rc = tfs_rec_dir(parent, &d);
+	}
 	if (rc) {
 		reply_err(c, -rc, rc == -ENOENT ? "parent directory does not exist" : "Redis error");
 		return;
 	}
-	rc = tfs_tensor_create(c->name, c->dtype, c->has_device ? c->device :
-			       d.has_device ? d.device : tfs_d.o.device,
-			       geteuid(), getegid(), 0644, 0, &t);
+	/* Made shaped: one record write, and the allocation overlaps the claim's round trip. */
+	rc = tfs_tensor_create_claimed(claim, c->name, c->dtype, &c->shape, create_device(c, &d),
+				       geteuid(), getegid(), 0644, 0, &t);
 	if (rc) {
 		reply_err(c, -rc, rc == -EEXIST ? "name exists" : rc == -EINVAL ?
-			  "no such device" : "cannot create");
-		return;
-	}
-	rc = tfs_tensor_shape(t, c->dtype, &c->shape, 0);
-	if (rc) {
-		/* Nothing half-made stays behind: the name goes with the failed allocation. */
-		tfs_tensor_unlink(t);
-		reply_err(c, -rc, rc == -ENOSPC ? "out of device memory" : "cannot allocate");
+			  "no such device" : rc == -ENOSPC ? "out of device memory" :
+			  "cannot create");
 		return;
 	}
 	tfs_log(LOG_DEBUG, "queue: created %s", c->name);
 	reply_ok(c, t);
 }
 
-static void process(const char *json, size_t len, int from_node_queue)
+/* Whether a command before q[i] in the chunk names the same tensor, or one libfuse hid
+ * (which stands for a name not known here): then q[i]'s claim could not be answered
+ * before those run, and it is made in turn. */
+static int named_before(const struct qcmd *q, size_t i)
 {
-	struct tfs_cmd c;
+	for (size_t j = 0; j < i; j++)
+		if (!q[j].rc && (strcmp(q[j].c.name, q[i].c.name) == 0 ||
+				 tfs_is_hidden(q[j].c.name)))
+			return 1;
+	return 0;
+}
+
+/* Sends the claims of the chunk's creates together: one round trip for all, which each
+ * create then awaits in turn, instead of one each. A create that fails a check here is
+ * left to claim in turn, where do_create reports the failure. Caller holds ns until the
+ * chunk is done, so no name changes meanwhile. */
+static void preclaim(struct qcmd *q, size_t n, int from_node_queue)
+{
+	char parent[4096];
+	const char *base;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct tfs_cmd *c = &q[i].c;
+
+		if (q[i].rc || c->op != TFS_OP_CREATE || !local_create(c, from_node_queue) ||
+		    tfs_is_hidden(c->name) || named_before(q, i))
+			continue;
+		tfs_split(c->name, parent, sizeof(parent), &base);
+		if (tfs_rec_dir(parent, &q[i].parent))
+			continue;
+		if (tfs_tensor_claim(c->name, create_device(c, &q[i].parent), &q[i].claim))
+			q[i].claim = NULL;
+	}
+}
+
+/* One command; caller holds ns. Its writes and its reply go to the writer together. */
+static void process_one(struct qcmd *q, int from_node_queue)
+{
+	struct tfs_cmd *c = &q->c;
 	struct tfs_tensor *t;
-	char err[256], owner[TFS_NODE_MAX];
+	char owner[TFS_NODE_MAX];
 	const char *node;
 	int rc;
 
-	rc = tfs_cmd_parse(json, len, &c, err, sizeof(err));
-	if (rc) {
-		tfs_log(LOG_WARNING, "queue: bad command (%s): %.200s", err, json);
-		if (c.reply[0])
-			reply(&c, tfs_reply_err(c.id, rc, err));
-		return;
-	}
-	node = c.node[0] ? c.node : tfs_d.o.node;
-	pthread_mutex_lock(&tfs_d.ns);
-	if (c.op == TFS_OP_CREATE) {
-		if (c.node[0] && strcmp(c.node, tfs_d.o.node) && !from_node_queue)
-			forward(&c, json, len, c.node, 0);   /* made on the node it names */
-		else
-			do_create(&c);
+	tfs_wb_group_begin();
+	if (q->rc) {
+		tfs_log(LOG_WARNING, "queue: bad command (%s): %.200s", q->err, q->json);
+		if (c->reply[0])
+			reply(c, tfs_reply_err(c->id, q->rc, q->err));
 		goto out;
 	}
-	t = tfs_table_find(c.name);
-	if (!t) {
-		rc = owner_of(c.name, owner, sizeof(owner));
-		if (rc == 0)
-			forward(&c, json, len, owner, from_node_queue);
+	node = c->node[0] ? c->node : tfs_d.o.node;
+	if (c->op == TFS_OP_CREATE) {
+		if (!local_create(c, from_node_queue))
+			forward(c, q->json, q->len, c->node, 0);   /* made on the node it names */
 		else
-			reply_err(&c, -rc, rc == -ENOENT ? "no such tensor" :
+			do_create(c, q->claim, &q->parent);
+		q->claim = NULL;
+		goto out;
+	}
+	t = tfs_table_find(c->name);
+	if (!t) {
+		rc = owner_of(c->name, owner, sizeof(owner));
+		if (rc == 0)
+			forward(c, q->json, q->len, owner, from_node_queue);
+		else
+			reply_err(c, -rc, rc == -ENOENT ? "no such tensor" :
 				  rc == -EISDIR ? "is a directory" : "Redis error");
 		goto out;
 	}
-	if (c.op == TFS_OP_GET) {
-		rc = tfs_tensor_hold(t, node, c.pid);
+	if (c->op == TFS_OP_GET) {
+		rc = tfs_tensor_hold(t, node, c->pid);
 		if (rc)
-			reply_err(&c, -rc, "cannot record the holder");
+			reply_err(c, -rc, "cannot record the holder");
 		else
-			reply_ok(&c, t);
+			reply_ok(c, t);
 		goto out;
 	}
 	/* delete: the caller's hold if it has one, else the name (the create's reference). */
 	struct tfs_meta m = t->meta;
 	m.refcount = tfs_tensor_refcount(t) - 1;
-	rc = tfs_tensor_release(t, node, c.pid);
+	rc = tfs_tensor_release(t, node, c->pid);
 	if (rc == -ENOENT)
 		rc = tfs_tensor_unlink(t);
 	if (rc)
-		reply_err(&c, -rc, "cannot delete");
-	else if (c.reply[0])
-		reply(&c, tfs_reply_ok(c.id, c.name, &m));
+		reply_err(c, -rc, "cannot delete");
+	else if (c->reply[0])
+		reply(c, tfs_reply_ok(c->id, c->name, &m));
 out:
-	pthread_mutex_unlock(&tfs_d.ns);
+	tfs_wb_group_end();
+}
+
+/* Popped commands, in order, CHUNK at a time under the namespace lock. */
+static void process(struct qcmd *q, redisReply **el, size_t n, int from_node_queue)
+{
+	for (size_t i = 0; i < n && !tfs_d.stopping; i += CHUNK) {
+		size_t k = 0;
+
+		for (size_t j = i; j < n && j < i + CHUNK; j++) {
+			if (el[j]->type != REDIS_REPLY_STRING)
+				continue;
+			q[k].json = el[j]->str;
+			q[k].len = el[j]->len;
+			q[k].claim = NULL;
+			q[k].rc = tfs_cmd_parse(el[j]->str, el[j]->len, &q[k].c, q[k].err,
+						sizeof(q[k].err));
+			k++;
+		}
+		pthread_mutex_lock(&tfs_d.ns);
+		preclaim(q, k, from_node_queue);
+		for (size_t j = 0; j < k; j++)
+			process_one(&q[j], from_node_queue);
+		pthread_mutex_unlock(&tfs_d.ns);
+	}
 }
 
 static void housekeeping(int64_t *last_reap)
@@ -193,47 +278,86 @@ static void housekeeping(int64_t *last_reap)
 	}
 }
 
-/* With several clients the queue is rarely empty: take what waits behind the command
- * just popped in one round trip (in the same order BRPOP would), not one each. */
-static void pop_more(const char *queue, int node_q)
+/* Redis before 7.0 has no BLMPOP: is that why it refused it? */
+static int lmpop_unknown(void)
 {
 	redisReply *r;
-	int rc;
+	int rc, unknown;
 
-	r = tfs_rl_cmdf_unordered(&rc, "RPOP %s %d", queue, POP_BATCH);
+	r = tfs_rl_cmdf_unordered(&rc, "COMMAND INFO BLMPOP");
 	if (!r)
+		return 0;
+	unknown = r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+		  r->element[0]->type == REDIS_REPLY_NIL;
+	freeReplyObject(r);
+	return unknown;
+}
+
+/* Without BLMPOP: BRPOP for the first command, then what waits behind it in one RPOP (in
+ * the same order BRPOP would), not one round trip each. */
+static void pop_brpop(struct qcmd *q)
+{
+	redisReply *r, *more;
+	int rc, node_q;
+
+	r = tfs_rl_cmdf_unordered(&rc, "BRPOP %s %s 0.5", tfs_d.o.queue, tfs_d.node_queue);
+	if (!r) {
+		if (rc == -EIO)
+			usleep(200000);      /* Redis away: retry without spinning */
 		return;
-	if (r->type == REDIS_REPLY_ARRAY)
-		for (size_t i = 0; i < r->elements && !tfs_d.stopping; i++)
-			if (r->element[i]->type == REDIS_REPLY_STRING)
-				process(r->element[i]->str, r->element[i]->len, node_q);
+	}
+	if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+	    r->element[1]->type == REDIS_REPLY_STRING) {
+		node_q = strcmp(r->element[0]->str, tfs_d.node_queue) == 0;
+		process(q, &r->element[1], 1, node_q);
+		more = tfs_rl_cmdf_unordered(&rc, "RPOP %s %d",
+					     node_q ? tfs_d.node_queue : tfs_d.o.queue, POP_BATCH);
+		if (more && more->type == REDIS_REPLY_ARRAY)
+			process(q, more->element, more->elements, node_q);
+		freeReplyObject(more);
+	}
 	freeReplyObject(r);
 }
 
 static void *queue_main(void *arg)
 {
 	int64_t last_reap = 0;
-	redisReply *r;
-	int rc;
+	struct qcmd *q;
+	redisReply *r, *l;
+	int rc, lmpop = 1;
 
 	(void)arg;
+	q = calloc(CHUNK, sizeof(*q));
+	if (!q) {
+		tfs_log(LOG_ERR, "queue: out of memory: the lifecycle queue is not served");
+		return NULL;
+	}
 	while (!tfs_d.stopping) {
 		housekeeping(&last_reap);
-		r = tfs_rl_cmdf_unordered(&rc, "BRPOP %s %s 0.5", tfs_d.o.queue,
-					  tfs_d.node_queue);
-		if (!r) {
-			if (rc == -EIO)
-				usleep(200000);      /* Redis away: retry without spinning */
+		if (!lmpop) {
+			pop_brpop(q);
 			continue;
 		}
-		if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-		    r->element[1]->type == REDIS_REPLY_STRING) {
-			int node_q = strcmp(r->element[0]->str, tfs_d.node_queue) == 0;
-			process(r->element[1]->str, r->element[1]->len, node_q);
-			pop_more(node_q ? tfs_d.node_queue : tfs_d.o.queue, node_q);
+		/* The first command and up to POP_BATCH behind it, in one round trip. */
+		r = tfs_rl_cmdf_unordered(&rc, "BLMPOP 0.5 2 %s %s RIGHT COUNT %d", tfs_d.o.queue,
+					  tfs_d.node_queue, POP_BATCH);
+		if (!r) {
+			if (rc == -EPROTO && lmpop_unknown()) {
+				tfs_log(LOG_NOTICE, "queue: Redis has no BLMPOP (before 7.0): "
+					"popping with BRPOP and RPOP");
+				lmpop = 0;
+			} else if (rc == -EIO || rc == -EPROTO) {
+				usleep(200000);      /* Redis away or refusing: no spinning */
+			}
+			continue;
 		}
+		l = r->type == REDIS_REPLY_ARRAY && r->elements == 2 ? r->element[1] : NULL;
+		if (l && l->type == REDIS_REPLY_ARRAY && r->element[0]->type == REDIS_REPLY_STRING)
+			process(q, l->element, l->elements,
+				strcmp(r->element[0]->str, tfs_d.node_queue) == 0);
 		freeReplyObject(r);
 	}
+	free(q);
 	tfs_rl_close_thread();
 	return NULL;
 }

@@ -149,12 +149,11 @@ int tfs_rec_dir_write(const char *name, const struct tfs_dirrec *d)
 	return 0;
 }
 
-int tfs_rec_link(const char *name, char type)
+int tfs_rec_link_send(const char *name, char type, struct tfs_wb_call **claim)
 {
 	char parent[4096], key[KEYMAX], t[2] = { type, 0 };
 	const char *base;
 	struct tfs_dirrec d;
-	redisReply *r;
 	int rc;
 
 	if ((rc = tfs_name_check(name)))
@@ -167,14 +166,35 @@ int tfs_rec_link(const char *name, char type)
 	 * script makes, and each claim would then drop this node's cached directory. */
 	if ((rc = tfs_rec_dir(parent, &d)))
 		return rc;
-	r = tfs_wb_callf(&rc, "HSETNX %s %s %s", key, base, t);
+	*claim = tfs_wb_sendf(&rc, "HSETNX %s %s %s", key, base, t);
+	return *claim ? 0 : rc == -ENOMEM ? rc : -EIO;
+}
+
+int tfs_rec_link_wait(const char *name, char type, struct tfs_wb_call *claim)
+{
+	char parent[4096];
+	const char *base;
+	redisReply *r;
+	int rc;
+
+	r = tfs_wb_wait(claim, &rc);
 	if (!r)
 		return rc == -ENOMEM ? rc : -EIO;
 	rc = r->type != REDIS_REPLY_INTEGER ? -EIO : r->integer == 1 ? 0 : -EEXIST;
 	freeReplyObject(r);
-	if (rc == 0)
+	if (rc == 0) {
+		tfs_split(name, parent, sizeof(parent), &base);
 		tfs_dc_set_type(parent, base, type);
+	}
 	return rc;
+}
+
+int tfs_rec_link(const char *name, char type)
+{
+	struct tfs_wb_call *claim;
+	int rc = tfs_rec_link_send(name, type, &claim);
+
+	return rc ? rc : tfs_rec_link_wait(name, type, claim);
 }
 
 int tfs_rec_unlink(const char *name)

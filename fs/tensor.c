@@ -175,6 +175,14 @@ static void tensor_free(struct tfs_tensor *t)
 	free(t);
 }
 
+/* A tensor not in the table yet: its memory and the struct. */
+static void struct_free(struct tfs_tensor *t)
+{
+	if (t->alloc)
+		tfs_d.be_ops->free(tfs_d.be, t->alloc);
+	tensor_free(t);
+}
+
 /* The count reached 0: memory, record and struct go. */
 static void destroy(struct tfs_tensor *t)
 {
@@ -194,33 +202,63 @@ static void drop_if_unused(struct tfs_tensor *t)
 		save_refcount(t);
 }
 
-int tfs_tensor_create(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,
-		      mode_t mode, int open, struct tfs_tensor **out)
+/* What refuses a create before its name is claimed. */
+static int create_check(const char *name, int device, char *key, size_t size)
 {
-	char key[KEYMAX];
-	struct tfs_tensor *t;
-	struct timespec now;
 	int rc;
 
-	if ((rc = tfs_key(key, sizeof(key), "tensor", name)))
+	if ((rc = tfs_key(key, size, "tensor", name)))
 		return rc;
 	if (device < 0 || device >= tfs_d.be_ops->device_count(tfs_d.be))
 		return -EINVAL;
 	if (table_find_key(key))
 		return -EEXIST;
-	rc = tfs_rec_link(name, 't');
-	if (rc)
+	return 0;
+}
+
+int tfs_tensor_claim(const char *name, int device, struct tfs_wb_call **claim)
+{
+	char key[KEYMAX];
+	int rc = create_check(name, device, key, sizeof(key));
+
+	return rc ? rc : tfs_rec_link_send(name, 't', claim);
+}
+
+void tfs_tensor_claim_drop(const char *name, struct tfs_wb_call *claim)
+{
+	if (tfs_rec_link_wait(name, 't', claim) == 0)
+		tfs_rec_unlink(name);
+}
+
+static int shape_set(struct tfs_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
+		     int busy_check);
+
+int tfs_tensor_create_claimed(struct tfs_wb_call *claim, const char *name, tfs_dtype dt,
+			      const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
+			      mode_t mode, int open, struct tfs_tensor **out)
+{
+	char key[KEYMAX];
+	struct tfs_tensor *t;
+	struct timespec now;
+	int rc, shaped = 0;
+
+	if ((rc = create_check(name, device, key, sizeof(key)))) {
+		if (claim)
+			tfs_tensor_claim_drop(name, claim);
+		return rc;
+	}
+	if (!claim && (rc = tfs_rec_link(name, 't')))
 		return rc;
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		rc = -ENOMEM;
-		goto fail_link;
+		goto fail_name;
 	}
 	t->name = strdup(name);
 	t->key = strdup(key);
 	if (!t->name || !t->key) {
 		rc = -ENOMEM;
-		goto fail_struct;
+		goto fail_struct_name;
 	}
 	pthread_rwlock_init(&t->io, NULL);
 	clock_gettime(CLOCK_REALTIME, &now);
@@ -236,17 +274,42 @@ int tfs_tensor_create(const char *name, tfs_dtype dt, int device, uid_t uid, gid
 	t->meta.gid = gid;
 	t->linked = 1;
 	t->opens = open;
-	/* A record this node left behind under the same name is stale by now. */
-	if ((rc = tfs_wb_cmdf("DEL %s", key)) || (rc = tfs_tensor_save(t)))
-		goto fail_struct;
+	/* With a claim on its way, the memory is made meanwhile: zero-filling a small tensor
+	 * costs about as much as that round trip. */
+	if (sh)
+		shaped = shape_set(t, dt, sh, 0);
+	if (claim) {
+		rc = tfs_rec_link_wait(name, 't', claim);
+		claim = NULL;
+		if (rc)
+			goto fail_struct;     /* not ours: nothing to give back */
+	}
+	rc = shaped;
+	/* A record this node left behind under the same name is stale by now. Only once the
+	 * name is ours: the record under it may be another node's until then. */
+	if (rc || (rc = tfs_wb_cmdf("DEL %s", key)) || (rc = tfs_tensor_save(t)))
+		goto fail_struct_name;
 	table_insert(t);
 	*out = t;
 	return 0;
-fail_struct:
-	tensor_free(t);
-fail_link:
-	tfs_rec_unlink(name);
+fail_struct_name:
+	struct_free(t);
+fail_name:
+	/* The name is ours (or its claim still on the way): give it back. */
+	if (claim)
+		tfs_tensor_claim_drop(name, claim);
+	else
+		tfs_rec_unlink(name);
 	return rc;
+fail_struct:
+	struct_free(t);
+	return rc;
+}
+
+int tfs_tensor_create(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,
+		      mode_t mode, int open, struct tfs_tensor **out)
+{
+	return tfs_tensor_create_claimed(NULL, name, dt, NULL, device, uid, gid, mode, open, out);
 }
 
 static int export(struct tfs_tensor *t)
@@ -322,7 +385,8 @@ int tfs_tensor_set_owner(struct tfs_tensor *t, uid_t uid, gid_t gid, mode_t mode
 	return rc;
 }
 
-int tfs_tensor_shape(struct tfs_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
+/* tfs_tensor_shape but the record write. */
+static int shape_set(struct tfs_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
 		     int busy_check)
 {
 	uint64_t bytes;
@@ -341,7 +405,15 @@ int tfs_tensor_shape(struct tfs_tensor *t, tfs_dtype dt, const struct tfs_shape 
 	t->meta.shape = *sh;
 	clock_gettime(CLOCK_REALTIME, &t->ctime);
 	t->mtime = t->ctime;
-	return tfs_tensor_save(t);
+	return 0;
+}
+
+int tfs_tensor_shape(struct tfs_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
+		     int busy_check)
+{
+	int rc = shape_set(t, dt, sh, busy_check);
+
+	return rc ? rc : tfs_tensor_save(t);
 }
 
 int tfs_tensor_resize(struct tfs_tensor *t, uint64_t bytes)
@@ -410,6 +482,10 @@ int tfs_tensor_unlink(struct tfs_tensor *t)
 	char key[KEYMAX];
 	int rc;
 
+	/* Its name went already (it lives on under libfuse's hidden alias): t->name may be
+	 * another tensor's by now. */
+	if (!t->linked)
+		return -ENOENT;
 	if ((rc = tfs_rl_ok()))
 		return rc;
 	rc = tfs_rec_unlink(t->name);
@@ -468,10 +544,22 @@ int tfs_tensor_rename(struct tfs_tensor *t, const char *newname)
 	return 0;
 }
 
+/* A holder's count and the refcount that changed with it, in one write: the daemon's
+ * counts are the truth (a resync writes them whole too), so no increment is needed. */
+static int save_holder(struct tfs_tensor *t, const struct tfs_holder *h)
+{
+	char field[TFS_NODE_MAX + 32], n[24], rc[24];
+
+	t->meta.refcount = tfs_tensor_refcount(t);
+	snprintf(field, sizeof(field), "holder:%s:%lld", h->node, (long long)h->pid);
+	snprintf(n, sizeof(n), "%lld", (long long)h->count);
+	snprintf(rc, sizeof(rc), "%lld", (long long)t->meta.refcount);
+	return tfs_wb_cmdf("HSET %s %s %s refcount %s", t->key, field, n, rc);
+}
+
 int tfs_tensor_hold(struct tfs_tensor *t, const char *node, int64_t pid)
 {
 	struct tfs_holder *h;
-	char field[TFS_NODE_MAX + 32];
 
 	for (h = t->holders; h; h = h->next)
 		if (h->pid == pid && strcmp(h->node, node) == 0)
@@ -486,32 +574,33 @@ int tfs_tensor_hold(struct tfs_tensor *t, const char *node, int64_t pid)
 		t->holders = h;
 	}
 	h->count++;
-	snprintf(field, sizeof(field), "holder:%s:%lld", node, (long long)pid);
-	tfs_wb_cmdf("HINCRBY %s %s 1", t->key, field);
-	return save_refcount(t);
+	return save_holder(t, h);
 }
 
-static void holder_drop(struct tfs_tensor *t, struct tfs_holder *h, int64_t n)
+/* Drops n holds of h. The caller then calls drop_if_unused, unless this returns 1: the
+ * record is then up to date (the count is still > 0 and was written with the refcount). */
+static int holder_drop(struct tfs_tensor *t, struct tfs_holder *h, int64_t n)
 {
 	char field[TFS_NODE_MAX + 32];
 	struct tfs_holder **pp;
 
 	h->count -= n;
-	snprintf(field, sizeof(field), "holder:%s:%lld", h->node, (long long)h->pid);
 	if (h->count > 0) {
-		char d[24];
-		snprintf(d, sizeof(d), "%lld", (long long)-n);
-		tfs_wb_cmdf("HINCRBY %s %s %s", t->key, field, d);
-		return;
+		save_holder(t, h);
+		return 1;
 	}
-	tfs_wb_cmdf("HDEL %s %s", t->key, field);
+	snprintf(field, sizeof(field), "holder:%s:%lld", h->node, (long long)h->pid);
 	for (pp = &t->holders; *pp; pp = &(*pp)->next) {
 		if (*pp == h) {
 			*pp = h->next;
 			free(h);
-			return;
+			break;
 		}
 	}
+	/* At 0 the whole record goes (drop_if_unused): no need to take the field out first. */
+	if (tfs_tensor_refcount(t) > 0)
+		tfs_wb_cmdf("HDEL %s %s", t->key, field);
+	return 0;
 }
 
 int tfs_tensor_release(struct tfs_tensor *t, const char *node, int64_t pid)
@@ -523,8 +612,8 @@ int tfs_tensor_release(struct tfs_tensor *t, const char *node, int64_t pid)
 			break;
 	if (!h)
 		return -ENOENT;
-	holder_drop(t, h, 1);
-	drop_if_unused(t);
+	if (!holder_drop(t, h, 1))
+		drop_if_unused(t);
 	return 0;
 }
 

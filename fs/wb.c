@@ -8,7 +8,11 @@
  * queued (tfs_wb_sync), so the daemon never reads Redis behind its own writes; fsync and
  * fsyncdir wait too, and a queue reply is sent after the writes it reports. The one
  * connection is also the one that Redis tracks for the directory cache (dcache.c), with
- * NOLOOP: this node's own writes do not invalidate what it just cached. */
+ * NOLOOP: this node's own writes do not invalidate what it just cached.
+ *
+ * Wake-ups of the writer cost the lifecycle queue's worker more than building its writes:
+ * the writes and the reply of one queue command go as one group, and the claims of the
+ * creates popped together are sent at once and awaited one by one (tfs_wb_sendf). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -22,7 +26,9 @@
 
 #define BATCH_MAX 512
 
-struct wb_wait {
+/* A command whose reply a caller wants: on the caller's stack for tfs_wb_callf, on the
+ * heap from tfs_wb_sendf until tfs_wb_wait takes it. */
+struct tfs_wb_call {
 	redisReply *reply;
 	int rc, done;
 };
@@ -31,7 +37,7 @@ struct wb_item {
 	struct wb_item *next;
 	char *cmd;                   /* RESP, from redisFormatCommand*: redisFreeCommand */
 	int len;
-	struct wb_wait *wait;        /* NULL unless a caller waits for the reply */
+	struct tfs_wb_call *wait;    /* NULL unless a caller wants the reply */
 };
 
 static struct {
@@ -51,88 +57,128 @@ static struct {
 	.tail = &wb.head,
 };
 
+/* The calling thread's group (tfs_wb_group_begin): writes held back to be handed to the
+ * writer at once. */
+static __thread struct {
+	int on;
+	struct wb_item *head, **tail;
+	uint64_t n;
+} grp;
+
 static void item_free(struct wb_item *it)
 {
 	redisFreeCommand(it->cmd);
 	free(it);
 }
 
-static redisReply *enqueue(char *cmd, int len, int wait, int *rc)
+/* Without the writer thread (before the daemon forks, at the end): runs it at once on the
+ * calling thread's connection. */
+static void run_now(struct wb_item *it, int *rc)
+{
+	redisReply *r = tfs_rl_run(rc, it->cmd, (size_t)it->len);
+
+	if (it->wait) {
+		it->wait->reply = r;
+		it->wait->rc = *rc;
+		it->wait->done = 1;
+	} else {
+		freeReplyObject(r);
+	}
+	item_free(it);
+}
+
+/* Hands what the calling thread's group holds to the writer, in one wake-up. */
+static void group_flush(void)
 {
 	struct wb_item *it;
-	struct wb_wait w = { NULL, 0, 0 };
-	redisReply *r;
+	int rc;
 
-	if (len < 0 || !cmd) {
-		*rc = -ENOMEM;
-		return NULL;
+	if (!grp.head)
+		return;
+	pthread_mutex_lock(&wb.mu);
+	if (!wb.running) {
+		pthread_mutex_unlock(&wb.mu);
+		while ((it = grp.head)) {
+			grp.head = it->next;
+			run_now(it, &rc);
+		}
+	} else {
+		*wb.tail = grp.head;
+		wb.tail = grp.tail;
+		__atomic_add_fetch(&wb.queued, grp.n, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&wb.mu);
+		/* After the unlock: the writer, woken, does not block at once on wb.mu. */
+		pthread_cond_signal(&wb.work);
 	}
+	grp.head = NULL;
+	grp.tail = &grp.head;
+	grp.n = 0;
+}
+
+/* Queues cmd (taking it); call, when not NULL, receives the reply. 0 or -ENOMEM, or -EIO
+ * for a call while Redis is away (it would only be failed later). */
+static int enqueue(char *cmd, int len, struct tfs_wb_call *call)
+{
+	struct wb_item *it;
+	int rc = 0;
+
+	if (len < 0 || !cmd)
+		return -ENOMEM;
 	it = calloc(1, sizeof(*it));
 	if (!it) {
 		redisFreeCommand(cmd);
-		*rc = -ENOMEM;
-		return NULL;
+		return -ENOMEM;
 	}
 	it->cmd = cmd;
 	it->len = len;
+	it->wait = call;
+	if (!call && grp.on) {
+		if (!grp.tail)
+			grp.tail = &grp.head;
+		*grp.tail = it;
+		grp.tail = &it->next;
+		grp.n++;
+		return 0;
+	}
+	group_flush();          /* what the group holds was decided first: it goes first */
 	pthread_mutex_lock(&wb.mu);
 	if (!wb.running) {
-		/* Without the thread (before the daemon forks, at the end): at once. */
 		pthread_mutex_unlock(&wb.mu);
-		r = tfs_rl_run(rc, it->cmd, (size_t)it->len);
-		item_free(it);
-		if (!wait) {
-			freeReplyObject(r);
-			return NULL;
-		}
-		return r;
+		run_now(it, &rc);
+		return call ? 0 : rc;
 	}
-	if (wait && tfs_d.redis_down) {
+	if (call && tfs_d.redis_down) {
 		pthread_mutex_unlock(&wb.mu);
 		item_free(it);
-		*rc = -EIO;
-		return NULL;
+		return -EIO;
 	}
-	it->wait = wait ? &w : NULL;
 	*wb.tail = it;
 	wb.tail = &it->next;
 	__atomic_add_fetch(&wb.queued, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&wb.mu);
 	pthread_cond_signal(&wb.work);
-	if (!wait) {
-		pthread_mutex_unlock(&wb.mu);
-		*rc = 0;
-		return NULL;
-	}
-	while (!w.done)
+	return 0;
+}
+
+static redisReply *call_wait(struct tfs_wb_call *call, int *rc)
+{
+	pthread_mutex_lock(&wb.mu);
+	while (!call->done)
 		pthread_cond_wait(&wb.done_cv, &wb.mu);
 	pthread_mutex_unlock(&wb.mu);
-	*rc = w.rc;
-	return w.reply;
+	*rc = call->rc;
+	return call->reply;
 }
 
 int tfs_wb_cmdv(int argc, const char **argv, const size_t *len)
 {
 	char *cmd = NULL;
-	int n = redisFormatCommandArgv(&cmd, argc, argv, len), rc;
+	int n = redisFormatCommandArgv(&cmd, argc, argv, len);
 
-	enqueue(cmd, n, 0, &rc);
-	return rc;
+	return enqueue(cmd, n, NULL);
 }
 
 int tfs_wb_cmdf(const char *fmt, ...)
-{
-	char *cmd = NULL;
-	va_list ap;
-	int n, rc;
-
-	va_start(ap, fmt);
-	n = redisvFormatCommand(&cmd, fmt, ap);
-	va_end(ap);
-	enqueue(cmd, n, 0, &rc);
-	return rc;
-}
-
-redisReply *tfs_wb_callf(int *rc, const char *fmt, ...)
 {
 	char *cmd = NULL;
 	va_list ap;
@@ -141,13 +187,73 @@ redisReply *tfs_wb_callf(int *rc, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = redisvFormatCommand(&cmd, fmt, ap);
 	va_end(ap);
-	return enqueue(cmd, n, 1, rc);
+	return enqueue(cmd, n, NULL);
+}
+
+redisReply *tfs_wb_callf(int *rc, const char *fmt, ...)
+{
+	struct tfs_wb_call w = { NULL, 0, 0 };
+	char *cmd = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = redisvFormatCommand(&cmd, fmt, ap);
+	va_end(ap);
+	*rc = enqueue(cmd, n, &w);
+	if (*rc)
+		return NULL;
+	return call_wait(&w, rc);
+}
+
+struct tfs_wb_call *tfs_wb_sendf(int *rc, const char *fmt, ...)
+{
+	struct tfs_wb_call *w = calloc(1, sizeof(*w));
+	char *cmd = NULL;
+	va_list ap;
+	int n;
+
+	if (!w) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	va_start(ap, fmt);
+	n = redisvFormatCommand(&cmd, fmt, ap);
+	va_end(ap);
+	*rc = enqueue(cmd, n, w);
+	if (*rc) {
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+redisReply *tfs_wb_wait(struct tfs_wb_call *call, int *rc)
+{
+	redisReply *r = call_wait(call, rc);
+
+	free(call);
+	return r;
+}
+
+void tfs_wb_group_begin(void)
+{
+	if (!grp.tail)
+		grp.tail = &grp.head;
+	grp.on = 1;
+}
+
+void tfs_wb_group_end(void)
+{
+	group_flush();
+	grp.on = 0;
 }
 
 int tfs_wb_sync(void)
 {
 	uint64_t target;
 
+	group_flush();
 	if (__atomic_load_n(&wb.done, __ATOMIC_ACQUIRE) ==
 	    __atomic_load_n(&wb.queued, __ATOMIC_ACQUIRE))
 		return 0;

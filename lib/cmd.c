@@ -8,6 +8,7 @@
 
 #include "cmd.h"
 #include "dtype.h"
+#include "shape.h"
 #include "strutil.h"
 
 /* Copies a string field; -1 when present but not a string or too long. */
@@ -184,30 +185,179 @@ char *tfs_cmd_build(const struct tfs_cmd *cmd)
 	return s;
 }
 
+/* The queue worker answers nearly every command with tfs_reply_ok, and building it with
+ * cJSON (a printf and a strtod per number) was most of the worker's time for a get or a
+ * delete: it is written by hand. Same fields as tfs_meta_to_json (t_queue.sh checks that
+ * they stay the same), numbers as integers. */
+struct jbuf {
+	char *s;
+	size_t len, cap;
+	int oom;
+};
+
+static void jb_put(struct jbuf *b, const char *s, size_t n)
+{
+	char *p;
+
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = (b->len + n + 1) * 2;
+		p = realloc(b->s, cap);
+		if (!p) {
+			b->oom = 1;
+			return;
+		}
+		b->s = p;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void jb_puts(struct jbuf *b, const char *s)
+{
+	jb_put(b, s, strlen(s));
+}
+
+static void jb_u64(struct jbuf *b, uint64_t v)
+{
+	char t[24];
+	size_t i = sizeof(t);
+
+	do {
+		t[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	jb_put(b, t + i, sizeof(t) - i);
+}
+
+static void jb_i64(struct jbuf *b, int64_t v)
+{
+	if (v < 0) {
+		jb_put(b, "-", 1);
+		jb_u64(b, -(uint64_t)v);
+	} else {
+		jb_u64(b, (uint64_t)v);
+	}
+}
+
+/* A JSON string, escaped as cJSON escapes it. */
+static void jb_str(struct jbuf *b, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	char e[8];
+
+	jb_put(b, "\"", 1);
+	while (*s) {
+		size_t n = 0;
+		while (s[n] && (unsigned char)s[n] >= 0x20 && s[n] != '"' && s[n] != '\\')
+			n++;
+		jb_put(b, s, n);
+		s += n;
+		if (!*s)
+			break;
+		switch (*s) {
+		case '"': jb_put(b, "\\\"", 2); break;
+		case '\\': jb_put(b, "\\\\", 2); break;
+		case '\b': jb_put(b, "\\b", 2); break;
+		case '\f': jb_put(b, "\\f", 2); break;
+		case '\n': jb_put(b, "\\n", 2); break;
+		case '\r': jb_put(b, "\\r", 2); break;
+		case '\t': jb_put(b, "\\t", 2); break;
+		default:
+			memcpy(e, "\\u00", 4);
+			e[4] = hex[(unsigned char)*s >> 4];
+			e[5] = hex[*s & 15];
+			jb_put(b, e, 6);
+		}
+		s++;
+	}
+	jb_put(b, "\"", 1);
+}
+
+/* ,"key": */
+static void jb_key(struct jbuf *b, const char *key)
+{
+	jb_put(b, ",\"", 2);
+	jb_puts(b, key);
+	jb_put(b, "\":", 2);
+}
+
 char *tfs_reply_ok(const char *id, const char *name, const struct tfs_meta *m)
 {
-	char *meta = tfs_meta_to_json(m, name), *s;
-	size_t n;
-	cJSON *idj;
-	char *ids;
+	struct jbuf b = { NULL, 0, 0, 0 };
+	char text[512], hex[2 * TFS_IPC_HANDLE_SIZE + 1] = "";
+	unsigned mode = m->mode & 07777;
 
-	if (!meta)
+	b.s = malloc(512);
+	if (!b.s)
 		return NULL;
-	idj = cJSON_CreateString(id ? id : "");
-	ids = idj ? cJSON_PrintUnformatted(idj) : NULL;
-	cJSON_Delete(idj);
-	if (!ids) {
-		free(meta);
+	b.cap = 512;
+	jb_puts(&b, "{\"id\":");
+	jb_str(&b, id ? id : "");
+	jb_puts(&b, ",\"ok\":true");
+	if (name) {
+		jb_key(&b, "name");
+		jb_str(&b, name);
+	}
+	jb_key(&b, "dtype");
+	jb_str(&b, tfs_dtype_name(m->dtype));
+	jb_key(&b, "shape");
+	jb_put(&b, "[", 1);
+	for (int i = 0; i < m->shape.ndim; i++) {
+		if (i)
+			jb_put(&b, ",", 1);
+		if (m->shape.dims[i] <= (1ULL << 53)) {
+			jb_u64(&b, m->shape.dims[i]);
+		} else {
+			/* What a JSON number (a double) holds: shape_text has the exact value. */
+			snprintf(text, sizeof(text), "%1.17g", (double)m->shape.dims[i]);
+			jb_puts(&b, text);
+		}
+	}
+	jb_put(&b, "]", 1);
+	if (tfs_shape_format(&m->shape, text, sizeof(text)) > 0) {
+		jb_key(&b, "shape_text");
+		jb_str(&b, text);
+	}
+	jb_key(&b, "bytes");
+	jb_u64(&b, m->bytes);
+	jb_key(&b, "device");
+	jb_i64(&b, m->device);
+	jb_key(&b, "node");
+	jb_str(&b, m->node);
+	jb_key(&b, "backend");
+	jb_str(&b, m->backend);
+	if (m->has_handle)
+		tfs_hex_encode(m->ipc_handle, TFS_IPC_HANDLE_SIZE, hex);
+	jb_key(&b, "ipc_handle");
+	jb_str(&b, hex);
+	jb_key(&b, "ipc_offset");
+	jb_u64(&b, m->ipc_offset);
+	jb_key(&b, "refcount");
+	jb_i64(&b, m->refcount);
+	jb_key(&b, "ctime");
+	jb_i64(&b, m->ctime);
+	jb_key(&b, "mtime");
+	jb_i64(&b, m->mtime);
+	jb_key(&b, "mode");
+	text[0] = '"';
+	for (int i = 0; i < 4; i++)
+		text[1 + i] = (char)('0' + ((mode >> (9 - 3 * i)) & 7));
+	text[5] = '"';
+	jb_put(&b, text, 6);
+	jb_key(&b, "uid");
+	jb_u64(&b, m->uid);
+	jb_key(&b, "gid");
+	jb_u64(&b, m->gid);
+	jb_put(&b, "}", 1);
+	if (b.oom) {
+		free(b.s);
 		return NULL;
 	}
-	/* Splice id and ok in front of the metadata object's own fields. */
-	n = strlen(ids) + strlen(meta) + 32;
-	s = malloc(n);
-	if (s)
-		snprintf(s, n, "{\"id\":%s,\"ok\":true,%s", ids, meta + 1);
-	free(ids);
-	free(meta);
-	return s;
+	return b.s;
 }
 
 char *tfs_reply_err(const char *id, int err, const char *message)

@@ -28,6 +28,13 @@ eq "get raises refcount to 2" 2 "$(rcli hget tensorfs:tensor:q1 refcount)"
 eq "get records the holder" 1 "$(rcli hget tensorfs:tensor:q1 holder:n1:$live)"
 eq "xattr refcount agrees" 2 "$(xget "$M/q1" refcount)"
 eq "get reply handle = xattr handle" "$(getfattr --only-values -n user.tensor.ipc_handle "$M/q1" | od -An -v -tx1 | tr -d ' \n')" "$(jfield "$r" ipc_handle)"
+# The reply is written by hand (lib/cmd.c), user.tensor.meta by tfs_meta_to_json: the
+# same fields with the same values, so that neither drifts from the other.
+eq "get reply = user.tensor.meta + id, ok, name" same "$(python3 -c '
+import json, sys
+r, m = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+for k in ("id", "ok", "name"): r.pop(k)
+print("same" if r == m else "reply %s meta %s" % (r, m))' "$r" "$(getfattr --only-values -n user.tensor.meta "$M/q1")" 2>&1)"
 r=$(send "{\"op\":\"delete\",\"name\":\"q1\",\"pid\":$live,\"node\":\"n1\"}")
 eq "delete by the holder ok" True "$(jfield "$r" ok)"
 eq "holder's reference gone" 1 "$(rcli hget tensorfs:tensor:q1 refcount)"
@@ -84,6 +91,35 @@ r=$(send '{"op":"create","name":"after","dtype":"u8","shape":[3]}')
 eq "daemon keeps serving after malformed JSON" True "$(jfield "$r" ok)"
 check "malformed JSON logged" grep -q "malformed JSON" "$T/m.log"
 check "queue drained" bash -c "[ \"\$(rcli llen tensor_lifecycle)\" = 0 ]"
+
+# Commands popped together: the daemon claims the names of a batch's creates in one round
+# trip, and a name that an earlier command of the batch uses is claimed in its turn. One
+# LPUSH puts them all in the queue at once, in this order.
+batch=()
+bcmd() { batch+=("{${1},\"id\":\"b${#batch[@]}\",\"reply\":\"tq:b:${#batch[@]}\"}"); }
+bcmd '"op":"create","name":"b1","dtype":"f32","shape":[4]'
+bcmd '"op":"create","name":"b2","dtype":"f32","shape":[4]'
+bcmd '"op":"create","name":"b1","dtype":"u8","shape":[1]'
+bcmd '"op":"delete","name":"b2"'
+bcmd '"op":"create","name":"b2","dtype":"u8","shape":[7]'
+bcmd '"op":"create","name":"b3","dtype":"f32","shape":[1024,1024,1024]'
+bcmd '"op":"create","name":"b3","dtype":"u8","shape":[5]'
+bcmd '"op":"get","name":"b1","pid":1'
+bcmd '"op":"create","name":"b4","dtype":"u8","shape":[2]'
+rcli lpush tensor_lifecycle "${batch[@]}" >/dev/null
+breply() { rcli brpop "tq:b:$1" 3 | tail -n 1; }
+eq "batch: create b1" True "$(jfield "$(breply 0)" ok)"
+eq "batch: create b2" True "$(jfield "$(breply 1)" ok)"
+eq "batch: second create of b1: EEXIST" EEXIST "$(jfield "$(breply 2)" error)"
+eq "batch: delete b2" True "$(jfield "$(breply 3)" ok)"
+eq "batch: b2 made again after its delete" "True 7" "$(r=$(breply 4); echo "$(jfield "$r" ok) $(jfield "$r" bytes)")"
+eq "batch: b3 over --max-bytes: ENOSPC" ENOSPC "$(jfield "$(breply 5)" error)"
+eq "batch: b3 made after the ENOSPC gave its name back" "True 5" "$(r=$(breply 6); echo "$(jfield "$r" ok) $(jfield "$r" bytes)")"
+eq "batch: get b1 sees the first create" "True 16 2" "$(r=$(breply 7); echo "$(jfield "$r" ok) $(jfield "$r" bytes) $(jfield "$r" refcount)")"
+eq "batch: create b4" True "$(jfield "$(breply 8)" ok)"
+eq "batch: sizes in the mount" "16 7 5 2" "$(stat -c %s "$M/b1" "$M/b2" "$M/b3" "$M/b4" | tr '\n' ' ' | sed 's/ $//')"
+eq "batch: records" "2 1 1 1" "$(for n in b1 b2 b3 b4; do rcli hget tensorfs:tensor:$n refcount; done | tr '\n' ' ' | sed 's/ $//')"
+eq "batch: directory entries" "t t t t" "$(for n in b1 b2 b3 b4; do rcli hget tensorfs:dirents: $n; done | tr '\n' ' ' | sed 's/ $//')"
 check "reply keys expire" bash -c "t=\$(rcli ttl tq:reply:1); [ \"\$t\" = -2 ] || [ \"\$t\" -gt 0 ]"
 cd /
 finish
