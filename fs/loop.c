@@ -118,6 +118,8 @@ int tfs_loop_run(struct fuse *fuse, int nworkers)
 		ws[i].started = 1;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	tfs_log(LOG_INFO, "serving with %d FUSE worker threads (request buffers: %s)", nworkers,
+		region ? "from the backend" : "malloc");
 
 	/* A signal interrupts the wait; a worker that saw the unmount posts. */
 	while (!fuse_session_exited(lp.se))

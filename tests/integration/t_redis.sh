@@ -8,6 +8,7 @@ check_err "bad URL: clear error" "bad --redis URL" "$TFS" -f --redis "http://nop
 check_err "no redis-server and no URL: names the package" "install the Debian package 'redis-server'" env PATH=/nonexistent "$TFS" -f "$T/x"
 check_err "bad --max-bytes: clear error" "max-bytes" "$TFS" -f --max-bytes 12Q "$T/x"
 check_err "unknown backend: clear error" "unknown or unavailable backend" "$TFS" -f --backend tpu "$T/x"
+check_err "--threads 0: clear error" "threads must be between 1 and 1024" "$TFS" -f --threads 0 "$T/x"
 
 start_redis || exit 1
 rcli config set requirepass s3cret >/dev/null
