@@ -233,6 +233,7 @@ int main(int argc, char *argv[])
 	redisContext *c;
 
 	o->device = 0;
+	o->threads = -1;         /* not given */
 	if (fuse_opt_parse(&args, o, opt_table, opt_proc) == -1)
 		return 1;
 	if (o->show_help) {
@@ -284,7 +285,7 @@ int main(int argc, char *argv[])
 	}
 	/* Enough workers that reads waiting on written marks, or creates waiting on Redis,
 	 * leave others free to serve; each pins a 1 MiB request buffer on cuda. */
-	if (!o->threads)
+	if (o->threads == -1)
 		o->threads = 32;
 	if (o->threads < 1 || o->threads > 1024) {
 		tfs_log(LOG_ERR, "--threads must be between 1 and 1024");
