@@ -84,6 +84,13 @@ struct tfs_backend_ops {
 	 * inside it may skip the staging copy: the cuda backend pins it and copies a write's
 	 * bytes from where the kernel put them straight to the device. May be NULL. */
 	void *(*io_region)(struct tfs_backend *be, size_t bytes);
+
+	/* Copies len bytes at off into memory of the calling thread that is a file: (*fd,
+	 * *pos), for a FUSE reply to splice from, so that the kernel copies the bytes once,
+	 * into the reader's buffer. Valid until the thread's next read_fd(). -ENOTSUP: use
+	 * copy_out. May be NULL. */
+	int (*read_fd)(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,
+		       int *fd, off_t *pos);
 };
 
 extern const struct tfs_backend_ops tfs_backend_host;

@@ -26,7 +26,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
@@ -111,6 +113,8 @@ struct tfs_backend {
 	_Atomic(struct cdev *) *devs;
 	uint8_t *io;                            /* io_region(): pinned, portable */
 	size_t io_bytes;
+	pthread_mutex_t areas_mu;
+	struct rarea *areas;                    /* read_fd()'s, one per thread that read */
 };
 
 static int cuda_errno(cudaError_t e)
@@ -190,6 +194,18 @@ static void block_put(void *ctx, uint64_t base, uint64_t size, void *cookie)
 }
 
 static const struct tfs_pool_block_ops block_ops = { block_get, block_put };
+
+/* Where read_fd() puts a read for the FUSE reply to splice from: a thread's own memfd,
+ * mapped and pinned. The thread's next read_fd() reuses it, by which time the reply that
+ * spliced from it has been copied into the reader's buffer. */
+#define RAREA_BYTES ((size_t)1 << 20)   /* max_read */
+struct rarea {
+	struct rarea *next;
+	int fd;
+	void *p;
+};
+static __thread struct rarea *my_area;
+static __thread int my_area_failed;
 
 /* ---- staging slots ---- */
 
@@ -419,6 +435,7 @@ static int cu_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&be->marks_mu, NULL);     /* default attributes: cannot fail */
+	pthread_mutex_init(&be->areas_mu, NULL);
 	be->ndev = n;
 	be->default_dev = device;
 	be->cap = max_bytes;
@@ -434,6 +451,7 @@ static int cu_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 	}
 	rc = dev_get(be, device, &d);
 	if (rc < 0) {
+		pthread_mutex_destroy(&be->areas_mu);
 		pthread_mutex_destroy(&be->marks_mu);
 		pthread_mutex_destroy(&be->init_mu);
 		free(be->devs);
@@ -456,10 +474,20 @@ static void cu_fini(struct tfs_backend *be)
 		cudaSetDevice(be->marks[i].device);
 		cudaEventDestroy(be->marks[i].ev);
 	}
+	while (be->areas) {
+		struct rarea *r = be->areas;
+
+		be->areas = r->next;
+		cudaHostUnregister(r->p);
+		munmap(r->p, RAREA_BYTES);
+		close(r->fd);
+		free(r);
+	}
 	for (i = 0; i < be->ndev; i++)
 		dev_destroy(atomic_load(&be->devs[i]));
 	if (be->io)
 		cudaFreeHost(be->io);
+	pthread_mutex_destroy(&be->areas_mu);
 	pthread_mutex_destroy(&be->marks_mu);
 	pthread_mutex_destroy(&be->init_mu);
 	free(be->devs);
@@ -814,6 +842,74 @@ static int cu_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off
 	return e == cudaSuccess ? 0 : cuda_fail(e, "copy from device", d->ordinal);
 }
 
+static struct rarea *area_get(struct tfs_backend *be)
+{
+	struct rarea *r;
+	cudaError_t e;
+
+	if (my_area || my_area_failed)
+		return my_area;
+	my_area_failed = 1;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->fd = memfd_create("tensorfs-read", MFD_CLOEXEC);
+	if (r->fd < 0 || ftruncate(r->fd, (off_t)RAREA_BYTES))
+		goto fail_fd;
+	r->p = mmap(NULL, RAREA_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		    r->fd, 0);
+	if (r->p == MAP_FAILED)
+		goto fail_fd;
+	e = cudaHostRegister(r->p, RAREA_BYTES, cudaHostRegisterPortable);
+	if (e != cudaSuccess) {
+		tfs_log(LOG_WARNING, "cuda: pinning a read buffer: %s; reads copy twice",
+			cudaGetErrorString(e));
+		munmap(r->p, RAREA_BYTES);
+		goto fail_fd;
+	}
+	pthread_mutex_lock(&be->areas_mu);
+	r->next = be->areas;
+	be->areas = r;
+	pthread_mutex_unlock(&be->areas_mu);
+	my_area_failed = 0;
+	return my_area = r;
+fail_fd:
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r);
+	return NULL;
+}
+
+static int cu_read_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,
+		      int *fd, off_t *pos)
+{
+	struct rarea *r;
+	struct slot *s;
+	cudaError_t e, e2;
+	int rc;
+
+	rc = check_range(a, off, len);
+	if (rc < 0)
+		return rc;
+	if (len > RAREA_BYTES || !(r = area_get(be)))
+		return -ENOTSUP;
+	rc = dev_current(a->dev);
+	if (rc < 0)
+		return rc;
+	s = slot_get(a->dev);
+	e = cudaMemcpyAsync(r->p, (const void *)(uintptr_t)(tfs_pool_chunk_addr(a->chunk) + off),
+			    len, cudaMemcpyDeviceToHost, s->stream);
+	e2 = cudaStreamSynchronize(s->stream);
+	slot_put(a->dev, s);
+	if (e == cudaSuccess)
+		e = e2;
+	if (e != cudaSuccess)
+		return cuda_fail(e, "copy from device", a->dev->ordinal);
+	*fd = r->fd;
+	*pos = 0;
+	return 0;
+}
+
 static void cu_stats(struct tfs_backend *be, struct tfs_backend_stats *st)
 {
 	int i;
@@ -918,5 +1014,6 @@ const struct tfs_backend_ops tfs_backend_cuda = {
 	.copy_out = cu_copy_out,
 	.wait_mark = cu_wait_mark,
 	.io_region = cu_io_region,
+	.read_fd = cu_read_fd,
 	.stats = cu_stats,
 };

@@ -88,6 +88,7 @@ struct tfs_daemon {
 	char node_queue[512];        /* the queue of commands forwarded to this node */
 	pthread_t queue_thread;
 	int queue_started;
+	int splice_reads;            /* read replies splice from the backend (ops.c) */
 };
 
 extern struct tfs_daemon tfs_d;

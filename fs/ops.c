@@ -3,11 +3,13 @@
  * copy bytes under the tensor's io lock only. */
 #define FUSE_USE_VERSION 31
 #include <errno.h>
+#include <fcntl.h>
 #include <fuse.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "daemon.h"
 #include "log.h"
@@ -448,28 +450,54 @@ static void wait_mark(struct tfs_tensor *t)
 			strerror(-rc));
 }
 
-static int op_read(const char *path, char *buf, size_t size, off_t off,
-		   struct fuse_file_info *fi)
+/* read_buf rather than read: libfuse's read() path hands a malloc'd buffer, which the
+ * bytes would cross on their way to the kernel. The cuda backend instead leaves them in a
+ * file of its own (read_fd), which the reply splices from: the kernel then copies them
+ * once, into the reader's buffer. The host backend fills a malloc'd buffer as libfuse
+ * would. */
+static int op_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size, off_t off,
+		       struct fuse_file_info *fi)
 {
 	struct tfs_file *f = (struct tfs_file *)(uintptr_t)fi->fh;
 	struct tfs_tensor *t = f->t;
-	int rc = 0;
+	struct fuse_bufvec *bv;
+	void *mem = NULL;
+	off_t pos;
+	int rc = 0, fd;
 
 	(void)path;
 	if (!t)
 		return -EREMOTE;
+	bv = malloc(sizeof(*bv));
+	if (!bv)
+		return -ENOMEM;
 	pthread_rwlock_rdlock(&t->io);
 	if (t->has_mark && tfs_d.be_ops->wait_mark && t->alloc)
 		wait_mark(t);
-	if ((uint64_t)off >= t->meta.bytes) {
+	if ((uint64_t)off >= t->meta.bytes)
 		size = 0;
-	} else {
-		if (size > t->meta.bytes - (uint64_t)off)
-			size = (size_t)(t->meta.bytes - (uint64_t)off);
-		rc = tfs_d.be_ops->copy_out(tfs_d.be, t->alloc, (uint64_t)off, buf, size);
+	else if (size > t->meta.bytes - (uint64_t)off)
+		size = (size_t)(t->meta.bytes - (uint64_t)off);
+	*bv = FUSE_BUFVEC_INIT(size);
+	if (size && tfs_d.splice_reads &&
+	    tfs_d.be_ops->read_fd(tfs_d.be, t->alloc, (uint64_t)off, size, &fd, &pos) == 0) {
+		bv->buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+		bv->buf[0].fd = fd;
+		bv->buf[0].pos = pos;
+	} else if (size) {
+		mem = malloc(size);
+		rc = mem ? tfs_d.be_ops->copy_out(tfs_d.be, t->alloc, (uint64_t)off, mem, size) :
+		     -ENOMEM;
+		bv->buf[0].mem = mem;
 	}
 	pthread_rwlock_unlock(&t->io);
-	return rc ? rc : (int)size;
+	if (rc) {
+		free(mem);
+		free(bv);
+		return rc;
+	}
+	*bufp = bv;
+	return 0;
 }
 
 static int op_write(const char *path, const char *buf, size_t size, off_t off,
@@ -844,6 +872,22 @@ static int op_removexattr(const char *path, const char *name)
 	return tfs_xattr_remove(nm(path), name);
 }
 
+/* Whether a pipe may hold a whole read reply. libfuse splices a reply only into a pipe
+ * that holds all of it (the data, the header and a page per piece); otherwise it copies
+ * an fd buffer out through a fresh allocation per read, slower than not splicing. Past
+ * fs.pipe-max-size (1 MiB by default) that takes CAP_SYS_RESOURCE. */
+static int pipe_holds_reply(void)
+{
+	int p[2], ok;
+
+	if (pipe2(p, O_CLOEXEC))
+		return 0;
+	ok = fcntl(p[0], F_SETPIPE_SZ, (1 << 20) + (16 << 10)) >= 0;
+	close(p[0]);
+	close(p[1]);
+	return ok;
+}
+
 static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
 	cfg->hard_remove = 0;     /* see hide() */
@@ -862,6 +906,16 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	cfg->kernel_cache = 0;
 	/* Requests are read into the workers' own buffers (loop.c), never through a pipe. */
 	conn->want &= ~FUSE_CAP_SPLICE_READ;
+	/* Replies to reads splice from the backend's file (op_read_buf) where they can. */
+	if (tfs_d.be_ops->read_fd) {
+		tfs_d.splice_reads = (conn->capable & FUSE_CAP_SPLICE_WRITE) && pipe_holds_reply();
+		if (tfs_d.splice_reads)
+			conn->want |= FUSE_CAP_SPLICE_WRITE;
+		tfs_log(tfs_d.splice_reads ? LOG_INFO : LOG_NOTICE, "%s",
+			tfs_d.splice_reads ? "reads: replies splice from pinned memory" :
+			"reads: a pipe cannot hold a 1 MiB reply (raise fs.pipe-max-size to 2 MiB, "
+			"or give the daemon CAP_SYS_RESOURCE): reads copy once more");
+	}
 	conn->max_write = 1 << 20;
 	conn->max_read = 1 << 20;     /* must match the max_read mount option */
 	conn->max_readahead = 1 << 20;
@@ -883,7 +937,7 @@ const struct fuse_operations tfs_ops = {
 	.create = op_create,
 	.open = op_open,
 	.release = op_release,
-	.read = op_read,
+	.read_buf = op_read_buf,
 	.write = op_write,
 	.truncate = op_truncate,
 	.chmod = op_chmod,
