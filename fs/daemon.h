@@ -173,6 +173,10 @@ int tfs_tensor_create_claimed(struct tfs_wb_call *claim, const char *name, tfs_d
 			      const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
 			      mode_t mode, int open, struct tfs_tensor **out);
 void tfs_tensor_claim_drop(const char *name, struct tfs_wb_call *claim);
+/* tfs_tensor_create for a name the caller has claimed already (tfs_tensor_claim, then
+ * tfs_rec_link_wait answered 0): on error the name is given back. */
+int tfs_tensor_create_linked(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,
+			     mode_t mode, int open, struct tfs_tensor **out);
 /* chmod/chown of a tensor: the backend follows (its memory may move: the handle is taken
  * again under the io lock). When the backend refuses, nothing changed. Caller holds ns. */
 int tfs_tensor_set_owner(struct tfs_tensor *t, uid_t uid, gid_t gid, mode_t mode);

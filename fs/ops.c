@@ -348,7 +348,8 @@ static int new_file(const char *path, mode_t mode, struct fuse_file_info *fi)
 	struct tfs_dirrec d;
 	struct tfs_tensor *t;
 	struct tfs_file *f = NULL;
-	int rc;
+	struct tfs_wb_call *claim;
+	int rc, device;
 
 	if (fi) {
 		f = calloc(1, sizeof(*f));
@@ -361,9 +362,22 @@ static int new_file(const char *path, mode_t mode, struct fuse_file_info *fi)
 	rc = tfs_rec_dir(parent, &d);
 	if (rc)
 		goto out;
-	rc = tfs_tensor_create(name, d.has_dtype ? d.dtype : TFS_U8,
-			       d.has_device ? d.device : tfs_d.o.device, ctx->uid, ctx->gid,
-			       mode, 0, &t);
+	device = d.has_device ? d.device : tfs_d.o.device;
+	rc = tfs_tensor_claim(name, device, &claim);
+	if (rc)
+		goto out;
+	/* The claim's answer comes behind whatever the write-behind queue holds: wait for it
+	 * without the namespace lock, so that other operations go on meanwhile. Nothing here
+	 * can take the name in between: the kernel holds the parent directory's lock across
+	 * this create (and so across any rmdir of it or xattr change on it), and the queue or
+	 * another node trying the name get HSETNX's answer "taken". */
+	pthread_mutex_unlock(&tfs_d.ns);
+	rc = tfs_rec_link_wait(name, 't', claim);
+	pthread_mutex_lock(&tfs_d.ns);
+	if (rc)
+		goto out;
+	rc = tfs_tensor_create_linked(name, d.has_dtype ? d.dtype : TFS_U8, device, ctx->uid,
+				      ctx->gid, mode, 0, &t);
 	if (rc == 0 && f)
 		rc = tfs_tensor_get_open(t, f);
 out:

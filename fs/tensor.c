@@ -233,9 +233,10 @@ void tfs_tensor_claim_drop(const char *name, struct tfs_wb_call *claim)
 static int shape_set(struct tfs_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
 		     int busy_check);
 
-int tfs_tensor_create_claimed(struct tfs_wb_call *claim, const char *name, tfs_dtype dt,
-			      const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
-			      mode_t mode, int open, struct tfs_tensor **out)
+/* linked: the name is ours already (tfs_tensor_create_linked). */
+static int create_made(struct tfs_wb_call *claim, int linked, const char *name, tfs_dtype dt,
+		       const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
+		       mode_t mode, int open, struct tfs_tensor **out)
 {
 	char key[KEYMAX];
 	struct tfs_tensor *t;
@@ -245,9 +246,11 @@ int tfs_tensor_create_claimed(struct tfs_wb_call *claim, const char *name, tfs_d
 	if ((rc = create_check(name, device, key, sizeof(key)))) {
 		if (claim)
 			tfs_tensor_claim_drop(name, claim);
+		else if (linked)
+			tfs_rec_unlink(name);
 		return rc;
 	}
-	if (!claim && (rc = tfs_rec_link(name, 't')))
+	if (!claim && !linked && (rc = tfs_rec_link(name, 't')))
 		return rc;
 	t = calloc(1, sizeof(*t));
 	if (!t) {
@@ -304,6 +307,19 @@ fail_name:
 fail_struct:
 	struct_free(t);
 	return rc;
+}
+
+int tfs_tensor_create_claimed(struct tfs_wb_call *claim, const char *name, tfs_dtype dt,
+			      const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
+			      mode_t mode, int open, struct tfs_tensor **out)
+{
+	return create_made(claim, 0, name, dt, sh, device, uid, gid, mode, open, out);
+}
+
+int tfs_tensor_create_linked(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,
+			     mode_t mode, int open, struct tfs_tensor **out)
+{
+	return create_made(NULL, 1, name, dt, NULL, device, uid, gid, mode, open, out);
 }
 
 int tfs_tensor_create(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,
