@@ -59,5 +59,11 @@ eq "-o prefix and node apply" nf "$(rcli hget pf:tensor:a node)"
 check_err "-o max-bytes applies" "No space left" setfattr -n user.tensor.shape -v '[2000000]' "$O/a"
 r=$(rcli lpush qf '{"op":"get","name":"a","pid":1,"id":"1","reply":"fr"}' >/dev/null; rcli brpop fr 3 | tail -1)
 check "-o queue applies" bash -c "echo '$r' | grep -q '\"id\":\"1\"'"
+
+# -s: libfuse's single-threaded loop instead of the daemon's workers (fs/loop.c)
+mount_tfs "$T/single" --node s1 --prefix ps --queue qs -s || exit 1
+head -c 3000000 /dev/urandom > "$T/r3"
+check "-s: 3 MB written and read back" bash -c "cp '$T/r3' '$T/single/x' && cmp '$T/r3' '$T/single/x'"
+check "-s: no worker threads of ours" bash -c "! grep -q 'FUSE worker threads' '$T/single.log'"
 cd /
 finish
