@@ -115,6 +115,7 @@ struct tfs_backend {
 	size_t io_bytes;
 	pthread_mutex_t areas_mu;
 	struct rarea *areas;                    /* read_fd()'s, one per thread that read */
+	unsigned gen;                           /* tells this backend's areas (my_gen) */
 };
 
 static int cuda_errno(cudaError_t e)
@@ -204,8 +205,11 @@ struct rarea {
 	int fd;
 	void *p;
 };
+/* A thread may outlive a backend (tests init and fini several): its area is valid only
+ * while my_gen is the backend's generation. */
 static __thread struct rarea *my_area;
-static __thread int my_area_failed;
+static __thread unsigned my_gen, my_failed_gen;
+static _Atomic unsigned be_gens;
 
 /* ---- staging slots ---- */
 
@@ -436,6 +440,7 @@ static int cu_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 	}
 	pthread_mutex_init(&be->marks_mu, NULL);     /* default attributes: cannot fail */
 	pthread_mutex_init(&be->areas_mu, NULL);
+	be->gen = atomic_fetch_add(&be_gens, 1) + 1;
 	be->ndev = n;
 	be->default_dev = device;
 	be->cap = max_bytes;
@@ -847,9 +852,12 @@ static struct rarea *area_get(struct tfs_backend *be)
 	struct rarea *r;
 	cudaError_t e;
 
-	if (my_area || my_area_failed)
+	if (my_area && my_gen == be->gen)
 		return my_area;
-	my_area_failed = 1;
+	if (my_failed_gen == be->gen)
+		return NULL;
+	my_area = NULL;
+	my_failed_gen = be->gen;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
@@ -864,6 +872,7 @@ static struct rarea *area_get(struct tfs_backend *be)
 	if (e != cudaSuccess) {
 		tfs_log(LOG_WARNING, "cuda: pinning a read buffer: %s; reads copy twice",
 			cudaGetErrorString(e));
+		(void)cudaGetLastError();    /* not sticky: leave no error for later calls */
 		munmap(r->p, RAREA_BYTES);
 		goto fail_fd;
 	}
@@ -871,7 +880,8 @@ static struct rarea *area_get(struct tfs_backend *be)
 	r->next = be->areas;
 	be->areas = r;
 	pthread_mutex_unlock(&be->areas_mu);
-	my_area_failed = 0;
+	my_failed_gen = 0;
+	my_gen = be->gen;
 	return my_area = r;
 fail_fd:
 	if (r->fd >= 0)
