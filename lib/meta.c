@@ -166,42 +166,190 @@ int tfs_meta_from_fields(struct tfs_meta *m, size_t n, const char *const *field,
 	return 0;
 }
 
-char *tfs_meta_to_json(const struct tfs_meta *m, const char *name)
-{
-	char shape[512], hex[2 * TFS_IPC_HANDLE_SIZE + 1] = "", *out = NULL;
-	cJSON *o = cJSON_CreateObject(), *dims;
+/* Metadata JSON written by hand: the queue worker answers nearly every command with it
+ * (tfs_reply_ok), and printing it with cJSON (a printf and a strtod per number) was most
+ * of the worker's time for a get or a delete. Strings are escaped as cJSON escapes them;
+ * integers are exact. */
+struct jbuf {
+	char *s;
+	size_t len, cap;
+	int oom;
+};
 
-	if (!o)
+static void jb_put(struct jbuf *b, const char *s, size_t n)
+{
+	char *p;
+
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = (b->len + n + 1) * 2;
+		p = realloc(b->s, cap);
+		if (!p) {
+			b->oom = 1;
+			return;
+		}
+		b->s = p;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void jb_puts(struct jbuf *b, const char *s)
+{
+	jb_put(b, s, strlen(s));
+}
+
+static void jb_u64(struct jbuf *b, uint64_t v)
+{
+	char t[24];
+	size_t i = sizeof(t);
+
+	do {
+		t[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	jb_put(b, t + i, sizeof(t) - i);
+}
+
+static void jb_i64(struct jbuf *b, int64_t v)
+{
+	if (v < 0) {
+		jb_put(b, "-", 1);
+		jb_u64(b, -(uint64_t)v);
+	} else {
+		jb_u64(b, (uint64_t)v);
+	}
+}
+
+/* A JSON string, escaped as cJSON escapes it. */
+static void jb_str(struct jbuf *b, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	char e[8];
+
+	jb_put(b, "\"", 1);
+	while (*s) {
+		size_t n = 0;
+		while (s[n] && (unsigned char)s[n] >= 0x20 && s[n] != '"' && s[n] != '\\')
+			n++;
+		jb_put(b, s, n);
+		s += n;
+		if (!*s)
+			break;
+		switch (*s) {
+		case '"': jb_put(b, "\\\"", 2); break;
+		case '\\': jb_put(b, "\\\\", 2); break;
+		case '\b': jb_put(b, "\\b", 2); break;
+		case '\f': jb_put(b, "\\f", 2); break;
+		case '\n': jb_put(b, "\\n", 2); break;
+		case '\r': jb_put(b, "\\r", 2); break;
+		case '\t': jb_put(b, "\\t", 2); break;
+		default:
+			memcpy(e, "\\u00", 4);
+			e[4] = hex[(unsigned char)*s >> 4];
+			e[5] = hex[*s & 15];
+			jb_put(b, e, 6);
+		}
+		s++;
+	}
+	jb_put(b, "\"", 1);
+}
+
+/* "key": with the comma before it, but right after the opening brace */
+static void jb_key(struct jbuf *b, const char *key)
+{
+	if (!b->oom && b->s[b->len - 1] != '{')
+		jb_put(b, ",", 1);
+	jb_put(b, "\"", 1);
+	jb_puts(b, key);
+	jb_put(b, "\":", 2);
+}
+
+char *tfs_meta_json(const struct tfs_meta *m, const char *name, const char *id)
+{
+	struct jbuf b = { NULL, 0, 0, 0 };
+	char text[512], hex[2 * TFS_IPC_HANDLE_SIZE + 1] = "";
+	unsigned mode = m->mode & 07777;
+
+	b.s = malloc(512);
+	if (!b.s)
 		return NULL;
-	if (name)
-		cJSON_AddStringToObject(o, "name", name);
-	cJSON_AddStringToObject(o, "dtype", tfs_dtype_name(m->dtype));
-	dims = cJSON_AddArrayToObject(o, "shape");
-	for (int i = 0; dims && i < m->shape.ndim; i++)
-		cJSON_AddItemToArray(dims, cJSON_CreateNumber((double)m->shape.dims[i]));
-	/* Doubles lose integers past 2^53: the exact shape also travels as text. */
-	if (tfs_shape_format(&m->shape, shape, sizeof(shape)) > 0)
-		cJSON_AddStringToObject(o, "shape_text", shape);
-	snprintf(shape, sizeof(shape), "%llu", (unsigned long long)m->bytes);
-	cJSON_AddRawToObject(o, "bytes", shape);
-	cJSON_AddNumberToObject(o, "device", m->device);
-	cJSON_AddStringToObject(o, "node", m->node);
-	cJSON_AddStringToObject(o, "backend", m->backend);
+	b.cap = 512;
+	jb_put(&b, "{", 1);
+	if (id) {
+		jb_key(&b, "id");
+		jb_str(&b, id);
+		jb_key(&b, "ok");
+		jb_puts(&b, "true");
+	}
+	if (name) {
+		jb_key(&b, "name");
+		jb_str(&b, name);
+	}
+	jb_key(&b, "dtype");
+	jb_str(&b, tfs_dtype_name(m->dtype));
+	jb_key(&b, "shape");
+	jb_put(&b, "[", 1);
+	for (int i = 0; i < m->shape.ndim; i++) {
+		if (i)
+			jb_put(&b, ",", 1);
+		if (m->shape.dims[i] <= (1ULL << 53)) {
+			jb_u64(&b, m->shape.dims[i]);
+		} else {
+			/* What a JSON number (a double) holds: shape_text has the exact value. */
+			snprintf(text, sizeof(text), "%1.17g", (double)m->shape.dims[i]);
+			jb_puts(&b, text);
+		}
+	}
+	jb_put(&b, "]", 1);
+	if (tfs_shape_format(&m->shape, text, sizeof(text)) > 0) {
+		jb_key(&b, "shape_text");
+		jb_str(&b, text);
+	}
+	jb_key(&b, "bytes");
+	jb_u64(&b, m->bytes);
+	jb_key(&b, "device");
+	jb_i64(&b, m->device);
+	jb_key(&b, "node");
+	jb_str(&b, m->node);
+	jb_key(&b, "backend");
+	jb_str(&b, m->backend);
 	if (m->has_handle)
 		tfs_hex_encode(m->ipc_handle, TFS_IPC_HANDLE_SIZE, hex);
-	cJSON_AddStringToObject(o, "ipc_handle", hex);
-	snprintf(shape, sizeof(shape), "%llu", (unsigned long long)m->ipc_offset);
-	cJSON_AddRawToObject(o, "ipc_offset", shape);
-	cJSON_AddNumberToObject(o, "refcount", (double)m->refcount);
-	cJSON_AddNumberToObject(o, "ctime", (double)m->ctime);
-	cJSON_AddNumberToObject(o, "mtime", (double)m->mtime);
-	snprintf(shape, sizeof(shape), "\"%04o\"", m->mode & 07777);
-	cJSON_AddRawToObject(o, "mode", shape);
-	cJSON_AddNumberToObject(o, "uid", m->uid);
-	cJSON_AddNumberToObject(o, "gid", m->gid);
-	out = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	return out;
+	jb_key(&b, "ipc_handle");
+	jb_str(&b, hex);
+	jb_key(&b, "ipc_offset");
+	jb_u64(&b, m->ipc_offset);
+	jb_key(&b, "refcount");
+	jb_i64(&b, m->refcount);
+	jb_key(&b, "ctime");
+	jb_i64(&b, m->ctime);
+	jb_key(&b, "mtime");
+	jb_i64(&b, m->mtime);
+	jb_key(&b, "mode");
+	text[0] = '"';
+	for (int i = 0; i < 4; i++)
+		text[1 + i] = (char)('0' + ((mode >> (9 - 3 * i)) & 7));
+	text[5] = '"';
+	jb_put(&b, text, 6);
+	jb_key(&b, "uid");
+	jb_u64(&b, m->uid);
+	jb_key(&b, "gid");
+	jb_u64(&b, m->gid);
+	jb_put(&b, "}", 1);
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
+char *tfs_meta_to_json(const struct tfs_meta *m, const char *name)
+{
+	return tfs_meta_json(m, name, NULL);
 }
 
 static int json_u64(const cJSON *o, const char *key, uint64_t *out)

@@ -54,6 +54,8 @@ int tfs_meta_from_fields(struct tfs_meta *m, size_t n, const char *const *field,
 /* JSON text of the metadata (handle as hex), name included when not NULL; malloc'd, NULL
  * only when memory runs out. */
 char *tfs_meta_to_json(const struct tfs_meta *m, const char *name);
+/* The same with "id":<id>,"ok":true in front when id is not NULL: a queue reply. */
+char *tfs_meta_json(const struct tfs_meta *m, const char *name, const char *id);
 /* Parses what tfs_meta_to_json wrote. 0 or -EBADMSG. */
 int tfs_meta_from_json(const char *s, size_t len, struct tfs_meta *m);
 
