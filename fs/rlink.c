@@ -49,7 +49,7 @@ redisContext *tfs_rl_get(void)
 	char err[256];
 	int rc;
 
-	unsigned epoch = __atomic_load_n(&down_epoch, __ATOMIC_ACQUIRE);
+	unsigned epoch = tfs_rl_epoch();
 
 	pthread_once(&conn_once, conn_key_init);
 	c = pthread_getspecific(conn_key);

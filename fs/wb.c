@@ -133,8 +133,6 @@ static int enqueue(char *cmd, int len, struct tfs_wb_call *call)
 	it->len = len;
 	it->wait = call;
 	if (!call && grp.on) {
-		if (!grp.tail)
-			grp.tail = &grp.head;
 		*grp.tail = it;
 		grp.tail = &it->next;
 		grp.n++;
@@ -390,20 +388,23 @@ static int flush_batch(void)
 	return rc;
 }
 
-/* Takes out every item a caller waits for, answering EIO. Caller holds wb.mu. */
-static void fail_waiters(void)
+/* Takes out every item a caller waits for (all: every item), answering EIO. Caller holds
+ * wb.mu. */
+static void fail_items(int all)
 {
 	struct wb_item **pp = &wb.head, *it;
 
 	while ((it = *pp)) {
-		if (!it->wait) {
+		if (!it->wait && !all) {
 			pp = &it->next;
 			continue;
 		}
 		*pp = it->next;
-		it->wait->rc = -EIO;
-		it->wait->reply = NULL;
-		it->wait->done = 1;
+		if (it->wait) {
+			it->wait->rc = -EIO;
+			it->wait->reply = NULL;
+			it->wait->done = 1;
+		}
 		item_free(it);
 		__atomic_add_fetch(&wb.done, 1, __ATOMIC_RELEASE);
 	}
@@ -435,23 +436,13 @@ static void *wb_main(void *arg)
 		/* Redis is down: the callers waiting (for a claim, or in tfs_wb_sync) hold the
 		 * namespace lock, so they answer EIO now rather than hang the mount. */
 		pthread_mutex_lock(&wb.mu);
-		fail_waiters();
+		fail_items(0);
 		pthread_cond_broadcast(&wb.done_cv);
 		pthread_mutex_unlock(&wb.mu);
 		usleep(100000);
 	}
 	pthread_mutex_lock(&wb.mu);
-	while (wb.head) {
-		struct wb_item *it = wb.head;
-		wb.head = it->next;
-		if (it->wait) {
-			it->wait->rc = -EIO;
-			it->wait->done = 1;
-		}
-		item_free(it);
-		__atomic_add_fetch(&wb.done, 1, __ATOMIC_RELEASE);
-	}
-	wb.tail = &wb.head;
+	fail_items(1);
 	pthread_cond_broadcast(&wb.done_cv);
 	pthread_mutex_unlock(&wb.mu);
 	if (wb.c)
