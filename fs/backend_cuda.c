@@ -721,8 +721,8 @@ static int check_range(struct tfs_alloc *a, uint64_t off, size_t len)
 	return 0;
 }
 
-/* src lies in the pinned request buffers: one DMA from where the kernel put a write's
- * bytes, no CPU copy. */
+/* src lies in the pinned request buffers: a write's bytes go to the device from where the
+ * kernel put them, no CPU copy. */
 static int in_io_region(struct tfs_backend *be, const void *src, size_t len)
 {
 	uintptr_t p = (uintptr_t)src, base = (uintptr_t)be->io;
@@ -730,17 +730,20 @@ static int in_io_region(struct tfs_backend *be, const void *src, size_t len)
 	return be->io && p >= base && len <= be->io_bytes && p - base <= be->io_bytes - len;
 }
 
-static int copy_in_direct(struct cdev *d, uint64_t dst, const void *src, size_t len)
+/* One DMA between pinned host memory and the device, on a slot's stream, waited for. */
+static int copy_pinned(struct cdev *d, void *dst, const void *src, size_t len,
+		       enum cudaMemcpyKind kind)
 {
 	struct slot *s = slot_get(d);
 	cudaError_t e, e2;
 
-	e = cudaMemcpyAsync((void *)(uintptr_t)dst, src, len, cudaMemcpyHostToDevice, s->stream);
+	e = cudaMemcpyAsync(dst, src, len, kind, s->stream);
 	e2 = cudaStreamSynchronize(s->stream);
 	slot_put(d, s);
 	if (e == cudaSuccess)
 		e = e2;
-	return e == cudaSuccess ? 0 : cuda_fail(e, "copy to device", d->ordinal);
+	return e == cudaSuccess ? 0 : cuda_fail(e, kind == cudaMemcpyHostToDevice ?
+						"copy to device" : "copy from device", d->ordinal);
 }
 
 static int cu_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
@@ -763,7 +766,7 @@ static int cu_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 		return rc;
 	dst = tfs_pool_chunk_addr(a->chunk) + off;
 	if (in_io_region(be, src, len))
-		return copy_in_direct(d, dst, src, len);
+		return copy_pinned(d, (void *)(uintptr_t)dst, src, len, cudaMemcpyHostToDevice);
 	piece = piece_size(len);
 	s = slot_get(d);
 	for (i = 0, done = 0; done < len; i++) {
@@ -894,8 +897,6 @@ static int cu_read_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 		      int *fd, off_t *pos)
 {
 	struct rarea *r;
-	struct slot *s;
-	cudaError_t e, e2;
 	int rc;
 
 	rc = check_range(a, off, len);
@@ -903,18 +904,11 @@ static int cu_read_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 		return rc;
 	if (len > RAREA_BYTES || !(r = area_get(be)))
 		return -ENOTSUP;
-	rc = dev_current(a->dev);
-	if (rc < 0)
+	if ((rc = dev_current(a->dev)) < 0 ||
+	    (rc = copy_pinned(a->dev, r->p,
+			      (const void *)(uintptr_t)(tfs_pool_chunk_addr(a->chunk) + off), len,
+			      cudaMemcpyDeviceToHost)) < 0)
 		return rc;
-	s = slot_get(a->dev);
-	e = cudaMemcpyAsync(r->p, (const void *)(uintptr_t)(tfs_pool_chunk_addr(a->chunk) + off),
-			    len, cudaMemcpyDeviceToHost, s->stream);
-	e2 = cudaStreamSynchronize(s->stream);
-	slot_put(a->dev, s);
-	if (e == cudaSuccess)
-		e = e2;
-	if (e != cudaSuccess)
-		return cuda_fail(e, "copy from device", a->dev->ordinal);
 	*fd = r->fd;
 	*pos = 0;
 	return 0;
