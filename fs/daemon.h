@@ -93,6 +93,18 @@ struct tfs_daemon {
 
 extern struct tfs_daemon tfs_d;
 
+/* The namespace lock, in one place: the one lock every metadata operation takes, so the
+ * place to measure how long it is held and waited for. */
+static inline void tfs_ns_lock(void)
+{
+	pthread_mutex_lock(&tfs_d.ns);
+}
+
+static inline void tfs_ns_unlock(void)
+{
+	pthread_mutex_unlock(&tfs_d.ns);
+}
+
 /* --- redis link (rlink.c): one connection per thread, reconnected on demand --- */
 /* The calling thread's connection, or NULL while Redis is unreachable (logged once). */
 redisContext *tfs_rl_get(void);
@@ -120,6 +132,9 @@ int tfs_rl_ok(void);
  * at once on the calling thread's connection. Errors Redis returns later are logged. */
 int tfs_wb_cmdv(int argc, const char **argv, const size_t *len);
 int tfs_wb_cmdf(const char *fmt, ...);
+/* Queue an HSET of the whole record m under key, from a copy of both: the writer
+ * formats it, outside the namespace lock. 0 or -ENOMEM. */
+int tfs_wb_save(const char *key, const struct tfs_meta *m);
 /* Queue a command and wait for its reply (after everything queued before it): for the
  * writes whose answer matters (claiming a name). NULL with *rc -EIO/-EPROTO/-ENOMEM. */
 redisReply *tfs_wb_callf(int *rc, const char *fmt, ...);

@@ -382,6 +382,8 @@ int tfs_dc_start(void)
 
 	dc.stop = 0;
 	rc = pthread_create(&dc.thread, NULL, dc_main, NULL);
+	if (rc == 0)
+		pthread_setname_np(dc.thread, "tfs-track");
 	dc.started = rc == 0;
 	return -rc;
 }

@@ -116,6 +116,7 @@ int tfs_loop_run(struct fuse *fuse, int nworkers)
 			break;
 		}
 		ws[i].started = 1;
+		pthread_setname_np(ws[i].thread, "tfs-fuse");
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	tfs_log(LOG_INFO, "serving with %d FUSE worker threads (request buffers: %s)", nworkers,

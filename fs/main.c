@@ -377,9 +377,9 @@ int main(int argc, char *argv[])
 	rc = rc == 0 || rc == SIGINT || rc == SIGTERM || rc == SIGHUP ? 0 : 1;
 	tfs_log(LOG_INFO, "unmounting %s", cmd.mountpoint);
 	tfs_queue_stop();
-	pthread_mutex_lock(&tfs_d.ns);
+	tfs_ns_lock();
 	tfs_tensor_shutdown();
-	pthread_mutex_unlock(&tfs_d.ns);
+	tfs_ns_unlock();
 out_signals:
 	tfs_dc_stop();
 	tfs_wb_stop();       /* sends the shutdown's record deletes */
@@ -387,9 +387,9 @@ out_signals:
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
 out_backend:
 	if (tfs_d.table.buckets) {
-		pthread_mutex_lock(&tfs_d.ns);
+		tfs_ns_lock();
 		tfs_tensor_shutdown();
-		pthread_mutex_unlock(&tfs_d.ns);
+		tfs_ns_unlock();
 		tfs_rl_close_thread();
 	}
 	tfs_d.be_ops->fini(tfs_d.be);

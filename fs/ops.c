@@ -126,7 +126,7 @@ static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	struct target x;
 	int rc = 0;
 
-	pthread_mutex_lock(&tfs_d.ns);
+	tfs_ns_lock();
 	if (f && f->t) {
 		stat_tensor(st, f->t);
 		goto out;
@@ -159,7 +159,7 @@ static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *
 		stat_dir(st, &x.d);
 	}
 out:
-	pthread_mutex_unlock(&tfs_d.ns);
+	tfs_ns_unlock();
 	return rc;
 }
 
@@ -220,7 +220,7 @@ static int op_mkdir(const char *path, mode_t mode)
 	struct tfs_dirrec d = { 0 };
 	int rc;
 
-	pthread_mutex_lock(&tfs_d.ns);
+	tfs_ns_lock();
 	rc = tfs_rec_link(nm(path), 'd');
 	if (rc == 0) {
 		d.mode = mode & 07777;
@@ -231,7 +231,7 @@ static int op_mkdir(const char *path, mode_t mode)
 		if (rc)
 			tfs_rec_unlink(nm(path));
 	}
-	pthread_mutex_unlock(&tfs_d.ns);
+	tfs_ns_unlock();
 	return rc;
 }
 
@@ -273,7 +273,7 @@ static int op_rmdir(const char *path)
 
 	if (name[0] == '\0')
 		return -EBUSY;
-	pthread_mutex_lock(&tfs_d.ns);
+	tfs_ns_lock();
 	rc = tfs_rec_type(name);
 	if (rc >= 0 && rc != 'd')
 		rc = -ENOTDIR;
@@ -285,7 +285,7 @@ static int op_rmdir(const char *path)
 		rc = del_keys("dir", "dirents", name);
 	if (rc == 0)
 		rc = tfs_rec_unlink(name);
-	pthread_mutex_unlock(&tfs_d.ns);
+	tfs_ns_unlock();
 	return rc;
 }
 
@@ -295,7 +295,7 @@ static int op_unlink(const char *path)
 	struct tfs_meta m;
 	int rc;
 
-	pthread_mutex_lock(&tfs_d.ns);
+	tfs_ns_lock();
 	struct tfs_tensor *t = tfs_table_find(name);
 	if (t && t->hidden) {
 		/* libfuse removing its hidden name at the last close: the name's reference
@@ -330,7 +330,7 @@ static int op_unlink(const char *path)
 	if (rc == 0)
 		rc = tfs_rec_unlink(name);
 out:
-	pthread_mutex_unlock(&tfs_d.ns);
+	tfs_ns_unlock();
 	return rc;
 }
 
@@ -358,7 +358,7 @@ static int new_file(const char *path, mode_t mode, struct fuse_file_info *fi)
 		f->pid = ctx->pid;
 	}
 	tfs_split(name, parent, sizeof(parent), &base);
-	pthread_mutex_lock(&tfs_d.ns);
+	tfs_ns_lock();
 	rc = tfs_rec_dir(parent, &d);
 	if (rc)
 		goto out;
@@ -371,9 +371,9 @@ static int new_file(const char *path, mode_t mode, struct fuse_file_info *fi)
 	 * can take the name in between: the kernel holds the parent directory's lock across
 	 * this create (and so across any rmdir of it or xattr change on it), and the queue or
 	 * another node trying the name get HSETNX's answer "taken". */
-	pthread_mutex_unlock(&tfs_d.ns);
+	tfs_ns_unlock();
 	rc = tfs_rec_link_wait(name, 't', claim);
-	pthread_mutex_lock(&tfs_d.ns);
+	tfs_ns_lock();
 	if (rc)
 		goto out;
 	rc = tfs_tensor_create_linked(name, d.has_dtype ? d.dtype : TFS_U8, device, ctx->uid,
@@ -381,7 +381,7 @@ static int new_file(const char *path, mode_t mode, struct fuse_file_info *fi)
 	if (rc == 0 && f)
 		rc = tfs_tensor_get_open(t, f);
 out:
-	pthread_mutex_unlock(&tfs_d.ns);
+	tfs_ns_unlock();
 	if (rc) {
 		free(f);
 		return rc;
@@ -415,7 +415,7 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 	if (!f)
 		return -ENOMEM;
 	f->pid = fuse_get_context()->pid;
-	pthread_mutex_lock(&tfs_d.ns);
+	tfs_ns_lock();
 	rc = resolve(nm(path), &x);
 	if (rc == 0 && x.kind == 'd')
 		rc = -EISDIR;
@@ -424,7 +424,7 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 	if (rc == 0 && x.kind == 'l')
 		rc = tfs_tensor_get_open(x.t, f);
 	/* Another node's tensor opens (its xattrs are readable) but its bytes are not here. */
-	pthread_mutex_unlock(&tfs_d.ns);
+	tfs_ns_unlock();
 	if (rc) {
 		free(f);
 		return rc;
@@ -443,9 +443,9 @@ static int op_release(const char *path, struct fuse_file_info *fi)
 
 	(void)path;
 	if (f->t) {
-		pthread_mutex_lock(&tfs_d.ns);
+		tfs_ns_lock();
 		tfs_tensor_put_open(f);
-		pthread_mutex_unlock(&tfs_d.ns);
+		tfs_ns_unlock();
 	}
 	free(f);
 	return 0;
@@ -533,9 +533,9 @@ static int op_write(const char *path, const char *buf, size_t size, off_t off,
 			break;
 		pthread_rwlock_unlock(&t->io);
 		/* Extending the file: the size is metadata, changed under ns. */
-		pthread_mutex_lock(&tfs_d.ns);
+		tfs_ns_lock();
 		rc = end > t->meta.bytes ? tfs_tensor_resize(t, end) : 0;
-		pthread_mutex_unlock(&tfs_d.ns);
+		tfs_ns_unlock();
 		if (rc)
 			return rc;
 	}
@@ -557,7 +557,7 @@ static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 
 	if (size < 0)
 		return -EINVAL;
-	pthread_mutex_lock(&tfs_d.ns);
+	tfs_ns_lock();
 	if (f && f->t) {
 		x.kind = 'l';
 		x.t = f->t;
@@ -569,7 +569,7 @@ static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	if (rc == 0)
 		rc = x.kind == 'l' ? tfs_tensor_resize(x.t, (uint64_t)size) :
 		     x.kind == 'd' ? -EISDIR : x.kind == 'g' ? -EIO : -EREMOTE;
-	pthread_mutex_unlock(&tfs_d.ns);
+	tfs_ns_unlock();
 	return rc;
 }
 
@@ -593,7 +593,7 @@ static int change_attr(const char *path, struct fuse_file_info *fi, enum attr_op
 	struct target x = { 0 };
 	int rc = 0;
 
-	pthread_mutex_lock(&tfs_d.ns);
+	tfs_ns_lock();
 	if (f && f->t) {
 		x.kind = 'l';
 		x.t = f->t;
@@ -652,7 +652,7 @@ static int change_attr(const char *path, struct fuse_file_info *fi, enum attr_op
 		rc = tfs_rec_dir_write(nm(path), d);
 	}
 out:
-	pthread_mutex_unlock(&tfs_d.ns);
+	tfs_ns_unlock();
 	return rc;
 }
 
@@ -746,7 +746,7 @@ static int hide(const char *from, const char *to)
 
 	if (!alias)
 		return -ENOMEM;
-	pthread_mutex_lock(&tfs_d.ns);
+	tfs_ns_lock();
 	t = tfs_table_find(from);
 	/* Still referenced after the name goes? (else unlink frees t) */
 	keep = t && tfs_tensor_refcount(t) > 1;
@@ -755,7 +755,7 @@ static int hide(const char *from, const char *to)
 		t->hidden = alias;
 		alias = NULL;
 	}
-	pthread_mutex_unlock(&tfs_d.ns);
+	tfs_ns_unlock();
 	free(alias);
 	return rc;
 }
@@ -774,7 +774,7 @@ static int op_rename(const char *from_path, const char *to_path, unsigned int fl
 		return 0;
 	if (tfs_is_hidden(to))
 		return hide(from, to);
-	pthread_mutex_lock(&tfs_d.ns);
+	tfs_ns_lock();
 	rc = resolve(from, &src);
 	if (rc)
 		goto out;
@@ -834,7 +834,7 @@ static int op_rename(const char *from_path, const char *to_path, unsigned int fl
 	}
 	rc = tfs_rec_unlink(from);
 out:
-	pthread_mutex_unlock(&tfs_d.ns);
+	tfs_ns_unlock();
 	return rc;
 }
 
@@ -857,10 +857,10 @@ static int op_statfs(const char *path, struct statvfs *sv)
 	sv->f_frsize = 4096;
 	sv->f_blocks = st.total / 4096;
 	sv->f_bfree = sv->f_bavail = st.total > st.reserved ? (st.total - st.reserved) / 4096 : 0;
-	pthread_mutex_lock(&tfs_d.ns);
+	tfs_ns_lock();
 	sv->f_files = 1u << 30;
 	sv->f_ffree = sv->f_favail = sv->f_files - tfs_d.table.count;
-	pthread_mutex_unlock(&tfs_d.ns);
+	tfs_ns_unlock();
 	sv->f_namemax = 255;
 	return 0;
 }

@@ -249,11 +249,11 @@ static void process(struct qcmd *q, redisReply **el, size_t n, int from_node_que
 						sizeof(q[k].err));
 			k++;
 		}
-		pthread_mutex_lock(&tfs_d.ns);
+		tfs_ns_lock();
 		preclaim(q, k, from_node_queue);
 		for (size_t j = 0; j < k; j++)
 			process_one(&q[j], from_node_queue);
-		pthread_mutex_unlock(&tfs_d.ns);
+		tfs_ns_unlock();
 	}
 }
 
@@ -262,19 +262,19 @@ static void housekeeping(int64_t *last_reap)
 	int64_t now = tfs_now();
 
 	if (tfs_d.redis_down && tfs_rl_get()) {
-		pthread_mutex_lock(&tfs_d.ns);
+		tfs_ns_lock();
 		tfs_d.redis_down = 0;
 		if (tfs_tensor_resync() == 0)
 			tfs_log(LOG_NOTICE, "Redis is back: records of this node rewritten");
 		else
 			tfs_d.redis_down = 1;
-		pthread_mutex_unlock(&tfs_d.ns);
+		tfs_ns_unlock();
 	}
 	if (now != *last_reap) {
 		*last_reap = now;
-		pthread_mutex_lock(&tfs_d.ns);
+		tfs_ns_lock();
 		tfs_tensor_reap();
-		pthread_mutex_unlock(&tfs_d.ns);
+		tfs_ns_unlock();
 	}
 }
 
@@ -369,6 +369,8 @@ int tfs_queue_start(void)
 	snprintf(tfs_d.node_queue, sizeof(tfs_d.node_queue), "{%s}:node:%s", tfs_d.o.queue,
 		 tfs_d.o.node);
 	rc = pthread_create(&tfs_d.queue_thread, NULL, queue_main, NULL);
+	if (rc == 0)
+		pthread_setname_np(tfs_d.queue_thread, "tfs-queue");
 	if (rc)
 		return -rc;
 	tfs_d.queue_started = 1;

@@ -132,23 +132,11 @@ int64_t tfs_tensor_refcount(const struct tfs_tensor *t)
 
 int tfs_tensor_save(struct tfs_tensor *t)
 {
-	struct tfs_meta_fields f;
-	const char *argv[2 + 2 * TFS_META_NFIELDS];
-	size_t len[2 + 2 * TFS_META_NFIELDS];
-	int argc = 0;
-
 	t->meta.refcount = tfs_tensor_refcount(t);
 	t->meta.mtime = t->mtime.tv_sec;
 	t->meta.ctime_ns = (int64_t)t->ctime.tv_sec * 1000000000 + t->ctime.tv_nsec;
 	t->dirty = 0;
-	tfs_meta_to_fields(&t->meta, &f);
-	argv[argc] = "HSET"; len[argc++] = 4;
-	argv[argc] = t->key; len[argc++] = strlen(t->key);
-	for (int i = 0; i < f.n; i++) {
-		argv[argc] = f.field[i]; len[argc++] = strlen(f.field[i]);
-		argv[argc] = f.value[i]; len[argc++] = f.len[i];
-	}
-	return tfs_wb_cmdv(argc, argv, len);
+	return tfs_wb_save(t->key, &t->meta);
 }
 
 static int save_refcount(struct tfs_tensor *t)

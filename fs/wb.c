@@ -33,11 +33,18 @@ struct tfs_wb_call {
 	int rc, done;
 };
 
+/* A record to write whole (tfs_wb_save): formatted by the writer, not under the lock. */
+struct wb_save {
+	struct tfs_meta m;
+	char key[];
+};
+
 struct wb_item {
 	struct wb_item *next;
 	char *cmd;                   /* RESP, from redisFormatCommand*: redisFreeCommand */
 	int len;
 	struct tfs_wb_call *wait;    /* NULL unless a caller wants the reply */
+	struct wb_save *save;        /* cmd is NULL until the writer formats it */
 };
 
 static struct {
@@ -68,14 +75,43 @@ static __thread struct {
 static void item_free(struct wb_item *it)
 {
 	redisFreeCommand(it->cmd);
+	free(it->save);
 	free(it);
+}
+
+/* HSET of a whole record, from the snapshot queued. 0 or -ENOMEM. */
+static int item_format(struct wb_item *it)
+{
+	const char *argv[2 + 2 * TFS_META_NFIELDS];
+	size_t len[2 + 2 * TFS_META_NFIELDS];
+	struct tfs_meta_fields f;
+	int argc = 0;
+
+	if (it->cmd)
+		return 0;
+	tfs_meta_to_fields(&it->save->m, &f);
+	argv[argc] = "HSET"; len[argc++] = 4;
+	argv[argc] = it->save->key; len[argc++] = strlen(it->save->key);
+	for (int i = 0; i < f.n; i++) {
+		argv[argc] = f.field[i]; len[argc++] = strlen(f.field[i]);
+		argv[argc] = f.value[i]; len[argc++] = f.len[i];
+	}
+	it->len = redisFormatCommandArgv(&it->cmd, argc, argv, len);
+	if (it->len < 0) {
+		it->cmd = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /* Without the writer thread (before the daemon forks, at the end): runs it at once on the
  * calling thread's connection. */
 static void run_now(struct wb_item *it, int *rc)
 {
-	redisReply *r = tfs_rl_run(rc, it->cmd, (size_t)it->len);
+	redisReply *r = NULL;
+
+	if ((*rc = item_format(it)) == 0)
+		r = tfs_rl_run(rc, it->cmd, (size_t)it->len);
 
 	if (it->wait) {
 		it->wait->reply = r;
@@ -117,10 +153,11 @@ static void group_flush(void)
 
 /* Queues cmd (taking it); call, when not NULL, receives the reply. 0 or -ENOMEM, or -EIO
  * for a call while Redis is away (it would only be failed later). */
+static int enqueue_item(struct wb_item *it);
+
 static int enqueue(char *cmd, int len, struct tfs_wb_call *call)
 {
 	struct wb_item *it;
-	int rc = 0;
 
 	if (len < 0 || !cmd)
 		return -ENOMEM;
@@ -132,6 +169,29 @@ static int enqueue(char *cmd, int len, struct tfs_wb_call *call)
 	it->cmd = cmd;
 	it->len = len;
 	it->wait = call;
+	return enqueue_item(it);
+}
+
+int tfs_wb_save(const char *key, const struct tfs_meta *m)
+{
+	size_t klen = strlen(key) + 1;
+	struct wb_item *it = calloc(1, sizeof(*it));
+
+	if (!it || !(it->save = malloc(sizeof(*it->save) + klen))) {
+		free(it);
+		return -ENOMEM;
+	}
+	it->save->m = *m;
+	memcpy(it->save->key, key, klen);
+	return enqueue_item(it);
+}
+
+/* Takes it. */
+static int enqueue_item(struct wb_item *it)
+{
+	struct tfs_wb_call *call = it->wait;
+	int rc = 0;
+
 	if (!call && grp.on) {
 		*grp.tail = it;
 		grp.tail = &it->next;
@@ -344,8 +404,16 @@ static int flush_batch(void)
 	for (it = wb.head; it && n < BATCH_MAX; it = it->next)
 		batch[n++] = it;
 	pthread_mutex_unlock(&wb.mu);
-	for (int i = 0; i < n; i++)
-		redisAppendFormattedCommand(wb.c, batch[i]->cmd, batch[i]->len);
+	for (int i = 0; i < n; i++) {
+		if (item_format(batch[i]) == 0) {
+			redisAppendFormattedCommand(wb.c, batch[i]->cmd, batch[i]->len);
+			continue;
+		}
+		/* Out of memory: the record misses this write (said so); a PING in its place
+		 * keeps replies and items in step. */
+		tfs_log(LOG_ERR, "out of memory formatting a record write of %s", batch[i]->save->key);
+		redisAppendFormattedCommand(wb.c, "*1\r\n$4\r\nPING\r\n", 14);
+	}
 	for (; answered < n; answered++) {
 		r = NULL;
 		if (redisGetReply(wb.c, (void **)&r) != REDIS_OK || !r) {
@@ -458,6 +526,8 @@ int tfs_wb_start(void)
 	pthread_mutex_lock(&wb.mu);
 	wb.stop = 0;
 	rc = pthread_create(&wb.thread, NULL, wb_main, NULL);
+	if (rc == 0)
+		pthread_setname_np(wb.thread, "tfs-redis-wb");
 	wb.running = rc == 0;
 	pthread_mutex_unlock(&wb.mu);
 	return -rc;

@@ -125,7 +125,7 @@ int tfs_xattr_get(const char *path, const char *name, char *value, size_t size)
 
 	if (strncmp(name, "user.", 5) != 0)
 		return -ENODATA;
-	pthread_mutex_lock(&tfs_d.ns);
+	tfs_ns_lock();
 	rc = xresolve(path, &x);
 	if (rc)
 		goto out;
@@ -142,7 +142,7 @@ int tfs_xattr_get(const char *path, const char *name, char *value, size_t size)
 	rc = r->type == REDIS_REPLY_STRING ? put(value, size, r->str, r->len) : -ENODATA;
 	freeReplyObject(r);
 out:
-	pthread_mutex_unlock(&tfs_d.ns);
+	tfs_ns_unlock();
 	return rc;
 }
 
@@ -249,7 +249,7 @@ int tfs_xattr_set(const char *path, const char *name, const char *value, size_t 
 		return -E2BIG;
 	if (strlen(name) > 255)
 		return -ERANGE;
-	pthread_mutex_lock(&tfs_d.ns);
+	tfs_ns_lock();
 	rc = xresolve(path, &x);
 	if (rc)
 		goto out;
@@ -284,7 +284,7 @@ int tfs_xattr_set(const char *path, const char *name, const char *value, size_t 
 	if (rc == 0)
 		follow_mark(&x, name, value, size);
 out:
-	pthread_mutex_unlock(&tfs_d.ns);
+	tfs_ns_unlock();
 	return rc;
 }
 
@@ -309,7 +309,7 @@ int tfs_xattr_list(const char *path, char *list, size_t size)
 	redisReply *r;
 	int rc;
 
-	pthread_mutex_lock(&tfs_d.ns);
+	tfs_ns_lock();
 	rc = xresolve(path, &x);
 	if (rc)
 		goto out;
@@ -331,7 +331,7 @@ int tfs_xattr_list(const char *path, char *list, size_t size)
 			rc = list_add(list, size, &n, "user.", r->element[i]->str + 2);
 	freeReplyObject(r);
 out:
-	pthread_mutex_unlock(&tfs_d.ns);
+	tfs_ns_unlock();
 	return rc ? rc : (int)n;
 }
 
@@ -346,7 +346,7 @@ int tfs_xattr_remove(const char *path, const char *name)
 		return -ENOTSUP;
 	if (strncmp(name, TP, strlen(TP)) == 0)
 		return -EPERM;
-	pthread_mutex_lock(&tfs_d.ns);
+	tfs_ns_lock();
 	rc = xresolve(path, &x);
 	if (rc == 0 && x.kind == 'r')
 		rc = -EREMOTE;
@@ -363,6 +363,6 @@ int tfs_xattr_remove(const char *path, const char *name)
 	if (rc == 0)
 		follow_mark(&x, name, NULL, 0);
 out:
-	pthread_mutex_unlock(&tfs_d.ns);
+	tfs_ns_unlock();
 	return rc;
 }
