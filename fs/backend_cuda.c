@@ -14,6 +14,17 @@
  *    pieces through a ring of RING sub-buffers so that the CPU copy of one piece overlaps
  *    the DMA of the previous, and synchronises its stream before it returns the slot.
  *
+ * Zero-filling: memory the pool hands out reads as zeros, because every byte given back to
+ * it is zeroed first (fresh blocks at cudaMalloc, a freed chunk, the tail a shrink gives
+ * back). Those memsets are queued on one stream per device and not waited for; whatever
+ * takes memory from the pool (alloc, a resize, a move to a new owner) waits for the ones
+ * still running, which by then is nearly always none. Zeroing at allocation instead was a
+ * memset plus a stream synchronise in every create, under the daemon's namespace lock
+ * (about 11 us of the 50-65 us a create -> shape -> unlink held it on the H100). What this
+ * does not cover: a process that keeps writing through its mapping of a tensor after the
+ * tensor is freed (a use after free in that program) leaves those bytes for the next
+ * tensor of the same owner placed there.
+ *
  * Ownership changes (set_owner): a tensor alone in its block keeps its memory and the block
  * is retired (nothing else will be placed in it: holders of the old owner's handle may still
  * map it, as an open file descriptor survives chown on any filesystem). A tensor that shares
@@ -75,6 +86,12 @@ struct cdev {
 	int nfree;
 	pthread_mutex_t mu;     /* the free slots and the blocks' handle caches */
 	pthread_cond_t cv;
+	/* Zero-fills of memory given back to the pool (see the top of the file): zev is
+	 * recorded after each, under zmu, so waiting for it covers all issued so far. */
+	cudaStream_t zstream;
+	cudaEvent_t zev;
+	pthread_mutex_t zmu;
+	_Atomic uint64_t zissued, zdone;
 };
 
 /* The pool's per-block cookie. */
@@ -143,6 +160,62 @@ static int cuda_fail(cudaError_t e, const char *what, int device)
 	return cuda_errno(e);
 }
 
+/* ---- zero-fills of memory given back to the pool ---- */
+
+/* Queues the zeroing of [addr, addr + len). 0 or a negative errno (nothing queued then). */
+static int zero_queue(struct cdev *d, uint64_t addr, uint64_t len)
+{
+	cudaError_t e;
+
+	pthread_mutex_lock(&d->zmu);
+	e = cudaMemsetAsync((void *)(uintptr_t)addr, 0, len, d->zstream);
+	if (e == cudaSuccess)
+		e = cudaEventRecord(d->zev, d->zstream);
+	if (e == cudaSuccess)
+		atomic_fetch_add(&d->zissued, 1);
+	pthread_mutex_unlock(&d->zmu);
+	if (e != cudaSuccess) {
+		/* The memset may be queued while the record failed: wait for the stream. */
+		(void)cudaStreamSynchronize(d->zstream);
+		return cuda_fail(e, "queueing a zero-fill", d->ordinal);
+	}
+	return 0;
+}
+
+/* Waits for every zero-fill queued so far. Before memory taken from the pool is used. */
+static int zero_wait(struct cdev *d)
+{
+	uint64_t want = atomic_load(&d->zissued), cur;
+	cudaError_t e;
+
+	if (atomic_load(&d->zdone) >= want)
+		return 0;
+	e = cudaEventSynchronize(d->zev);
+	if (e != cudaSuccess)
+		return cuda_fail(e, "waiting for zero-fills", d->ordinal);
+	cur = atomic_load(&d->zdone);
+	while (cur < want && !atomic_compare_exchange_weak(&d->zdone, &cur, want))
+		;
+	return 0;
+}
+
+static int dev_copy_zero(struct cdev *d, uint64_t dst, uint64_t src, uint64_t copy_len,
+			 uint64_t zero_at, uint64_t zero_len);
+
+/* Gives c back to the pool, zeroed. Memory that cannot be zeroed is not given back (it
+ * would be handed out dirty): leaked, and said so. */
+static void chunk_release(struct cdev *d, struct tfs_pool_chunk *c)
+{
+	uint64_t addr = tfs_pool_chunk_addr(c), len = tfs_pool_chunk_capacity(c);
+
+	if (zero_queue(d, addr, len) < 0 && dev_copy_zero(d, 0, 0, 0, addr, len) < 0) {
+		tfs_log(LOG_ERR, "cuda: device %d: cannot zero %" PRIu64 " freed bytes: not "
+			"reused", d->ordinal, len);
+		return;
+	}
+	tfs_pool_free(d->pool, c);
+}
+
 /* ---- pool callbacks: run under the pool's lock, on a thread whose current device is the
  * pool's ---- */
 
@@ -175,6 +248,13 @@ static int block_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)
 		free(cb);
 		return e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO;
 	}
+	/* cudaMalloc makes no promise about what the memory holds. */
+	if (zero_queue(d, (uint64_t)(uintptr_t)cb->ptr, size) < 0) {
+		cudaFree(cb->ptr);
+		atomic_fetch_sub(&be->reserved, size);
+		free(cb);
+		return -EIO;
+	}
 	*base = (uint64_t)(uintptr_t)cb->ptr;
 	*cookie = cb;
 	return 0;
@@ -187,6 +267,7 @@ static void block_put(void *ctx, uint64_t base, uint64_t size, void *cookie)
 	cudaError_t e;
 
 	(void)base;
+	zero_wait(d);           /* no memset may still run on memory being freed */
 	e = cudaFree(cb->ptr);
 	if (e != cudaSuccess)
 		cuda_fail(e, "cudaFree", d->ordinal);
@@ -250,6 +331,11 @@ static void dev_destroy(struct cdev *d)
 				" allocations still live", d->ordinal, st.nallocs);
 		tfs_pool_destroy(d->pool);
 	}
+	if (d->zev)
+		cudaEventDestroy(d->zev);
+	if (d->zstream)
+		cudaStreamDestroy(d->zstream);
+	pthread_mutex_destroy(&d->zmu);
 	for (i = 0; i < STAGING_SLOTS; i++) {
 		for (k = 0; k < RING; k++)
 			if (d->slots[i].ev[k])
@@ -287,6 +373,7 @@ static int dev_init(struct tfs_backend *be, int ordinal, struct cdev **out)
 		free(d);
 		return -ENOMEM;
 	}
+	pthread_mutex_init(&d->zmu, NULL);
 	/* The first call on a device creates its context: errors here mean no usable GPU. */
 	e = cudaMemGetInfo(&freeb, &totalb);
 	if (e != cudaSuccess) {
@@ -312,6 +399,13 @@ static int dev_init(struct tfs_backend *be, int ordinal, struct cdev **out)
 			goto fail;
 		}
 		d->free_slot[d->nfree++] = i;
+	}
+	e = cudaStreamCreateWithFlags(&d->zstream, cudaStreamNonBlocking);
+	if (e == cudaSuccess)
+		e = cudaEventCreateWithFlags(&d->zev, cudaEventDisableTiming);
+	if (e != cudaSuccess) {
+		rc = cuda_fail(e, "creating the zero-fill stream", ordinal);
+		goto fail;
 	}
 	/* Keep freed blocks for reuse, but not so many that the CUDA programs sharing this
 	 * device starve: 1/16 of the device, between 256 MiB and 4 GiB. */
@@ -547,8 +641,7 @@ static int cu_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t ui
 			" bytes: %s", d->ordinal, bytes, strerror(-rc));
 		goto fail;
 	}
-	/* Zeroed even when the memory is fresh from cudaMalloc, which makes no promise. */
-	rc = dev_copy_zero(d, 0, 0, 0, tfs_pool_chunk_addr(a->chunk), bytes);
+	rc = zero_wait(d);
 	if (rc < 0) {
 		tfs_pool_free(d->pool, a->chunk);
 		goto fail;
@@ -567,7 +660,7 @@ static void cu_free(struct tfs_backend *be, struct tfs_alloc *a)
 		return;
 	/* cudaFree, when the pool releases a block, acts on the current device. */
 	if (dev_current(a->dev) == 0)
-		tfs_pool_free(a->dev->pool, a->chunk);
+		chunk_release(a->dev, a->chunk);
 	else
 		tfs_log(LOG_ERR, "cuda: device %d: leaking an allocation", a->dev->ordinal);
 	free(a);
@@ -595,30 +688,43 @@ static int cu_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t new
 	 * with room to spare (see tfs_pool_growth_room): a file written by appends grows
 	 * 1.25x per move, so its bytes are copied a bounded number of times, at the price of
 	 * up to 25% unused room behind the last move (free for this tensor's next growth). */
+	addr = tfs_pool_chunk_addr(a->chunk);
+	/* A shrink may give its tail back to the pool, which hands out only zeroed memory. */
+	if (new_bytes < old) {
+		uint64_t cap = tfs_pool_chunk_capacity(a->chunk);
+
+		if (zero_queue(d, addr + new_bytes, cap - new_bytes) < 0 &&
+		    (rc = dev_copy_zero(d, 0, 0, 0, addr + new_bytes, cap - new_bytes)) < 0)
+			return rc;
+	}
 	rc = tfs_pool_resize(d->pool, a->chunk, new_bytes, &moved);
 	if (rc < 0) {
 		tfs_log(rc == -ENOSPC ? LOG_INFO : LOG_ERR, "cuda: device %d: resizing %" PRIu64
 			" to %" PRIu64 " bytes: %s", d->ordinal, old, new_bytes, strerror(-rc));
 		return rc;
 	}
-	if (!moved) {
-		if (new_bytes < old)
-			return 0;
-		addr = tfs_pool_chunk_addr(a->chunk);
+	if (new_bytes < old)
+		return 0;
+	/* Growth takes memory from the pool: its zero-fill may still be running. */
+	rc = zero_wait(d);
+	if (rc == 0 && !moved) {
+		/* The growth may cover capacity the tensor had, holding its old bytes. */
 		rc = dev_copy_zero(d, 0, 0, 0, addr + old, new_bytes - old);
+	}
+	if (!moved) {
 		if (rc < 0 && tfs_pool_resize(d->pool, a->chunk, old, &back) == 0 && back)
-			tfs_pool_free(d->pool, back);   /* shrinking never moves; be safe */
+			chunk_release(d, back);   /* shrinking never moves; be safe */
 		return rc;
 	}
 	addr = tfs_pool_chunk_addr(moved);
-	rc = dev_copy_zero(d, addr, tfs_pool_chunk_addr(a->chunk), old, addr + old,
-			   new_bytes - old);
+	if (rc == 0)
+		rc = dev_copy_zero(d, addr, tfs_pool_chunk_addr(a->chunk), old, 0, 0);
 	if (rc < 0) {
-		tfs_pool_free(d->pool, moved);
+		chunk_release(d, moved);
 		return rc;
 	}
 	/* *ap keeps pointing at a; its memory, handle and offset are new. */
-	tfs_pool_free(d->pool, a->chunk);
+	chunk_release(d, a->chunk);
 	a->chunk = moved;
 	return 0;
 }
@@ -684,12 +790,15 @@ static int cu_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, 
 			d->ordinal, bytes, strerror(-rc));
 		return rc;
 	}
-	rc = dev_copy_zero(d, tfs_pool_chunk_addr(nc), tfs_pool_chunk_addr(a->chunk), bytes, 0, 0);
+	rc = zero_wait(d);
+	if (rc == 0)
+		rc = dev_copy_zero(d, tfs_pool_chunk_addr(nc), tfs_pool_chunk_addr(a->chunk),
+				   bytes, 0, 0);
 	if (rc < 0) {
-		tfs_pool_free(d->pool, nc);
+		chunk_release(d, nc);
 		return rc;
 	}
-	tfs_pool_free(d->pool, a->chunk);
+	chunk_release(d, a->chunk);
 	a->chunk = nc;
 	a->key = key;
 	return 0;
