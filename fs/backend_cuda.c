@@ -15,15 +15,17 @@
  *    the DMA of the previous, and synchronises its stream before it returns the slot.
  *
  * Zero-filling: memory the pool hands out reads as zeros, because every byte given back to
- * it is zeroed first (fresh blocks at cudaMalloc, a freed chunk, the tail a shrink gives
- * back). Those memsets are queued on one stream per device and not waited for; whatever
- * takes memory from the pool (alloc, a resize, a move to a new owner) waits for the ones
- * still running, which by then is nearly always none. Zeroing at allocation instead was a
- * memset plus a stream synchronise in every create, under the daemon's namespace lock
- * (about 11 us of the 50-65 us a create -> shape -> unlink held it on the H100). What this
- * does not cover: a process that keeps writing through its mapping of a tensor after the
- * tensor is freed (a use after free in that program) leaves those bytes for the next
- * tensor of the same owner placed there.
+ * it is zeroed first: a fresh cudaMalloc block and the tail a shrink gives back at once, a
+ * freed chunk by the device's zeroing thread, which zeroes what was freed in a batch, waits
+ * for it and only then returns it to the pool. So neither alloc nor free waits for a
+ * memset. Zeroing at allocation was a memset plus a stream synchronise in every create,
+ * and a memset queued at free still cost 8-10 us of driver calls; both ran under the
+ * daemon's namespace lock, which a create -> shape -> unlink held 50-65 us in all (H100).
+ * An allocation that finds the device full waits for the zeroing thread and tries again;
+ * stats() waits for it too, so statfs counts freed memory as free. What this does not
+ * cover: a process that keeps writing through its mapping of a tensor after the tensor is
+ * freed (a use after free in that program) leaves those bytes for the next tensor of the
+ * same owner placed there.
  *
  * Ownership changes (set_owner): a tensor alone in its block keeps its memory and the block
  * is retired (nothing else will be placed in it: holders of the old owner's handle may still
@@ -86,12 +88,18 @@ struct cdev {
 	int nfree;
 	pthread_mutex_t mu;     /* the free slots and the blocks' handle caches */
 	pthread_cond_t cv;
-	/* Zero-fills of memory given back to the pool (see the top of the file): zev is
-	 * recorded after each, under zmu, so waiting for it covers all issued so far. */
-	cudaStream_t zstream;
-	cudaEvent_t zev;
+	/* Chunks freed, waiting to be zeroed and given back to the pool (zthread). */
+	struct zitem *zhead;
+	int zbusy, zstop, zstarted;
 	pthread_mutex_t zmu;
-	_Atomic uint64_t zissued, zdone;
+	pthread_cond_t zwork, zdone;
+	pthread_t zthread;
+	cudaStream_t zstream;
+};
+
+struct zitem {
+	struct zitem *next;
+	struct tfs_pool_chunk *c;
 };
 
 /* The pool's per-block cookie. */
@@ -162,58 +170,87 @@ static int cuda_fail(cudaError_t e, const char *what, int device)
 
 /* ---- zero-fills of memory given back to the pool ---- */
 
-/* Queues the zeroing of [addr, addr + len). 0 or a negative errno (nothing queued then). */
-static int zero_queue(struct cdev *d, uint64_t addr, uint64_t len)
-{
-	cudaError_t e;
-
-	pthread_mutex_lock(&d->zmu);
-	e = cudaMemsetAsync((void *)(uintptr_t)addr, 0, len, d->zstream);
-	if (e == cudaSuccess)
-		e = cudaEventRecord(d->zev, d->zstream);
-	if (e == cudaSuccess)
-		atomic_fetch_add(&d->zissued, 1);
-	pthread_mutex_unlock(&d->zmu);
-	if (e != cudaSuccess) {
-		/* The memset may be queued while the record failed: wait for the stream. */
-		(void)cudaStreamSynchronize(d->zstream);
-		return cuda_fail(e, "queueing a zero-fill", d->ordinal);
-	}
-	return 0;
-}
-
-/* Waits for every zero-fill queued so far. Before memory taken from the pool is used. */
-static int zero_wait(struct cdev *d)
-{
-	uint64_t want = atomic_load(&d->zissued), cur;
-	cudaError_t e;
-
-	if (atomic_load(&d->zdone) >= want)
-		return 0;
-	e = cudaEventSynchronize(d->zev);
-	if (e != cudaSuccess)
-		return cuda_fail(e, "waiting for zero-fills", d->ordinal);
-	cur = atomic_load(&d->zdone);
-	while (cur < want && !atomic_compare_exchange_weak(&d->zdone, &cur, want))
-		;
-	return 0;
-}
-
 static int dev_copy_zero(struct cdev *d, uint64_t dst, uint64_t src, uint64_t copy_len,
 			 uint64_t zero_at, uint64_t zero_len);
 
-/* Gives c back to the pool, zeroed. Memory that cannot be zeroed is not given back (it
- * would be handed out dirty): leaked, and said so. */
+/* Zeroes what was freed, a batch at a time, and returns it to the pool once the memsets
+ * are done. Memory that cannot be zeroed is not returned (it would be handed out dirty):
+ * leaked, and said so. */
+static void *zero_main(void *arg)
+{
+	struct cdev *d = arg;
+	struct zitem *batch, *z;
+	cudaError_t e;
+
+	cudaSetDevice(d->ordinal);
+	pthread_mutex_lock(&d->zmu);
+	for (;;) {
+		while (!d->zhead && !d->zstop)
+			pthread_cond_wait(&d->zwork, &d->zmu);
+		if (!d->zhead)
+			break;
+		batch = d->zhead;
+		d->zhead = NULL;
+		d->zbusy = 1;
+		pthread_mutex_unlock(&d->zmu);
+		e = cudaSuccess;
+		for (z = batch; z && e == cudaSuccess; z = z->next)
+			e = cudaMemsetAsync((void *)(uintptr_t)tfs_pool_chunk_addr(z->c), 0,
+					    tfs_pool_chunk_capacity(z->c), d->zstream);
+		if (e == cudaSuccess)
+			e = cudaStreamSynchronize(d->zstream);
+		else
+			(void)cudaStreamSynchronize(d->zstream);
+		if (e != cudaSuccess)
+			cuda_fail(e, "zeroing freed memory", d->ordinal);
+		while ((z = batch)) {
+			batch = z->next;
+			/* After a failed batch, one at a time, synchronously. */
+			if (e == cudaSuccess || dev_copy_zero(d, 0, 0, 0, tfs_pool_chunk_addr(z->c),
+							      tfs_pool_chunk_capacity(z->c)) == 0)
+				tfs_pool_free(d->pool, z->c);
+			else
+				tfs_log(LOG_ERR, "cuda: device %d: cannot zero %" PRIu64 " freed "
+					"bytes: not reused", d->ordinal, tfs_pool_chunk_capacity(z->c));
+			free(z);
+		}
+		pthread_mutex_lock(&d->zmu);
+		d->zbusy = 0;
+		pthread_cond_broadcast(&d->zdone);
+	}
+	pthread_mutex_unlock(&d->zmu);
+	return NULL;
+}
+
+/* Gives c back to the pool, zeroed, without waiting for it. */
 static void chunk_release(struct cdev *d, struct tfs_pool_chunk *c)
 {
-	uint64_t addr = tfs_pool_chunk_addr(c), len = tfs_pool_chunk_capacity(c);
+	struct zitem *z = malloc(sizeof(*z));
+	int wake;
 
-	if (zero_queue(d, addr, len) < 0 && dev_copy_zero(d, 0, 0, 0, addr, len) < 0) {
-		tfs_log(LOG_ERR, "cuda: device %d: cannot zero %" PRIu64 " freed bytes: not "
-			"reused", d->ordinal, len);
+	if (!z) {
+		if (dev_copy_zero(d, 0, 0, 0, tfs_pool_chunk_addr(c), tfs_pool_chunk_capacity(c)) == 0)
+			tfs_pool_free(d->pool, c);
 		return;
 	}
-	tfs_pool_free(d->pool, c);
+	z->c = c;
+	pthread_mutex_lock(&d->zmu);
+	wake = !d->zhead && !d->zbusy;
+	z->next = d->zhead;
+	d->zhead = z;
+	pthread_mutex_unlock(&d->zmu);
+	/* A busy thread looks at the list again before it sleeps. */
+	if (wake)
+		pthread_cond_signal(&d->zwork);
+}
+
+/* Waits until everything freed so far is back in the pool. */
+static void zero_drain(struct cdev *d)
+{
+	pthread_mutex_lock(&d->zmu);
+	while (d->zhead || d->zbusy)
+		pthread_cond_wait(&d->zdone, &d->zmu);
+	pthread_mutex_unlock(&d->zmu);
 }
 
 /* ---- pool callbacks: run under the pool's lock, on a thread whose current device is the
@@ -249,7 +286,7 @@ static int block_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)
 		return e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO;
 	}
 	/* cudaMalloc makes no promise about what the memory holds. */
-	if (zero_queue(d, (uint64_t)(uintptr_t)cb->ptr, size) < 0) {
+	if (dev_copy_zero(d, 0, 0, 0, (uint64_t)(uintptr_t)cb->ptr, size) < 0) {
 		cudaFree(cb->ptr);
 		atomic_fetch_sub(&be->reserved, size);
 		free(cb);
@@ -267,7 +304,6 @@ static void block_put(void *ctx, uint64_t base, uint64_t size, void *cookie)
 	cudaError_t e;
 
 	(void)base;
-	zero_wait(d);           /* no memset may still run on memory being freed */
 	e = cudaFree(cb->ptr);
 	if (e != cudaSuccess)
 		cuda_fail(e, "cudaFree", d->ordinal);
@@ -324,6 +360,13 @@ static void dev_destroy(struct cdev *d)
 	if (!d)
 		return;
 	cudaSetDevice(d->ordinal);
+	if (d->zstarted) {
+		pthread_mutex_lock(&d->zmu);
+		d->zstop = 1;          /* it empties the list first */
+		pthread_cond_signal(&d->zwork);
+		pthread_mutex_unlock(&d->zmu);
+		pthread_join(d->zthread, NULL);
+	}
 	if (d->pool) {
 		tfs_pool_get_stats(d->pool, &st);
 		if (st.nallocs)
@@ -331,10 +374,10 @@ static void dev_destroy(struct cdev *d)
 				" allocations still live", d->ordinal, st.nallocs);
 		tfs_pool_destroy(d->pool);
 	}
-	if (d->zev)
-		cudaEventDestroy(d->zev);
 	if (d->zstream)
 		cudaStreamDestroy(d->zstream);
+	pthread_cond_destroy(&d->zdone);
+	pthread_cond_destroy(&d->zwork);
 	pthread_mutex_destroy(&d->zmu);
 	for (i = 0; i < STAGING_SLOTS; i++) {
 		for (k = 0; k < RING; k++)
@@ -374,6 +417,8 @@ static int dev_init(struct tfs_backend *be, int ordinal, struct cdev **out)
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&d->zmu, NULL);
+	pthread_cond_init(&d->zwork, NULL);
+	pthread_cond_init(&d->zdone, NULL);
 	/* The first call on a device creates its context: errors here mean no usable GPU. */
 	e = cudaMemGetInfo(&freeb, &totalb);
 	if (e != cudaSuccess) {
@@ -401,10 +446,8 @@ static int dev_init(struct tfs_backend *be, int ordinal, struct cdev **out)
 		d->free_slot[d->nfree++] = i;
 	}
 	e = cudaStreamCreateWithFlags(&d->zstream, cudaStreamNonBlocking);
-	if (e == cudaSuccess)
-		e = cudaEventCreateWithFlags(&d->zev, cudaEventDisableTiming);
 	if (e != cudaSuccess) {
-		rc = cuda_fail(e, "creating the zero-fill stream", ordinal);
+		rc = cuda_fail(e, "creating the zeroing stream", ordinal);
 		goto fail;
 	}
 	/* Keep freed blocks for reuse, but not so many that the CUDA programs sharing this
@@ -420,6 +463,11 @@ static int dev_init(struct tfs_backend *be, int ordinal, struct cdev **out)
 		rc = -ENOMEM;
 		goto fail;
 	}
+	rc = -pthread_create(&d->zthread, NULL, zero_main, d);
+	if (rc)
+		goto fail;
+	pthread_setname_np(d->zthread, "tfs-cuda-zero");
+	d->zstarted = 1;
 	tfs_log(LOG_INFO, "cuda: device %d: %zu MiB total, %zu MiB free, staging %d x %zu MiB",
 		ordinal, totalb / (size_t)MiB, freeb / (size_t)MiB, STAGING_SLOTS,
 		SLOT_BYTES / (size_t)MiB);
@@ -636,14 +684,13 @@ static int cu_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t ui
 	a->dev = d;
 	a->key = owner_key(uid, gid, mode);
 	rc = tfs_pool_alloc(d->pool, a->key, bytes, 0, &a->chunk);
+	if (rc == -ENOSPC) {
+		zero_drain(d);     /* memory freed may still be on its way back */
+		rc = tfs_pool_alloc(d->pool, a->key, bytes, 0, &a->chunk);
+	}
 	if (rc < 0) {
 		tfs_log(rc == -ENOSPC ? LOG_INFO : LOG_ERR, "cuda: device %d: allocating %" PRIu64
 			" bytes: %s", d->ordinal, bytes, strerror(-rc));
-		goto fail;
-	}
-	rc = zero_wait(d);
-	if (rc < 0) {
-		tfs_pool_free(d->pool, a->chunk);
 		goto fail;
 	}
 	*out = a;
@@ -693,11 +740,15 @@ static int cu_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t new
 	if (new_bytes < old) {
 		uint64_t cap = tfs_pool_chunk_capacity(a->chunk);
 
-		if (zero_queue(d, addr + new_bytes, cap - new_bytes) < 0 &&
-		    (rc = dev_copy_zero(d, 0, 0, 0, addr + new_bytes, cap - new_bytes)) < 0)
+		rc = dev_copy_zero(d, 0, 0, 0, addr + new_bytes, cap - new_bytes);
+		if (rc < 0)
 			return rc;
 	}
 	rc = tfs_pool_resize(d->pool, a->chunk, new_bytes, &moved);
+	if (rc == -ENOSPC) {
+		zero_drain(d);
+		rc = tfs_pool_resize(d->pool, a->chunk, new_bytes, &moved);
+	}
 	if (rc < 0) {
 		tfs_log(rc == -ENOSPC ? LOG_INFO : LOG_ERR, "cuda: device %d: resizing %" PRIu64
 			" to %" PRIu64 " bytes: %s", d->ordinal, old, new_bytes, strerror(-rc));
@@ -705,20 +756,15 @@ static int cu_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t new
 	}
 	if (new_bytes < old)
 		return 0;
-	/* Growth takes memory from the pool: its zero-fill may still be running. */
-	rc = zero_wait(d);
-	if (rc == 0 && !moved) {
+	if (!moved) {
 		/* The growth may cover capacity the tensor had, holding its old bytes. */
 		rc = dev_copy_zero(d, 0, 0, 0, addr + old, new_bytes - old);
-	}
-	if (!moved) {
 		if (rc < 0 && tfs_pool_resize(d->pool, a->chunk, old, &back) == 0 && back)
 			chunk_release(d, back);   /* shrinking never moves; be safe */
 		return rc;
 	}
 	addr = tfs_pool_chunk_addr(moved);
-	if (rc == 0)
-		rc = dev_copy_zero(d, addr, tfs_pool_chunk_addr(a->chunk), old, 0, 0);
+	rc = dev_copy_zero(d, addr, tfs_pool_chunk_addr(a->chunk), old, 0, 0);
 	if (rc < 0) {
 		chunk_release(d, moved);
 		return rc;
@@ -785,15 +831,16 @@ static int cu_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, 
 		return rc;
 	bytes = tfs_pool_chunk_bytes(a->chunk);
 	rc = tfs_pool_alloc(d->pool, key, bytes, 0, &nc);
+	if (rc == -ENOSPC) {
+		zero_drain(d);
+		rc = tfs_pool_alloc(d->pool, key, bytes, 0, &nc);
+	}
 	if (rc < 0) {
 		tfs_log(LOG_INFO, "cuda: device %d: moving %" PRIu64 " bytes to a new owner: %s",
 			d->ordinal, bytes, strerror(-rc));
 		return rc;
 	}
-	rc = zero_wait(d);
-	if (rc == 0)
-		rc = dev_copy_zero(d, tfs_pool_chunk_addr(nc), tfs_pool_chunk_addr(a->chunk),
-				   bytes, 0, 0);
+	rc = dev_copy_zero(d, tfs_pool_chunk_addr(nc), tfs_pool_chunk_addr(a->chunk), bytes, 0, 0);
 	if (rc < 0) {
 		chunk_release(d, nc);
 		return rc;
@@ -1034,6 +1081,7 @@ static void cu_stats(struct tfs_backend *be, struct tfs_backend_stats *st)
 
 		if (!d)
 			continue;
+		zero_drain(d);     /* what was freed counts as free */
 		tfs_pool_get_stats(d->pool, &ps);
 		st->used += ps.used;
 		/* Blocks cached with nothing live are free for the next tensor (and released when
