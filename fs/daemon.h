@@ -79,7 +79,7 @@ struct tfs_daemon {
 	uint64_t max_bytes;
 	const struct tfs_backend_ops *be_ops;
 	struct tfs_backend *be;
-	pthread_rwlock_t ns;         /* the namespace: table, tensor metadata, check-then-act */
+	pthread_mutex_t ns;          /* the namespace: table, tensor metadata, check-then-act */
 	struct tfs_table table;
 	volatile int stopping;
 	volatile int redis_down;     /* a Redis call failed; the queue thread resyncs */
@@ -93,25 +93,16 @@ struct tfs_daemon {
 
 extern struct tfs_daemon tfs_d;
 
-/* The namespace lock, which every metadata operation takes. Exclusive, but for getattr:
- * 7 of the 10 FUSE requests of a create -> shape -> unlink are lookups, which libfuse
- * answers with getattr, and with one exclusive lock they queued behind every other
- * thread's requests (8 threads creating waited 70% of their time for it on the H100).
- * Writers are preferred (main.c), so a storm of stats cannot starve a create. */
+/* The namespace lock, in one place: the one lock every metadata operation takes, so the
+ * place to measure how long it is held and waited for. */
 static inline void tfs_ns_lock(void)
 {
-	pthread_rwlock_wrlock(&tfs_d.ns);
-}
-
-/* Shared: for operations that change nothing the lock guards. */
-static inline void tfs_ns_rdlock(void)
-{
-	pthread_rwlock_rdlock(&tfs_d.ns);
+	pthread_mutex_lock(&tfs_d.ns);
 }
 
 static inline void tfs_ns_unlock(void)
 {
-	pthread_rwlock_unlock(&tfs_d.ns);
+	pthread_mutex_unlock(&tfs_d.ns);
 }
 
 /* --- redis link (rlink.c): one connection per thread, reconnected on demand --- */

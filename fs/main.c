@@ -16,7 +16,7 @@
 #include "log.h"
 #include "strutil.h"
 
-struct tfs_daemon tfs_d = { .ns = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP };
+struct tfs_daemon tfs_d = { .ns = PTHREAD_MUTEX_INITIALIZER };
 
 enum { KEY_HELP, KEY_VERSION, KEY_FOREGROUND, KEY_DEBUG };
 

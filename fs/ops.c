@@ -117,20 +117,16 @@ static int resolve(const char *name, struct target *x)
 	return 0;
 }
 
-/* The root's last record. getattr writes it under the shared namespace lock: root_mu. */
+/* The root's last record, guarded by ns. */
 static struct tfs_dirrec root_seen = { .mode = 0755 };
-static pthread_mutex_t root_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* Under the shared lock: nothing in the table or a tensor changes meanwhile. What resolve
- * may read from Redis goes through the thread's own connection, and the directory cache
- * has its own lock. */
 static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
 	struct tfs_file *f = fi ? (struct tfs_file *)(uintptr_t)fi->fh : NULL;
 	struct target x;
 	int rc = 0;
 
-	tfs_ns_rdlock();
+	tfs_ns_lock();
 	if (f && f->t) {
 		stat_tensor(st, f->t);
 		goto out;
@@ -140,18 +136,13 @@ static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *
 		goto out;
 	}
 	rc = resolve(nm(path), &x);
-	if (!rc && x.kind == 'd' && !*nm(path)) {
-		pthread_mutex_lock(&root_mu);
+	if (!rc && x.kind == 'd' && !*nm(path))
 		root_seen = x.d;
-		pthread_mutex_unlock(&root_mu);
-	}
 	if (rc == -EIO && !*nm(path)) {
 		/* Redis is away: the root still stats (from its last record), so the mount
 		 * stays a mount for mountpoint(1), df and shells sitting in it. */
 		x.kind = 'd';
-		pthread_mutex_lock(&root_mu);
 		x.d = root_seen;
-		pthread_mutex_unlock(&root_mu);
 		rc = 0;
 	}
 	if (rc)
