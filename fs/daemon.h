@@ -133,8 +133,12 @@ int tfs_rl_ok(void);
 int tfs_wb_cmdv(int argc, const char **argv, const size_t *len);
 int tfs_wb_cmdf(const char *fmt, ...);
 /* Queue an HSET of the whole record m under key, from a copy of both: the writer
- * formats it, outside the namespace lock. 0 or -ENOMEM. */
-int tfs_wb_save(const char *key, const struct tfs_meta *m);
+ * formats it, outside the namespace lock. replace: DEL the key first (a stale record's
+ * other fields go). 0 or -ENOMEM. */
+int tfs_wb_save(const char *key, const struct tfs_meta *m, int replace);
+/* While on, the calling thread's writes wake the writer only when it turns it off (or
+ * waits for the writer): FUSE workers, around a request, so the reply goes first. */
+void tfs_wb_defer_wakes(int on);
 /* Queue a command and wait for its reply (after everything queued before it): for the
  * writes whose answer matters (claiming a name). NULL with *rc -EIO/-EPROTO/-ENOMEM. */
 redisReply *tfs_wb_callf(int *rc, const char *fmt, ...);
@@ -189,9 +193,10 @@ int tfs_tensor_create_claimed(struct tfs_wb_call *claim, const char *name, tfs_d
 			      mode_t mode, int open, struct tfs_tensor **out);
 void tfs_tensor_claim_drop(const char *name, struct tfs_wb_call *claim);
 /* tfs_tensor_create for a name the caller has claimed already (tfs_tensor_claim, then
- * tfs_rec_link_wait answered 0): on error the name is given back. */
+ * tfs_rec_link_wait answered 0): on error the name is given back. f, when not NULL, is the
+ * file it is created open for (as tfs_tensor_get_open, in the same record write). */
 int tfs_tensor_create_linked(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,
-			     mode_t mode, int open, struct tfs_tensor **out);
+			     mode_t mode, struct tfs_file *f, struct tfs_tensor **out);
 /* chmod/chown of a tensor: the backend follows (its memory may move: the handle is taken
  * again under the io lock). When the backend refuses, nothing changed. Caller holds ns. */
 int tfs_tensor_set_owner(struct tfs_tensor *t, uid_t uid, gid_t gid, mode_t mode);

@@ -67,7 +67,9 @@ static void *worker_main(void *arg)
 			fuse_session_exit(lp.se);
 			break;
 		}
+		tfs_wb_defer_wakes(1);
 		fuse_session_process_buf(lp.se, &w->fbuf);
+		tfs_wb_defer_wakes(0);
 	}
 	sem_post(&lp.finish);
 	return NULL;

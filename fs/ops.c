@@ -377,9 +377,7 @@ static int new_file(const char *path, mode_t mode, struct fuse_file_info *fi)
 	if (rc)
 		goto out;
 	rc = tfs_tensor_create_linked(name, d.has_dtype ? d.dtype : TFS_U8, device, ctx->uid,
-				      ctx->gid, mode, 0, &t);
-	if (rc == 0 && f)
-		rc = tfs_tensor_get_open(t, f);
+				      ctx->gid, mode, f, &t);
 out:
 	tfs_ns_unlock();
 	if (rc) {

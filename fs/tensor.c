@@ -130,13 +130,19 @@ int64_t tfs_tensor_refcount(const struct tfs_tensor *t)
 	return n;
 }
 
-int tfs_tensor_save(struct tfs_tensor *t)
+/* replace: the key may hold a stale record, whose other fields must go. */
+static int save(struct tfs_tensor *t, int replace)
 {
 	t->meta.refcount = tfs_tensor_refcount(t);
 	t->meta.mtime = t->mtime.tv_sec;
 	t->meta.ctime_ns = (int64_t)t->ctime.tv_sec * 1000000000 + t->ctime.tv_nsec;
 	t->dirty = 0;
-	return tfs_wb_save(t->key, &t->meta);
+	return tfs_wb_save(t->key, &t->meta, replace);
+}
+
+int tfs_tensor_save(struct tfs_tensor *t)
+{
+	return save(t, 0);
 }
 
 static int save_refcount(struct tfs_tensor *t)
@@ -278,7 +284,7 @@ static int create_made(struct tfs_wb_call *claim, int linked, const char *name, 
 	rc = shaped;
 	/* A record this node left behind under the same name is stale by now. Only once the
 	 * name is ours: the record under it may be another node's until then. */
-	if (rc || (rc = tfs_wb_cmdf("DEL %s", key)) || (rc = tfs_tensor_save(t)))
+	if (rc || (rc = save(t, 1)))
 		goto fail_struct_name;
 	table_insert(t);
 	*out = t;
@@ -304,10 +310,22 @@ int tfs_tensor_create_claimed(struct tfs_wb_call *claim, const char *name, tfs_d
 	return create_made(claim, 0, name, dt, sh, device, uid, gid, mode, open, out);
 }
 
-int tfs_tensor_create_linked(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,
-			     mode_t mode, int open, struct tfs_tensor **out)
+static void attach(struct tfs_tensor *t, struct tfs_file *f)
 {
-	return create_made(NULL, 1, name, dt, NULL, device, uid, gid, mode, open, out);
+	f->t = t;
+	f->next = t->files;
+	t->files = f;
+}
+
+int tfs_tensor_create_linked(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,
+			     mode_t mode, struct tfs_file *f, struct tfs_tensor **out)
+{
+	/* Created open, so the record's first write counts the open. */
+	int rc = create_made(NULL, 1, name, dt, NULL, device, uid, gid, mode, f != NULL, out);
+
+	if (rc == 0 && f)
+		attach(*out, f);
+	return rc;
 }
 
 int tfs_tensor_create(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,
@@ -447,9 +465,7 @@ int tfs_tensor_resize(struct tfs_tensor *t, uint64_t bytes)
 
 int tfs_tensor_get_open(struct tfs_tensor *t, struct tfs_file *f)
 {
-	f->t = t;
-	f->next = t->files;
-	t->files = f;
+	attach(t, f);
 	t->opens++;
 	return save_refcount(t);
 }

@@ -43,6 +43,8 @@ struct wb_item {
 	struct wb_item *next;
 	char *cmd;                   /* RESP, from redisFormatCommand*: redisFreeCommand */
 	int len;
+	int nreplies;                /* commands in cmd: 1, or 2 for DEL + HSET */
+	int replace;                 /* save: DEL the key first */
 	struct tfs_wb_call *wait;    /* NULL unless a caller wants the reply */
 	struct wb_save *save;        /* cmd is NULL until the writer formats it */
 };
@@ -72,6 +74,44 @@ static __thread struct {
 	uint64_t n;
 } grp;
 
+/* A FUSE worker wakes the writer after its reply is sent (tfs_wb_defer_wakes): a wake-up
+ * is a futex call, which the request's latency then does not include. */
+static __thread int defer_wakes, wake_owed;
+
+/* Caller has released wb.mu. */
+static void wake_writer(void)
+{
+	if (defer_wakes) {
+		wake_owed = 1;
+		return;
+	}
+	pthread_cond_signal(&wb.work);
+}
+
+static void pay_wake(void)
+{
+	if (wake_owed) {
+		wake_owed = 0;
+		pthread_cond_signal(&wb.work);
+	}
+}
+
+/* Before waiting for the writer: what it is to send may have been queued by another
+ * thread whose wake-up is still owed, and which may be waiting for a lock this one
+ * holds. So wake it whatever this thread owes. */
+static void wake_to_wait(void)
+{
+	wake_owed = 0;
+	pthread_cond_signal(&wb.work);
+}
+
+void tfs_wb_defer_wakes(int on)
+{
+	defer_wakes = on;
+	if (!on)
+		pay_wake();
+}
+
 static void item_free(struct wb_item *it)
 {
 	redisFreeCommand(it->cmd);
@@ -85,10 +125,13 @@ static int item_format(struct wb_item *it)
 	const char *argv[2 + 2 * TFS_META_NFIELDS];
 	size_t len[2 + 2 * TFS_META_NFIELDS];
 	struct tfs_meta_fields f;
-	int argc = 0;
+	char *del = NULL, *both;
+	int argc = 0, dlen = 0;
 
 	if (it->cmd)
 		return 0;
+	if (it->replace && (dlen = redisFormatCommand(&del, "DEL %s", it->save->key)) < 0)
+		return -ENOMEM;
 	tfs_meta_to_fields(&it->save->m, &f);
 	argv[argc] = "HSET"; len[argc++] = 4;
 	argv[argc] = it->save->key; len[argc++] = strlen(it->save->key);
@@ -99,8 +142,26 @@ static int item_format(struct wb_item *it)
 	it->len = redisFormatCommandArgv(&it->cmd, argc, argv, len);
 	if (it->len < 0) {
 		it->cmd = NULL;
+		redisFreeCommand(del);
 		return -ENOMEM;
 	}
+	if (!del)
+		return 0;
+	/* One buffer, two commands: redisFreeCommand is free(). */
+	both = malloc((size_t)dlen + (size_t)it->len);
+	if (!both) {
+		redisFreeCommand(del);
+		redisFreeCommand(it->cmd);
+		it->cmd = NULL;
+		return -ENOMEM;
+	}
+	memcpy(both, del, (size_t)dlen);
+	memcpy(both + dlen, it->cmd, (size_t)it->len);
+	redisFreeCommand(del);
+	redisFreeCommand(it->cmd);
+	it->cmd = both;
+	it->len += dlen;
+	it->nreplies = 2;
 	return 0;
 }
 
@@ -110,6 +171,16 @@ static void run_now(struct wb_item *it, int *rc)
 {
 	redisReply *r = NULL;
 
+	/* tfs_rl_run reads one reply: a DEL + HSET runs as two. */
+	if (!it->cmd && it->replace) {
+		char *del = NULL;
+		int dlen = redisFormatCommand(&del, "DEL %s", it->save->key);
+
+		if (dlen > 0)
+			freeReplyObject(tfs_rl_run(rc, del, (size_t)dlen));
+		redisFreeCommand(del);
+		it->replace = 0;
+	}
 	if ((*rc = item_format(it)) == 0)
 		r = tfs_rl_run(rc, it->cmd, (size_t)it->len);
 
@@ -144,7 +215,7 @@ static void group_flush(void)
 		__atomic_add_fetch(&wb.queued, grp.n, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&wb.mu);
 		/* After the unlock: the writer, woken, does not block at once on wb.mu. */
-		pthread_cond_signal(&wb.work);
+		wake_writer();
 	}
 	grp.head = NULL;
 	grp.tail = &grp.head;
@@ -168,11 +239,12 @@ static int enqueue(char *cmd, int len, struct tfs_wb_call *call)
 	}
 	it->cmd = cmd;
 	it->len = len;
+	it->nreplies = 1;
 	it->wait = call;
 	return enqueue_item(it);
 }
 
-int tfs_wb_save(const char *key, const struct tfs_meta *m)
+int tfs_wb_save(const char *key, const struct tfs_meta *m, int replace)
 {
 	size_t klen = strlen(key) + 1;
 	struct wb_item *it = calloc(1, sizeof(*it));
@@ -181,6 +253,8 @@ int tfs_wb_save(const char *key, const struct tfs_meta *m)
 		free(it);
 		return -ENOMEM;
 	}
+	it->nreplies = 1;
+	it->replace = replace;
 	it->save->m = *m;
 	memcpy(it->save->key, key, klen);
 	return enqueue_item(it);
@@ -214,12 +288,13 @@ static int enqueue_item(struct wb_item *it)
 	wb.tail = &it->next;
 	__atomic_add_fetch(&wb.queued, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&wb.mu);
-	pthread_cond_signal(&wb.work);
+	wake_writer();
 	return 0;
 }
 
 static redisReply *call_wait(struct tfs_wb_call *call, int *rc)
 {
+	wake_to_wait();
 	pthread_mutex_lock(&wb.mu);
 	while (!call->done)
 		pthread_cond_wait(&wb.done_cv, &wb.mu);
@@ -315,6 +390,7 @@ int tfs_wb_sync(void)
 	if (__atomic_load_n(&wb.done, __ATOMIC_ACQUIRE) ==
 	    __atomic_load_n(&wb.queued, __ATOMIC_ACQUIRE))
 		return 0;
+	wake_to_wait();
 	pthread_mutex_lock(&wb.mu);
 	target = wb.queued;
 	/* While Redis is away the backlog waits for it; callers get EIO, not a hang. */
@@ -404,6 +480,7 @@ static int flush_batch(void)
 	for (it = wb.head; it && n < BATCH_MAX; it = it->next)
 		batch[n++] = it;
 	pthread_mutex_unlock(&wb.mu);
+	rc = 0;
 	for (int i = 0; i < n; i++) {
 		if (item_format(batch[i]) == 0) {
 			redisAppendFormattedCommand(wb.c, batch[i]->cmd, batch[i]->len);
@@ -412,16 +489,30 @@ static int flush_batch(void)
 		/* Out of memory: the record misses this write (said so); a PING in its place
 		 * keeps replies and items in step. */
 		tfs_log(LOG_ERR, "out of memory formatting a record write of %s", batch[i]->save->key);
+		batch[i]->nreplies = 1;
 		redisAppendFormattedCommand(wb.c, "*1\r\n$4\r\nPING\r\n", 14);
 	}
 	for (; answered < n; answered++) {
+		it = batch[answered];
+		/* A DEL + HSET: the DEL's reply first. Lost with the connection, both go again. */
+		for (int k = 1; k < it->nreplies && rc == 0; k++) {
+			r = NULL;
+			if (redisGetReply(wb.c, (void **)&r) != REDIS_OK || !r) {
+				drop_conn(wb.c->errstr);
+				rc = -EIO;
+				break;
+			}
+			if (r->type == REDIS_REPLY_ERROR)
+				tfs_log(LOG_ERR, "Redis refused a record write: %s", r->str);
+			freeReplyObject(r);
+		}
 		r = NULL;
-		if (redisGetReply(wb.c, (void **)&r) != REDIS_OK || !r) {
-			drop_conn(wb.c->errstr);
+		if (rc || redisGetReply(wb.c, (void **)&r) != REDIS_OK || !r) {
+			if (!rc)
+				drop_conn(wb.c->errstr);
 			rc = -EIO;
 			break;
 		}
-		it = batch[answered];
 		refused = r->type == REDIS_REPLY_ERROR;
 		if (refused)
 			tfs_log(LOG_ERR, "Redis refused a record write: %s", r->str);
