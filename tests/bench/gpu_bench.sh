@@ -2,7 +2,7 @@
 # The GPU benchmark of issue 3, in one run, side by side:
 #  - the pinned cudaMemcpy ceiling (no FUSE), the host backend and the cuda backend through
 #    a mount: a 1 GiB tensor, 1 MiB blocks, 1 and 8 threads ("streams"), read and write;
-#  - create -> shape -> unlink per second (1 and 8 threads), cuda backend;
+#  - create -> shape -> unlink per second (1, 8 and 16 threads), cuda backend;
 #  - allocation efficiency: statfs used (GPU bytes reserved) / requested for 10,000 tensors
 #    of log-uniform sizes 4 KiB..64 MiB.
 #   tests/bench/gpu_bench.sh [BUILD]    (default build); prints a Markdown table.
@@ -56,6 +56,7 @@ if [ $have_cuda = 1 ]; then
 		END {printf "| Redis commands per create -> shape -> unlink (1 thread) | %.1f (%.0f µs of Redis CPU) |\n", c / n, u / n}'
 	"$BIN" meta "$C" "$NMETA" 8 | sed 's/create/cuda: create/'
 	"$BIN" meta "$C" "$NMETA" 8 dirs | sed 's/create/cuda: create/'
+	"$BIN" meta "$C" "$NMETA" 16 dirs | sed 's/create/cuda: create/'
 	mkdir -p "$C/alloc"
 	"$BIN" alloc "$C/alloc" "$NALLOC" | sed 's/^| /| cuda: /'
 fi
