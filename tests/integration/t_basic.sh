@@ -98,6 +98,21 @@ eq "second open: 3" 3 "$(rcli hget tensorfs:tensor:a refcount)"
 exec 4<&-
 sleep 0.1
 eq "close drops it: 2" 2 "$(rcli hget tensorfs:tensor:a refcount)"
+# A create's open is counted in the record's first write (no HSET of its own after it).
+exec 4>"$M/c1"
+eq "a tensor created open: refcount 2 (Redis)" 2 "$(rcli hget tensorfs:tensor:c1 refcount)"
+eq "and in the xattr" 2 "$(xget "$M/c1" refcount)"
+exec 4>&-
+sleep 0.1
+eq "closed: 1" 1 "$(rcli hget tensorfs:tensor:c1 refcount)"
+rm "$M/c1"
+# A record left under a free name (a crash, a hand edit) is replaced whole at create.
+rcli hset tensorfs:tensor:st node n1 x:stale 1 holder:gone:7 1 >/dev/null
+check "create over a stale record" touch "$M/st"
+eq "its extra fields are gone" 0 "$(rcli hexists tensorfs:tensor:st x:stale)$(rcli hexists tensorfs:tensor:st holder:gone:7 | tr -d 0)"
+eq "the new record counts 1" 1 "$(rcli hget tensorfs:tensor:st refcount)"
+check "no stale user xattr shows" bash -c "! getfattr -d '$M/st' 2>/dev/null | grep -q stale"
+rm "$M/st"
 cp "$T/rand" "$M/u"
 exec 5<"$M/u"
 check "rm of an open tensor" rm "$M/u"
