@@ -29,6 +29,9 @@ PKG_LIBS:=$(shell pkg-config --libs $(PKGS) 2>/dev/null)
 REAL_CFLAGS=-std=gnu11 -pthread -fPIC -D_GNU_SOURCE $(OPTIMIZATION) $(WARNINGS) $(DEBUG_FLAGS) \
 	-Ilib -Ifs $(PKG_CFLAGS) $(CFLAGS)
 REAL_LDFLAGS=-pthread $(LDFLAGS)
+ifeq ($(LOCK_STATS),1)
+REAL_CFLAGS+=-DTFS_LOCK_STATS
+endif
 ifeq ($(SANITIZE),1)
 REAL_CFLAGS+=-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 REAL_LDFLAGS+=-fsanitize=address,undefined

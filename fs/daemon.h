@@ -95,6 +95,12 @@ extern struct tfs_daemon tfs_d;
 
 /* The namespace lock, in one place: the one lock every metadata operation takes, so the
  * place to measure how long it is held and waited for. */
+#ifdef TFS_LOCK_STATS
+/* make LOCK_STATS=1: the lock's hold and wait times, logged at unmount (lockstats.c). */
+void tfs_ns_lock(void);
+void tfs_ns_unlock(void);
+void tfs_ns_stats_log(void);
+#else
 static inline void tfs_ns_lock(void)
 {
 	pthread_mutex_lock(&tfs_d.ns);
@@ -104,6 +110,11 @@ static inline void tfs_ns_unlock(void)
 {
 	pthread_mutex_unlock(&tfs_d.ns);
 }
+
+static inline void tfs_ns_stats_log(void)
+{
+}
+#endif
 
 /* --- redis link (rlink.c): one connection per thread, reconnected on demand --- */
 /* The calling thread's connection, or NULL while Redis is unreachable (logged once). */

@@ -382,6 +382,7 @@ int main(int argc, char *argv[])
 	tfs_ns_unlock();
 out_signals:
 	tfs_dc_stop();
+	tfs_ns_stats_log();
 	tfs_wb_stop();       /* sends the shutdown's record deletes */
 	tfs_rl_close_thread();
 	fuse_remove_signal_handlers(fuse_get_session(fuse));

@@ -1,0 +1,58 @@
+/* make LOCK_STATS=1: how long the namespace lock is held and waited for, logged at
+ * unmount. Every metadata operation takes the lock, so these two figures say whether it
+ * limits a workload (see tests/bench/RESULTS-gpu.md, "What limited creates"): held per
+ * operation is its serial cost; waited, summed over threads, is what the others lost. */
+#ifdef TFS_LOCK_STATS
+#include <inttypes.h>
+#include <time.h>
+
+#include "daemon.h"
+#include "log.h"
+
+static struct {
+	uint64_t n, held_ns, waited_ns, max_held_ns;
+} st;
+static __thread uint64_t t_got;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void tfs_ns_lock(void)
+{
+	uint64_t asked = now_ns();
+
+	pthread_mutex_lock(&tfs_d.ns);
+	t_got = now_ns();
+	st.n++;                          /* under the lock */
+	st.waited_ns += t_got - asked;
+}
+
+void tfs_ns_unlock(void)
+{
+	uint64_t held = now_ns() - t_got;
+
+	st.held_ns += held;
+	if (held > st.max_held_ns)
+		st.max_held_ns = held;
+	pthread_mutex_unlock(&tfs_d.ns);
+}
+
+void tfs_ns_stats_log(void)
+{
+	pthread_mutex_lock(&tfs_d.ns);
+	tfs_log(LOG_NOTICE, "namespace lock: %" PRIu64 " acquisitions, held %" PRIu64 " us in "
+		"all (mean %.2f us, longest %" PRIu64 " us), waited for %" PRIu64 " us in all "
+		"(summed over threads)", st.n, st.held_ns / 1000,
+		st.n ? (double)st.held_ns / 1000.0 / (double)st.n : 0.0, st.max_held_ns / 1000,
+		st.waited_ns / 1000);
+	pthread_mutex_unlock(&tfs_d.ns);
+}
+#else
+/* ISO C wants a translation unit to declare something. */
+typedef int tfs_lockstats_unused;
+#endif
