@@ -138,8 +138,9 @@ run:
 	$(DAEMON) $(TFS_OPTS) $(MOUNTPOINT)
 	@echo "tensorfs mounted on $(MOUNTPOINT); unmount with: fusermount3 -u $(MOUNTPOINT)"
 
+# With LOCK_STATS: its code is then tested (t_lifecycle), under the sanitizers too.
 asan:
-	$(MAKE) O=build-asan SANITIZE=1 OPTIMIZATION=-O1
+	$(MAKE) O=build-asan SANITIZE=1 OPTIMIZATION=-O1 LOCK_STATS=1
 
 # The test command of the README: builds both flavours, then unit and integration tests
 # against a real redis-server and a real FUSE mount, under the ASan/UBSan build too.

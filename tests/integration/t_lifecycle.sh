@@ -45,6 +45,14 @@ for sig in TERM INT; do
 	eq "SIG$sig: no shared memory left" "" "$(ls /dev/shm | grep "^tensorfs\.$pid\." || true)"
 	rcli del tensorfs:dir:d tensorfs:dirents: >/dev/null
 done
+# make LOCK_STATS=1 (the ASan build of make test has it): the namespace lock's figures are
+# logged at unmount, and only then.
+if grep -q "namespace lock: %" "$TFS"; then
+	check "LOCK_STATS build: the namespace lock's figures are logged at unmount" \
+		grep -Eq "namespace lock: [1-9][0-9]* acquisitions, held [0-9]+ us in all \(mean [0-9.]+ us" "$T/sigTERM.log"
+else
+	check "plain build: no lock figures logged" bash -c "! grep -q 'namespace lock:' '$T/sigTERM.log'"
+fi
 
 # fstab style: every option as -o key=value
 O=$T/fstab
