@@ -33,20 +33,15 @@ struct tfs_wb_call {
 	int rc, done;
 };
 
-/* A record to write whole (tfs_wb_save): formatted by the writer, not under the lock. */
-struct wb_save {
-	struct tfs_meta m;
-	char key[];
-};
-
 struct wb_item {
 	struct wb_item *next;
 	char *cmd;                   /* RESP, from redisFormatCommand*: redisFreeCommand */
 	int len;
-	int nreplies;                /* commands in cmd: 1, or 2 for DEL + HSET */
-	int replace;                 /* save: DEL the key first */
 	struct tfs_wb_call *wait;    /* NULL unless a caller wants the reply */
-	struct wb_save *save;        /* cmd is NULL until the writer formats it */
+	/* tfs_wb_save's writes, formatted by the writer, not under the namespace lock: cmd is
+	 * NULL until then. An HSET of *meta under key, or with meta NULL a DEL of key. */
+	struct tfs_meta *meta;
+	char key[];
 };
 
 static struct {
@@ -115,53 +110,36 @@ void tfs_wb_defer_wakes(int on)
 static void item_free(struct wb_item *it)
 {
 	redisFreeCommand(it->cmd);
-	free(it->save);
+	free(it->meta);
 	free(it);
 }
 
-/* HSET of a whole record, from the snapshot queued. 0 or -ENOMEM. */
+/* cmd of a tfs_wb_save write, from what was queued. 0 or -ENOMEM. */
 static int item_format(struct wb_item *it)
 {
 	const char *argv[2 + 2 * TFS_META_NFIELDS];
 	size_t len[2 + 2 * TFS_META_NFIELDS];
 	struct tfs_meta_fields f;
-	char *del = NULL, *both;
-	int argc = 0, dlen = 0;
+	int argc = 0;
 
 	if (it->cmd)
 		return 0;
-	if (it->replace && (dlen = redisFormatCommand(&del, "DEL %s", it->save->key)) < 0)
-		return -ENOMEM;
-	tfs_meta_to_fields(&it->save->m, &f);
-	argv[argc] = "HSET"; len[argc++] = 4;
-	argv[argc] = it->save->key; len[argc++] = strlen(it->save->key);
-	for (int i = 0; i < f.n; i++) {
-		argv[argc] = f.field[i]; len[argc++] = strlen(f.field[i]);
-		argv[argc] = f.value[i]; len[argc++] = f.len[i];
+	if (!it->meta) {
+		it->len = redisFormatCommand(&it->cmd, "DEL %s", it->key);
+	} else {
+		tfs_meta_to_fields(it->meta, &f);
+		argv[argc] = "HSET"; len[argc++] = 4;
+		argv[argc] = it->key; len[argc++] = strlen(it->key);
+		for (int i = 0; i < f.n; i++) {
+			argv[argc] = f.field[i]; len[argc++] = strlen(f.field[i]);
+			argv[argc] = f.value[i]; len[argc++] = f.len[i];
+		}
+		it->len = redisFormatCommandArgv(&it->cmd, argc, argv, len);
 	}
-	it->len = redisFormatCommandArgv(&it->cmd, argc, argv, len);
 	if (it->len < 0) {
 		it->cmd = NULL;
-		redisFreeCommand(del);
 		return -ENOMEM;
 	}
-	if (!del)
-		return 0;
-	/* One buffer, two commands: redisFreeCommand is free(). */
-	both = malloc((size_t)dlen + (size_t)it->len);
-	if (!both) {
-		redisFreeCommand(del);
-		redisFreeCommand(it->cmd);
-		it->cmd = NULL;
-		return -ENOMEM;
-	}
-	memcpy(both, del, (size_t)dlen);
-	memcpy(both + dlen, it->cmd, (size_t)it->len);
-	redisFreeCommand(del);
-	redisFreeCommand(it->cmd);
-	it->cmd = both;
-	it->len += dlen;
-	it->nreplies = 2;
 	return 0;
 }
 
@@ -171,16 +149,6 @@ static void run_now(struct wb_item *it, int *rc)
 {
 	redisReply *r = NULL;
 
-	/* tfs_rl_run reads one reply: a DEL + HSET runs as two. */
-	if (!it->cmd && it->replace) {
-		char *del = NULL;
-		int dlen = redisFormatCommand(&del, "DEL %s", it->save->key);
-
-		if (dlen > 0)
-			freeReplyObject(tfs_rl_run(rc, del, (size_t)dlen));
-		redisFreeCommand(del);
-		it->replace = 0;
-	}
 	if ((*rc = item_format(it)) == 0)
 		r = tfs_rl_run(rc, it->cmd, (size_t)it->len);
 
@@ -239,25 +207,31 @@ static int enqueue(char *cmd, int len, struct tfs_wb_call *call)
 	}
 	it->cmd = cmd;
 	it->len = len;
-	it->nreplies = 1;
 	it->wait = call;
+	return enqueue_item(it);
+}
+
+/* A write the writer formats: HSET of a copy of *m, or DEL when m is NULL. */
+static int enqueue_unformatted(const char *key, const struct tfs_meta *m)
+{
+	size_t klen = strlen(key) + 1;
+	struct wb_item *it = calloc(1, sizeof(*it) + klen);
+
+	if (!it || (m && !(it->meta = malloc(sizeof(*m))))) {
+		free(it);
+		return -ENOMEM;
+	}
+	if (m)
+		*it->meta = *m;
+	memcpy(it->key, key, klen);
 	return enqueue_item(it);
 }
 
 int tfs_wb_save(const char *key, const struct tfs_meta *m, int replace)
 {
-	size_t klen = strlen(key) + 1;
-	struct wb_item *it = calloc(1, sizeof(*it));
+	int rc = replace ? enqueue_unformatted(key, NULL) : 0;
 
-	if (!it || !(it->save = malloc(sizeof(*it->save) + klen))) {
-		free(it);
-		return -ENOMEM;
-	}
-	it->nreplies = 1;
-	it->replace = replace;
-	it->save->m = *m;
-	memcpy(it->save->key, key, klen);
-	return enqueue_item(it);
+	return rc ? rc : enqueue_unformatted(key, m);
 }
 
 /* Takes it. */
@@ -480,7 +454,6 @@ static int flush_batch(void)
 	for (it = wb.head; it && n < BATCH_MAX; it = it->next)
 		batch[n++] = it;
 	pthread_mutex_unlock(&wb.mu);
-	rc = 0;
 	for (int i = 0; i < n; i++) {
 		if (item_format(batch[i]) == 0) {
 			redisAppendFormattedCommand(wb.c, batch[i]->cmd, batch[i]->len);
@@ -488,28 +461,14 @@ static int flush_batch(void)
 		}
 		/* Out of memory: the record misses this write (said so); a PING in its place
 		 * keeps replies and items in step. */
-		tfs_log(LOG_ERR, "out of memory formatting a record write of %s", batch[i]->save->key);
-		batch[i]->nreplies = 1;
+		tfs_log(LOG_ERR, "out of memory formatting a record write of %s", batch[i]->key);
 		redisAppendFormattedCommand(wb.c, "*1\r\n$4\r\nPING\r\n", 14);
 	}
 	for (; answered < n; answered++) {
 		it = batch[answered];
-		/* A DEL + HSET: the DEL's reply first. Lost with the connection, both go again. */
-		for (int k = 1; k < it->nreplies && rc == 0; k++) {
-			r = NULL;
-			if (redisGetReply(wb.c, (void **)&r) != REDIS_OK || !r) {
-				drop_conn(wb.c->errstr);
-				rc = -EIO;
-				break;
-			}
-			if (r->type == REDIS_REPLY_ERROR)
-				tfs_log(LOG_ERR, "Redis refused a record write: %s", r->str);
-			freeReplyObject(r);
-		}
 		r = NULL;
-		if (rc || redisGetReply(wb.c, (void **)&r) != REDIS_OK || !r) {
-			if (!rc)
-				drop_conn(wb.c->errstr);
+		if (redisGetReply(wb.c, (void **)&r) != REDIS_OK || !r) {
+			drop_conn(wb.c->errstr);
 			rc = -EIO;
 			break;
 		}
