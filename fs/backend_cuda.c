@@ -173,6 +173,19 @@ static int cuda_fail(cudaError_t e, const char *what, int device)
 static int dev_copy_zero(struct cdev *d, uint64_t dst, uint64_t src, uint64_t copy_len,
 			 uint64_t zero_at, uint64_t zero_len);
 
+/* Zeroes c now and gives it back to the pool; memory that cannot be zeroed is not given
+ * back (it would be handed out dirty): leaked, and said so. */
+static void zero_now_and_free(struct cdev *d, struct tfs_pool_chunk *c)
+{
+	uint64_t len = tfs_pool_chunk_capacity(c);
+
+	if (dev_copy_zero(d, 0, 0, 0, tfs_pool_chunk_addr(c), len) == 0)
+		tfs_pool_free(d->pool, c);
+	else
+		tfs_log(LOG_ERR, "cuda: device %d: cannot zero %" PRIu64 " freed bytes: not "
+			"reused", d->ordinal, len);
+}
+
 /* Zeroes what was freed, a batch at a time, and returns it to the pool once the memsets
  * are done. Memory that cannot be zeroed is not returned (it would be handed out dirty):
  * leaked, and said so. */
@@ -206,12 +219,10 @@ static void *zero_main(void *arg)
 		while ((z = batch)) {
 			batch = z->next;
 			/* After a failed batch, one at a time, synchronously. */
-			if (e == cudaSuccess || dev_copy_zero(d, 0, 0, 0, tfs_pool_chunk_addr(z->c),
-							      tfs_pool_chunk_capacity(z->c)) == 0)
+			if (e == cudaSuccess)
 				tfs_pool_free(d->pool, z->c);
 			else
-				tfs_log(LOG_ERR, "cuda: device %d: cannot zero %" PRIu64 " freed "
-					"bytes: not reused", d->ordinal, tfs_pool_chunk_capacity(z->c));
+				zero_now_and_free(d, z->c);
 			free(z);
 		}
 		pthread_mutex_lock(&d->zmu);
@@ -229,8 +240,7 @@ static void chunk_release(struct cdev *d, struct tfs_pool_chunk *c)
 	int wake;
 
 	if (!z) {
-		if (dev_copy_zero(d, 0, 0, 0, tfs_pool_chunk_addr(c), tfs_pool_chunk_capacity(c)) == 0)
-			tfs_pool_free(d->pool, c);
+		zero_now_and_free(d, c);
 		return;
 	}
 	z->c = c;
@@ -251,6 +261,20 @@ static void zero_drain(struct cdev *d)
 	while (d->zhead || d->zbusy)
 		pthread_cond_wait(&d->zdone, &d->zmu);
 	pthread_mutex_unlock(&d->zmu);
+}
+
+/* tfs_pool_alloc, trying once more when the device is full: memory freed may still be on
+ * its way back through the zeroing thread. */
+static int pool_alloc(struct cdev *d, struct tfs_pool_key key, uint64_t bytes,
+		      struct tfs_pool_chunk **out)
+{
+	int rc = tfs_pool_alloc(d->pool, key, bytes, 0, out);
+
+	if (rc == -ENOSPC) {
+		zero_drain(d);
+		rc = tfs_pool_alloc(d->pool, key, bytes, 0, out);
+	}
+	return rc;
 }
 
 /* ---- pool callbacks: run under the pool's lock, on a thread whose current device is the
@@ -683,11 +707,7 @@ static int cu_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t ui
 		return -ENOMEM;
 	a->dev = d;
 	a->key = owner_key(uid, gid, mode);
-	rc = tfs_pool_alloc(d->pool, a->key, bytes, 0, &a->chunk);
-	if (rc == -ENOSPC) {
-		zero_drain(d);     /* memory freed may still be on its way back */
-		rc = tfs_pool_alloc(d->pool, a->key, bytes, 0, &a->chunk);
-	}
+	rc = pool_alloc(d, a->key, bytes, &a->chunk);
 	if (rc < 0) {
 		tfs_log(rc == -ENOSPC ? LOG_INFO : LOG_ERR, "cuda: device %d: allocating %" PRIu64
 			" bytes: %s", d->ordinal, bytes, strerror(-rc));
@@ -746,7 +766,7 @@ static int cu_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t new
 	}
 	rc = tfs_pool_resize(d->pool, a->chunk, new_bytes, &moved);
 	if (rc == -ENOSPC) {
-		zero_drain(d);
+		zero_drain(d);     /* as pool_alloc */
 		rc = tfs_pool_resize(d->pool, a->chunk, new_bytes, &moved);
 	}
 	if (rc < 0) {
@@ -830,11 +850,7 @@ static int cu_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, 
 	if (rc < 0)
 		return rc;
 	bytes = tfs_pool_chunk_bytes(a->chunk);
-	rc = tfs_pool_alloc(d->pool, key, bytes, 0, &nc);
-	if (rc == -ENOSPC) {
-		zero_drain(d);
-		rc = tfs_pool_alloc(d->pool, key, bytes, 0, &nc);
-	}
+	rc = pool_alloc(d, key, bytes, &nc);
 	if (rc < 0) {
 		tfs_log(LOG_INFO, "cuda: device %d: moving %" PRIu64 " bytes to a new owner: %s",
 			d->ordinal, bytes, strerror(-rc));
