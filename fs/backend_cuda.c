@@ -777,7 +777,8 @@ static int cu_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t new
 	if (new_bytes < old)
 		return 0;
 	if (!moved) {
-		/* The growth may cover capacity the tensor had, holding its old bytes. */
+		/* Free memory and a shrink's tail are zero already, but the handle maps the whole
+		 * block: a consumer may have written past the tensor's end into its capacity. */
 		rc = dev_copy_zero(d, 0, 0, 0, addr + old, new_bytes - old);
 		if (rc < 0 && tfs_pool_resize(d->pool, a->chunk, old, &back) == 0 && back)
 			chunk_release(d, back);   /* shrinking never moves; be safe */
