@@ -286,6 +286,19 @@ void tfs_dc_set_type(const char *parent, const char *base, int type);
 /* Drops what is cached of directory name (its keys changed by other means). */
 void tfs_dc_forget(const char *name);
 
+/* --- the kernel's name cache (kcache.c) --- */
+struct fuse_config;
+struct fuse;
+/* From op_init: takes the entry_timeout libfuse parsed (-o entry_timeout) and sets it to
+ * 0 until tfs_kc_tracking(1). */
+void tfs_kc_init(struct fuse *fuse, struct fuse_config *cfg);
+/* Whether changes made elsewhere are being reported: lookups are cached only then. */
+void tfs_kc_tracking(int on);
+/* name (no leading slash) changed without this kernel seeing it: its cached attributes
+ * go. Must not be called by a thread that holds a lock a FUSE read may wait for (the
+ * kernel may wait for a page lock held across a read); ns is safe (reads do not take it). */
+void tfs_kc_forget(const char *name);
+
 /* --- queue worker (queue.c) --- */
 int tfs_queue_start(void);
 void tfs_queue_stop(void);
@@ -308,5 +321,9 @@ int64_t tfs_now(void);
  * session. 0, or a negative errno if receiving failed. */
 struct fuse;
 int tfs_loop_run(struct fuse *fuse, int nworkers);
+/* The FUSE opcode (linux/fuse.h) the calling worker is serving, 0 outside one: libfuse's
+ * high-level API calls getattr for LOOKUP and GETATTR alike, and they answer a gone name
+ * differently (ops.c). */
+extern __thread uint32_t tfs_req_opcode;
 
 #endif

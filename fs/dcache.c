@@ -3,9 +3,10 @@
  * nearly every operation, and each lookup asks whether a name exists: without a cache
  * those were most of the Redis round trips of a create -> shape -> unlink.
  *
- * Coherence comes from Redis client tracking (BCAST on the dir: and dirents: prefixes,
- * redirected to the subscriber connection of this file): any change by anyone (another
- * node, redis-cli by hand) drops what is cached for that key. This node's own writes go
+ * Coherence comes from Redis client tracking (BCAST on the dir:, dirents: and tensor:
+ * prefixes, redirected to the subscriber connection of this file): any change by anyone
+ * (another node, redis-cli by hand) drops what is cached for that key, here and in the
+ * kernel (kcache.c). This node's own writes go
  * through the write-behind connection, which is tracked with NOLOOP, and update the cache
  * as they are queued. While tracking is not established (start-up, Redis away, a Redis
  * without tracking) nothing is cached and every question goes to Redis. A read that
@@ -276,6 +277,7 @@ void tfs_dc_tracking(int on)
 	dc.gen++;
 	clear_all();
 	pthread_mutex_unlock(&dc.mu);
+	tfs_kc_tracking(on);
 }
 
 uint64_t tfs_dc_subscriber(void)
@@ -306,10 +308,14 @@ static void invalidate(const redisReply *r)
 		    k[plen] != ':')
 			continue;
 		k += plen + 1;
-		if (strncmp(k, "dir:", 4) == 0)
+		if (strncmp(k, "dir:", 4) == 0) {
 			tfs_dc_forget(k + 4);
-		else if (strncmp(k, "dirents:", 8) == 0)
+			tfs_kc_forget(k + 4);
+		} else if (strncmp(k, "dirents:", 8) == 0) {
 			tfs_dc_forget(k + 8);
+		} else if (strncmp(k, "tensor:", 7) == 0) {
+			tfs_kc_forget(k + 7);
+		}
 	}
 }
 

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fuse.h>
 #include <fuse_lowlevel.h>
+#include <linux/fuse.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -35,6 +36,8 @@ struct worker {
 	int started;
 	struct fuse_buf fbuf;
 };
+
+__thread uint32_t tfs_req_opcode;
 
 static struct {
 	struct fuse_session *se;
@@ -67,9 +70,12 @@ static void *worker_main(void *arg)
 			fuse_session_exit(lp.se);
 			break;
 		}
+		tfs_req_opcode = (size_t)res >= sizeof(struct fuse_in_header) ?
+			((const struct fuse_in_header *)w->fbuf.mem)->opcode : 0;
 		tfs_wb_defer_wakes(1);
 		fuse_session_process_buf(lp.se, &w->fbuf);
 		tfs_wb_defer_wakes(0);
+		tfs_req_opcode = 0;
 	}
 	sem_post(&lp.finish);
 	return NULL;

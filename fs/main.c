@@ -66,6 +66,8 @@ static void usage(const char *prog)
 	       "                        while the file is open; the default is direct I/O)\n"
 	       "    -f, --foreground    stay in the foreground, log to stderr\n"
 	       "    -d, --debug         foreground with FUSE and daemon debug output\n"
+	       "    -o entry_timeout=S  seconds the kernel keeps a name found (default 1; changes\n"
+	       "                        made elsewhere drop it at once, see README; 0: never)\n"
 	       "    --threads N         FUSE worker threads, each with a 1 MiB request buffer\n"
 	       "                        (default 32)\n"
 	       "    -s                  single-threaded\n"

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse.h>
+#include <linux/fuse.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,12 @@ static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *
 		x.d = root_seen;
 		rc = 0;
 	}
+	/* A GETATTR names a node the kernel looked up, maybe a while ago (kcache.c): if the
+	 * name has gone since, ESTALE makes the VFS look it up again (so an O_CREAT open,
+	 * whose permission check asks here first, creates it instead of failing). A LOOKUP
+	 * must say ENOENT. */
+	if (rc == -ENOENT && tfs_req_opcode == FUSE_GETATTR)
+		rc = -ESTALE;
 	if (rc)
 		goto out;
 	if (x.kind == 'l') {
@@ -415,6 +422,11 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 	f->pid = fuse_get_context()->pid;
 	tfs_ns_lock();
 	rc = resolve(nm(path), &x);
+	/* The kernel opens a node it looked up, maybe a while ago (kcache.c): a name gone
+	 * since then is stale, and ESTALE makes the VFS look it up again (an O_CREAT open
+	 * then creates it) instead of failing the open. */
+	if (rc == -ENOENT)
+		rc = -ESTALE;
 	if (rc == 0 && x.kind == 'd')
 		rc = -EISDIR;
 	if (rc == 0 && x.kind == 'g')
@@ -871,7 +883,13 @@ static int op_getxattr(const char *path, const char *name, char *value, size_t s
 static int op_setxattr(const char *path, const char *name, const char *value, size_t size,
 		       int flags)
 {
-	return tfs_xattr_set(nm(path), name, value, size, flags);
+	int rc = tfs_xattr_set(nm(path), name, value, size, flags);
+
+	/* A reshape changes the size, which the kernel keeps (it only marks ctime stale
+	 * after a setxattr): its next stat must ask, not answer from what it has. */
+	if (rc == 0)
+		tfs_kc_forget(nm(path));
+	return rc;
 }
 
 static int op_listxattr(const char *path, char *list, size_t size)
@@ -881,7 +899,11 @@ static int op_listxattr(const char *path, char *list, size_t size)
 
 static int op_removexattr(const char *path, const char *name)
 {
-	return tfs_xattr_remove(nm(path), name);
+	int rc = tfs_xattr_remove(nm(path), name);
+
+	if (rc == 0)
+		tfs_kc_forget(nm(path));
+	return rc;
 }
 
 /* Whether a pipe may hold a whole read reply. libfuse splices a reply only into a pipe
@@ -904,14 +926,15 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
 	cfg->hard_remove = 0;     /* see hide() */
 	cfg->nullpath_ok = 1;
-	/* Names can change behind the kernel's back (the queue, other nodes): no entry
-	 * caching, so every path lookup asks, and its answer carries fresh attributes. Those
-	 * may then be kept a second: otherwise the kernel asks for them again before nearly
-	 * every operation (default_permissions), 3 of the 6 requests of an open + getxattr
-	 * and 5 of the 15 of a create -> shape -> unlink. What the kernel itself does not see
-	 * is another node changing a tensor that is open here: fstat on that descriptor may
-	 * be a second late (stat by path is not). */
-	cfg->entry_timeout = 0;
+	/* Names can change behind the kernel's back (the queue, other nodes): the kernel
+	 * keeps looked-up names only while the daemon can tell it of such changes
+	 * (kcache.c), and never keeps a miss, so a name made elsewhere shows at once.
+	 * Attributes are kept a second: otherwise the kernel asks for them again before
+	 * nearly every operation (default_permissions), 3 of the 6 requests of an open +
+	 * getxattr and 5 of the 15 of a create -> shape -> unlink. Changes made elsewhere
+	 * drop them (kcache.c); what the daemon does not hear of (Redis away) shows within
+	 * the second. */
+	tfs_kc_init(fuse_get_context()->fuse, cfg);
 	cfg->attr_timeout = 1;
 	cfg->negative_timeout = 0;
 	cfg->direct_io = !tfs_d.o.page_cache;

@@ -138,6 +138,7 @@ static void do_create(const struct tfs_cmd *c, struct tfs_wb_call *claim,
 		return;
 	}
 	tfs_log(LOG_DEBUG, "queue: created %s", c->name);
+	tfs_kc_forget(c->name);      /* the kernel may still know a tensor gone before it */
 	reply_ok(c, t);
 }
 
@@ -223,8 +224,8 @@ static void process_one(struct qcmd *q, int from_node_queue)
 	struct tfs_meta m = t->meta;
 	m.refcount = tfs_tensor_refcount(t) - 1;
 	rc = tfs_tensor_release(t, node, c->pid);
-	if (rc == -ENOENT)
-		rc = tfs_tensor_unlink(t);
+	if (rc == -ENOENT && (rc = tfs_tensor_unlink(t)) == 0)
+		tfs_kc_forget(c->name);
 	if (rc)
 		reply_err(c, -rc, "cannot delete");
 	else if (c->reply[0])

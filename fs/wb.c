@@ -407,9 +407,11 @@ static void ensure_tracking(void)
 		}
 		freeReplyObject(r);
 	}
+	/* NOLOOP: this node's own writes (all of them through this connection but a few
+	 * rare ones) are not reported back to it. */
 	r = redisCommand(wb.c, "CLIENT TRACKING on REDIRECT %llu BCAST PREFIX %s:dir: "
-			 "PREFIX %s:dirents: NOLOOP", (unsigned long long)sub,
-			 tfs_d.o.prefix, tfs_d.o.prefix);
+			 "PREFIX %s:dirents: PREFIX %s:tensor: NOLOOP", (unsigned long long)sub,
+			 tfs_d.o.prefix, tfs_d.o.prefix, tfs_d.o.prefix);
 	if (!r) {
 		drop_conn(wb.c->errstr);
 		return;

@@ -4,9 +4,12 @@
  * Why the attributes are enough: the daemon gives a tensor a new st_ctim (nanoseconds)
  * whenever what a client maps changes (dtype, shape, device, owner, handle), for another
  * node's tensor too (the record's ctime_ns); the size and the inode number change with
- * the allocation and the name. And tfs_open's open(2) looks the name up (tensorfs caches
- * no entries), which refreshes the attributes that the following fstat reads from the
- * kernel without asking the daemon. tfs_open_fd has no such lookup and does not use it. */
+ * the allocation and the name. And the attributes the following fstat reads from the
+ * kernel, without asking the daemon, are current after an open by path: the daemon drops
+ * them from the kernel whenever the tensor behind the name changes without the kernel
+ * seeing it (fs/kcache.c: other nodes, the queue, a reshape), and an open through a name
+ * gone since fails with ESTALE and looks it up again. tfs_open_fd, given a descriptor
+ * opened who knows when, does not use it. */
 #include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>

@@ -12,8 +12,8 @@ printf 'ABCDEFGH' > "$A/x"
 check "tensor made on n1 is listed on n2" bash -c "ls '$B' | grep -qx x"
 eq "n2 sees its size" 8 "$(size_of "$B/x")"
 eq "n2 sees its node" n1 "$(xget "$B/x" node)"
-# Attributes are cached by the kernel for a second (attr_timeout), but every path lookup
-# asks again (entry_timeout 0): a reshape on n1 shows on n2 at once.
+# The kernel keeps names and attributes (fs/kcache.c), but a change made on n1 reaches
+# n2 through Redis's invalidation messages: a reshape on n1 shows on n2 at once.
 touch "$A/z"; eq "n2 sees the empty tensor" 0 "$(size_of "$B/z")"
 setfattr -n user.tensor.shape -v '[16]' "$A/z"
 eq "n2 sees a reshape on n1 at once" 16 "$(size_of "$B/z")"
