@@ -47,7 +47,10 @@ void tfs_kc_init(struct fuse *fuse, struct fuse_config *cfg)
 	pthread_mutex_lock(&kc.mu);
 	kc.fuse = fuse;
 	kc.cfg = cfg;
-	kc.want = cfg->entry_timeout > 0 ? cfg->entry_timeout : 0;
+	/* --page-cache: a write holds page locks while its request waits for ns, and
+	 * dropping a node's pages waits for them, so the queue could not drop anything
+	 * under ns. That mode is for measurements: it keeps no names. */
+	kc.want = cfg->entry_timeout > 0 && !tfs_d.o.page_cache ? cfg->entry_timeout : 0;
 	apply();
 	pthread_mutex_unlock(&kc.mu);
 	tfs_log(LOG_INFO, "names cached by the kernel for %g s while Redis reports changes",

@@ -74,4 +74,10 @@ touch "$A/s"; size_of "$A/s" > /dev/null
 setfattr -n user.tensor.shape -v '[32]' "$A/s"
 eq "reshape through the mount: stat sees the new size" 32 "$(size_of "$A/s")"
 rm "$A/s" "$A/x"
+
+# --page-cache keeps no names: the queue could not drop them under the namespace lock.
+D=$T/d
+mount_tfs "$D" --node n4 --page-cache || exit 1
+check "--page-cache: names not kept" grep -q "names cached by the kernel for 0 s" "$T/d.log"
+check "the default keeps them" grep -q "names cached by the kernel for 1 s" "$T/a.log"
 finish
