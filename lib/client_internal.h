@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "meta.h"
 #include "tensorfs.h"
@@ -60,10 +61,24 @@ void tfs_mc_put(const struct stat *st, const struct tfs_meta *m);
 /* Opens served from it so far (for tests). */
 long tfs_mc_hits(void);
 
+/* ---- descriptors held on tensors opened by path (fd_share.c) ---- */
+/* Whether any is held: without one, tfs_open need not stat first. */
+int tfs_fds_any(void);
+/* A new descriptor (close-on-exec) sharing the open file of a held one on the file st
+ * describes, opened with access mode acc; -1 when none. Thread-safe. */
+int tfs_fds_dup(const struct stat *st, int acc);
+/* Remembers fd, opened with acc on the file st describes (taken after the open). The
+ * caller calls tfs_fds_drop before closing it. */
+void tfs_fds_add(const struct stat *st, int fd, int acc);
+void tfs_fds_drop(ino_t ino, int fd);
+/* Opens served by a duplicate so far (for tests). */
+long tfs_fds_shared(void);
+
 /* ---- the tensor (client_open.c) ---- */
 struct tfs_tensor {
 	int refs;                    /* the caller's + one per DLPack export; atomic */
 	int fd;                      /* the file reference, -1 when opened from meta/queue */
+	ino_t held_ino;              /* fd is in fd_share.c's table under this inode; 0: not */
 	int writable;
 	struct tfs_meta meta;
 	struct tfs_ipc_entry *map;   /* NULL when bytes == 0 */

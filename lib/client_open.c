@@ -62,6 +62,8 @@ int tfs_tensor_unref(tfs_tensor *t)
 			cu->EventDestroy(t->event);
 	}
 	rc = tfs_ipc_release(t->map);
+	if (t->held_ino)
+		tfs_fds_drop(t->held_ino, t->fd);
 	if (t->fd >= 0)
 		close(t->fd);
 	free(t);
@@ -136,19 +138,43 @@ static int open_owned_fd(int fd, int by_path, tfs_tensor **out)
 			tfs_mc_put(&st, &m);
 	}
 	acc = fcntl(fd, F_GETFL) & O_ACCMODE;
-	return tfs_tensor_from_meta(&m, fd, acc != O_RDONLY, out);
+	if ((rc = tfs_tensor_from_meta(&m, fd, acc != O_RDONLY, out)))
+		return rc;
+	if (have_st) {
+		tfs_fds_add(&st, fd, acc);
+		(*out)->held_ino = st.st_ino;
+	}
+	return 0;
 fail:
 	close(fd);
 	return rc;
 }
 
+/* A tensor this process holds open already, unchanged, opened again without asking the
+ * daemon (fd_share.c); -1 when there is none to share. The stat and the access check are
+ * answered by the kernel from the attributes it keeps, current as for meta_cache.c. */
+static int dup_held(const char *path, int acc)
+{
+	static const int mode[] = { [O_RDONLY] = R_OK, [O_WRONLY] = W_OK, [O_RDWR] = R_OK | W_OK };
+	struct stat st;
+
+	if (!tfs_fds_any() || acc > O_RDWR || stat(path, &st) || !S_ISREG(st.st_mode))
+		return -1;
+	/* Holding a descriptor is no licence to open anew: a chmod since counts. */
+	if (faccessat(AT_FDCWD, path, mode[acc], AT_EACCESS))
+		return -1;
+	return tfs_fds_dup(&st, acc);
+}
+
 int tfs_open(const char *path, int flags, tfs_tensor **out)
 {
-	int fd;
+	int fd, acc = flags & O_ACCMODE;
 
 	if (!path || !out)
 		return tfs_seterr(-EINVAL, "tfs_open: NULL argument");
-	fd = open(path, (flags & O_ACCMODE) | O_CLOEXEC);
+	fd = dup_held(path, acc);
+	if (fd < 0)
+		fd = open(path, acc | O_CLOEXEC);
 	if (fd < 0)
 		return tfs_seterr(-errno, "%s: %s", path, tfs_strerror(errno));
 	return open_owned_fd(fd, 1, out);

@@ -68,7 +68,11 @@ const char *tfs_errmsg(void);
  * the open descriptor is the reference that keeps the memory alive, and the kernel drops
  * it if the process dies), reads user.tensor.meta in one call, maps the IPC handle
  * through the per-process cache and adds ipc_offset. *out is owned by the caller and
- * released with tfs_close. Errors: the open(2) errnos (-ENOENT, -EACCES, -EISDIR...),
+ * released with tfs_close. A tensor this process already holds open by path, unchanged and
+ * in the same mode, is not opened again: its descriptor is duplicated (no request to the
+ * daemon), so the daemon's reference count counts one open file for both. The metadata
+ * of a tensor opened before and unchanged since is remembered (no getxattr).
+ * Errors: the open(2) errnos (-ENOENT, -EACCES, -EISDIR...),
  * -ENOTSUP (not on a tensorfs mount), -ENODATA (no tensor metadata), -EBADMSG (malformed
  * metadata or handle), -ESTALE (the handle names memory that no longer exists: daemon
  * gone or tensor freed), -ENODEV (a CUDA handle but no usable libcudart/GPU), -ENOMEM. */

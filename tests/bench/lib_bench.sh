@@ -80,8 +80,10 @@ cat "$T/copy.md"
 field() { awk -F'|' -v l="$2" -v f="$3" 'index($2, " " l) == 1 { gsub(/[ %]/, "", $f); print $f; exit }' "$1"; }
 yes_no() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "") print "not measured"; else print (a + 0 <= b + 0) ? "yes" : "no" }'; }
 ptr=device; [ $backend = host ] && ptr=host
-w50=$(field "$T/open.md" "tensorfs: tfs_open(path) -> $ptr pointer, warm" 4)
-w99=$(field "$T/open.md" "tensorfs: tfs_open(path) -> $ptr pointer, warm" 5)
+w50=$(field "$T/open.md" "tensorfs: tfs_open(path) -> $ptr pointer, warm, the tensor held" 4)
+w99=$(field "$T/open.md" "tensorfs: tfs_open(path) -> $ptr pointer, warm, the tensor held" 5)
+o50=$(field "$T/open.md" "tensorfs: tfs_open(path) -> $ptr pointer, warm, only the mapping" 4)
+o99=$(field "$T/open.md" "tensorfs: tfs_open(path) -> $ptr pointer, warm, only the mapping" 5)
 t50=$(field "$T/torch.md" "torch: rebuild_cuda_tensor -> data_ptr, warm" 4)
 t99=$(field "$T/torch.md" "torch: rebuild_cuda_tensor -> data_ptr, warm" 5)
 r50=$(field "$T/torch.md" "torch: Pipe round trip" 4)
@@ -94,10 +96,16 @@ rd=$(awk -F'|' -v k="$kind" 'index($2, "tfs_read") && index($2, k) && index($3, 
 echo
 echo "| target | measured | met |"
 echo "| --- | --- | --- |"
-echo "| open by path -> $ptr pointer, warm: p50 <= 50 µs | ${w50:-?} µs | $(yes_no "$w50" 50) |"
-echo "| open by path -> $ptr pointer, warm: p99 <= 200 µs | ${w99:-?} µs | $(yes_no "$w99" 200) |"
-echo "| faster than PyTorch's rebuild of a shared tensor, warm p50 / p99 | ${w50:-?} / ${w99:-?} µs vs ${t50:-?} / ${t99:-?} µs | p50 $(yes_no "$w50" "$t50"), p99 $(yes_no "$w99" "$t99") |"
-echo "| faster than PyTorch's whole share (Pipe round trip), p50 | ${w50:-?} µs vs ${r50:-?} µs | $(yes_no "$w50" "$r50") |"
+# Warm has two cases here: the tensor held open by the process (a second tfs_open shares
+# its descriptor, no FUSE request; torch's warm rebuild likewise answers from the storage
+# the process holds) and only its mapping held (each tfs_open makes one FUSE OPEN).
+echo "| open by path -> $ptr pointer, warm, the tensor held open: p50 <= 50 µs | ${w50:-?} µs | $(yes_no "$w50" 50) |"
+echo "| open by path -> $ptr pointer, warm, the tensor held open: p99 <= 200 µs | ${w99:-?} µs | $(yes_no "$w99" 200) |"
+echo "| open by path -> $ptr pointer, warm, only the mapping held: p50 <= 50 µs | ${o50:-?} µs | $(yes_no "$o50" 50) |"
+echo "| open by path -> $ptr pointer, warm, only the mapping held: p99 <= 200 µs | ${o99:-?} µs | $(yes_no "$o99" 200) |"
+echo "| faster than PyTorch's rebuild of a shared tensor it holds, warm p50 / p99 (like for like: both hold it) | ${w50:-?} / ${w99:-?} µs vs ${t50:-?} / ${t99:-?} µs | p50 $(yes_no "$w50" "$t50"), p99 $(yes_no "$w99" "$t99") |"
+echo "| the same with only the mapping held (one FUSE OPEN), p50 / p99 | ${o50:-?} / ${o99:-?} µs vs ${t50:-?} / ${t99:-?} µs | p50 $(yes_no "$o50" "$t50"), p99 $(yes_no "$o99" "$t99") |"
+echo "| faster than PyTorch's whole share (Pipe round trip), p50, only the mapping held | ${o50:-?} µs vs ${r50:-?} µs | $(yes_no "$o50" "$r50") |"
 echo "| (not a target: like for like) the library alone, tfs_open_meta, vs PyTorch's rebuild, warm p50 / p99 | ${m50:-?} / ${m99:-?} µs vs ${t50:-?} / ${t99:-?} µs | p50 $(yes_no "$m50" "$t50"), p99 $(yes_no "$m99" "$t99") |"
 echo "| tfs_write >= 80% of $cm $h2d, $kind, whole tensor | ${wr:-?}% | $(yes_no 80 "$wr") |"
 echo "| tfs_read >= 80% of $cm $d2h, $kind, whole tensor | ${rd:-?}% | $(yes_no 80 "$rd") |"

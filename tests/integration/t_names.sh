@@ -75,6 +75,18 @@ setfattr -n user.tensor.shape -v '[32]' "$A/s"
 eq "reshape through the mount: stat sees the new size" 32 "$(size_of "$A/s")"
 rm "$A/s" "$A/x"
 
+# libtensorfs: a tensor the process holds open already is opened again without a FUSE
+# request (lib/fd_share.c), unless it changed.
+printf '0123' > "$A/h"
+n=$(wc -l < "$T/a.log")
+eq "tfs_open of a held tensor shares its descriptor; read-write opens apart" "u8 [4] 4 host ro|shared 1|shared 1|done" \
+	"$("$HELPERS/tfs_client_tool" share "$A/h" true 2>&1 | sed 's/ cuda / host /' | paste -sd'|')"
+eq "so the daemon saw two OPENs, not three" 2 "$(tail -n +"$((n + 1))" "$T/a.log" | grep -c "opcode: OPEN ")"
+eq "a held tensor that another node replaced is opened anew" "u8 [8] 8 host ro|shared 0|shared 0|done" \
+	"$("$HELPERS/tfs_client_tool" share "$B/h" "rm $A/h && printf 01234567 > $A/h && sync $A && sleep 0.05" 2>&1 |
+	  sed 's/ cuda / host /' | paste -sd'|')"
+rm "$A/h"
+
 # --page-cache keeps no names: the queue could not drop them under the namespace lock.
 D=$T/d
 mount_tfs "$D" --node n4 --page-cache || exit 1

@@ -124,6 +124,29 @@ int main(int argc, char **argv)
 			}
 		}
 		printf("remembered %ld\n", tfs_mc_hits());
+	} else if (!strcmp(cmd, "share") && argc == 4) {        /* share PATH SHELLCMD */
+		/* Opens, lets the command act, opens again while holding the first (shared
+		 * when unchanged), closes the first and reads through the second, then opens
+		 * read-write (never shared with read-only ones). */
+		tfs_tensor *t2 = NULL, *t3 = NULL;
+		unsigned char b;
+
+		if ((rc = tfs_open(argv[2], O_RDONLY, &t)))
+			goto err;
+		if (system(argv[3]) != 0) {
+			rc = -ECHILD;
+			goto err;
+		}
+		if ((rc = tfs_open(argv[2], O_RDONLY, &t2)))
+			goto err;
+		print_info(t2);
+		printf("shared %ld\n", tfs_fds_shared());
+		tfs_close(t);
+		t = t2;
+		if ((rc = tfs_read(t, 0, &b, 1)) || (rc = tfs_open(argv[2], O_RDWR, &t3)))
+			goto err;
+		printf("shared %ld\n", tfs_fds_shared());
+		tfs_close(t3);
 	} else if (!strcmp(cmd, "cache") && argc >= 3) {        /* cache PATH...: opens all */
 		tfs_tensor *ts[16];
 		int n = 0;
