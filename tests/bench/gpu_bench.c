@@ -3,9 +3,11 @@
  *
  *   gpu_bench memcpy SIZE_MiB            pinned cudaMemcpyAsync ceiling, 1 MiB blocks, 1 and 8
  *                                        streams (one thread, buffer and stream each)
- *   gpu_bench io LABEL FILE SIZE_MiB [LABEL8]  pread/pwrite of FILE (made SIZE_MiB long)
- *                                        in 1 MiB blocks, 1 and 8 threads on disjoint slices;
- *                                        with LABEL8 also 8 threads on 8 files of SIZE/8
+ *   gpu_bench io SIZE_MiB {LABEL FILE LABEL8}...  for each mount (up to 4), pread/pwrite
+ *                                        of FILE (made SIZE_MiB long) in 1 MiB blocks, 1 and 8
+ *                                        threads on disjoint slices; unless LABEL8 is "", also
+ *                                        8 threads on 8 files of SIZE/8; the mounts' passes
+ *                                        alternate (do_io)
  *   gpu_bench meta DIR N THREADS [dirs]  create -> set user.tensor.shape -> unlink, per second;
  *                                        dirs: each thread in a directory of its own
  *   gpu_bench alloc DIR N                N tensors of log-uniform sizes 4 KiB..64 MiB shaped
@@ -173,59 +175,83 @@ static int io_fn(struct job *j)
 	return 0;
 }
 
-static void io_table(const char *label, struct io *o, int t0)
+/* One mount's files: one of size bytes, and 8 of size/8 bytes, one per thread. */
+struct io_set {
+	const char *label, *label8;
+	char path[4096];
+	struct io one, eight;
+	double best[3][2];           /* 1 thread, 8 threads (one file), 8 files; read, write */
+};
+
+static void io_open(struct io_set *x, uint64_t size)
 {
-	int nth[2] = { 1, 8 }, t, r;
+	const char *path = x->path;
+	char p8[4096 + 16];
 
-	for (t = t0; t < 2; t++) {
-		double best[2] = { 0, 0 };
-
-		for (o->write = 0; o->write < 2; o->write++)
-			for (r = 0; r < REPS; r++) {
-				double s = run_threads(nth[t], o, io_fn);
-				double g = (double)o->size / s / 1e9;
-
-				if (g > best[o->write])
-					best[o->write] = g;
-			}
-		printf("| %s | %d | %.2f | %.2f |\n", label, nth[t], best[0], best[1]);
+	x->one = (struct io){ .size = size };
+	x->eight = (struct io){ .size = size, .per_file = 1 };
+	x->one.fd[0] = open(path, O_RDWR | O_CREAT, 0644);
+	if (x->one.fd[0] < 0)
+		die(path);
+	if (ftruncate(x->one.fd[0], (off_t)size))
+		die("ftruncate");
+	for (int i = 0; i < 8; i++) {
+		snprintf(p8, sizeof(p8), "%s.%d", path, i);
+		x->eight.fd[i] = open(p8, O_RDWR | O_CREAT, 0644);
+		if (x->eight.fd[i] < 0)
+			die(p8);
+		if (ftruncate(x->eight.fd[i], (off_t)(size / 8)))
+			die("ftruncate");
 	}
 }
 
-/* One file of size bytes, 1 and 8 threads on disjoint slices; then (label8 non-NULL) 8
- * files of size/8 bytes, one thread each: FUSE takes the inode lock for each direct-I/O
- * write (libfuse 3.14 cannot ask for parallel direct writes), so 8 writers of one file
- * take turns. */
-static int do_io(const char *label, const char *path, uint64_t size, const char *label8)
+static void io_close(struct io_set *x)
 {
-	struct io o = { .size = size };
-	char p8[4096];
-	int i;
+	char p8[4096 + 16];
 
-	o.fd[0] = open(path, O_RDWR | O_CREAT, 0644);
-	if (o.fd[0] < 0)
-		die(path);
-	if (ftruncate(o.fd[0], (off_t)size))
-		die("ftruncate");
-	io_table(label, &o, 0);
-	close(o.fd[0]);
-	unlink(path);
-	if (!label8)
-		return 0;
-	o.per_file = 1;
-	for (i = 0; i < 8; i++) {
-		snprintf(p8, sizeof(p8), "%s.%d", path, i);
-		o.fd[i] = open(p8, O_RDWR | O_CREAT, 0644);
-		if (o.fd[i] < 0)
-			die(p8);
-		if (ftruncate(o.fd[i], (off_t)(size / 8)))
-			die("ftruncate");
-	}
-	io_table(label8, &o, 1);
-	for (i = 0; i < 8; i++) {
-		snprintf(p8, sizeof(p8), "%s.%d", path, i);
-		close(o.fd[i]);
+	close(x->one.fd[0]);
+	unlink(x->path);
+	for (int i = 0; i < 8; i++) {
+		snprintf(p8, sizeof(p8), "%s.%d", x->path, i);
+		close(x->eight.fd[i]);
 		unlink(p8);
+	}
+}
+
+/* For each mount: one file of size bytes, 1 and 8 threads on disjoint slices; then (with
+ * label8) 8 files of size/8 bytes, one thread each: FUSE takes the inode lock for each
+ * direct-I/O write (libfuse 3.14 cannot ask for parallel direct writes), so 8 writers of
+ * one file take turns. Each figure is the best of REPS passes, and the mounts' passes of
+ * one case are taken in turn (host, cuda, host, cuda...): this VM's host memory bandwidth
+ * drifts by tens of percent between minutes, and a comparison should not depend on which
+ * mount ran first. */
+static int do_io(int nsets, struct io_set *xs, uint64_t size)
+{
+	static const int nth[3] = { 1, 8, 8 };
+	int c, w, r, i;
+
+	for (i = 0; i < nsets; i++)
+		io_open(&xs[i], size);
+	for (c = 0; c < 3; c++)
+		for (w = 0; w < 2; w++)
+			for (r = 0; r < REPS; r++)
+				for (i = 0; i < nsets; i++) {
+					struct io *o = c == 2 ? &xs[i].eight : &xs[i].one;
+					double g;
+
+					if (c == 2 && !xs[i].label8)
+						continue;
+					o->write = w;
+					g = (double)size / run_threads(nth[c], o, io_fn) / 1e9;
+					if (g > xs[i].best[c][w])
+						xs[i].best[c][w] = g;
+				}
+	for (i = 0; i < nsets; i++) {
+		for (c = 0; c < 3; c++)
+			if (c < 2 || xs[i].label8)
+				printf("| %s | %d | %.2f | %.2f |\n", c < 2 ? xs[i].label : xs[i].label8,
+				       nth[c], xs[i].best[c][0], xs[i].best[c][1]);
+		io_close(&xs[i]);
 	}
 	return 0;
 }
@@ -360,8 +386,17 @@ int main(int argc, char **argv)
 		return 2;
 #endif
 	}
-	if (argc >= 5 && !strcmp(argv[1], "io"))
-		return do_io(argv[2], argv[3], strtoull(argv[4], NULL, 0) * MiB, argc > 5 ? argv[5] : NULL);
+	if (argc >= 6 && !strcmp(argv[1], "io") && (argc - 3) % 3 == 0 && argc <= 3 + 3 * 4) {
+		struct io_set xs[4] = { 0 };
+		int n = (argc - 3) / 3;
+
+		for (int i = 0; i < n; i++) {
+			xs[i].label = argv[3 + 3 * i];
+			snprintf(xs[i].path, sizeof(xs[i].path), "%s", argv[4 + 3 * i]);
+			xs[i].label8 = *argv[5 + 3 * i] ? argv[5 + 3 * i] : NULL;
+		}
+		return do_io(n, xs, strtoull(argv[2], NULL, 0) * MiB);
+	}
 	if (argc >= 5 && !strcmp(argv[1], "meta"))
 		return do_meta(argv[2], atoi(argv[3]), atoi(argv[4]),
 			       argc >= 6 && !strcmp(argv[5], "dirs"));

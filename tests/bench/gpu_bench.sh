@@ -41,8 +41,9 @@ echo
 echo "| path | threads | read GB/s | write GB/s |"
 echo "| --- | --- | --- | --- |"
 [ $have_cuda = 1 ] && "$BIN" memcpy "$SIZE_MiB"
-"$BIN" io "host backend through the mount" "$H/big" "$SIZE_MiB" "host backend, 8 files of 1/8 each"
-[ $have_cuda = 1 ] && "$BIN" io "cuda backend through the mount" "$C/big" "$SIZE_MiB" "cuda backend, 8 files of 1/8 each"
+io_args=("host backend through the mount" "$H/big" "host backend, 8 files of 1/8 each")
+[ $have_cuda = 1 ] && io_args+=("cuda backend through the mount" "$C/big" "cuda backend, 8 files of 1/8 each")
+"$BIN" io "$SIZE_MiB" "${io_args[@]}"
 echo
 echo "| metadata and allocation | value |"
 echo "| --- | --- |"
