@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "meta.h"
 #include "tensorfs.h"
@@ -51,8 +52,22 @@ int tfs_ipc_release(struct tfs_ipc_entry *e);
 /* Number of distinct handles now mapped (for tests). */
 int tfs_ipc_cache_size(void);
 
-/* ---- metadata remembered by file attributes (meta_cache.c) ---- */
+/* ---- a tensor file as its attributes tell it (meta_cache.c) ---- */
 struct stat;
+/* What tells one tensor from another, or from itself before a change (meta_cache.c says
+ * why it is enough). */
+struct tfs_fileid {
+	dev_t dev;
+	ino_t ino;
+	struct timespec ctim;
+	off_t size;
+};
+/* Fills *id from st; 0 when st cannot tell changes apart (not a regular file, or a
+ * change time in whole seconds), and then nothing should be remembered by it. */
+int tfs_fileid_set(struct tfs_fileid *id, const struct stat *st);
+int tfs_fileid_eq(const struct tfs_fileid *id, const struct stat *st);
+
+/* ---- metadata remembered by file attributes (meta_cache.c) ---- */
 /* 1 and *m filled when st (from fstat after an open by path) matches what was put for
  * that inode; 0 otherwise. Thread-safe. */
 int tfs_mc_get(const struct stat *st, struct tfs_meta *m);

@@ -21,10 +21,7 @@
 #define BUCKETS 64
 
 struct held {
-	dev_t dev;
-	ino_t ino;
-	struct timespec ctim;
-	off_t size;
+	struct tfs_fileid id;
 	int fd;
 	int acc;                     /* O_RDONLY, O_WRONLY, O_RDWR */
 	struct held *next;
@@ -47,9 +44,7 @@ int tfs_fds_dup(const struct stat *st, int acc)
 
 	pthread_mutex_lock(&mu);
 	for (h = tab[st->st_ino % BUCKETS]; h; h = h->next) {
-		if (h->dev == st->st_dev && h->ino == st->st_ino && h->acc == acc &&
-		    h->ctim.tv_sec == st->st_ctim.tv_sec && h->ctim.tv_nsec == st->st_ctim.tv_nsec &&
-		    h->size == st->st_size) {
+		if (h->acc == acc && tfs_fileid_eq(&h->id, st)) {
 			/* Under mu: the holder closes its descriptor only after tfs_fds_drop. */
 			fd = fcntl(h->fd, F_DUPFD_CLOEXEC, 0);
 			if (fd >= 0)
@@ -63,15 +58,12 @@ int tfs_fds_dup(const struct stat *st, int acc)
 
 void tfs_fds_add(const struct stat *st, int fd, int acc)
 {
+	struct tfs_fileid id;
 	struct held *h;
 
-	/* Whole seconds only: nothing to tell a changed tensor by (meta_cache.c). */
-	if (!S_ISREG(st->st_mode) || st->st_ctim.tv_nsec == 0 || !(h = malloc(sizeof(*h))))
+	if (!tfs_fileid_set(&id, st) || !(h = malloc(sizeof(*h))))
 		return;
-	h->dev = st->st_dev;
-	h->ino = st->st_ino;
-	h->ctim = st->st_ctim;
-	h->size = st->st_size;
+	h->id = id;
 	h->fd = fd;
 	h->acc = acc;
 	pthread_mutex_lock(&mu);
@@ -87,7 +79,7 @@ void tfs_fds_drop(ino_t ino, int fd)
 
 	pthread_mutex_lock(&mu);
 	for (p = &tab[ino % BUCKETS]; (h = *p); p = &h->next) {
-		if (h->fd == fd && h->ino == ino) {
+		if (h->fd == fd && h->id.ino == ino) {
 			*p = h->next;
 			count--;
 			free(h);

@@ -20,10 +20,7 @@
 
 struct entry {
 	int used;
-	dev_t dev;
-	ino_t ino;
-	struct timespec ctim;
-	off_t size;
+	struct tfs_fileid id;
 	struct tfs_meta meta;
 };
 
@@ -31,11 +28,24 @@ static struct entry cache[SLOTS];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static long hits;
 
-static int same(const struct entry *e, const struct stat *st)
+int tfs_fileid_set(struct tfs_fileid *id, const struct stat *st)
 {
-	return e->used && e->dev == st->st_dev && e->ino == st->st_ino &&
-	       e->ctim.tv_sec == st->st_ctim.tv_sec && e->ctim.tv_nsec == st->st_ctim.tv_nsec &&
-	       e->size == st->st_size;
+	/* Whole seconds: a daemon that does not keep st_ctim in step (records without
+	 * ctime_ns) gives nothing to check against. */
+	if (!S_ISREG(st->st_mode) || st->st_ctim.tv_nsec == 0)
+		return 0;
+	id->dev = st->st_dev;
+	id->ino = st->st_ino;
+	id->ctim = st->st_ctim;
+	id->size = st->st_size;
+	return 1;
+}
+
+int tfs_fileid_eq(const struct tfs_fileid *id, const struct stat *st)
+{
+	return id->dev == st->st_dev && id->ino == st->st_ino &&
+	       id->ctim.tv_sec == st->st_ctim.tv_sec && id->ctim.tv_nsec == st->st_ctim.tv_nsec &&
+	       id->size == st->st_size;
 }
 
 int tfs_mc_get(const struct stat *st, struct tfs_meta *m)
@@ -44,7 +54,7 @@ int tfs_mc_get(const struct stat *st, struct tfs_meta *m)
 	int hit;
 
 	pthread_mutex_lock(&mu);
-	hit = same(e, st);
+	hit = e->used && tfs_fileid_eq(&e->id, st);
 	if (hit) {
 		*m = e->meta;
 		hits++;
@@ -56,17 +66,13 @@ int tfs_mc_get(const struct stat *st, struct tfs_meta *m)
 void tfs_mc_put(const struct stat *st, const struct tfs_meta *m)
 {
 	struct entry *e = &cache[st->st_ino % SLOTS];
+	struct tfs_fileid id;
 
-	/* Whole seconds: a daemon that does not keep st_ctim in step (records without
-	 * ctime_ns) gives nothing to check against, so such tensors are not remembered. */
-	if (!S_ISREG(st->st_mode) || st->st_ctim.tv_nsec == 0)
+	if (!tfs_fileid_set(&id, st))
 		return;
 	pthread_mutex_lock(&mu);
 	e->used = 1;
-	e->dev = st->st_dev;
-	e->ino = st->st_ino;
-	e->ctim = st->st_ctim;
-	e->size = st->st_size;
+	e->id = id;
 	e->meta = *m;
 	pthread_mutex_unlock(&mu);
 }
