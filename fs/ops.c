@@ -886,8 +886,9 @@ static int op_setxattr(const char *path, const char *name, const char *value, si
 	int rc = tfs_xattr_set(nm(path), name, value, size, flags);
 
 	/* A reshape changes the size, which the kernel keeps (it only marks ctime stale
-	 * after a setxattr): its next stat must ask, not answer from what it has. */
-	if (rc == 0)
+	 * after a setxattr): its next stat must ask, not answer from what it has. The
+	 * user's own attributes and the written mark (user.tensorfs.event) change neither. */
+	if (rc == 0 && strncmp(name, "user.tensor.", 12) == 0)
 		tfs_kc_forget(nm(path));
 	return rc;
 }
@@ -901,7 +902,7 @@ static int op_removexattr(const char *path, const char *name)
 {
 	int rc = tfs_xattr_remove(nm(path), name);
 
-	if (rc == 0)
+	if (rc == 0 && strncmp(name, "user.tensor.", 12) == 0)
 		tfs_kc_forget(nm(path));
 	return rc;
 }
