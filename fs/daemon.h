@@ -150,12 +150,10 @@ int tfs_wb_save(const char *key, const struct tfs_meta *m, int replace);
 /* While on, the calling thread's writes wake the writer only when it turns it off (or
  * waits for the writer): FUSE workers, around a request, so the reply goes first. */
 void tfs_wb_defer_wakes(int on);
-/* Queue a command and wait for its reply (after everything queued before it): for the
- * writes whose answer matters (claiming a name). NULL with *rc -EIO/-EPROTO/-ENOMEM. */
-redisReply *tfs_wb_callf(int *rc, const char *fmt, ...);
-/* tfs_wb_callf in two halves, so that several calls share one round trip: queue the
- * command (NULL with *rc -EIO/-ENOMEM), and later wait for its reply, which frees the
- * call. Every call sent must be waited for. */
+/* A command whose reply matters (claiming a name), answered after everything queued
+ * before it, in two halves so that several calls share one round trip: queue the command
+ * (NULL with *rc -EIO/-ENOMEM), and later wait for its reply (NULL with *rc
+ * -EIO/-EPROTO), which frees the call. Every call sent must be waited for. */
 struct tfs_wb_call;
 struct tfs_wb_call *tfs_wb_sendf(int *rc, const char *fmt, ...);
 redisReply *tfs_wb_wait(struct tfs_wb_call *call, int *rc);
@@ -186,24 +184,21 @@ int tfs_table_init(struct tfs_table *tb);
 struct tfs_tensor *tfs_table_find(const char *name);
 /* 1 when name's last component is one of libfuse's .fuse_hidden names. */
 int tfs_is_hidden(const char *name);
-/* Creates an empty tensor (bytes 0) named name with its record; refs: linked = 1 plus
- * opens. 0 or -EEXIST/-ENOENT (no parent dir)/-EIO. */
-int tfs_tensor_create(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,
-		      mode_t mode, int open, struct tfs_tensor **out);
 /* A create in two halves, so that the queue worker sends the claims of a batch of creates
  * in one round trip: tfs_tensor_claim makes the checks of a create and sends the claim of
- * the name (0 with *claim set, or tfs_tensor_create's errors); tfs_tensor_create_claimed
- * (claim NULL: claims now) makes the tensor, shaped to dt and sh when sh is not NULL (the
- * memory is allocated while the claim is on its way), and awaits the claim before it
- * writes anything. Nothing may change the name between the two: hold ns throughout. Its
- * errors: tfs_tensor_create's and tfs_tensor_shape's. A claim not used goes to
- * tfs_tensor_claim_drop. */
+ * the name (0 with *claim set, or -EEXIST/-EINVAL (no such device)/-ENOENT (no parent
+ * dir)/-EIO); tfs_tensor_create_claimed (claim NULL: claims now) makes the tensor, empty
+ * (bytes 0) or shaped to dt and sh when sh is not NULL (the memory is allocated while the
+ * claim is on its way), with its record; refs: linked = 1 plus open. It awaits the claim
+ * before it writes anything. Nothing may change the name between the two: hold ns
+ * throughout. Its errors: tfs_tensor_claim's and tfs_tensor_shape's. A claim not used
+ * goes to tfs_tensor_claim_drop. */
 int tfs_tensor_claim(const char *name, int device, struct tfs_wb_call **claim);
 int tfs_tensor_create_claimed(struct tfs_wb_call *claim, const char *name, tfs_dtype dt,
 			      const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
 			      mode_t mode, int open, struct tfs_tensor **out);
 void tfs_tensor_claim_drop(const char *name, struct tfs_wb_call *claim);
-/* tfs_tensor_create for a name the caller has claimed already (tfs_tensor_claim, then
+/* tfs_tensor_create_claimed for a name the caller has claimed already (tfs_tensor_claim, then
  * tfs_rec_link_wait answered 0): on error the name is given back. f, when not NULL, is the
  * file it is created open for (as tfs_tensor_get_open, in the same record write). */
 int tfs_tensor_create_linked(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,
@@ -319,7 +314,6 @@ int64_t tfs_now(void);
 
 /* loop.c: serves FUSE requests with nworkers threads until unmount or a signal ends the
  * session. 0, or a negative errno if receiving failed. */
-struct fuse;
 int tfs_loop_run(struct fuse *fuse, int nworkers);
 /* The FUSE opcode (linux/fuse.h) the calling worker is serving, 0 outside one: libfuse's
  * high-level API calls getattr for LOOKUP and GETATTR alike, and they answer a gone name

@@ -900,11 +900,7 @@ static int op_listxattr(const char *path, char *list, size_t size)
 
 static int op_removexattr(const char *path, const char *name)
 {
-	int rc = tfs_xattr_remove(nm(path), name);
-
-	if (rc == 0 && strncmp(name, "user.tensor.", 12) == 0)
-		tfs_kc_forget(nm(path));
-	return rc;
+	return tfs_xattr_remove(nm(path), name);
 }
 
 /* Whether a pipe may hold a whole read reply. libfuse splices a reply only into a pipe

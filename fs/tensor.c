@@ -328,12 +328,6 @@ int tfs_tensor_create_linked(const char *name, tfs_dtype dt, int device, uid_t u
 	return rc;
 }
 
-int tfs_tensor_create(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,
-		      mode_t mode, int open, struct tfs_tensor **out)
-{
-	return tfs_tensor_create_claimed(NULL, name, dt, NULL, device, uid, gid, mode, open, out);
-}
-
 static int export(struct tfs_tensor *t)
 {
 	int rc;

@@ -26,8 +26,7 @@
 
 #define BATCH_MAX 512
 
-/* A command whose reply a caller wants: on the caller's stack for tfs_wb_callf, on the
- * heap from tfs_wb_sendf until tfs_wb_wait takes it. */
+/* A command whose reply a caller wants: from tfs_wb_sendf until tfs_wb_wait takes it. */
 struct tfs_wb_call {
 	redisReply *reply;
 	int rc, done;
@@ -295,22 +294,6 @@ int tfs_wb_cmdf(const char *fmt, ...)
 	n = redisvFormatCommand(&cmd, fmt, ap);
 	va_end(ap);
 	return enqueue(cmd, n, NULL);
-}
-
-redisReply *tfs_wb_callf(int *rc, const char *fmt, ...)
-{
-	struct tfs_wb_call w = { NULL, 0, 0 };
-	char *cmd = NULL;
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = redisvFormatCommand(&cmd, fmt, ap);
-	va_end(ap);
-	*rc = enqueue(cmd, n, &w);
-	if (*rc)
-		return NULL;
-	return call_wait(&w, rc);
 }
 
 struct tfs_wb_call *tfs_wb_sendf(int *rc, const char *fmt, ...)
