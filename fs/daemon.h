@@ -187,13 +187,15 @@ int tfs_is_hidden(const char *name);
 /* A create in two halves, so that the queue worker sends the claims of a batch of creates
  * in one round trip: tfs_tensor_claim makes the checks of a create and sends the claim of
  * the name (0 with *claim set, or -EEXIST/-EINVAL (no such device)/-ENOENT (no parent
- * dir)/-EIO); tfs_tensor_create_claimed (claim NULL: claims now) makes the tensor, empty
- * (bytes 0) or shaped to dt and sh when sh is not NULL (the memory is allocated while the
- * claim is on its way), with its record; refs: linked = 1 plus open. It awaits the claim
- * before it writes anything. Nothing may change the name between the two: hold ns
- * throughout. Its errors: tfs_tensor_claim's and tfs_tensor_shape's. A claim not used
- * goes to tfs_tensor_claim_drop. */
-int tfs_tensor_claim(const char *name, int device, struct tfs_wb_call **claim);
+ * dir)/-EIO; parent_rec as tfs_rec_link_send's); tfs_tensor_create_claimed makes the
+ * tensor, empty (bytes 0) or shaped to dt and sh when sh is not NULL (the memory is
+ * allocated while the claim is on its way), with its record; refs: linked = 1 plus open.
+ * It awaits the claim before it writes anything. Nothing may change the name between the
+ * two: hold ns throughout. Its errors: tfs_tensor_claim's and tfs_tensor_shape's. A claim
+ * not used goes to tfs_tensor_claim_drop. */
+struct tfs_dirrec;
+int tfs_tensor_claim(const char *name, int device, const struct tfs_dirrec *parent_rec,
+		     struct tfs_wb_call **claim);
 int tfs_tensor_create_claimed(struct tfs_wb_call *claim, const char *name, tfs_dtype dt,
 			      const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
 			      mode_t mode, int open, struct tfs_tensor **out);
@@ -250,8 +252,11 @@ int tfs_rec_dir_write(const char *name, const struct tfs_dirrec *d);
  * -ENOENT when the parent directory does not exist. */
 int tfs_rec_link(const char *name, char type);
 /* tfs_rec_link in two halves: the checks and the claim sent (0 with *claim set, or the
- * errors above but -EEXIST), then its answer awaited (0, -EEXIST or -EIO). */
-int tfs_rec_link_send(const char *name, char type, struct tfs_wb_call **claim);
+ * errors above but -EEXIST), then its answer awaited (0, -EEXIST or -EIO). parent_rec:
+ * the parent's record, which the caller read under ns just before (so it exists); NULL:
+ * read it here. */
+int tfs_rec_link_send(const char *name, char type, const struct tfs_dirrec *parent_rec,
+		      struct tfs_wb_call **claim);
 int tfs_rec_link_wait(const char *name, char type, struct tfs_wb_call *claim);
 int tfs_rec_unlink(const char *name);
 /* Looks up the entry type of name in its parent: 't', 'd', or -ENOENT. */

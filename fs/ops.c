@@ -370,7 +370,7 @@ static int new_file(const char *path, mode_t mode, struct fuse_file_info *fi)
 	if (rc)
 		goto out;
 	device = d.has_device ? d.device : tfs_d.o.device;
-	rc = tfs_tensor_claim(name, device, &claim);
+	rc = tfs_tensor_claim(name, device, &d, &claim);
 	if (rc)
 		goto out;
 	/* The claim's answer comes behind whatever the write-behind queue holds: wait for it

@@ -107,34 +107,51 @@ static int local_create(const struct tfs_cmd *c, int from_node_queue)
 	return !c->node[0] || strcmp(c->node, tfs_d.o.node) == 0 || from_node_queue;
 }
 
-/* claim: the name claimed ahead by preclaim (pd: the parent's record then), or NULL to
+/* The record of the directory c's tensor goes in. 0, -ENOENT or -EIO. */
+static int parent_of(const struct tfs_cmd *c, struct tfs_dirrec *d)
+{
+	char parent[4096];
+	const char *base;
+
+	tfs_split(c->name, parent, sizeof(parent), &base);
+	return tfs_rec_dir(parent, d);
+}
+
+static const char *create_err(int rc)
+{
+	return rc == -EEXIST ? "name exists" : rc == -EINVAL ? "no such device" :
+	       rc == -ENOSPC ? "out of device memory" : "cannot create";
+}
+
+/* cl: the name claimed ahead by preclaim (pd: the parent's record then), or NULL to
  * claim it now. */
-static void do_create(const struct tfs_cmd *c, struct tfs_wb_call *claim,
+static void do_create(const struct tfs_cmd *c, struct tfs_wb_call *cl,
 		      const struct tfs_dirrec *pd)
 {
 	struct tfs_dirrec d;
 	struct tfs_tensor *t;
-	char parent[4096];
-	const char *base;
-	int rc = 0;
+	int rc;
 
-	if (claim) {
+	if (cl) {
 		d = *pd;
 	} else {
-		tfs_split(c->name, parent, sizeof(parent), &base);
-		rc = tfs_rec_dir(parent, &d);
-	}
-	if (rc) {
-		reply_err(c, -rc, rc == -ENOENT ? "parent directory does not exist" : "Redis error");
-		return;
+		rc = parent_of(c, &d);
+		if (rc) {
+			reply_err(c, -rc, rc == -ENOENT ? "parent directory does not exist" :
+				  "Redis error");
+			return;
+		}
+		rc = tfs_tensor_claim(c->name, create_device(c, &d), &d, &cl);
+		if (rc) {
+			reply_err(c, -rc, create_err(rc));
+			return;
+		}
 	}
 	/* Made shaped: one record write, and the allocation overlaps the claim's round trip. */
-	rc = tfs_tensor_create_claimed(claim, c->name, c->dtype, &c->shape, create_device(c, &d),
+	rc = tfs_tensor_create_claimed(cl, c->name, c->dtype, &c->shape, create_device(c, &d),
 				       geteuid(), getegid(), 0644, 0, &t);
 	if (rc) {
-		reply_err(c, -rc, rc == -EEXIST ? "name exists" : rc == -EINVAL ?
-			  "no such device" : rc == -ENOSPC ? "out of device memory" :
-			  "cannot create");
+		reply_err(c, -rc, create_err(rc));
 		return;
 	}
 	tfs_log(LOG_DEBUG, "queue: created %s", c->name);
@@ -160,19 +177,15 @@ static int named_before(const struct qcmd *q, size_t i)
  * chunk is done, so no name changes meanwhile. */
 static void preclaim(struct qcmd *q, size_t n, int from_node_queue)
 {
-	char parent[4096];
-	const char *base;
-
 	for (size_t i = 0; i < n; i++) {
 		const struct tfs_cmd *c = &q[i].c;
 
 		if (q[i].rc || c->op != TFS_OP_CREATE || !local_create(c, from_node_queue) ||
 		    tfs_is_hidden(c->name) || named_before(q, i))
 			continue;
-		tfs_split(c->name, parent, sizeof(parent), &base);
-		if (tfs_rec_dir(parent, &q[i].parent))
-			continue;
-		if (tfs_tensor_claim(c->name, create_device(c, &q[i].parent), &q[i].claim))
+		if (parent_of(c, &q[i].parent) ||
+		    tfs_tensor_claim(c->name, create_device(c, &q[i].parent), &q[i].parent,
+				     &q[i].claim))
 			q[i].claim = NULL;
 	}
 }

@@ -149,7 +149,8 @@ int tfs_rec_dir_write(const char *name, const struct tfs_dirrec *d)
 	return 0;
 }
 
-int tfs_rec_link_send(const char *name, char type, struct tfs_wb_call **claim)
+int tfs_rec_link_send(const char *name, char type, const struct tfs_dirrec *parent_rec,
+		      struct tfs_wb_call **claim)
 {
 	char parent[4096], key[KEYMAX], t[2] = { type, 0 };
 	const char *base;
@@ -164,7 +165,7 @@ int tfs_rec_link_send(const char *name, char type, struct tfs_wb_call **claim)
 	/* The parent's record (usually cached) says it exists. The claim goes through the
 	 * write-behind connection, not a script: Redis 7.0 does not apply NOLOOP to writes a
 	 * script makes, and each claim would then drop this node's cached directory. */
-	if ((rc = tfs_rec_dir(parent, &d)))
+	if (!parent_rec && (rc = tfs_rec_dir(parent, &d)))
 		return rc;
 	*claim = tfs_wb_sendf(&rc, "HSETNX %s %s %s", key, base, t);
 	return *claim ? 0 : rc == -ENOMEM ? rc : -EIO;
@@ -192,7 +193,7 @@ int tfs_rec_link_wait(const char *name, char type, struct tfs_wb_call *claim)
 int tfs_rec_link(const char *name, char type)
 {
 	struct tfs_wb_call *claim;
-	int rc = tfs_rec_link_send(name, type, &claim);
+	int rc = tfs_rec_link_send(name, type, NULL, &claim);
 
 	return rc ? rc : tfs_rec_link_wait(name, type, claim);
 }

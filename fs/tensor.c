@@ -210,12 +210,13 @@ static int create_check(const char *name, int device, char *key, size_t size)
 	return 0;
 }
 
-int tfs_tensor_claim(const char *name, int device, struct tfs_wb_call **claim)
+int tfs_tensor_claim(const char *name, int device, const struct tfs_dirrec *parent_rec,
+		     struct tfs_wb_call **claim)
 {
 	char key[KEYMAX];
 	int rc = create_check(name, device, key, sizeof(key));
 
-	return rc ? rc : tfs_rec_link_send(name, 't', claim);
+	return rc ? rc : tfs_rec_link_send(name, 't', parent_rec, claim);
 }
 
 void tfs_tensor_claim_drop(const char *name, struct tfs_wb_call *claim)
@@ -227,8 +228,8 @@ void tfs_tensor_claim_drop(const char *name, struct tfs_wb_call *claim)
 static int shape_set(struct tfs_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
 		     int busy_check);
 
-/* linked: the name is ours already (tfs_tensor_create_linked). */
-static int create_made(struct tfs_wb_call *claim, int linked, const char *name, tfs_dtype dt,
+/* claim NULL: the name is ours already (tfs_tensor_create_linked). */
+static int create_made(struct tfs_wb_call *claim, const char *name, tfs_dtype dt,
 		       const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
 		       mode_t mode, int open, struct tfs_tensor **out)
 {
@@ -240,12 +241,10 @@ static int create_made(struct tfs_wb_call *claim, int linked, const char *name, 
 	if ((rc = create_check(name, device, key, sizeof(key)))) {
 		if (claim)
 			tfs_tensor_claim_drop(name, claim);
-		else if (linked)
+		else
 			tfs_rec_unlink(name);
 		return rc;
 	}
-	if (!claim && !linked && (rc = tfs_rec_link(name, 't')))
-		return rc;
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		rc = -ENOMEM;
@@ -307,7 +306,7 @@ int tfs_tensor_create_claimed(struct tfs_wb_call *claim, const char *name, tfs_d
 			      const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
 			      mode_t mode, int open, struct tfs_tensor **out)
 {
-	return create_made(claim, 0, name, dt, sh, device, uid, gid, mode, open, out);
+	return create_made(claim, name, dt, sh, device, uid, gid, mode, open, out);
 }
 
 static void attach(struct tfs_tensor *t, struct tfs_file *f)
@@ -321,7 +320,7 @@ int tfs_tensor_create_linked(const char *name, tfs_dtype dt, int device, uid_t u
 			     mode_t mode, struct tfs_file *f, struct tfs_tensor **out)
 {
 	/* Created open, so the record's first write counts the open. */
-	int rc = create_made(NULL, 1, name, dt, NULL, device, uid, gid, mode, f != NULL, out);
+	int rc = create_made(NULL, name, dt, NULL, device, uid, gid, mode, f != NULL, out);
 
 	if (rc == 0 && f)
 		attach(*out, f);
