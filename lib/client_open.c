@@ -110,39 +110,37 @@ out:
 	return rc;
 }
 
-/* by_path: fd was just opened by path, so its attributes are fresh (meta_cache.c). */
-static int open_owned_fd(int fd, int by_path, tfs_tensor **out)
+/* st: fd's attributes when it was just opened by path, so that they are current
+ * (meta_cache.c): then the metadata may be remembered and fd shared. NULL for a
+ * descriptor opened who knows when. */
+static int open_owned_fd(int fd, const struct stat *st, tfs_tensor **out)
 {
 	struct tfs_meta m;
-	struct stat st;
-	int rc, acc, have_st = 0;
+	struct stat dst;
+	int rc, acc;
 
-	/* By path the attributes come from the kernel's cache, current (meta_cache.c), no
-	 * FUSE request; by descriptor fstat only when the metadata is missing, to tell a
-	 * directory: each request costs ~15 µs. */
-	if (by_path && fstat(fd, &st) == 0) {
-		have_st = 1;
-		if (S_ISDIR(st.st_mode)) {
-			rc = tfs_seterr(-EISDIR, "a directory is not a tensor");
-			goto fail;
-		}
+	if (st && S_ISDIR(st->st_mode)) {
+		rc = tfs_seterr(-EISDIR, "a directory is not a tensor");
+		goto fail;
 	}
-	if (!(have_st && tfs_mc_get(&st, &m))) {
+	if (!(st && tfs_mc_get(st, &m))) {
 		if ((rc = read_meta(fd, &m))) {
-			if (!have_st && (rc == -ENODATA || rc == -ENOTSUP) &&
-			    fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+			/* By descriptor fstat only now, to tell a directory: it costs a FUSE
+			 * request (~15 µs). */
+			if (!st && (rc == -ENODATA || rc == -ENOTSUP) &&
+			    fstat(fd, &dst) == 0 && S_ISDIR(dst.st_mode))
 				rc = tfs_seterr(-EISDIR, "a directory is not a tensor");
 			goto fail;
 		}
-		if (have_st)
-			tfs_mc_put(&st, &m);
+		if (st)
+			tfs_mc_put(st, &m);
 	}
 	acc = fcntl(fd, F_GETFL) & O_ACCMODE;
 	if ((rc = tfs_tensor_from_meta(&m, fd, acc != O_RDONLY, out)))
 		return rc;
-	if (have_st) {
-		tfs_fds_add(&st, fd, acc);
-		(*out)->held_ino = st.st_ino;
+	if (st) {
+		tfs_fds_add(st, fd, acc);
+		(*out)->held_ino = st->st_ino;
 	}
 	return 0;
 fail:
@@ -151,33 +149,41 @@ fail:
 }
 
 /* A tensor this process holds open already, unchanged, opened again without asking the
- * daemon (fd_share.c); -1 when there is none to share. The stat and the access check are
- * answered by the kernel from the attributes it keeps, current as for meta_cache.c. */
-static int dup_held(const char *path, int acc)
+ * daemon (fd_share.c), *st filled; -1 when there is none to share. The stat and the
+ * access check are answered by the kernel from the attributes it keeps, current as for
+ * meta_cache.c. */
+static int dup_held(const char *path, int acc, struct stat *st)
 {
 	static const int mode[] = { [O_RDONLY] = R_OK, [O_WRONLY] = W_OK, [O_RDWR] = R_OK | W_OK };
-	struct stat st;
+	int fd;
 
-	if (!tfs_fds_any() || acc > O_RDWR || stat(path, &st) || !S_ISREG(st.st_mode))
+	if (!tfs_fds_any() || acc > O_RDWR || stat(path, st) || !S_ISREG(st->st_mode))
 		return -1;
+	fd = tfs_fds_dup(st, acc);
 	/* Holding a descriptor is no licence to open anew: a chmod since counts. */
-	if (faccessat(AT_FDCWD, path, mode[acc], AT_EACCESS))
+	if (fd >= 0 && faccessat(AT_FDCWD, path, mode[acc], AT_EACCESS)) {
+		close(fd);
 		return -1;
-	return tfs_fds_dup(&st, acc);
+	}
+	return fd;
 }
 
 int tfs_open(const char *path, int flags, tfs_tensor **out)
 {
 	int fd, acc = flags & O_ACCMODE;
+	struct stat st;
 
 	if (!path || !out)
 		return tfs_seterr(-EINVAL, "tfs_open: NULL argument");
-	fd = dup_held(path, acc);
-	if (fd < 0)
-		fd = open(path, acc | O_CLOEXEC);
+	fd = dup_held(path, acc, &st);
+	if (fd >= 0)
+		return open_owned_fd(fd, &st, out);
+	fd = open(path, acc | O_CLOEXEC);
 	if (fd < 0)
 		return tfs_seterr(-errno, "%s: %s", path, tfs_strerror(errno));
-	return open_owned_fd(fd, 1, out);
+	/* The attributes come from the kernel's cache, current (meta_cache.c): no FUSE
+	 * request. */
+	return open_owned_fd(fd, fstat(fd, &st) == 0 ? &st : NULL, out);
 }
 
 int tfs_open_fd(int fd, tfs_tensor **out)
@@ -189,7 +195,7 @@ int tfs_open_fd(int fd, tfs_tensor **out)
 	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (dfd < 0)
 		return tfs_seterr(-errno, "dup: %s", tfs_strerror(errno));
-	return open_owned_fd(dfd, 0, out);
+	return open_owned_fd(dfd, NULL, out);
 }
 
 int tfs_open_meta(const char *json, size_t len, tfs_tensor **out)
