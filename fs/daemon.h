@@ -28,6 +28,7 @@ struct tfs_opts {
 	int debug;
 	int allow_other;
 	int page_cache;              /* --page-cache: no direct_io (measurement only) */
+	double entry_timeout;        /* -o entry_timeout: seconds the kernel keeps a name */
 	int show_help;
 	int show_version;
 };
@@ -47,7 +48,6 @@ struct tfs_tensor {
 	struct tfs_meta meta;        /* meta.refcount is the count below, kept in step */
 	struct tfs_alloc *alloc;     /* NULL while bytes == 0 */
 	int linked;                  /* the name's reference */
-	char *hidden;                /* libfuse's .fuse_hidden name while unlinked and open */
 	int64_t opens;               /* open file handles on the mount */
 	struct tfs_holder *holders;  /* queue holders, each with its count */
 	struct tfs_file *files;      /* open files, for EBUSY on reshape */
@@ -179,11 +179,10 @@ void tfs_split(const char *name, char *parent, size_t psize, const char **base);
 
 /* --- tensor table and lifetime (tensor.c); callers hold tfs_d.ns --- */
 int tfs_table_init(struct tfs_table *tb);
-/* The linked tensor named name, or an unlinked one still open under the hidden name
- * libfuse gave it; NULL when neither. */
+/* The linked tensor named name; NULL when there is none. */
 struct tfs_tensor *tfs_table_find(const char *name);
-/* 1 when name's last component is one of libfuse's .fuse_hidden names. */
-int tfs_is_hidden(const char *name);
+/* The tensor whose Redis key is key (an unlinked one's too); NULL when there is none. */
+struct tfs_tensor *tfs_table_find_key(const char *key);
 /* A create in two halves, so that the queue worker sends the claims of a batch of creates
  * in one round trip: tfs_tensor_claim makes the checks of a create and sends the claim of
  * the name (0 with *claim set, or -EEXIST/-EINVAL (no such device)/-ENOENT (no parent
@@ -218,7 +217,9 @@ int tfs_tensor_save(struct tfs_tensor *t);
 /* Reference changes; when the count reaches 0 the memory and the record go. */
 void tfs_tensor_put_open(struct tfs_file *f);
 int tfs_tensor_get_open(struct tfs_tensor *t, struct tfs_file *f);
-int tfs_tensor_unlink(struct tfs_tensor *t);
+/* Drops the name's reference. When the tensor lives on (open or held), *ukey (when ukey
+ * is not NULL) is a malloc'd copy of the key it lives under now, else NULL. */
+int tfs_tensor_unlink(struct tfs_tensor *t, char **ukey);
 int tfs_tensor_rename(struct tfs_tensor *t, const char *newname);
 int tfs_tensor_hold(struct tfs_tensor *t, const char *node, int64_t pid);
 /* Drops one hold of (node, pid); -ENOENT when it holds none. */
@@ -261,6 +262,18 @@ int tfs_rec_link_wait(const char *name, char type, struct tfs_wb_call *claim);
 int tfs_rec_unlink(const char *name);
 /* Looks up the entry type of name in its parent: 't', 'd', or -ENOENT. */
 int tfs_rec_type(const char *name);
+/* The entries of directory name: its HGETALL reply (the caller frees it), or -ENOENT,
+ * -ENOTDIR, -EIO. */
+int tfs_rec_dir_entries(const char *name, redisReply **out);
+/* rmdir: -ENOTDIR, -ENOTEMPTY, -ENOENT, -EBUSY (the root), -EIO. */
+int tfs_rec_rmdir(const char *name);
+/* Removes a tensor record and its name, for records with no tensor behind them. */
+int tfs_rec_remove_tensor(const char *name);
+/* Moves directory from and everything under it to to (which must not exist): -EREMOTE
+ * when another node's tensor is inside, -EEXIST, -EIO. Caller holds ns. */
+int tfs_rec_move_dir(const char *from, const char *to);
+/* dir + "/" + name (just name when dir is ""), malloc'd; NULL when out of memory. */
+char *tfs_path_join(const char *dir, const char *name);
 
 /* --- directory cache (dcache.c), kept coherent by Redis client tracking --- */
 int tfs_dc_start(void);
@@ -287,29 +300,38 @@ void tfs_dc_set_type(const char *parent, const char *base, int type);
 void tfs_dc_forget(const char *name);
 
 /* --- the kernel's name cache (kcache.c) --- */
-struct fuse_config;
-struct fuse;
-/* From op_init: takes the entry_timeout libfuse parsed (-o entry_timeout) and sets it to
- * 0 until tfs_kc_tracking(1). */
-void tfs_kc_init(struct fuse *fuse, struct fuse_config *cfg);
+struct fuse_session;
+/* Starts the thread that drops names from the kernel; entry_timeout: what -o
+ * entry_timeout asked for (0: names are never kept). 0 or a negative errno. */
+int tfs_kc_start(struct fuse_session *se, double entry_timeout);
+/* Stops it (before the session is unmounted); names still waiting are dropped. */
+void tfs_kc_stop(void);
+/* The entry_timeout of a lookup reply now: 0 while changes made elsewhere are not heard. */
+double tfs_kc_entry_timeout(void);
 /* Whether changes made elsewhere are being reported: lookups are cached only then. */
 void tfs_kc_tracking(int on);
-/* name (no leading slash) changed without this kernel seeing it: its cached attributes
- * go. Must not be called by a thread that holds a lock a FUSE read may wait for (the
- * kernel may wait for a page lock held across a read); ns is safe (reads do not take it). */
+/* name (no leading slash) changed without this kernel seeing it: its attributes go at
+ * once, the name soon after (from the notifier thread). Safe under ns. */
 void tfs_kc_forget(const char *name);
+/* Node id's attributes changed without the kernel seeing it (a mode the daemon changed
+ * itself): they go at once. Safe under ns and in a request on that node. */
+void tfs_kc_forget_attr(uint64_t id);
 
 /* --- queue worker (queue.c) --- */
 int tfs_queue_start(void);
 void tfs_queue_stop(void);
 
-/* --- FUSE operations (ops.c, xattr.c) --- */
-struct fuse_operations;
-extern const struct fuse_operations tfs_ops;
-int tfs_xattr_get(const char *path, const char *name, char *value, size_t size);
-int tfs_xattr_set(const char *path, const char *name, const char *value, size_t size, int flags);
-int tfs_xattr_list(const char *path, char *list, size_t size);
-int tfs_xattr_remove(const char *path, const char *name);
+/* --- FUSE operations (ops_*.c), extended attributes (xattr.c) --- */
+struct fuse_lowlevel_ops;
+extern const struct fuse_lowlevel_ops tfs_ops;
+/* What each means (README); w: a path or an unlinked tensor's key (node.h). The high-level
+ * conventions: a length or a negative errno; size 0 asks for the length. They take ns. */
+struct tfs_where;
+int tfs_xattr_get(const struct tfs_where *w, const char *name, char *value, size_t size);
+int tfs_xattr_set(const struct tfs_where *w, const char *name, const char *value, size_t size,
+		  int flags, pid_t pid);
+int tfs_xattr_list(const struct tfs_where *w, char *list, size_t size);
+int tfs_xattr_remove(const struct tfs_where *w, const char *name);
 
 /* --- private redis-server (spawn.c) --- */
 int tfs_spawn_redis(char *url, size_t urlsize);
@@ -319,10 +341,6 @@ int64_t tfs_now(void);
 
 /* loop.c: serves FUSE requests with nworkers threads until unmount or a signal ends the
  * session. 0, or a negative errno if receiving failed. */
-int tfs_loop_run(struct fuse *fuse, int nworkers);
-/* The FUSE opcode (linux/fuse.h) the calling worker is serving, 0 outside one: libfuse's
- * high-level API calls getattr for LOOKUP and GETATTR alike, and they answer a gone name
- * differently (ops.c). */
-extern __thread uint32_t tfs_req_opcode;
+int tfs_loop_run(struct fuse_session *se, int nworkers);
 
 #endif

@@ -15,9 +15,7 @@
 #define FUSE_USE_VERSION 312
 
 #include <errno.h>
-#include <fuse.h>
 #include <fuse_lowlevel.h>
-#include <linux/fuse.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -36,8 +34,6 @@ struct worker {
 	int started;
 	struct fuse_buf fbuf;
 };
-
-__thread uint32_t tfs_req_opcode;
 
 static struct {
 	struct fuse_session *se;
@@ -70,18 +66,15 @@ static void *worker_main(void *arg)
 			fuse_session_exit(lp.se);
 			break;
 		}
-		tfs_req_opcode = (size_t)res >= sizeof(struct fuse_in_header) ?
-			((const struct fuse_in_header *)w->fbuf.mem)->opcode : 0;
 		tfs_wb_defer_wakes(1);
 		fuse_session_process_buf(lp.se, &w->fbuf);
 		tfs_wb_defer_wakes(0);
-		tfs_req_opcode = 0;
 	}
 	sem_post(&lp.finish);
 	return NULL;
 }
 
-int tfs_loop_run(struct fuse *fuse, int nworkers)
+int tfs_loop_run(struct fuse_session *se, int nworkers)
 {
 	struct worker *ws;
 	sigset_t all, old;
@@ -102,15 +95,11 @@ int tfs_loop_run(struct fuse *fuse, int nworkers)
 			goto out_bufs;
 		}
 	}
-	lp.se = fuse_get_session(fuse);
+	lp.se = se;
 	lp.err = 0;
 	if (sem_init(&lp.finish, 0, 0)) {
 		rc = -errno;
 		goto out_bufs;
-	}
-	if (fuse_start_cleanup_thread(fuse)) {
-		rc = -ENOMEM;
-		goto out_sem;
 	}
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -139,10 +128,8 @@ int tfs_loop_run(struct fuse *fuse, int nworkers)
 	for (i = 0; i < nworkers; i++)
 		if (ws[i].started)
 			pthread_join(ws[i].thread, NULL);
-	fuse_stop_cleanup_thread(fuse);
 	if (!rc)
 		rc = lp.err;
-out_sem:
 	sem_destroy(&lp.finish);
 out_bufs:
 	if (!region)

@@ -3,7 +3,6 @@
 #define FUSE_USE_VERSION 312
 #include <errno.h>
 #include <fcntl.h>
-#include <fuse.h>
 #include <fuse_lowlevel.h>
 #include <signal.h>
 #include <stddef.h>
@@ -14,6 +13,7 @@
 
 #include "daemon.h"
 #include "log.h"
+#include "node.h"
 #include "strutil.h"
 
 struct tfs_daemon tfs_d = { .ns = PTHREAD_MUTEX_INITIALIZER };
@@ -38,6 +38,7 @@ static const struct fuse_opt opt_table[] = {
 	OPT("allow_other", allow_other),
 	OPT("--page-cache", page_cache),
 	OPT("page_cache", page_cache),
+	OPT("entry_timeout=%lf", entry_timeout),
 	FUSE_OPT_KEY("--foreground", KEY_FOREGROUND),
 	FUSE_OPT_KEY("--debug", KEY_DEBUG),
 	FUSE_OPT_KEY("-h", KEY_HELP),
@@ -229,19 +230,21 @@ int main(int argc, char *argv[])
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts cmd = { 0 };
 	struct tfs_opts *o = &tfs_d.o;
-	struct fuse *fuse = NULL;
+	struct fuse_session *se = NULL;
 	char hostname[256], url[512], err[256], mntopts[128];
 	int rc = 1, notify_fd = -1;
 	redisContext *c;
 
 	o->device = 0;
 	o->threads = -1;         /* not given */
+	o->entry_timeout = 1;
 	if (fuse_opt_parse(&args, o, opt_table, opt_proc) == -1)
 		return 1;
 	if (o->show_help) {
 		usage(argv[0]);
 		printf("\nFUSE options:\n");
-		fuse_lib_help(&args);
+		fuse_cmdline_help();
+		fuse_lowlevel_help();
 		return 0;
 	}
 	if (o->show_version) {
@@ -330,10 +333,16 @@ int main(int argc, char *argv[])
 	snprintf(mntopts, sizeof(mntopts), "-odefault_permissions,fsname=tensorfs,subtype=tensorfs,"
 		 "max_read=%d%s", 1 << 20, o->allow_other ? ",allow_other" : "");
 	fuse_opt_add_arg(&args, mntopts);
-	fuse = fuse_new(&args, &tfs_ops, sizeof(tfs_ops), NULL);
-	if (!fuse)
+	if (o->entry_timeout < 0) {
+		tfs_log(LOG_ERR, "entry_timeout must be >= 0");
 		goto out_redis;
-	if (fuse_mount(fuse, cmd.mountpoint)) {
+	}
+	if (tfs_node_init())
+		goto out_redis;
+	se = fuse_session_new(&args, &tfs_ops, sizeof(tfs_ops), NULL);
+	if (!se)
+		goto out_nodes;
+	if (fuse_session_mount(se, cmd.mountpoint)) {
 		tfs_log(LOG_ERR, "cannot mount on %s", cmd.mountpoint);
 		goto out_fuse;
 	}
@@ -357,8 +366,10 @@ int main(int argc, char *argv[])
 			tfs_d.be_ops->device_count(tfs_d.be));
 		goto out_backend;
 	}
-	if (fuse_set_signal_handlers(fuse_get_session(fuse)))
+	if (fuse_set_signal_handlers(se))
 		goto out_backend;
+	if (tfs_kc_start(se, o->entry_timeout))
+		goto out_signals;
 	if (tfs_wb_start() || tfs_dc_start())
 		goto out_signals;
 	if (tfs_queue_start())
@@ -368,9 +379,9 @@ int main(int argc, char *argv[])
 	notify_parent(&notify_fd, 0);
 
 	if (cmd.singlethread) {
-		rc = fuse_loop(fuse);
+		rc = fuse_session_loop(se);
 	} else {
-		rc = tfs_loop_run(fuse, o->threads);
+		rc = tfs_loop_run(se, o->threads);
 	}
 	/* libfuse reports the signal that ended the loop: SIGINT/SIGTERM/SIGHUP are the
 	 * clean way to stop a daemon, not a failure. */
@@ -384,10 +395,11 @@ int main(int argc, char *argv[])
 	tfs_ns_unlock();
 out_signals:
 	tfs_dc_stop();
+	tfs_kc_stop();
 	tfs_ns_stats_log();
 	tfs_wb_stop();       /* sends the shutdown's record deletes */
 	tfs_rl_close_thread();
-	fuse_remove_signal_handlers(fuse_get_session(fuse));
+	fuse_remove_signal_handlers(se);
 out_backend:
 	if (tfs_d.table.buckets) {
 		tfs_ns_lock();
@@ -397,9 +409,11 @@ out_backend:
 	}
 	tfs_d.be_ops->fini(tfs_d.be);
 out_unmount:
-	fuse_unmount(fuse);
+	fuse_session_unmount(se);
 out_fuse:
-	fuse_destroy(fuse);
+	fuse_session_destroy(se);
+out_nodes:
+	tfs_node_fini();
 out_redis:
 	tfs_rl_close_thread();
 	tfs_stop_redis();

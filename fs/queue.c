@@ -159,14 +159,12 @@ static void do_create(const struct tfs_cmd *c, struct tfs_wb_call *cl,
 	reply_ok(c, t);
 }
 
-/* Whether a command before q[i] in the chunk names the same tensor, or one libfuse hid
- * (which stands for a name not known here): then q[i]'s claim could not be answered
- * before those run, and it is made in turn. */
+/* Whether a command before q[i] in the chunk names the same tensor: then q[i]'s claim
+ * could not be answered before those run, and it is made in turn. */
 static int named_before(const struct qcmd *q, size_t i)
 {
 	for (size_t j = 0; j < i; j++)
-		if (!q[j].rc && (strcmp(q[j].c.name, q[i].c.name) == 0 ||
-				 tfs_is_hidden(q[j].c.name)))
+		if (!q[j].rc && strcmp(q[j].c.name, q[i].c.name) == 0)
 			return 1;
 	return 0;
 }
@@ -181,7 +179,7 @@ static void preclaim(struct qcmd *q, size_t n, int from_node_queue)
 		const struct tfs_cmd *c = &q[i].c;
 
 		if (q[i].rc || c->op != TFS_OP_CREATE || !local_create(c, from_node_queue) ||
-		    tfs_is_hidden(c->name) || named_before(q, i))
+		    named_before(q, i))
 			continue;
 		if (parent_of(c, &q[i].parent) ||
 		    tfs_tensor_claim(c->name, create_device(c, &q[i].parent), &q[i].parent,
@@ -237,7 +235,7 @@ static void process_one(struct qcmd *q, int from_node_queue)
 	struct tfs_meta m = t->meta;
 	m.refcount = tfs_tensor_refcount(t) - 1;
 	rc = tfs_tensor_release(t, node, c->pid);
-	if (rc == -ENOENT && (rc = tfs_tensor_unlink(t)) == 0)
+	if (rc == -ENOENT && (rc = tfs_tensor_unlink(t, NULL)) == 0)
 		tfs_kc_forget(c->name);
 	if (rc)
 		reply_err(c, -rc, "cannot delete");

@@ -261,3 +261,182 @@ int tfs_rec_type(const char *name)
 	freeReplyObject(r);
 	return rc;
 }
+
+char *tfs_path_join(const char *dir, const char *name)
+{
+	size_t dl = strlen(dir), nl = strlen(name);
+	char *p = malloc(dl + nl + 2);
+
+	if (!p)
+		return NULL;
+	memcpy(p, dir, dl);
+	if (dl)
+		p[dl++] = '/';
+	memcpy(p + dl, name, nl + 1);
+	return p;
+}
+
+int tfs_rec_dir_entries(const char *name, redisReply **out)
+{
+	char key[KEYMAX];
+	redisReply *r;
+	int rc;
+
+	*out = NULL;
+	rc = *name ? tfs_rec_type(name) : 'd';
+	if (rc < 0)
+		return rc;
+	if (rc != 'd')
+		return -ENOTDIR;
+	if ((rc = tfs_key(key, sizeof(key), "dirents", name)))
+		return rc;
+	r = tfs_rl_cmdf(&rc, "HGETALL %s", key);
+	if (!r)
+		return -EIO;
+	if (r->type != REDIS_REPLY_ARRAY) {
+		freeReplyObject(r);
+		return -EIO;
+	}
+	*out = r;
+	return 0;
+}
+
+static int dir_entries(const char *name, long long *n)
+{
+	char key[KEYMAX];
+	redisReply *r;
+	int rc;
+
+	if ((rc = tfs_key(key, sizeof(key), "dirents", name)))
+		return rc;
+	r = tfs_rl_cmdf(&rc, "HLEN %s", key);
+	if (!r)
+		return -EIO;
+	*n = r->integer;
+	freeReplyObject(r);
+	return 0;
+}
+
+static int del_keys(const char *kind1, const char *kind2, const char *name)
+{
+	char k1[KEYMAX], k2[KEYMAX];
+	redisReply *r;
+	int rc;
+
+	if (tfs_key(k1, sizeof(k1), kind1, name) || tfs_key(k2, sizeof(k2), kind2, name))
+		return -ENAMETOOLONG;
+	r = tfs_rl_cmdf(&rc, "DEL %s %s", k1, k2);
+	freeReplyObject(r);
+	tfs_dc_forget(name);
+	return r ? 0 : -EIO;
+}
+
+int tfs_rec_rmdir(const char *name)
+{
+	long long n;
+	int rc;
+
+	if (name[0] == '\0')
+		return -EBUSY;
+	rc = tfs_rec_type(name);
+	if (rc >= 0 && rc != 'd')
+		rc = -ENOTDIR;
+	if (rc >= 0)
+		rc = dir_entries(name, &n);
+	if (rc == 0 && n > 0)
+		rc = -ENOTEMPTY;
+	if (rc == 0)
+		rc = del_keys("dir", "dirents", name);
+	if (rc == 0)
+		rc = tfs_rec_unlink(name);
+	return rc;
+}
+
+int tfs_rec_remove_tensor(const char *name)
+{
+	int rc = del_keys("tensor", "tensor", name);
+
+	return rc ? rc : tfs_rec_unlink(name);
+}
+
+static int rename_key(const char *kind, const char *from, const char *to)
+{
+	char k1[KEYMAX], k2[KEYMAX];
+	redisReply *r;
+	int rc;
+
+	if (tfs_key(k1, sizeof(k1), kind, from) || tfs_key(k2, sizeof(k2), kind, to))
+		return -ENAMETOOLONG;
+	r = tfs_rl_cmdf(&rc, "EXISTS %s", k1);
+	if (!r)
+		return -EIO;
+	rc = r->integer ? 1 : 0;
+	freeReplyObject(r);
+	if (!rc)
+		return 0;
+	r = tfs_rl_cmdf(&rc, "RENAME %s %s", k1, k2);
+	freeReplyObject(r);
+	if (strcmp(kind, "tensor")) {
+		tfs_dc_forget(from);
+		tfs_dc_forget(to);
+	}
+	return r ? 0 : -EIO;
+}
+
+/* Walks a directory's subtree. check=1: fails with -EREMOTE when another node's tensor is
+ * inside (its owner keys its memory by name). check=0: moves every key to the new path. */
+static int move_tree(const char *from, const char *to, int check)
+{
+	char key[KEYMAX], a[4096], b[4096];
+	redisReply *r;
+	int rc = 0;
+
+	if ((rc = tfs_key(key, sizeof(key), "dirents", from)))
+		return rc;
+	r = tfs_rl_cmdf(&rc, "HGETALL %s", key);
+	if (!r)
+		return -EIO;
+	for (size_t i = 0; rc == 0 && i + 1 < r->elements; i += 2) {
+		const char *e = r->element[i]->str;
+		if (r->element[i]->type != REDIS_REPLY_STRING ||
+		    r->element[i + 1]->type != REDIS_REPLY_STRING)
+			continue;
+		if (snprintf(a, sizeof(a), "%s/%s", from, e) >= (int)sizeof(a) ||
+		    snprintf(b, sizeof(b), "%s/%s", to, e) >= (int)sizeof(b)) {
+			rc = -ENAMETOOLONG;
+			break;
+		}
+		if (r->element[i + 1]->str[0] == 'd') {
+			rc = move_tree(a, b, check);
+		} else if (check) {
+			if (!tfs_table_find(a))
+				rc = -EREMOTE;
+		} else {
+			struct tfs_tensor *t = tfs_table_find(a);
+			rc = t ? tfs_tensor_rename(t, b) : rename_key("tensor", a, b);
+		}
+	}
+	freeReplyObject(r);
+	if (rc == 0 && !check) {
+		rc = rename_key("dir", from, to);
+		if (rc == 0)
+			rc = rename_key("dirents", from, to);
+	}
+	return rc;
+}
+
+int tfs_rec_move_dir(const char *from, const char *to)
+{
+	int rc = move_tree(from, to, 1);
+
+	if (rc == 0)
+		rc = tfs_rec_link(to, 'd');
+	if (rc)
+		return rc;
+	rc = move_tree(from, to, 0);
+	if (rc) {
+		tfs_rec_unlink(to);
+		return rc;
+	}
+	return tfs_rec_unlink(from);
+}

@@ -75,7 +75,7 @@ static void table_remove(struct tfs_tensor *t)
 	}
 }
 
-static struct tfs_tensor *table_find_key(const char *key)
+struct tfs_tensor *tfs_table_find_key(const char *key)
 {
 	struct tfs_table *tb = &tfs_d.table;
 	struct tfs_tensor *t = tb->buckets[fnv(key) % tb->nbuckets];
@@ -85,29 +85,13 @@ static struct tfs_tensor *table_find_key(const char *key)
 	return t;
 }
 
-int tfs_is_hidden(const char *name)
-{
-	const char *base = strrchr(name, '/');
-
-	return strncmp(base ? base + 1 : name, ".fuse_hidden", 12) == 0;
-}
-
 struct tfs_tensor *tfs_table_find(const char *name)
 {
-	struct tfs_table *tb = &tfs_d.table;
 	char key[KEYMAX];
 
-	if (tfs_is_hidden(name)) {
-		/* Rare and short-lived: a scan is fine. */
-		for (size_t i = 0; i < tb->nbuckets; i++)
-			for (struct tfs_tensor *t = tb->buckets[i]; t; t = t->next)
-				if (t->hidden && strcmp(t->hidden, name) == 0)
-					return t;
-		return NULL;
-	}
 	if (tfs_key(key, sizeof(key), "tensor", name))
 		return NULL;
-	return table_find_key(key);
+	return tfs_table_find_key(key);
 }
 
 void tfs_table_foreach(void (*fn)(struct tfs_tensor *, void *), void *arg)
@@ -163,7 +147,6 @@ static void tensor_free(struct tfs_tensor *t)
 		free(h);
 	}
 	pthread_rwlock_destroy(&t->io);
-	free(t->hidden);
 	free(t->name);
 	free(t->key);
 	free(t);
@@ -205,7 +188,7 @@ static int create_check(const char *name, int device, char *key, size_t size)
 		return rc;
 	if (device < 0 || device >= tfs_d.be_ops->device_count(tfs_d.be))
 		return -EINVAL;
-	if (table_find_key(key))
+	if (tfs_table_find_key(key))
 		return -EEXIST;
 	return 0;
 }
@@ -438,6 +421,16 @@ int tfs_tensor_resize(struct tfs_tensor *t, uint64_t bytes)
 
 	if (bytes > (uint64_t)INT64_MAX)
 		return -EFBIG;
+	/* More than the backend could ever hold is EFBIG, as for any file that could never
+	 * be that large here; ENOSPC stays for sizes that fit but not now (pjdfstest
+	 * truncate/12). */
+	if (bytes > t->meta.bytes) {
+		struct tfs_backend_stats st;
+
+		tfs_d.be_ops->stats(tfs_d.be, &st);
+		if (st.total && bytes > st.total)
+			return -EFBIG;
+	}
 	if ((rc = tfs_rl_ok()))
 		return rc;
 	rc = realloc_bytes(t, bytes);
@@ -490,13 +483,14 @@ int tfs_tensor_busy(const struct tfs_tensor *t, pid_t pid)
 	return 0;
 }
 
-int tfs_tensor_unlink(struct tfs_tensor *t)
+int tfs_tensor_unlink(struct tfs_tensor *t, char **ukey)
 {
 	char key[KEYMAX];
 	int rc;
 
-	/* Its name went already (it lives on under libfuse's hidden alias): t->name may be
-	 * another tensor's by now. */
+	if (ukey)
+		*ukey = NULL;
+	/* Its name went already: t->name may be another tensor's by now. */
 	if (!t->linked)
 		return -ENOENT;
 	if ((rc = tfs_rl_ok()))
@@ -525,6 +519,8 @@ int tfs_tensor_unlink(struct tfs_tensor *t)
 	}
 	table_insert(t);
 	save_refcount(t);
+	if (ukey)
+		*ukey = strdup(t->key);
 	return 0;
 }
 

@@ -6,12 +6,10 @@
 #include <string.h>
 #include <sys/xattr.h>
 
-#define FUSE_USE_VERSION 31
-#include <fuse.h>
-
 #include "daemon.h"
 #include "dtype.h"
 #include "log.h"
+#include "node.h"
 #include "strutil.h"
 
 #define KEYMAX 4400
@@ -30,11 +28,13 @@ struct xtarget {
 	char key[KEYMAX];
 };
 
-static int xresolve(const char *name, struct xtarget *x)
+/* w: a path, or the key of an unlinked tensor still open (node.h). */
+static int xresolve(const struct tfs_where *w, struct xtarget *x)
 {
+	const char *name = w->path;
 	int type, rc;
 
-	x->t = tfs_table_find(name);
+	x->t = name ? tfs_table_find(name) : tfs_table_find_key(w->ukey);
 	if (x->t) {
 		x->kind = 'l';
 		x->m = x->t->meta;
@@ -42,6 +42,8 @@ static int xresolve(const char *name, struct xtarget *x)
 		snprintf(x->key, sizeof(x->key), "%s", x->t->key);
 		return 0;
 	}
+	if (!name)
+		return -ENOENT;
 	type = tfs_rec_type(name);
 	if (type < 0)
 		return type;
@@ -116,7 +118,7 @@ static int get_builtin(struct xtarget *x, const char *attr, char *value, size_t 
 	return -ENODATA;
 }
 
-int tfs_xattr_get(const char *path, const char *name, char *value, size_t size)
+int tfs_xattr_get(const struct tfs_where *w, const char *name, char *value, size_t size)
 {
 	struct xtarget x;
 	char field[300];
@@ -126,7 +128,7 @@ int tfs_xattr_get(const char *path, const char *name, char *value, size_t size)
 	if (strncmp(name, "user.", 5) != 0)
 		return -ENODATA;
 	tfs_ns_lock();
-	rc = xresolve(path, &x);
+	rc = xresolve(w, &x);
 	if (rc)
 		goto out;
 	if (strncmp(name, TP, strlen(TP)) == 0) {
@@ -166,7 +168,7 @@ static int set_dtype(struct tfs_tensor *t, tfs_dtype dt)
 }
 
 static int set_builtin(const char *path, struct xtarget *x, const char *attr,
-		       const char *value, size_t size)
+		       const char *value, size_t size, pid_t pid)
 {
 	struct tfs_shape sh;
 	tfs_dtype dt;
@@ -191,7 +193,7 @@ static int set_builtin(const char *path, struct xtarget *x, const char *attr,
 		rc = tfs_shape_parse(value, size, &sh);
 		if (rc)
 			return -EINVAL;
-		return tfs_tensor_shape(x->t, x->t->meta.dtype, &sh, fuse_get_context()->pid);
+		return tfs_tensor_shape(x->t, x->t->meta.dtype, &sh, pid);
 	}
 	if (strcmp(attr, "dtype") == 0) {
 		if (tfs_dtype_parse(value, size, &dt))
@@ -235,7 +237,8 @@ static void follow_mark(struct xtarget *x, const char *name, const char *value, 
 	pthread_rwlock_unlock(&x->t->io);
 }
 
-int tfs_xattr_set(const char *path, const char *name, const char *value, size_t size, int flags)
+int tfs_xattr_set(const struct tfs_where *w, const char *name, const char *value, size_t size,
+		  int flags, pid_t pid)
 {
 	struct xtarget x;
 	char field[300];
@@ -250,11 +253,12 @@ int tfs_xattr_set(const char *path, const char *name, const char *value, size_t 
 	if (strlen(name) > 255)
 		return -ERANGE;
 	tfs_ns_lock();
-	rc = xresolve(path, &x);
+	rc = xresolve(w, &x);
 	if (rc)
 		goto out;
 	if (strncmp(name, TP, strlen(TP)) == 0) {
-		rc = set_builtin(path, &x, name + strlen(TP), value, size);
+		rc = set_builtin(w->path ? w->path : w->ukey, &x, name + strlen(TP), value, size,
+				 pid);
 		goto out;
 	}
 	if (x.kind == 'r') {
@@ -302,7 +306,7 @@ static int list_add(char *list, size_t size, size_t *n, const char *a, const cha
 	return 0;
 }
 
-int tfs_xattr_list(const char *path, char *list, size_t size)
+int tfs_xattr_list(const struct tfs_where *w, char *list, size_t size)
 {
 	struct xtarget x;
 	size_t n = 0;
@@ -310,7 +314,7 @@ int tfs_xattr_list(const char *path, char *list, size_t size)
 	int rc;
 
 	tfs_ns_lock();
-	rc = xresolve(path, &x);
+	rc = xresolve(w, &x);
 	if (rc)
 		goto out;
 	for (size_t i = 0; rc == 0 && i < NBUILTIN; i++) {
@@ -335,7 +339,7 @@ out:
 	return rc ? rc : (int)n;
 }
 
-int tfs_xattr_remove(const char *path, const char *name)
+int tfs_xattr_remove(const struct tfs_where *w, const char *name)
 {
 	struct xtarget x;
 	char field[300];
@@ -347,7 +351,7 @@ int tfs_xattr_remove(const char *path, const char *name)
 	if (strncmp(name, TP, strlen(TP)) == 0)
 		return -EPERM;
 	tfs_ns_lock();
-	rc = xresolve(path, &x);
+	rc = xresolve(w, &x);
 	if (rc == 0 && x.kind == 'r')
 		rc = -EREMOTE;
 	if (rc)

@@ -11,8 +11,9 @@ mount_tfs "$B" --node n2 || exit 1
 mount_tfs "$C" --node n3 --debug -o entry_timeout=0 || exit 1
 cd "$T"
 
-# lookups_since LOG LINE NAME: LOOKUPs of /NAME in a --debug log after line LINE.
-lookups_since() { tail -n +"$(($2 + 1))" "$1" | grep -c "^LOOKUP /$3\$"; }
+# lookups_since LOG LINE NAME: LOOKUPs of /NAME in a --debug log after line LINE (the
+# daemon logs each one it serves; libfuse's own lines do not name the path).
+lookups_since() { tail -n +"$(($2 + 1))" "$1" | grep -c ": LOOKUP /$3\$"; }
 # within CMD...: CMD succeeds within 0.3 s. Another node's change reaches this one through
 # Redis's invalidation messages, a few µs behind Redis itself; 0.3 s is well short of the
 # second after which the kernel would ask again anyway (entry and attribute timeouts).

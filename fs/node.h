@@ -1,0 +1,68 @@
+/* The kernel's node ids (the low-level FUSE API's inode numbers).
+ *
+ * The kernel names every file and directory it has looked up by a 64-bit node id and
+ * keeps using it until it FORGETs it. The daemon keys everything else by path (Redis keys
+ * are paths), so this table maps an id to its place in the tree: a parent node and a
+ * name. A path is built by walking up, so renaming a directory moves one node and its
+ * whole subtree follows.
+ *
+ * An id is derived from the path the node had when it was first looked up (a 64-bit
+ * FNV-1a hash, probed past ids in use, never 0 or 1), so that the same tree gives the same
+ * ids again after a restart. A node keeps its id when it is renamed, as the kernel
+ * requires.
+ *
+ * A node whose name went (unlink, rmdir, replaced by a rename) is detached: it keeps
+ * serving the open files the kernel still has on it through the key of its unlinked
+ * tensor (tfs_node_where), and no lookup finds it any more.
+ *
+ * Locking: one mutex of its own, a leaf: taken under ns or without it, never while
+ * calling out of this module. */
+#ifndef TFS_NODE_H
+#define TFS_NODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TFS_ROOT_ID 1
+
+/* What a node names now: a path (no leading slash, "" for the root), or for a detached
+ * node that still has an open tensor, that tensor's unlinked key. Both malloc'd. */
+struct tfs_where {
+	char *path;
+	char *ukey;
+};
+
+int tfs_node_init(void);
+void tfs_node_fini(void);
+
+/* The id derived from path (no leading slash): what readdir reports as d_ino. */
+uint64_t tfs_node_id_of(const char *path);
+
+/* Where id is: 0, -ESTALE (unknown or detached without a tensor) or -ENOMEM. The caller
+ * frees with tfs_where_free. */
+int tfs_node_where(uint64_t id, struct tfs_where *w);
+void tfs_where_free(struct tfs_where *w);
+
+/* The path of name in directory parent: 0, -ESTALE (parent unknown or detached),
+ * -ENAMETOOLONG (name over 255 bytes) or -ENOMEM; *path malloc'd. */
+int tfs_node_child_path(uint64_t parent, const char *name, char **path);
+
+/* The node of name in parent, made when there is none, with one more lookup the kernel
+ * will FORGET: its id, or 0 (-ENOMEM, or parent gone). */
+uint64_t tfs_node_lookup(uint64_t parent, const char *name);
+
+/* The kernel forgot n lookups of id; the node goes with its last one and its children. */
+void tfs_node_forget(uint64_t id, uint64_t n);
+
+/* name in parent was removed: its node (if any) is detached. ukey: the key the tensor
+ * lives on under while still open (NULL: nothing behind it). */
+void tfs_node_detach(uint64_t parent, const char *name, const char *ukey);
+
+/* name in parent moved to newname in newparent; a node that was there is detached. */
+void tfs_node_move(uint64_t parent, const char *name, uint64_t newparent, const char *newname);
+
+/* For invalidations: the ids of path's parent and (when the kernel knows it) of path
+ * itself. -ENOENT when the kernel knows neither. */
+int tfs_node_find(const char *path, uint64_t *parent, uint64_t *id);
+
+#endif

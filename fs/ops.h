@@ -1,0 +1,84 @@
+/* What the FUSE operations (ops_file.c, ops_dir.c, ops_xattr.c, ops_table.c) share: how a
+ * node is resolved to what it names, and how attributes are reported. Private to them.
+ *
+ * The operations use libfuse's low-level API: requests name nodes by id (node.h), which
+ * they turn into paths, the daemon's names for everything in Redis. Metadata operations
+ * run under ns; read and write copy bytes under the tensor's io lock only. */
+#ifndef TFS_OPS_H
+#define TFS_OPS_H
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+#include <sys/stat.h>
+
+#include "daemon.h"
+#include "node.h"
+
+/* How long the kernel may keep attributes: a second (see op_init). */
+#define TFS_ATTR_TIMEOUT 1.0
+
+/* What a node names. kind: 'l' local tensor (t), 'r' another node's tensor (m),
+ * 'd' directory (d), 'g' a garbled record. */
+struct tfs_target {
+	int kind;
+	struct tfs_tensor *t;
+	struct tfs_meta m;
+	struct tfs_dirrec d;
+};
+
+/* Resolves a path (no leading slash) or, for a detached node, its unlinked tensor's key:
+ * 0, -ENOENT or -EIO. Caller holds ns. */
+int tfs_ops_resolve(const struct tfs_where *w, struct tfs_target *x);
+int tfs_ops_resolve_path(const char *path, struct tfs_target *x);
+
+/* The attributes of what x names, st_ino set to id. */
+void tfs_ops_stat(const struct tfs_target *x, uint64_t id, struct stat *st);
+void tfs_ops_stat_tensor(const struct tfs_tensor *t, uint64_t id, struct stat *st);
+
+/* Replies to a LOOKUP, MKDIR or MKNOD with st for name in parent: the node is looked up
+ * (one FORGET owed) and the entry kept for tfs_kc_entry_timeout(). */
+void tfs_ops_reply_entry(fuse_req_t req, uint64_t parent, const char *name, struct stat *st);
+
+/* The directory record of the root as last seen (a stand-in while Redis is away). */
+void tfs_ops_root_seen(struct tfs_dirrec *d, int set);
+
+/* The operation tables' parts. */
+void tfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
+void tfs_op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup);
+void tfs_op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets);
+void tfs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode);
+void tfs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
+void tfs_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
+void tfs_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		   const char *newname, unsigned int flags);
+void tfs_op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name);
+void tfs_op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname);
+void tfs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void tfs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi);
+void tfs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void tfs_op_statfs(fuse_req_t req, fuse_ino_t ino);
+
+void tfs_op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void tfs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		    struct fuse_file_info *fi);
+void tfs_op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev);
+void tfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		   struct fuse_file_info *fi);
+void tfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void tfs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void tfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		 struct fuse_file_info *fi);
+void tfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		  struct fuse_file_info *fi);
+void tfs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
+void tfs_op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
+		      struct fuse_file_info *fi);
+
+void tfs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size);
+void tfs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+		     size_t size, int flags);
+void tfs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
+void tfs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
+
+#endif

@@ -1,0 +1,386 @@
+/* The FUSE operations on directories and names: lookup, mkdir, rmdir, unlink, rename,
+ * readdir, statfs. The Redis side of each (entries, records, tree moves) is records.c's;
+ * the node ids the kernel knows follow here (node.c). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "ops.h"
+
+void tfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct tfs_target x;
+	struct stat st;
+	char *path;
+	int rc;
+
+	/* Over NAME_MAX: ENAMETOOLONG, as every Linux filesystem says (pjdfstest chmod/02 and others). */
+	rc = tfs_node_child_path(parent, name, &path);
+	if (rc) {
+		fuse_reply_err(req, rc == -ESTALE ? ENOENT : -rc);
+		return;
+	}
+	tfs_log(LOG_DEBUG, "LOOKUP /%s", path);
+	tfs_ns_lock();
+	rc = tfs_ops_resolve_path(path, &x);
+	if (rc == 0)
+		tfs_ops_stat(&x, 0, &st);
+	tfs_ns_unlock();
+	free(path);
+	if (rc) {
+		/* A miss is never kept: a name made elsewhere shows at once. */
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	tfs_ops_reply_entry(req, parent, name, &st);
+}
+
+void tfs_op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	tfs_node_forget(ino, nlookup);
+	fuse_reply_none(req);
+}
+
+void tfs_op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	for (size_t i = 0; i < count; i++)
+		tfs_node_forget(forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+void tfs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct tfs_target x = { .kind = 'd' };
+	struct stat st;
+	char *path;
+	int rc;
+
+	if ((rc = tfs_node_child_path(parent, name, &path))) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	tfs_ns_lock();
+	rc = tfs_rec_link(path, 'd');
+	if (rc == 0) {
+		x.d.mode = mode & 07777 & ~ctx->umask;
+		x.d.uid = ctx->uid;
+		x.d.gid = ctx->gid;
+		x.d.ctime = x.d.mtime = tfs_now();
+		rc = tfs_rec_dir_write(path, &x.d);
+		if (rc)
+			tfs_rec_unlink(path);
+	}
+	tfs_ns_unlock();
+	free(path);
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	tfs_ops_stat(&x, 0, &st);
+	tfs_ops_reply_entry(req, parent, name, &st);
+}
+
+void tfs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	char *path;
+	int rc;
+
+	if ((rc = tfs_node_child_path(parent, name, &path))) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	tfs_ns_lock();
+	rc = tfs_rec_rmdir(path);
+	tfs_ns_unlock();
+	free(path);
+	if (rc == 0)
+		tfs_node_detach(parent, name, NULL);
+	fuse_reply_err(req, -rc);
+}
+
+/* Removes the name path; *ukey: where its tensor lives on while still open or held
+ * (malloc'd), or NULL. Caller holds ns. */
+static int unlink_name(const char *path, char **ukey)
+{
+	struct tfs_tensor *t = tfs_table_find(path);
+	struct tfs_meta m;
+	int rc;
+
+	*ukey = NULL;
+	if (t)
+		return tfs_tensor_unlink(t, ukey);
+	rc = tfs_rec_type(path);
+	if (rc < 0)
+		return rc;
+	if (rc == 'd')
+		return -EISDIR;
+	rc = tfs_rec_tensor(path, &m);
+	if (rc == 0 && strcmp(m.node, tfs_d.o.node))
+		return -EREMOTE;
+	if (rc == -EIO)
+		return rc;
+	/* A record garbled by hand, a stale one of this node, or a dangling entry: removing
+	 * the name is what rm asked for, and there is no memory behind it. */
+	tfs_log(LOG_NOTICE, "%s: removing a record with no tensor behind it", path);
+	return tfs_rec_remove_tensor(path);
+}
+
+void tfs_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	char *path, *ukey = NULL;
+	int rc;
+
+	if ((rc = tfs_node_child_path(parent, name, &path))) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	tfs_ns_lock();
+	rc = unlink_name(path, &ukey);
+	tfs_ns_unlock();
+	free(path);
+	/* The kernel keeps the inode of an open file: its node serves it through ukey. */
+	if (rc == 0)
+		tfs_node_detach(parent, name, ukey);
+	free(ukey);
+	fuse_reply_err(req, -rc);
+}
+
+void tfs_op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	(void)link; (void)parent; (void)name;
+	fuse_reply_err(req, EPERM);    /* only tensors live here */
+}
+
+void tfs_op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	(void)ino; (void)newparent; (void)newname;
+	fuse_reply_err(req, EPERM);    /* a tensor has one name; links would alias refcounts */
+}
+
+/* rename's checks and moves, under ns. *ukey: where a replaced tensor lives on. */
+static int rename_paths(const char *from, const char *to, unsigned int flags, char **ukey)
+{
+	struct tfs_target src, dst;
+	size_t fl = strlen(from);
+	int rc, dst_rc;
+
+	*ukey = NULL;
+	rc = tfs_ops_resolve_path(from, &src);
+	if (rc)
+		return rc;
+	if (src.kind == 'r' || src.kind == 'g')
+		return src.kind == 'r' ? -EREMOTE : -EIO;
+	if (src.kind == 'd' && strncmp(to, from, fl) == 0 && to[fl] == '/')
+		return -EINVAL;       /* into its own subtree */
+	dst_rc = tfs_ops_resolve_path(to, &dst);
+	if (dst_rc && dst_rc != -ENOENT)
+		return dst_rc;
+	if (dst_rc == 0) {
+		if (flags & RENAME_NOREPLACE)
+			return -EEXIST;
+		if (src.kind == 'd' && dst.kind != 'd')
+			return -ENOTDIR;
+		if (src.kind != 'd' && dst.kind == 'd')
+			return -EISDIR;
+		if (dst.kind == 'r' || dst.kind == 'g')
+			return dst.kind == 'r' ? -EREMOTE : -EIO;
+		rc = dst.kind == 'd' ? tfs_rec_rmdir(to) : tfs_tensor_unlink(dst.t, ukey);
+		if (rc)
+			return rc;
+	}
+	if (src.kind == 'd')
+		return tfs_rec_move_dir(from, to);
+	rc = tfs_rec_link(to, 't');
+	if (rc)
+		return rc;
+	rc = tfs_tensor_rename(src.t, to);
+	if (rc) {
+		tfs_rec_unlink(to);
+		return rc;
+	}
+	return tfs_rec_unlink(from);
+}
+
+void tfs_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		   const char *newname, unsigned int flags)
+{
+	char *from = NULL, *to = NULL, *ukey = NULL;
+	int rc;
+
+	if (flags & RENAME_EXCHANGE) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	/* rename(x, x): nothing to do (POSIX). The kernel sends it when the name was
+	 * replaced between its two lookups; answering here is what keeps that from
+	 * locking anything. */
+	if (parent == newparent && strcmp(name, newname) == 0) {
+		fuse_reply_err(req, 0);
+		return;
+	}
+	if ((rc = tfs_node_child_path(parent, name, &from)) ||
+	    (rc = tfs_node_child_path(newparent, newname, &to)))
+		goto out;
+	tfs_ns_lock();
+	rc = rename_paths(from, to, flags, &ukey);
+	tfs_ns_unlock();
+	if (rc == 0) {
+		if (ukey)
+			tfs_node_detach(newparent, newname, ukey);
+		tfs_node_move(parent, name, newparent, newname);
+	}
+out:
+	free(from);
+	free(to);
+	free(ukey);
+	fuse_reply_err(req, -rc);
+}
+
+/* An open directory: its listing, built at offset 0 and served in pieces. */
+struct dirh {
+	char *buf;
+	size_t len;
+};
+
+void tfs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct dirh *h = calloc(1, sizeof(*h));
+
+	(void)ino;
+	if (!h) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fi->fh = (uintptr_t)h;
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		free(h);
+}
+
+void tfs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct dirh *h = (struct dirh *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	free(h->buf);
+	free(h);
+	fuse_reply_err(req, 0);
+}
+
+static int dir_add(fuse_req_t req, struct dirh *h, size_t *cap, const char *name, mode_t mode,
+		   uint64_t ino)
+{
+	struct stat st = { .st_ino = ino, .st_mode = mode };
+	size_t need = fuse_add_direntry(req, NULL, 0, name, NULL, 0);
+
+	if (h->len + need > *cap) {
+		size_t ncap = (*cap ? *cap * 2 : 4096) + need;
+		char *nb = realloc(h->buf, ncap);
+		if (!nb)
+			return -ENOMEM;
+		h->buf = nb;
+		*cap = ncap;
+	}
+	fuse_add_direntry(req, h->buf + h->len, need, name, &st, (off_t)(h->len + need));
+	h->len += need;
+	return 0;
+}
+
+/* Whether a name read from Redis can be a directory entry: anyone with Redis access may
+ * have written garbage, which must not make the whole listing fail. */
+static int entry_name_ok(const char *s, size_t len)
+{
+	return len > 0 && len <= 255 && !memchr(s, '/', len) && !memchr(s, '\0', len) &&
+	       strcmp(s, ".") && strcmp(s, "..");
+}
+
+static int dir_fill(fuse_req_t req, fuse_ino_t ino, struct dirh *h)
+{
+	struct tfs_where w;
+	redisReply *r = NULL;
+	size_t cap = 0;
+	int rc, skipped = 0;
+
+	h->len = 0;
+	if ((rc = tfs_node_where(ino, &w)))
+		return rc;
+	if (!w.path) {
+		rc = -ENOENT;
+		goto out;
+	}
+	rc = tfs_rec_dir_entries(w.path, &r);
+	if (rc)
+		goto out;
+	if ((rc = dir_add(req, h, &cap, ".", S_IFDIR, ino)) ||
+	    (rc = dir_add(req, h, &cap, "..", S_IFDIR, TFS_ROOT_ID)))
+		goto out;
+	for (size_t i = 0; i + 1 < r->elements; i += 2) {
+		const redisReply *k = r->element[i], *v = r->element[i + 1];
+		char *child;
+
+		if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING ||
+		    !entry_name_ok(k->str, k->len)) {
+			skipped++;
+			continue;
+		}
+		child = tfs_path_join(w.path, k->str);
+		if (!child) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		rc = dir_add(req, h, &cap, k->str, v->str[0] == 'd' ? S_IFDIR : S_IFREG,
+			     tfs_node_id_of(child));
+		free(child);
+		if (rc)
+			goto out;
+	}
+	if (skipped)
+		tfs_log(LOG_WARNING, "%s: %d garbled directory entries in Redis not listed",
+			w.path[0] ? w.path : "/", skipped);
+out:
+	freeReplyObject(r);
+	tfs_where_free(&w);
+	return rc;
+}
+
+void tfs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct dirh *h = (struct dirh *)(uintptr_t)fi->fh;
+	int rc;
+
+	if (off == 0 || !h->buf) {
+		rc = dir_fill(req, ino, h);
+		if (rc) {
+			fuse_reply_err(req, rc == -ESTALE ? ENOENT : -rc);
+			return;
+		}
+	}
+	if ((size_t)off < h->len)
+		fuse_reply_buf(req, h->buf + off, h->len - (size_t)off < size ?
+			       h->len - (size_t)off : size);
+	else
+		fuse_reply_buf(req, NULL, 0);
+}
+
+void tfs_op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct tfs_backend_stats st;
+	struct statvfs sv;
+
+	(void)ino;
+	tfs_d.be_ops->stats(tfs_d.be, &st);
+	memset(&sv, 0, sizeof(sv));
+	sv.f_bsize = 4096;
+	sv.f_frsize = 4096;
+	sv.f_blocks = st.total / 4096;
+	sv.f_bfree = sv.f_bavail = st.total > st.reserved ? (st.total - st.reserved) / 4096 : 0;
+	tfs_ns_lock();
+	sv.f_files = 1u << 30;
+	sv.f_ffree = sv.f_favail = sv.f_files - tfs_d.table.count;
+	tfs_ns_unlock();
+	sv.f_namemax = 255;
+	fuse_reply_statfs(req, &sv);
+}

@@ -1,0 +1,75 @@
+/* The FUSE extended-attribute operations: what they mean is xattr.c's. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+
+/* A getxattr or listxattr reply: the size alone when asked with size 0. */
+static void reply_value(fuse_req_t req, int rc, const char *buf, size_t size)
+{
+	if (rc < 0)
+		fuse_reply_err(req, -rc);
+	else if (size == 0)
+		fuse_reply_xattr(req, (size_t)rc);
+	else
+		fuse_reply_buf(req, buf, (size_t)rc);
+}
+
+void tfs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	struct tfs_where w;
+	char *buf = NULL;
+	int rc;
+
+	if ((rc = tfs_node_where(ino, &w)) == 0 && size && !(buf = malloc(size)))
+		rc = -ENOMEM;
+	if (rc == 0)
+		rc = tfs_xattr_get(&w, name, buf, size);
+	tfs_where_free(&w);
+	reply_value(req, rc == -ENOENT ? -ESTALE : rc, buf, size);
+	free(buf);
+}
+
+void tfs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct tfs_where w;
+	char *buf = NULL;
+	int rc;
+
+	if ((rc = tfs_node_where(ino, &w)) == 0 && size && !(buf = malloc(size)))
+		rc = -ENOMEM;
+	if (rc == 0)
+		rc = tfs_xattr_list(&w, buf, size);
+	tfs_where_free(&w);
+	reply_value(req, rc == -ENOENT ? -ESTALE : rc, buf, size);
+	free(buf);
+}
+
+void tfs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+		     size_t size, int flags)
+{
+	struct tfs_where w;
+	int rc;
+
+	if ((rc = tfs_node_where(ino, &w)) == 0)
+		rc = tfs_xattr_set(&w, name, value, size, flags, fuse_req_ctx(req)->pid);
+	tfs_where_free(&w);
+	/* A reshape changes the size, which the kernel keeps (it only marks ctime stale
+	 * after a setxattr): its next stat must ask, not answer from what it has. The
+	 * user's own attributes and the written mark (user.tensorfs.event) change neither. */
+	if (rc == 0 && strncmp(name, "user.tensor.", 12) == 0)
+		tfs_kc_forget_attr(ino);
+	fuse_reply_err(req, rc == -ENOENT ? ESTALE : -rc);
+}
+
+void tfs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	struct tfs_where w;
+	int rc;
+
+	if ((rc = tfs_node_where(ino, &w)) == 0)
+		rc = tfs_xattr_remove(&w, name);
+	tfs_where_free(&w);
+	fuse_reply_err(req, rc == -ENOENT ? ESTALE : -rc);
+}
