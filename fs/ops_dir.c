@@ -2,6 +2,7 @@
  * readdir, statfs. The Redis side of each (entries, records, tree moves) is records.c's;
  * the node ids the kernel knows follow here (node.c). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,11 +240,67 @@ out:
 	fuse_reply_err(req, -rc);
 }
 
-/* An open directory: its listing, built at offset 0 and served in pieces. */
+/* An open directory: its listing, built at offset 0 and served in pieces.
+ *
+ * fh is an id, not a pointer: a READDIR whose caller was killed is abandoned by the
+ * kernel, which then sends RELEASEDIR while the READDIR may still be served. The id is
+ * looked up in a table, and whoever drops the last use frees the listing. */
 struct dirh {
+	uint64_t id;
+	int users;                   /* READDIRs being served */
+	int released;
 	char *buf;
 	size_t len;
+	struct dirh *next;
 };
+
+#define DIR_BUCKETS 256
+
+static struct {
+	pthread_mutex_t mu;
+	struct dirh *b[DIR_BUCKETS];
+	uint64_t next_id;
+} dirs = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static void dirh_free(struct dirh *h)
+{
+	struct dirh **pp = &dirs.b[h->id % DIR_BUCKETS];
+
+	while (*pp != h)
+		pp = &(*pp)->next;
+	*pp = h->next;
+	free(h->buf);
+	free(h);
+}
+
+/* The open directory fh with one more use, or NULL when it was released. */
+static struct dirh *dirh_get(uint64_t fh)
+{
+	struct dirh *h;
+
+	pthread_mutex_lock(&dirs.mu);
+	for (h = dirs.b[fh % DIR_BUCKETS]; h && h->id != fh; h = h->next)
+		;
+	if (h && h->released)
+		h = NULL;
+	if (h)
+		h->users++;
+	pthread_mutex_unlock(&dirs.mu);
+	return h;
+}
+
+/* Drops a use (release: the descriptor's), freeing h with the last. */
+static void dirh_put(struct dirh *h, int release)
+{
+	pthread_mutex_lock(&dirs.mu);
+	if (release)
+		h->released = 1;
+	else
+		h->users--;
+	if (h->released && !h->users)
+		dirh_free(h);
+	pthread_mutex_unlock(&dirs.mu);
+}
 
 void tfs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
@@ -254,18 +311,25 @@ void tfs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	fi->fh = (uintptr_t)h;
+	pthread_mutex_lock(&dirs.mu);
+	h->id = ++dirs.next_id;
+	h->next = dirs.b[h->id % DIR_BUCKETS];
+	dirs.b[h->id % DIR_BUCKETS] = h;
+	pthread_mutex_unlock(&dirs.mu);
+	fi->fh = h->id;
 	if (fuse_reply_open(req, fi) == -ENOENT)
-		free(h);
+		dirh_put(h, 1);
 }
 
 void tfs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct dirh *h = (struct dirh *)(uintptr_t)fi->fh;
+	struct dirh *h = dirh_get(fi->fh);
 
 	(void)ino;
-	free(h->buf);
-	free(h);
+	if (h) {
+		dirh_put(h, 1);
+		dirh_put(h, 0);
+	}
 	fuse_reply_err(req, 0);
 }
 
@@ -348,21 +412,24 @@ out:
 void tfs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	struct dirh *h = (struct dirh *)(uintptr_t)fi->fh;
-	int rc;
+	struct dirh *h = dirh_get(fi->fh);
+	int rc = 0;
 
-	if (off == 0 || !h->buf) {
-		rc = dir_fill(req, ino, h);
-		if (rc) {
-			fuse_reply_err(req, rc == -ESTALE ? ENOENT : -rc);
-			return;
-		}
+	if (!h) {
+		fuse_reply_err(req, EBADF);
+		return;
 	}
-	if ((size_t)off < h->len)
+	/* The kernel serialises READDIRs of one open directory. */
+	if (off == 0 || !h->buf)
+		rc = dir_fill(req, ino, h);
+	if (rc)
+		fuse_reply_err(req, rc == -ESTALE ? ENOENT : -rc);
+	else if (off >= 0 && (size_t)off < h->len)
 		fuse_reply_buf(req, h->buf + off, h->len - (size_t)off < size ?
 			       h->len - (size_t)off : size);
 	else
 		fuse_reply_buf(req, NULL, 0);
+	dirh_put(h, 0);
 }
 
 void tfs_op_statfs(fuse_req_t req, fuse_ino_t ino)

@@ -1,4 +1,4 @@
-/* The lifecycle queue worker (SPEC §8): pops JSON commands from the shared queue and from
+/* The lifecycle queue worker (docs/contract.md): pops JSON commands from the shared queue and from
  * this node's own queue (commands other daemons forwarded because this node owns the
  * tensor), answers on the reply key, reaps holders whose process died, and rewrites this
  * node's records after Redis comes back. */

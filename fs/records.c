@@ -1,6 +1,6 @@
 /* Redis records of directories and of tensors read back from Redis (another node's, or
  * this node's to check). Layout (README "Redis schema"):
- *   <prefix>:tensor:<name>   hash, one per tensor (SPEC §7)
+ *   <prefix>:tensor:<name>   hash, one per tensor (docs/contract.md)
  *   <prefix>:dir:<name>      hash, one per directory ("" is the root)
  *   <prefix>:dirents:<name>  hash, a directory's entries: child name -> 't' or 'd'
  */

@@ -1,5 +1,5 @@
 /* The tensors this daemon holds memory for: a table keyed by Redis key, reference counts
- * (SPEC §6) and the records that mirror them. Every function here runs under tfs_d.ns. */
+ * (docs/contract.md) and the records that mirror them. Every function here runs under tfs_d.ns. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -146,6 +146,10 @@ static void tensor_free(struct tfs_tensor *t)
 		next = h->next;
 		free(h);
 	}
+	/* A read holds io until its reply is written, and the reader, woken by that reply,
+	 * may close the file and so free the tensor before the read lets go: wait for it. */
+	pthread_rwlock_wrlock(&t->io);
+	pthread_rwlock_unlock(&t->io);
 	pthread_rwlock_destroy(&t->io);
 	free(t->name);
 	free(t->key);

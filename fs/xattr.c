@@ -1,4 +1,4 @@
-/* Extended attributes (SPEC §5): user.tensor.* are the tensor's metadata, any other user.*
+/* Extended attributes (docs/contract.md): user.tensor.* are the tensor's metadata, any other user.*
  * name is the user's own and kept in the record as field "x:<name>". */
 #include <errno.h>
 #include <stdio.h>

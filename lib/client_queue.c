@@ -1,5 +1,5 @@
 /* The Redis path of the client: create / get / delete through the lifecycle queue
- * (SPEC §8), each command answered on its own reply key. */
+ * (docs/contract.md), each command answered on its own reply key. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* The lifecycle queue protocol (SPEC §8): commands clients LPUSH as JSON, and the replies
+/* The lifecycle queue protocol (docs/contract.md): commands clients LPUSH as JSON, and the replies
  * the daemon pushes back. Parsing and building only, no I/O. */
 #ifndef TFS_CMD_H
 #define TFS_CMD_H

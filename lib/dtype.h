@@ -7,7 +7,7 @@
 
 #include "tensorfs.h"
 
-/* Parses a dtype name (len bytes, no NUL needed): the canonical names of SPEC §5 and
+/* Parses a dtype name (len bytes, no NUL needed): the canonical names of docs/contract.md and
  * numpy-style aliases (float32, int8, bfloat16, ...). Surrounding whitespace and one
  * trailing newline are ignored, since `setfattr -v` and `echo` users add them.
  * Returns 0 and sets *out, or -EINVAL. */

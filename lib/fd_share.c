@@ -7,7 +7,7 @@
  *
  * The duplicate is the new tensor's reference, as its own open would have been: the
  * tensor lives while any of the process's descriptors on it is open, and a crash closes
- * them all. The daemon counts open file handles (SPEC §6), and duplicates share one, so
+ * them all. The daemon counts open file handles (docs/contract.md), and duplicates share one, so
  * two tfs_opens of one tensor in one process count one reference in Redis.
  *
  * Why the attributes tell the same tensor: lib/meta_cache.c. */

@@ -1,5 +1,5 @@
-/* A tensor's metadata and its two encodings: the fields of the Redis hash (SPEC §7) and
- * the JSON object of user.tensor.meta and queue replies (SPEC §5, §8). No I/O. */
+/* A tensor's metadata and its two encodings: the fields of the Redis hash (docs/contract.md) and
+ * the JSON object of user.tensor.meta and queue replies (docs/contract.md, §8). No I/O. */
 #ifndef TFS_META_H
 #define TFS_META_H
 
@@ -64,7 +64,7 @@ const char *tfs_errno_name(int err);
 /* The errno for a name tfs_errno_name gives, or EIO when unknown. */
 int tfs_errno_from_name(const char *name);
 
-/* A tensor name as SPEC §7 uses it: the path under the mount without the leading slash.
+/* A tensor name as docs/contract.md uses it: the path under the mount without the leading slash.
  * 0, -EINVAL (empty, "//", "." or ".." components, leading or trailing slash) or
  * -ENAMETOOLONG (a component over 255 bytes, or the whole over 4095). */
 int tfs_name_check(const char *name);

@@ -121,7 +121,7 @@ void tfs_disconnect(tfs_client *c);
 int tfs_client_set_queue(tfs_client *c, const char *queue);
 int tfs_client_set_node(tfs_client *c, const char *node);
 
-/* Queue commands (SPEC §8): each LPUSHes one JSON command with a unique reply key and
+/* Queue commands (docs/contract.md): each LPUSHes one JSON command with a unique reply key and
  * waits for the answer. Errors: the errno the daemon answers (-EEXIST, -ENOENT, -EINVAL,
  * -ENOSPC...), -ETIMEDOUT (no reply within the timeout: no daemon serving the queue),
  * -EBADMSG (malformed reply), -EIO (connection lost; the next call reconnects).

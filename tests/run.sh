@@ -3,26 +3,39 @@
 # build build-asan), then the library's tests under valgrind on the first build without
 # ASan, and ends with the line "N passed, N failed[, N skipped]".
 # Integration tests need root (FUSE mounts), redis-server, fusermount3, getfattr.
-# TESTS="t_basic t_queue" limits the integration files run.
+# TESTS="t_basic t_queue posix/t_efbig" limits the integration files run.
 set -u
 cd "$(dirname "$0")/.."
 builds=("$@")
 [ ${#builds[@]} -gt 0 ] || builds=(build build-asan)
-# LeakSanitizer: a leak makes the daemon exit non-zero, which teardown reports.
-export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=23:log_path=/dev/stderr"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+# LeakSanitizer: a leak makes the daemon exit non-zero, which teardown reports. The
+# reports go to files (a daemon's stderr is its log, which a test may have removed), and
+# each one found after a test is a failure of that test, shown in full.
+SAN_DIR=$(mktemp -d /tmp/tfs-san.XXXXXX)
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=23:log_path=$SAN_DIR/asan"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$SAN_DIR/ubsan"
+# san_reports NAME: a "not ok" per sanitizer report written since the last call.
+san_reports() {
+	local f
+	for f in "$SAN_DIR"/*; do
+		[ -e "$f" ] || continue
+		echo "not ok - $1: sanitizer report $(basename "$f")"
+		sed 's/^/      /' "$f" | head -60
+		rm -f "$f"
+	done
+}
 
 . tests/tally.sh
 
 for b in "${builds[@]}"; do
 	for t in "$b"/tests/test_*; do
 		[ -x "$t" ] || continue
-		count "$b/$(basename "$t")" < <("$t" 2>&1; rc=$?; [ $rc -eq 0 ] || echo "not ok - $(basename "$t") exited $rc")
+		count "$b/$(basename "$t")" < <("$t" 2>&1; rc=$?; [ $rc -eq 0 ] || echo "not ok - $(basename "$t") exited $rc"; san_reports "$(basename "$t")")
 	done
-	for f in tests/integration/t_*.sh; do
-		name=$(basename "$f" .sh)
+	for f in tests/integration/t_*.sh tests/integration/*/t_*.sh; do
+		name=${f#tests/integration/}; name=${name%.sh}
 		if [ -n "${TESTS:-}" ] && [[ " $TESTS " != *" $name "* ]]; then continue; fi
-		count "$b/$name" < <(BUILD="$b" timeout 600 bash "$f" 2>&1; rc=$?; [ $rc -eq 0 ] || echo "not ok - $name exited $rc")
+		count "$b/$name" < <(BUILD="$b" timeout 600 bash "$f" 2>&1; rc=$?; [ $rc -eq 0 ] || echo "not ok - $name exited $rc"; san_reports "$name")
 	done
 	# GPU tests: without a CUDA device (or before make test-gpu built their helpers) each
 	# prints "skip - ..." lines.
@@ -54,4 +67,5 @@ for t in "${vgtests[@]}"; do
 		count "$vgb/valgrind/$t" < <(tests/valgrind.sh "$vgb/tests/$t" 2>&1; rc=$?; [ $rc -eq 0 ] || echo "not ok - $t under valgrind exited $rc")
 	fi
 done
+rm -rf "$SAN_DIR"
 summary
