@@ -26,7 +26,7 @@ DEBUG_FLAGS?=-g -ggdb
 PKGS=fuse3 hiredis libcjson
 PKG_CFLAGS:=$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS:=$(shell pkg-config --libs $(PKGS) 2>/dev/null)
-REAL_CFLAGS=-std=gnu11 -pthread -fPIC -D_GNU_SOURCE $(OPTIMIZATION) $(WARNINGS) $(DEBUG_FLAGS) \
+REAL_CFLAGS=-std=gnu11 -pthread -fPIC -D_GNU_SOURCE -DFUSE_USE_VERSION=312 $(OPTIMIZATION) $(WARNINGS) $(DEBUG_FLAGS) \
 	-Ilib -Ifs $(PKG_CFLAGS) $(CFLAGS)
 REAL_LDFLAGS=-pthread $(LDFLAGS)
 ifeq ($(LOCK_STATS),1)

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define TFS_HANDLE_SIZE 64
+#include "tensorfs.h"      /* TFS_IPC_HANDLE_SIZE */
 
 struct tfs_backend;     /* one per daemon: the backend's private state */
 struct tfs_alloc;       /* one per tensor with bytes > 0: opaque to callers */
@@ -54,9 +54,9 @@ struct tfs_backend_ops {
 	int (*resize)(struct tfs_backend *be, struct tfs_alloc **a, uint64_t new_bytes);
 
 	/* The handle another process uses to map the memory, and the byte offset of this
-	 * tensor inside what the handle maps. handle is always TFS_HANDLE_SIZE bytes. */
+	 * tensor inside what the handle maps. handle is always TFS_IPC_HANDLE_SIZE bytes. */
 	int (*export_handle)(struct tfs_backend *be, struct tfs_alloc *a,
-			     uint8_t handle[TFS_HANDLE_SIZE], uint64_t *offset);
+			     uint8_t handle[TFS_IPC_HANDLE_SIZE], uint64_t *offset);
 
 	/* Owner or mode changed (chown/chmod): host backend updates its shm object. May be NULL. */
 	int (*set_owner)(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, gid_t gid,
@@ -77,7 +77,7 @@ struct tfs_backend_ops {
 	 * copy_out sees it. -ESTALE when the event cannot be opened (its process is gone: its
 	 * work is over). May be NULL: the host backend's memory needs no such wait. */
 	int (*wait_mark)(struct tfs_backend *be, struct tfs_alloc *a,
-			 const uint8_t mark[TFS_HANDLE_SIZE]);
+			 const uint8_t mark[TFS_IPC_HANDLE_SIZE]);
 
 	/* Host memory of bytes for the FUSE loop's request buffers, owned by the backend and
 	 * freed by fini(); NULL when it cannot (the loop then mallocs its own). copy_in from

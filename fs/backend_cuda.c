@@ -68,8 +68,8 @@
 #define PIECE_MIN ((uint64_t)TFS_CUDA_PIECE_MIN)
 #define SLOT_BYTES ((size_t)(RING * PIECE_MAX)) /* 8 MiB: 64 MiB pinned per device */
 
-_Static_assert(sizeof(cudaIpcMemHandle_t) == TFS_HANDLE_SIZE, "IPC handle size");
-_Static_assert(sizeof(cudaIpcEventHandle_t) == TFS_HANDLE_SIZE, "IPC event handle size");
+_Static_assert(sizeof(cudaIpcMemHandle_t) == TFS_IPC_HANDLE_SIZE, "IPC handle size");
+_Static_assert(sizeof(cudaIpcEventHandle_t) == TFS_IPC_HANDLE_SIZE, "IPC event handle size");
 #define MARKS_MAX 64
 
 struct slot {
@@ -797,7 +797,7 @@ static int cu_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t new
 }
 
 static int cu_export_handle(struct tfs_backend *be, struct tfs_alloc *a,
-			    uint8_t handle[TFS_HANDLE_SIZE], uint64_t *offset)
+			    uint8_t handle[TFS_IPC_HANDLE_SIZE], uint64_t *offset)
 {
 	struct cdev *d;
 	struct cblock *cb;
@@ -819,7 +819,7 @@ static int cu_export_handle(struct tfs_backend *be, struct tfs_alloc *a,
 		cb->have_handle = e == cudaSuccess;
 	}
 	if (e == cudaSuccess)
-		memcpy(handle, &cb->handle, TFS_HANDLE_SIZE);
+		memcpy(handle, &cb->handle, TFS_IPC_HANDLE_SIZE);
 	pthread_mutex_unlock(&d->mu);
 	if (e != cudaSuccess)
 		return cuda_fail(e, "cudaIpcGetMemHandle", d->ordinal);
@@ -1153,7 +1153,7 @@ static struct mark *mark_get(struct tfs_backend *be, int device, const cudaIpcEv
 }
 
 static int cu_wait_mark(struct tfs_backend *be, struct tfs_alloc *a,
-			const uint8_t mark[TFS_HANDLE_SIZE])
+			const uint8_t mark[TFS_IPC_HANDLE_SIZE])
 {
 	cudaIpcEventHandle_t h;
 	struct mark *m;

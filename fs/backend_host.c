@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "meta.h"
 #include "log.h"
 
-#define HOST_MAGIC "TFSHOST1"
 
 struct tfs_backend {
 	pthread_mutex_t lock;
@@ -242,11 +242,11 @@ static int host_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t b
 }
 
 static int host_export(struct tfs_backend *be, struct tfs_alloc *a,
-		       uint8_t handle[TFS_HANDLE_SIZE], uint64_t *offset)
+		       uint8_t handle[TFS_IPC_HANDLE_SIZE], uint64_t *offset)
 {
 	(void)be;
-	memset(handle, 0, TFS_HANDLE_SIZE);
-	memcpy(handle, HOST_MAGIC, 8);
+	memset(handle, 0, TFS_IPC_HANDLE_SIZE);
+	memcpy(handle, TFS_HOST_MAGIC, 8);
 	memcpy(handle + 8, a->name, strlen(a->name));
 	*offset = 0;
 	return 0;

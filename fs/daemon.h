@@ -1,5 +1,28 @@
 /* State shared by the daemon's parts: options, the tensor table, the Redis link, the
- * backend. Private to fs/. */
+ * backend. Private to fs/.
+ *
+ * LOCK ORDER. A thread may take a lock only while holding locks above it in this list:
+ *
+ *   1. tfs_d.ns          the namespace (tfs_ns_lock): the tensor table, every tensor's
+ *                        metadata, every check-then-act on names. Metadata operations and
+ *                        the queue worker take it; read and write do not.
+ *   2. tensor->io        a tensor's rwlock. read/write hold it shared while copying, without
+ *                        ns; resizing, freeing, owner moves and written marks hold it
+ *                        exclusive, always under ns. So a thread holding io never takes ns
+ *                        (op_write lets go of io before it takes ns to grow the tensor).
+ *   3. backend locks     backend_cuda.c (slots, zeroing, marks, memfd areas, start-up),
+ *                        pool.c, backend_host.c: taken inside backend calls only.
+ *   4. leaves            wb.c's queue, dcache.c, kcache.c, node.c, ops_dir.c's open
+ *                        directories, loop.c, lockstats: each held for a few instructions,
+ *                        calling out of its module with none of them held.
+ *
+ * No unbounded wait under ns or an exclusive io: Redis round trips under ns are bounded by
+ * the command timeout (1 s); a create waits for its claim with ns released (ops_file.c).
+ * One known exception, under io shared: a read waits for the producer's written mark
+ * (tfs_op_read), which blocks metadata changes of that tensor until the mark is reached.
+ * Dropping a name from the kernel takes the kernel's lock of its directory, which a
+ * request holds while it waits for ns: it is done from kcache.c's own thread, never
+ * under ns. */
 #ifndef TFS_DAEMON_H
 #define TFS_DAEMON_H
 
@@ -54,7 +77,7 @@ struct tfs_tensor {
 	struct timespec atime, mtime, ctime;
 	int dirty;                   /* mtime changed since the record was written */
 	int has_mark;                /* mark: the last user.tensorfs.event set on it (an */
-	uint8_t mark[TFS_HANDLE_SIZE];  /* IPC event); reads wait for it. Under io. */
+	uint8_t mark[TFS_IPC_HANDLE_SIZE];  /* IPC event); reads wait for it. Under io. */
 	pthread_rwlock_t io;         /* read/write copies share it; resize/free take it alone */
 	struct tfs_tensor *next;     /* hash chain */
 };
@@ -171,7 +194,9 @@ int tfs_wb_start(void);
 /* Sends what is queued (a few tries if Redis is away, then drops it) and stops. */
 void tfs_wb_stop(void);
 
-/* --- keys (keys.c) --- */
+/* --- Redis keys (records.c) --- */
+/* Room for any key: a prefix, a kind, a path of up to 4095 bytes. */
+#define TFS_KEYMAX 4400
 /* <prefix>:<kind>:<name> into buf; -ENAMETOOLONG when it does not fit. */
 int tfs_key(char *buf, size_t size, const char *kind, const char *name);
 /* The parent directory of name ("" for the root) and the last component. */

@@ -16,7 +16,6 @@
  * Entries are cached only while tracking is on: while Redis reports nothing (start-up,
  * Redis away, a Redis without tracking) lookups are not cached, and those cached before
  * expire within entry_timeout. */
-#define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -12,7 +12,6 @@
  * Shutdown follows fuse_loop_mt: workers block every signal, so SIGINT/SIGTERM reach the
  * main thread, whose handler (fuse_set_signal_handlers) ends the session; the main thread
  * then cancels the workers, which accept cancellation only while waiting for a request. */
-#define FUSE_USE_VERSION 312
 
 #include <errno.h>
 #include <fuse_lowlevel.h>

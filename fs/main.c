@@ -1,6 +1,5 @@
 /* tensorfs: mounts a directory whose files are tensors in GPU (or shared host) memory,
  * with metadata in Redis. Usage: tensorfs [options] MOUNTPOINT (see usage() and README). */
-#define FUSE_USE_VERSION 312
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>

@@ -7,7 +7,6 @@
 #ifndef TFS_OPS_H
 #define TFS_OPS_H
 
-#define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 #include <sys/stat.h>
 

@@ -310,8 +310,9 @@ void tfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (rc == 0 && x.kind == 'l') {
 		rc = tfs_tensor_get_open(x.t, f);
 		/* O_TRUNC comes with the open (FUSE_CAP_ATOMIC_O_TRUNC), not as a separate
-		 * truncate: `echo ab > f` must not leave f's old tail (pjdfstest open/00). */
-		if (rc == 0 && (fi->flags & O_TRUNC) && (fi->flags & O_ACCMODE) != O_RDONLY) {
+		 * truncate: `echo ab > f` must not leave f's old tail (pjdfstest open/00). As
+		 * Linux does, also with O_RDONLY: the kernel checked write permission. */
+		if (rc == 0 && (fi->flags & O_TRUNC)) {
 			rc = tfs_tensor_resize(x.t, 0);
 			if (rc)
 				tfs_tensor_put_open(f);

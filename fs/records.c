@@ -14,11 +14,10 @@
 #include "log.h"
 #include "strutil.h"
 
-#define KEYMAX 4400
 
 int tfs_rec_tensor(const char *name, struct tfs_meta *m)
 {
-	char key[KEYMAX], why[128];
+	char key[TFS_KEYMAX], why[128];
 	const char *f[64], *v[64];
 	size_t fl[64], vl[64];
 	redisReply *r;
@@ -58,7 +57,7 @@ int tfs_rec_tensor(const char *name, struct tfs_meta *m)
 
 int tfs_rec_dir(const char *name, struct tfs_dirrec *d)
 {
-	char key[KEYMAX];
+	char key[TFS_KEYMAX];
 	redisReply *r;
 	uint64_t gen;
 	int rc;
@@ -116,7 +115,7 @@ int tfs_rec_dir(const char *name, struct tfs_dirrec *d)
 
 int tfs_rec_dir_write(const char *name, const struct tfs_dirrec *d)
 {
-	char key[KEYMAX], mode[16], uid[16], gid[16], ct[24], mt[24], dev[16];
+	char key[TFS_KEYMAX], mode[16], uid[16], gid[16], ct[24], mt[24], dev[16];
 	const char *argv[16];
 	int argc = 0, rc;
 
@@ -152,7 +151,7 @@ int tfs_rec_dir_write(const char *name, const struct tfs_dirrec *d)
 int tfs_rec_link_send(const char *name, char type, const struct tfs_dirrec *parent_rec,
 		      struct tfs_wb_call **claim)
 {
-	char parent[4096], key[KEYMAX], t[2] = { type, 0 };
+	char parent[4096], key[TFS_KEYMAX], t[2] = { type, 0 };
 	const char *base;
 	struct tfs_dirrec d;
 	int rc;
@@ -200,7 +199,7 @@ int tfs_rec_link(const char *name, char type)
 
 int tfs_rec_unlink(const char *name)
 {
-	char parent[4096], key[KEYMAX];
+	char parent[4096], key[TFS_KEYMAX];
 	const char *base;
 	int rc;
 
@@ -221,7 +220,7 @@ static int entry_type(const redisReply *v)
 
 int tfs_rec_type(const char *name)
 {
-	char parent[4096], key[KEYMAX];
+	char parent[4096], key[TFS_KEYMAX];
 	const char *base;
 	redisReply *r;
 	uint64_t gen;
@@ -278,7 +277,7 @@ char *tfs_path_join(const char *dir, const char *name)
 
 int tfs_rec_dir_entries(const char *name, redisReply **out)
 {
-	char key[KEYMAX];
+	char key[TFS_KEYMAX];
 	redisReply *r;
 	int rc;
 
@@ -303,7 +302,7 @@ int tfs_rec_dir_entries(const char *name, redisReply **out)
 
 static int dir_entries(const char *name, long long *n)
 {
-	char key[KEYMAX];
+	char key[TFS_KEYMAX];
 	redisReply *r;
 	int rc;
 
@@ -319,7 +318,7 @@ static int dir_entries(const char *name, long long *n)
 
 static int del_keys(const char *kind1, const char *kind2, const char *name)
 {
-	char k1[KEYMAX], k2[KEYMAX];
+	char k1[TFS_KEYMAX], k2[TFS_KEYMAX];
 	redisReply *r;
 	int rc;
 
@@ -361,7 +360,7 @@ int tfs_rec_remove_tensor(const char *name)
 
 static int rename_key(const char *kind, const char *from, const char *to)
 {
-	char k1[KEYMAX], k2[KEYMAX];
+	char k1[TFS_KEYMAX], k2[TFS_KEYMAX];
 	redisReply *r;
 	int rc;
 
@@ -387,7 +386,7 @@ static int rename_key(const char *kind, const char *from, const char *to)
  * inside (its owner keys its memory by name). check=0: moves every key to the new path. */
 static int move_tree(const char *from, const char *to, int check)
 {
-	char key[KEYMAX], a[4096], b[4096];
+	char key[TFS_KEYMAX], a[4096], b[4096];
 	redisReply *r;
 	int rc = 0;
 

@@ -10,7 +10,6 @@
 #include "dtype.h"
 #include "log.h"
 
-#define KEYMAX 4400
 
 static uint64_t fnv(const char *s)
 {
@@ -87,7 +86,7 @@ struct tfs_tensor *tfs_table_find_key(const char *key)
 
 struct tfs_tensor *tfs_table_find(const char *name)
 {
-	char key[KEYMAX];
+	char key[TFS_KEYMAX];
 
 	if (tfs_key(key, sizeof(key), "tensor", name))
 		return NULL;
@@ -200,7 +199,7 @@ static int create_check(const char *name, int device, char *key, size_t size)
 int tfs_tensor_claim(const char *name, int device, const struct tfs_dirrec *parent_rec,
 		     struct tfs_wb_call **claim)
 {
-	char key[KEYMAX];
+	char key[TFS_KEYMAX];
 	int rc = create_check(name, device, key, sizeof(key));
 
 	return rc ? rc : tfs_rec_link_send(name, 't', parent_rec, claim);
@@ -220,7 +219,7 @@ static int create_made(struct tfs_wb_call *claim, const char *name, tfs_dtype dt
 		       const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
 		       mode_t mode, int open, struct tfs_tensor **out)
 {
-	char key[KEYMAX];
+	char key[TFS_KEYMAX];
 	struct tfs_tensor *t;
 	struct timespec now;
 	int rc, shaped = 0;
@@ -489,7 +488,7 @@ int tfs_tensor_busy(const struct tfs_tensor *t, pid_t pid)
 
 int tfs_tensor_unlink(struct tfs_tensor *t, char **ukey)
 {
-	char key[KEYMAX];
+	char key[TFS_KEYMAX];
 	int rc;
 
 	if (ukey)
@@ -530,7 +529,7 @@ int tfs_tensor_unlink(struct tfs_tensor *t, char **ukey)
 
 int tfs_tensor_rename(struct tfs_tensor *t, const char *newname)
 {
-	char key[KEYMAX], *name, *k;
+	char key[TFS_KEYMAX], *name, *k;
 	int rc;
 
 	if ((rc = tfs_key(key, sizeof(key), "tensor", newname)))
@@ -557,6 +556,12 @@ int tfs_tensor_rename(struct tfs_tensor *t, const char *newname)
 	return 0;
 }
 
+/* A holder's field in the tensor's record: holder:<node>:<pid>. */
+static void holder_field(char *buf, size_t size, const struct tfs_holder *h)
+{
+	snprintf(buf, size, "holder:%s:%lld", h->node, (long long)h->pid);
+}
+
 /* A holder's count and the refcount that changed with it, in one write: the daemon's
  * counts are the truth (a resync writes them whole too), so no increment is needed. */
 static int save_holder(struct tfs_tensor *t, const struct tfs_holder *h)
@@ -564,7 +569,7 @@ static int save_holder(struct tfs_tensor *t, const struct tfs_holder *h)
 	char field[TFS_NODE_MAX + 32], n[24], rc[24];
 
 	t->meta.refcount = tfs_tensor_refcount(t);
-	snprintf(field, sizeof(field), "holder:%s:%lld", h->node, (long long)h->pid);
+	holder_field(field, sizeof(field), h);
 	snprintf(n, sizeof(n), "%lld", (long long)h->count);
 	snprintf(rc, sizeof(rc), "%lld", (long long)t->meta.refcount);
 	return tfs_wb_cmdf("HSET %s %s %s refcount %s", t->key, field, n, rc);
@@ -602,7 +607,7 @@ static int holder_drop(struct tfs_tensor *t, struct tfs_holder *h, int64_t n)
 		save_holder(t, h);
 		return 1;
 	}
-	snprintf(field, sizeof(field), "holder:%s:%lld", h->node, (long long)h->pid);
+	holder_field(field, sizeof(field), h);
 	for (pp = &t->holders; *pp; pp = &(*pp)->next) {
 		if (*pp == h) {
 			*pp = h->next;
@@ -699,7 +704,7 @@ static void resync_one(struct tfs_tensor *t, void *arg)
 	if (tfs_tensor_save(t))
 		*rc = -EIO;
 	for (struct tfs_holder *h = t->holders; h; h = h->next) {
-		snprintf(field, sizeof(field), "holder:%s:%lld", h->node, (long long)h->pid);
+		holder_field(field, sizeof(field), h);
 		snprintf(n, sizeof(n), "%lld", (long long)h->count);
 		tfs_wb_cmdf("HSET %s %s %s", t->key, field, n);
 	}

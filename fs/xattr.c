@@ -12,7 +12,6 @@
 #include "node.h"
 #include "strutil.h"
 
-#define KEYMAX 4400
 #define TP "user.tensor."
 #define XATTR_MAX 65536
 
@@ -25,7 +24,7 @@ struct xtarget {
 	struct tfs_tensor *t;
 	struct tfs_meta m;        /* for 'l' a copy of t->meta */
 	struct tfs_dirrec d;
-	char key[KEYMAX];
+	char key[TFS_KEYMAX];
 };
 
 /* w: a path, or the key of an unlinked tensor still open (node.h). */
@@ -224,16 +223,15 @@ static int set_builtin(const char *path, struct xtarget *x, const char *attr,
 
 /* libtensorfs's tfs_mark_written stores the producer's interprocess event here; reads
  * of the tensor wait for it (ops.c). Any other value (or a removal) clears the mark. */
-#define MARK_XATTR "user.tensorfs.event"
 
 static void follow_mark(struct xtarget *x, const char *name, const char *value, size_t size)
 {
-	if (x->kind != 'l' || strcmp(name, MARK_XATTR))
+	if (x->kind != 'l' || strcmp(name, TFS_EVENT_XATTR))
 		return;
 	pthread_rwlock_wrlock(&x->t->io);
-	x->t->has_mark = value && size == TFS_HANDLE_SIZE;
+	x->t->has_mark = value && size == TFS_IPC_HANDLE_SIZE;
 	if (x->t->has_mark)
-		memcpy(x->t->mark, value, TFS_HANDLE_SIZE);
+		memcpy(x->t->mark, value, TFS_IPC_HANDLE_SIZE);
 	pthread_rwlock_unlock(&x->t->io);
 }
 

@@ -9,7 +9,6 @@
 
 #include "client_internal.h"
 
-#define EVENT_XATTR "user.tensorfs.event"
 
 int tfs_mark_written(tfs_tensor *t, void *stream)
 {
@@ -40,8 +39,8 @@ int tfs_mark_written(tfs_tensor *t, void *stream)
 		rc = tfs_seterr(-EIO, "recording the IPC event: %s", cu->GetErrorString(err));
 		goto destroy;
 	}
-	if (fsetxattr(t->fd, EVENT_XATTR, &h, sizeof(h), 0)) {
-		rc = tfs_seterr(-errno, "setting %s: %s", EVENT_XATTR, tfs_strerror(errno));
+	if (fsetxattr(t->fd, TFS_EVENT_XATTR, &h, sizeof(h), 0)) {
+		rc = tfs_seterr(-errno, "setting %s: %s", TFS_EVENT_XATTR, tfs_strerror(errno));
 		goto destroy;
 	}
 	/* Keep the event alive until the next mark or the close, so consumers can still
@@ -73,13 +72,13 @@ int tfs_wait_written(tfs_tensor *t, void *stream)
 	}
 	if (t->fd < 0)
 		return tfs_seterr(-EBADF, "tfs_wait_written: tensor not opened by path");
-	n = fgetxattr(t->fd, EVENT_XATTR, &h, sizeof(h));
+	n = fgetxattr(t->fd, TFS_EVENT_XATTR, &h, sizeof(h));
 	if (n < 0)
 		return errno == ENODATA ? tfs_seterr(-ENODATA, "nothing marked written yet")
-				       : tfs_seterr(-errno, "reading %s: %s", EVENT_XATTR,
+				       : tfs_seterr(-errno, "reading %s: %s", TFS_EVENT_XATTR,
 						    tfs_strerror(errno));
 	if (n != (ssize_t)sizeof(h))
-		return tfs_seterr(-EBADMSG, "%s is not a 64-byte event handle", EVENT_XATTR);
+		return tfs_seterr(-EBADMSG, "%s is not a 64-byte event handle", TFS_EVENT_XATTR);
 	if (!(cu = tfs_cudart_get(&rc)))
 		return rc;
 	if ((rc = tfs_cuda_enter(cu, t->meta.device, &prev)))

@@ -12,7 +12,6 @@
 
 #include "client_internal.h"
 
-#define HOST_MAGIC "TFSHOST1"
 
 struct tfs_ipc_entry {
 	struct tfs_ipc_entry *next;
@@ -44,7 +43,7 @@ static int map_host(struct tfs_ipc_entry *e, const struct tfs_meta *m)
 	struct stat st;
 	int fd, rc, saved;
 
-	if (memcmp(e->handle, HOST_MAGIC, 8) || host_name(e->handle, name, sizeof(name)))
+	if (memcmp(e->handle, TFS_HOST_MAGIC, 8) || host_name(e->handle, name, sizeof(name)))
 		return tfs_seterr(-EBADMSG, "malformed host IPC handle (expected TFSHOST1/name)");
 	e->writable = 1;
 	fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
@@ -131,7 +130,7 @@ int tfs_ipc_acquire(const struct tfs_meta *m, struct tfs_ipc_entry **out, void *
 		return tfs_seterr(-ENODATA, "the tensor has no IPC handle (nothing allocated)");
 	if (!cuda && strcmp(m->backend, "host"))
 		return tfs_seterr(-EBADMSG, "unknown backend \"%s\"", m->backend);
-	if (cuda == !memcmp(m->ipc_handle, HOST_MAGIC, 8))
+	if (cuda == !memcmp(m->ipc_handle, TFS_HOST_MAGIC, 8))
 		return tfs_seterr(-EBADMSG, "the handle does not match backend \"%s\"", m->backend);
 	pthread_mutex_lock(&lock);
 	for (e = entries; e; e = e->next)

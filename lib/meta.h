@@ -10,6 +10,11 @@
 #include "tensorfs.h"
 
 #define TFS_NODE_MAX 64
+/* The host backend's handle: these 8 bytes, then the shared-memory object's name. */
+#define TFS_HOST_MAGIC "TFSHOST1"
+/* The attribute in which tfs_mark_written publishes a producer's IPC event; the daemon's
+ * reads wait for the last one set. */
+#define TFS_EVENT_XATTR "user.tensorfs.event"
 
 struct tfs_meta {
 	tfs_dtype dtype;

@@ -144,7 +144,7 @@ static struct tfs_alloc *talloc(struct tfs_backend *be, uint64_t bytes, uid_t ui
 	return a;
 }
 
-static int handle_of(struct tfs_backend *be, struct tfs_alloc *a, uint8_t h[TFS_HANDLE_SIZE],
+static int handle_of(struct tfs_backend *be, struct tfs_alloc *a, uint8_t h[TFS_IPC_HANDLE_SIZE],
 		     uint64_t *off)
 {
 	int rc = B->export_handle(be, a, h, off);
@@ -155,15 +155,15 @@ static int handle_of(struct tfs_backend *be, struct tfs_alloc *a, uint8_t h[TFS_
 }
 
 /* Run the consumer; its exit status, or -1. */
-static int run_consumer(const char *mode, const uint8_t h[TFS_HANDLE_SIZE], uint64_t off,
+static int run_consumer(const char *mode, const uint8_t h[TFS_IPC_HANDLE_SIZE], uint64_t off,
 			uint64_t len, uint64_t seed)
 {
-	char hex[2 * TFS_HANDLE_SIZE + 1], offs[32], lens[32], seeds[32], devs[16];
+	char hex[2 * TFS_IPC_HANDLE_SIZE + 1], offs[32], lens[32], seeds[32], devs[16];
 	char *argv[] = { consumer, (char *)mode, hex, offs, lens, seeds, devs, NULL };
 	pid_t pid;
 	int i, st;
 
-	for (i = 0; i < TFS_HANDLE_SIZE; i++)
+	for (i = 0; i < TFS_IPC_HANDLE_SIZE; i++)
 		snprintf(hex + 2 * i, 3, "%02x", h[i]);
 	snprintf(offs, sizeof(offs), "%" PRIu64, off);
 	snprintf(lens, sizeof(lens), "%" PRIu64, len);
@@ -222,7 +222,7 @@ static void back_in_pool(struct tfs_backend *be)
 static void test_zero(struct tfs_backend *be)
 {
 	struct tfs_alloc *a, *b, *c;
-	uint8_t h1[TFS_HANDLE_SIZE];
+	uint8_t h1[TFS_IPC_HANDLE_SIZE];
 	uint64_t off1 = 0, off2 = 0;
 
 	a = talloc(be, 3 * MiB + 123, 1000, 1000, 0600);
@@ -288,7 +288,7 @@ static void test_roundtrip_ipc(struct tfs_backend *be)
 		{ 1, 255 * KiB }, { 9, 1 * MiB + 1 },
 	};
 	uint8_t *mirror = calloc(1, N), *buf = malloc(N);
-	uint8_t h[TFS_HANDLE_SIZE];
+	uint8_t h[TFS_IPC_HANDLE_SIZE];
 	struct tfs_alloc *a = talloc(be, N, 1000, 1000, 0600);
 	uint64_t hoff = 0;
 	size_t i;
@@ -343,7 +343,7 @@ static void test_small(struct tfs_backend *be)
 {
 	static const uint64_t sizes[6] = { 1000, 4096, 777, 100000, 65537, 3 };
 	struct tfs_alloc *a[6] = { 0 }, *x;
-	uint8_t h[6][TFS_HANDLE_SIZE];
+	uint8_t h[6][TFS_IPC_HANDLE_SIZE];
 	uint64_t off[6] = { 0 }, xoff;
 	int i, j, nonzero = 0, same = 1, distinct = 1, k = -1, good = 1;
 
@@ -353,7 +353,7 @@ static void test_small(struct tfs_backend *be)
 									       100 + (uint64_t)i))
 			goto out;
 		nonzero += off[i] != 0;
-		same &= !memcmp(h[i], h[0], TFS_HANDLE_SIZE);
+		same &= !memcmp(h[i], h[0], TFS_IPC_HANDLE_SIZE);
 		for (j = 0; j < i; j++)
 			distinct &= off[i] != off[j];
 		if (off[i] && k < 0 && sizes[i] > 500)
