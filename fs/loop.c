@@ -5,7 +5,7 @@
  * Why not fuse_loop_mt: with the kernel writing a write request's bytes straight into
  * pinned memory, the cuda backend copies them to the device with one DMA instead of a CPU
  * copy into staging first; the host backend copies once, from the buffer into its shared
- * memory. Splice reading is off (ops.c) for the same reason: with direct I/O the kernel
+ * memory. Splice reading is off (ops_table.c) for the same reason: with direct I/O the kernel
  * copies the bytes into the pipe anyway, and libfuse then copies them out again into
  * memory for a write().
  *
@@ -22,6 +22,8 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "loop.h"
+#include "writer.h"
 #include "log.h"
 
 /* What one request can need: a 1 MiB write (max_write) or a 64 KiB xattr value, plus
@@ -65,9 +67,9 @@ static void *worker_main(void *arg)
 			fuse_session_exit(lp.se);
 			break;
 		}
-		tfs_wb_defer_wakes(1);
+		tfs_writer_defer_wakes(1);
 		fuse_session_process_buf(lp.se, &w->fbuf);
-		tfs_wb_defer_wakes(0);
+		tfs_writer_defer_wakes(0);
 	}
 	sem_post(&lp.finish);
 	return NULL;

@@ -11,8 +11,18 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "conn.h"
+#include "dircache.h"
+#include "kernel_cache.h"
+#include "loop.h"
+#include "queue.h"
+#include "spawn.h"
+#include "store.h"
+#include "tensor.h"
+#include "writer.h"
 #include "log.h"
 #include "node.h"
+#include "ops.h"
 #include "strutil.h"
 
 struct tfs_daemon tfs_d = { .ns = PTHREAD_MUTEX_INITIALIZER };
@@ -137,23 +147,23 @@ static int sweep_stale(void)
 
 	snprintf(pattern, sizeof(pattern), "%s:tensor:*", tfs_d.o.prefix);
 	do {
-		redisReply *r = tfs_rl_cmdf(&rc, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
+		redisReply *r = tfs_conn_cmdf(&rc, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
 		if (!r)
 			return -EIO;
 		snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
 		for (size_t i = 0; i < r->element[1]->elements; i++) {
 			const char *key = r->element[1]->element[i]->str;
-			redisReply *n = tfs_rl_cmdf(&rc, "HGET %s node", key);
+			redisReply *n = tfs_conn_cmdf(&rc, "HGET %s node", key);
 			int mine = n && n->type == REDIS_REPLY_STRING && strcmp(n->str, tfs_d.o.node) == 0;
 			freeReplyObject(n);
 			if (!mine)
 				continue;
 			tfs_log(LOG_NOTICE, "removing stale record %s left by an earlier run", key);
-			freeReplyObject(tfs_rl_cmdf(&rc, "DEL %s", key));
+			freeReplyObject(tfs_conn_cmdf(&rc, "DEL %s", key));
 			tfs_split(key + plen, parent, sizeof(parent), &base);
 			char dk[4400];
 			if (tfs_key(dk, sizeof(dk), "dirents", parent) == 0)
-				freeReplyObject(tfs_rl_cmdf(&rc, "HDEL %s %s", dk, base));
+				freeReplyObject(tfs_conn_cmdf(&rc, "HDEL %s %s", dk, base));
 			removed++;
 		}
 		freeReplyObject(r);
@@ -161,12 +171,12 @@ static int sweep_stale(void)
 	snprintf(pattern, sizeof(pattern), "%s:unlinked:%s:*", tfs_d.o.prefix, tfs_d.o.node);
 	strcpy(cursor, "0");
 	do {
-		redisReply *r = tfs_rl_cmdf(&rc, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
+		redisReply *r = tfs_conn_cmdf(&rc, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
 		if (!r)
 			return -EIO;
 		snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
 		for (size_t i = 0; i < r->element[1]->elements; i++) {
-			freeReplyObject(tfs_rl_cmdf(&rc, "DEL %s", r->element[1]->element[i]->str));
+			freeReplyObject(tfs_conn_cmdf(&rc, "DEL %s", r->element[1]->element[i]->str));
 			removed++;
 		}
 		freeReplyObject(r);
@@ -327,7 +337,7 @@ int main(int argc, char *argv[])
 		tfs_log(LOG_ERR, "cannot prepare the Redis records");
 		goto out_redis;
 	}
-	tfs_rl_close_thread();     /* the forked child makes its own connection */
+	tfs_conn_close_thread();     /* the forked child makes its own connection */
 
 	snprintf(mntopts, sizeof(mntopts), "-odefault_permissions,fsname=tensorfs,subtype=tensorfs,"
 		 "max_read=%d%s", 1 << 20, o->allow_other ? ",allow_other" : "");
@@ -367,9 +377,9 @@ int main(int argc, char *argv[])
 	}
 	if (fuse_set_signal_handlers(se))
 		goto out_backend;
-	if (tfs_kc_start(se, o->entry_timeout))
+	if (tfs_kcache_start(se, o->entry_timeout))
 		goto out_signals;
-	if (tfs_wb_start() || tfs_dc_start())
+	if (tfs_writer_start() || tfs_dircache_start())
 		goto out_signals;
 	if (tfs_queue_start())
 		goto out_signals;
@@ -393,18 +403,18 @@ int main(int argc, char *argv[])
 	tfs_tensor_shutdown();
 	tfs_ns_unlock();
 out_signals:
-	tfs_dc_stop();
-	tfs_kc_stop();
+	tfs_dircache_stop();
+	tfs_kcache_stop();
 	tfs_ns_stats_log();
-	tfs_wb_stop();       /* sends the shutdown's record deletes */
-	tfs_rl_close_thread();
+	tfs_writer_stop();       /* sends the shutdown's record deletes */
+	tfs_conn_close_thread();
 	fuse_remove_signal_handlers(se);
 out_backend:
 	if (tfs_d.table.buckets) {
 		tfs_ns_lock();
 		tfs_tensor_shutdown();
 		tfs_ns_unlock();
-		tfs_rl_close_thread();
+		tfs_conn_close_thread();
 	}
 	tfs_d.be_ops->fini(tfs_d.be);
 out_unmount:
@@ -414,7 +424,7 @@ out_fuse:
 out_nodes:
 	tfs_node_fini();
 out_redis:
-	tfs_rl_close_thread();
+	tfs_conn_close_thread();
 	tfs_stop_redis();
 out_table:
 	free(tfs_d.table.buckets);

@@ -11,6 +11,9 @@
 #include <sys/stat.h>
 
 #include "daemon.h"
+#include "kernel_cache.h"
+#include "store.h"
+#include "tensor.h"
 #include "node.h"
 
 /* How long the kernel may keep attributes: a second (see op_init). */
@@ -20,7 +23,7 @@
  * 'd' directory (d), 'g' a garbled record. */
 struct tfs_target {
 	int kind;
-	struct tfs_tensor *t;
+	struct tfsd_tensor *t;
 	struct tfs_meta m;
 	struct tfs_dirrec d;
 };
@@ -32,14 +35,17 @@ int tfs_ops_resolve_path(const char *path, struct tfs_target *x);
 
 /* The attributes of what x names, st_ino set to id. */
 void tfs_ops_stat(const struct tfs_target *x, uint64_t id, struct stat *st);
-void tfs_ops_stat_tensor(const struct tfs_tensor *t, uint64_t id, struct stat *st);
+void tfs_ops_stat_tensor(const struct tfsd_tensor *t, uint64_t id, struct stat *st);
 
 /* Replies to a LOOKUP, MKDIR or MKNOD with st for name in parent: the node is looked up
- * (one FORGET owed) and the entry kept for tfs_kc_entry_timeout(). */
+ * (one FORGET owed) and the entry kept for tfs_kcache_entry_timeout(). */
 void tfs_ops_reply_entry(fuse_req_t req, uint64_t parent, const char *name, struct stat *st);
 
 /* The directory record of the root as last seen (a stand-in while Redis is away). */
 void tfs_ops_root_seen(struct tfs_dirrec *d, int set);
+
+/* The operations table (ops_table.c), for fuse_session_new. */
+extern const struct fuse_lowlevel_ops tfs_ops;
 
 /* The operation tables' parts. */
 void tfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);

@@ -20,16 +20,16 @@ int tfs_ops_resolve_path(const char *name, struct tfs_target *x)
 		x->kind = 'l';
 		return 0;
 	}
-	type = tfs_rec_type(name);
+	type = tfs_store_type(name);
 	if (type < 0)
 		return type;
 	if (type == 'd') {
 		x->kind = 'd';
-		return tfs_rec_dir(name, &x->d);
+		return tfs_store_dir(name, &x->d);
 	}
-	rc = tfs_rec_tensor(name, &x->m);
+	rc = tfs_store_tensor(name, &x->m);
 	if (rc == -EBADMSG) {
-		/* Logged by tfs_rec_tensor. The name shows (mode 0, size 0) so rm can remove
+		/* Logged by tfs_store_tensor. The name shows (mode 0, size 0) so rm can remove
 		 * it; nothing else is served from it. */
 		x->kind = 'g';
 		return 0;
@@ -54,7 +54,7 @@ int tfs_ops_resolve(const struct tfs_where *w, struct tfs_target *x)
 	return x->t ? 0 : -ENOENT;
 }
 
-void tfs_ops_stat_tensor(const struct tfs_tensor *t, uint64_t id, struct stat *st)
+void tfs_ops_stat_tensor(const struct tfsd_tensor *t, uint64_t id, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_ino = id;
@@ -131,7 +131,7 @@ void tfs_ops_reply_entry(fuse_req_t req, uint64_t parent, const char *name, stru
 	e.attr = *st;
 	e.attr.st_ino = e.ino;
 	e.attr_timeout = TFS_ATTR_TIMEOUT;
-	e.entry_timeout = tfs_kc_entry_timeout();
+	e.entry_timeout = tfs_kcache_entry_timeout();
 	/* The request was interrupted: the kernel never got the id, so owes no FORGET. */
 	if (fuse_reply_entry(req, &e) == -ENOENT)
 		tfs_node_forget(e.ino, 1);

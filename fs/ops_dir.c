@@ -1,5 +1,5 @@
 /* The FUSE operations on directories and names: lookup, mkdir, rmdir, unlink, rename,
- * readdir, statfs. The Redis side of each (entries, records, tree moves) is records.c's;
+ * readdir, statfs. The Redis side of each (entries, records, tree moves) is store.c's;
  * the node ids the kernel knows follow here (node.c). */
 #include <errno.h>
 #include <pthread.h>
@@ -64,15 +64,15 @@ void tfs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 		return;
 	}
 	tfs_ns_lock();
-	rc = tfs_rec_link(path, 'd');
+	rc = tfs_store_link(path, 'd');
 	if (rc == 0) {
 		x.d.mode = mode & 07777 & ~ctx->umask;
 		x.d.uid = ctx->uid;
 		x.d.gid = ctx->gid;
 		x.d.ctime = x.d.mtime = tfs_now();
-		rc = tfs_rec_dir_write(path, &x.d);
+		rc = tfs_store_dir_write(path, &x.d);
 		if (rc)
-			tfs_rec_unlink(path);
+			tfs_store_unlink(path);
 	}
 	tfs_ns_unlock();
 	free(path);
@@ -94,7 +94,7 @@ void tfs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	tfs_ns_lock();
-	rc = tfs_rec_rmdir(path);
+	rc = tfs_store_rmdir(path);
 	tfs_ns_unlock();
 	free(path);
 	if (rc == 0)
@@ -106,19 +106,19 @@ void tfs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
  * (malloc'd), or NULL. Caller holds ns. */
 static int unlink_name(const char *path, char **ukey)
 {
-	struct tfs_tensor *t = tfs_table_find(path);
+	struct tfsd_tensor *t = tfs_table_find(path);
 	struct tfs_meta m;
 	int rc;
 
 	*ukey = NULL;
 	if (t)
 		return tfs_tensor_unlink(t, ukey);
-	rc = tfs_rec_type(path);
+	rc = tfs_store_type(path);
 	if (rc < 0)
 		return rc;
 	if (rc == 'd')
 		return -EISDIR;
-	rc = tfs_rec_tensor(path, &m);
+	rc = tfs_store_tensor(path, &m);
 	if (rc == 0 && strcmp(m.node, tfs_d.o.node))
 		return -EREMOTE;
 	if (rc == -EIO)
@@ -126,7 +126,7 @@ static int unlink_name(const char *path, char **ukey)
 	/* A record garbled by hand, a stale one of this node, or a dangling entry: removing
 	 * the name is what rm asked for, and there is no memory behind it. */
 	tfs_log(LOG_NOTICE, "%s: removing a record with no tensor behind it", path);
-	return tfs_rec_remove_tensor(path);
+	return tfs_store_remove_tensor(path);
 }
 
 void tfs_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -188,21 +188,21 @@ static int rename_paths(const char *from, const char *to, unsigned int flags, ch
 			return -EISDIR;
 		if (dst.kind == 'r' || dst.kind == 'g')
 			return dst.kind == 'r' ? -EREMOTE : -EIO;
-		rc = dst.kind == 'd' ? tfs_rec_rmdir(to) : tfs_tensor_unlink(dst.t, ukey);
+		rc = dst.kind == 'd' ? tfs_store_rmdir(to) : tfs_tensor_unlink(dst.t, ukey);
 		if (rc)
 			return rc;
 	}
 	if (src.kind == 'd')
-		return tfs_rec_move_dir(from, to);
-	rc = tfs_rec_link(to, 't');
+		return tfs_store_move_dir(from, to);
+	rc = tfs_store_link(to, 't');
 	if (rc)
 		return rc;
 	rc = tfs_tensor_rename(src.t, to);
 	if (rc) {
-		tfs_rec_unlink(to);
+		tfs_store_unlink(to);
 		return rc;
 	}
-	return tfs_rec_unlink(from);
+	return tfs_store_unlink(from);
 }
 
 void tfs_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
@@ -374,7 +374,7 @@ static int dir_fill(fuse_req_t req, fuse_ino_t ino, struct dirh *h)
 		rc = -ENOENT;
 		goto out;
 	}
-	rc = tfs_rec_dir_entries(w.path, &r);
+	rc = tfs_store_dir_entries(w.path, &r);
 	if (rc)
 		goto out;
 	if ((rc = dir_add(req, h, &cap, ".", S_IFDIR, ino)) ||

@@ -42,7 +42,7 @@ static int stat_node(fuse_ino_t ino, struct fuse_file_info *fi, struct stat *st)
 		}
 	}
 	tfs_where_free(&w);
-	/* The kernel asks about a node it looked up, maybe a while ago (kcache.c): if the
+	/* The kernel asks about a node it looked up, maybe a while ago (kernel_cache.c): if the
 	 * name has gone since, ESTALE makes the VFS look it up again (so an O_CREAT open,
 	 * whose permission check asks here first, creates it instead of failing). */
 	if (rc == -ENOENT)
@@ -75,7 +75,7 @@ static void set_time(struct timespec *dst, int now, const struct timespec *src)
 }
 
 /* setattr on a local tensor. Caller holds ns. */
-static int setattr_tensor(struct tfs_tensor *t, const struct stat *a, int to_set)
+static int setattr_tensor(struct tfsd_tensor *t, const struct stat *a, int to_set)
 {
 	struct tfs_meta *m = &t->meta;
 	int rc;
@@ -127,7 +127,7 @@ static int setattr_dir(const char *path, struct tfs_dirrec *d, const struct stat
 		set_time(&mt, to_set & FUSE_SET_ATTR_MTIME_NOW, &a->st_mtim);
 		d->mtime = mt.tv_sec;
 	}
-	return tfs_rec_dir_write(path, d);
+	return tfs_store_dir_write(path, d);
 }
 
 void tfs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
@@ -174,8 +174,8 @@ static int new_file(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	struct tfs_dirrec d;
-	struct tfs_tensor *t;
-	struct tfs_wb_call *claim;
+	struct tfsd_tensor *t;
+	struct tfs_writer_call *claim;
 	struct tfs_where pw;
 	char *path;
 	int rc, device;
@@ -190,7 +190,7 @@ static int new_file(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
 		return rc;
 	}
 	tfs_ns_lock();
-	rc = tfs_rec_dir(pw.path, &d);
+	rc = tfs_store_dir(pw.path, &d);
 	if (rc)
 		goto out;
 	device = d.has_device ? d.device : tfs_d.o.device;
@@ -203,7 +203,7 @@ static int new_file(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
 	 * this create (and so across any rmdir of it or xattr change on it), and the queue or
 	 * another node trying the name get HSETNX's answer "taken". */
 	tfs_ns_unlock();
-	rc = tfs_rec_link_wait(path, 't', claim);
+	rc = tfs_store_link_wait(path, 't', claim);
 	tfs_ns_lock();
 	if (rc)
 		goto out;
@@ -272,7 +272,7 @@ void tfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t m
 	}
 	e.attr.st_ino = e.ino;
 	e.attr_timeout = TFS_ATTR_TIMEOUT;
-	e.entry_timeout = tfs_kc_entry_timeout();
+	e.entry_timeout = tfs_kcache_entry_timeout();
 	fi->fh = (uintptr_t)f;
 	fi->direct_io = !tfs_d.o.page_cache;
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
@@ -298,7 +298,7 @@ void tfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		goto out;
 	tfs_ns_lock();
 	rc = tfs_ops_resolve(&w, &x);
-	/* The kernel opens a node it looked up, maybe a while ago (kcache.c): a name gone
+	/* The kernel opens a node it looked up, maybe a while ago (kernel_cache.c): a name gone
 	 * since then is stale, and ESTALE makes the VFS look it up again (an O_CREAT open
 	 * then creates it) instead of failing the open. */
 	if (rc == -ENOENT)
@@ -345,7 +345,7 @@ void tfs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 /* A producer marked the tensor written (tfs_mark_written): its kernel may still be
  * running, and cat must not see half of its output. Caller holds t->io. */
-static void wait_mark(struct tfs_tensor *t)
+static void wait_mark(struct tfsd_tensor *t)
 {
 	int rc = tfs_d.be_ops->wait_mark(tfs_d.be, t->alloc, t->mark);
 
@@ -364,7 +364,7 @@ void tfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		 struct fuse_file_info *fi)
 {
 	struct tfs_file *f = file_of(fi);
-	struct tfs_tensor *t = f->t;
+	struct tfsd_tensor *t = f->t;
 	struct fuse_bufvec bv;
 	void *mem = NULL;
 	off_t pos;
@@ -405,7 +405,7 @@ void tfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 /* A write by someone without CAP_FSETID clears set-user-ID, and set-group-ID where group
  * execute is set, as the kernel does for filesystems it writes itself (pjdfstest
  * chmod/12). With direct I/O the kernel leaves it to the filesystem. Caller holds ns. */
-static int kill_suid(struct tfs_tensor *t)
+static int kill_suid(struct tfsd_tensor *t)
 {
 	mode_t mode = t->meta.mode;
 
@@ -423,7 +423,7 @@ void tfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
 		  struct fuse_file_info *fi)
 {
 	struct tfs_file *f = file_of(fi);
-	struct tfs_tensor *t = f->t;
+	struct tfsd_tensor *t = f->t;
 	uint64_t end = (uint64_t)off + size;
 	int rc, killed = 0;
 
@@ -470,16 +470,16 @@ void tfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
 	t->ctime = t->mtime;
 	__atomic_store_n(&t->dirty, 1, __ATOMIC_RELAXED);
 	if (killed)
-		tfs_kc_forget_attr(ino);
+		tfs_kcache_forget_attr(ino);
 	fuse_reply_write(req, size);
 }
 
 /* fsync and fsyncdir: the bytes are in device memory once write() returns; what they
- * add is the Redis records, which are written behind (wb.c): wait until they are in. */
+ * add is the Redis records, which are written behind (writer.c): wait until they are in. */
 void tfs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	(void)ino; (void)datasync; (void)fi;
-	fuse_reply_err(req, -tfs_wb_sync());
+	fuse_reply_err(req, -tfs_writer_sync());
 }
 
 /* fallocate(mode 0), which posix_fallocate and `fallocate -l` use: the tensor grows to

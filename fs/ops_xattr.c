@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ops.h"
+#include "xattr.h"
 
 /* A getxattr or listxattr reply: the size alone when asked with size 0. */
 static void reply_value(fuse_req_t req, int rc, const char *buf, size_t size)
@@ -59,7 +60,7 @@ void tfs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const cha
 	 * after a setxattr): its next stat must ask, not answer from what it has. The
 	 * user's own attributes and the written mark (user.tensorfs.event) change neither. */
 	if (rc == 0 && strncmp(name, "user.tensor.", 12) == 0)
-		tfs_kc_forget_attr(ino);
+		tfs_kcache_forget_attr(ino);
 	fuse_reply_err(req, rc == -ENOENT ? ESTALE : -rc);
 }
 

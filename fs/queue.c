@@ -10,6 +10,12 @@
 
 #include "cmd.h"
 #include "daemon.h"
+#include "conn.h"
+#include "kernel_cache.h"
+#include "queue.h"
+#include "store.h"
+#include "tensor.h"
+#include "writer.h"
 #include "dtype.h"
 #include "log.h"
 
@@ -25,7 +31,7 @@ struct qcmd {
 	char err[256];
 	const char *json;
 	size_t len;
-	struct tfs_wb_call *claim;   /* a create's name, claimed ahead (preclaim) */
+	struct tfs_writer_call *claim;   /* a create's name, claimed ahead (preclaim) */
 	struct tfs_dirrec parent;    /* with claim: the parent's record it was checked on */
 };
 
@@ -38,8 +44,8 @@ static void reply(const struct tfs_cmd *c, char *json)
 	/* Behind the record writes it reports, on the same ordered connection: a client
 	 * that has its reply finds the records in Redis. */
 	if (c->reply[0]) {
-		tfs_wb_cmdf("LPUSH %s %s", c->reply, json);
-		tfs_wb_cmdf("EXPIRE %s " REPLY_TTL, c->reply);
+		tfs_writer_cmdf("LPUSH %s %s", c->reply, json);
+		tfs_writer_cmdf("EXPIRE %s " REPLY_TTL, c->reply);
 	}
 	free(json);
 }
@@ -52,7 +58,7 @@ static void reply_err(const struct tfs_cmd *c, int err, const char *msg)
 		reply(c, tfs_reply_err(c->id, err, msg));
 }
 
-static void reply_ok(const struct tfs_cmd *c, struct tfs_tensor *t)
+static void reply_ok(const struct tfs_cmd *c, struct tfsd_tensor *t)
 {
 	struct tfs_meta m = t->meta;
 
@@ -73,7 +79,7 @@ static void forward(const struct tfs_cmd *c, const char *json, size_t len, const
 		return;
 	}
 	snprintf(key, sizeof(key), "{%s}:node:%s", tfs_d.o.queue, owner);
-	if (tfs_wb_cmdf("LPUSH %s %b", key, json, len))
+	if (tfs_writer_cmdf("LPUSH %s %b", key, json, len))
 		reply_err(c, ENOMEM, "cannot forward to the owning node");
 }
 
@@ -81,13 +87,13 @@ static void forward(const struct tfs_cmd *c, const char *json, size_t len, const
 static int owner_of(const char *name, char *owner, size_t size)
 {
 	struct tfs_meta m;
-	int rc = tfs_rec_type(name);
+	int rc = tfs_store_type(name);
 
 	if (rc < 0)
 		return rc;
 	if (rc == 'd')
 		return -EISDIR;
-	rc = tfs_rec_tensor(name, &m);
+	rc = tfs_store_tensor(name, &m);
 	if (rc)
 		return rc == -EBADMSG ? -EIO : rc;
 	if (strcmp(m.node, tfs_d.o.node) == 0)
@@ -114,7 +120,7 @@ static int parent_of(const struct tfs_cmd *c, struct tfs_dirrec *d)
 	const char *base;
 
 	tfs_split(c->name, parent, sizeof(parent), &base);
-	return tfs_rec_dir(parent, d);
+	return tfs_store_dir(parent, d);
 }
 
 static const char *create_err(int rc)
@@ -125,11 +131,11 @@ static const char *create_err(int rc)
 
 /* cl: the name claimed ahead by preclaim (pd: the parent's record then), or NULL to
  * claim it now. */
-static void do_create(const struct tfs_cmd *c, struct tfs_wb_call *cl,
+static void do_create(const struct tfs_cmd *c, struct tfs_writer_call *cl,
 		      const struct tfs_dirrec *pd)
 {
 	struct tfs_dirrec d;
-	struct tfs_tensor *t;
+	struct tfsd_tensor *t;
 	int rc;
 
 	if (cl) {
@@ -155,7 +161,7 @@ static void do_create(const struct tfs_cmd *c, struct tfs_wb_call *cl,
 		return;
 	}
 	tfs_log(LOG_DEBUG, "queue: created %s", c->name);
-	tfs_kc_forget(c->name);      /* the kernel may still know a tensor gone before it */
+	tfs_kcache_forget(c->name);      /* the kernel may still know a tensor gone before it */
 	reply_ok(c, t);
 }
 
@@ -192,12 +198,12 @@ static void preclaim(struct qcmd *q, size_t n, int from_node_queue)
 static void process_one(struct qcmd *q, int from_node_queue)
 {
 	struct tfs_cmd *c = &q->c;
-	struct tfs_tensor *t;
+	struct tfsd_tensor *t;
 	char owner[TFS_NODE_MAX];
 	const char *node;
 	int rc;
 
-	tfs_wb_group_begin();
+	tfs_writer_group_begin();
 	if (q->rc) {
 		tfs_log(LOG_WARNING, "queue: bad command (%s): %.200s", q->err, q->json);
 		if (c->reply[0])
@@ -236,13 +242,13 @@ static void process_one(struct qcmd *q, int from_node_queue)
 	m.refcount = tfs_tensor_refcount(t) - 1;
 	rc = tfs_tensor_release(t, node, c->pid);
 	if (rc == -ENOENT && (rc = tfs_tensor_unlink(t, NULL)) == 0)
-		tfs_kc_forget(c->name);
+		tfs_kcache_forget(c->name);
 	if (rc)
 		reply_err(c, -rc, "cannot delete");
 	else if (c->reply[0])
 		reply(c, tfs_reply_ok(c->id, c->name, &m));
 out:
-	tfs_wb_group_end();
+	tfs_writer_group_end();
 }
 
 /* Popped commands, in order, CHUNK at a time under the namespace lock. */
@@ -273,7 +279,7 @@ static void housekeeping(int64_t *last_reap)
 {
 	int64_t now = tfs_now();
 
-	if (tfs_d.redis_down && tfs_rl_get()) {
+	if (tfs_d.redis_down && tfs_conn_get()) {
 		tfs_ns_lock();
 		tfs_d.redis_down = 0;
 		if (tfs_tensor_resync() == 0)
@@ -296,7 +302,7 @@ static int lmpop_unknown(void)
 	redisReply *r;
 	int rc, unknown;
 
-	r = tfs_rl_cmdf_unordered(&rc, "COMMAND INFO BLMPOP");
+	r = tfs_conn_cmdf_unordered(&rc, "COMMAND INFO BLMPOP");
 	if (!r)
 		return 0;
 	unknown = r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
@@ -312,7 +318,7 @@ static void pop_brpop(struct qcmd *q)
 	redisReply *r, *more;
 	int rc, node_q;
 
-	r = tfs_rl_cmdf_unordered(&rc, "BRPOP %s %s 0.5", tfs_d.o.queue, tfs_d.node_queue);
+	r = tfs_conn_cmdf_unordered(&rc, "BRPOP %s %s 0.5", tfs_d.o.queue, tfs_d.node_queue);
 	if (!r) {
 		if (rc == -EIO)
 			usleep(200000);      /* Redis away: retry without spinning */
@@ -322,7 +328,7 @@ static void pop_brpop(struct qcmd *q)
 	    r->element[1]->type == REDIS_REPLY_STRING) {
 		node_q = strcmp(r->element[0]->str, tfs_d.node_queue) == 0;
 		process(q, &r->element[1], 1, node_q);
-		more = tfs_rl_cmdf_unordered(&rc, "RPOP %s %d",
+		more = tfs_conn_cmdf_unordered(&rc, "RPOP %s %d",
 					     node_q ? tfs_d.node_queue : tfs_d.o.queue, POP_BATCH);
 		if (more && more->type == REDIS_REPLY_ARRAY)
 			process(q, more->element, more->elements, node_q);
@@ -351,7 +357,7 @@ static void *queue_main(void *arg)
 			continue;
 		}
 		/* The first command and up to POP_BATCH behind it, in one round trip. */
-		r = tfs_rl_cmdf_unordered(&rc, "BLMPOP 0.5 2 %s %s RIGHT COUNT %d", tfs_d.o.queue,
+		r = tfs_conn_cmdf_unordered(&rc, "BLMPOP 0.5 2 %s %s RIGHT COUNT %d", tfs_d.o.queue,
 					  tfs_d.node_queue, POP_BATCH);
 		if (!r) {
 			if (rc == -EPROTO && lmpop_unknown()) {
@@ -370,7 +376,7 @@ static void *queue_main(void *arg)
 		freeReplyObject(r);
 	}
 	free(q);
-	tfs_rl_close_thread();
+	tfs_conn_close_thread();
 	return NULL;
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "spawn.h"
 #include "log.h"
 
 static int find_in_path(const char *prog, char *out, size_t size)

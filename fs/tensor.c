@@ -1,5 +1,7 @@
-/* The tensors this daemon holds memory for: a table keyed by Redis key, reference counts
- * (docs/contract.md) and the records that mirror them. Every function here runs under tfs_d.ns. */
+/* The lifetime of the tensors this daemon holds memory for: create, shape, resize, owner,
+ * open and close, unlink and rename, reference counts (docs/contract.md) and the records that
+ * mirror them; resync after Redis came back, shutdown. Every function here runs under
+ * tfs_d.ns. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -7,104 +9,15 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "conn.h"
+#include "store.h"
+#include "tensor.h"
+#include "writer.h"
 #include "dtype.h"
 #include "log.h"
 
 
-static uint64_t fnv(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
-}
-
-int tfs_table_init(struct tfs_table *tb)
-{
-	tb->nbuckets = 4096;
-	tb->buckets = calloc(tb->nbuckets, sizeof(*tb->buckets));
-	return tb->buckets ? 0 : -ENOMEM;
-}
-
-static void table_grow(struct tfs_table *tb)
-{
-	size_t n = tb->nbuckets * 4;
-	struct tfs_tensor **b = calloc(n, sizeof(*b));
-
-	if (!b)
-		return;                /* keep the longer chains: slower, still correct */
-	for (size_t i = 0; i < tb->nbuckets; i++) {
-		struct tfs_tensor *t = tb->buckets[i], *next;
-		for (; t; t = next) {
-			next = t->next;
-			t->next = b[fnv(t->key) % n];
-			b[fnv(t->key) % n] = t;
-		}
-	}
-	free(tb->buckets);
-	tb->buckets = b;
-	tb->nbuckets = n;
-}
-
-static void table_insert(struct tfs_tensor *t)
-{
-	struct tfs_table *tb = &tfs_d.table;
-	size_t i;
-
-	if (tb->count >= tb->nbuckets)
-		table_grow(tb);
-	i = fnv(t->key) % tb->nbuckets;
-	t->next = tb->buckets[i];
-	tb->buckets[i] = t;
-	tb->count++;
-}
-
-static void table_remove(struct tfs_tensor *t)
-{
-	struct tfs_table *tb = &tfs_d.table;
-	struct tfs_tensor **pp = &tb->buckets[fnv(t->key) % tb->nbuckets];
-
-	for (; *pp; pp = &(*pp)->next) {
-		if (*pp == t) {
-			*pp = t->next;
-			tb->count--;
-			return;
-		}
-	}
-}
-
-struct tfs_tensor *tfs_table_find_key(const char *key)
-{
-	struct tfs_table *tb = &tfs_d.table;
-	struct tfs_tensor *t = tb->buckets[fnv(key) % tb->nbuckets];
-
-	while (t && strcmp(t->key, key))
-		t = t->next;
-	return t;
-}
-
-struct tfs_tensor *tfs_table_find(const char *name)
-{
-	char key[TFS_KEYMAX];
-
-	if (tfs_key(key, sizeof(key), "tensor", name))
-		return NULL;
-	return tfs_table_find_key(key);
-}
-
-void tfs_table_foreach(void (*fn)(struct tfs_tensor *, void *), void *arg)
-{
-	struct tfs_table *tb = &tfs_d.table;
-
-	for (size_t i = 0; i < tb->nbuckets; i++)
-		for (struct tfs_tensor *t = tb->buckets[i], *next; t; t = next) {
-			next = t->next;
-			fn(t, arg);
-		}
-}
-
-int64_t tfs_tensor_refcount(const struct tfs_tensor *t)
+int64_t tfs_tensor_refcount(const struct tfsd_tensor *t)
 {
 	int64_t n = t->linked + t->opens;
 
@@ -114,30 +27,30 @@ int64_t tfs_tensor_refcount(const struct tfs_tensor *t)
 }
 
 /* replace: the key may hold a stale record, whose other fields must go. */
-static int save(struct tfs_tensor *t, int replace)
+static int save(struct tfsd_tensor *t, int replace)
 {
 	t->meta.refcount = tfs_tensor_refcount(t);
 	t->meta.mtime = t->mtime.tv_sec;
 	t->meta.ctime_ns = (int64_t)t->ctime.tv_sec * 1000000000 + t->ctime.tv_nsec;
 	t->dirty = 0;
-	return tfs_wb_save(t->key, &t->meta, replace);
+	return tfs_writer_save(t->key, &t->meta, replace);
 }
 
-int tfs_tensor_save(struct tfs_tensor *t)
+int tfs_tensor_save(struct tfsd_tensor *t)
 {
 	return save(t, 0);
 }
 
-static int save_refcount(struct tfs_tensor *t)
+static int save_refcount(struct tfsd_tensor *t)
 {
 	char n[24];
 
 	t->meta.refcount = tfs_tensor_refcount(t);
 	snprintf(n, sizeof(n), "%lld", (long long)t->meta.refcount);
-	return tfs_wb_cmdf("HSET %s refcount %s", t->key, n);
+	return tfs_writer_cmdf("HSET %s refcount %s", t->key, n);
 }
 
-static void tensor_free(struct tfs_tensor *t)
+static void tensor_free(struct tfsd_tensor *t)
 {
 	struct tfs_holder *h, *next;
 
@@ -156,7 +69,7 @@ static void tensor_free(struct tfs_tensor *t)
 }
 
 /* A tensor not in the table yet: its memory and the struct. */
-static void struct_free(struct tfs_tensor *t)
+static void struct_free(struct tfsd_tensor *t)
 {
 	if (t->alloc)
 		tfs_d.be_ops->free(tfs_d.be, t->alloc);
@@ -164,17 +77,17 @@ static void struct_free(struct tfs_tensor *t)
 }
 
 /* The count reached 0: memory, record and struct go. */
-static void destroy(struct tfs_tensor *t)
+static void destroy(struct tfsd_tensor *t)
 {
-	table_remove(t);
+	tfs_table_remove(t);
 	if (t->alloc)
 		tfs_d.be_ops->free(tfs_d.be, t->alloc);
-	tfs_wb_cmdf("DEL %s", t->key);
+	tfs_writer_cmdf("DEL %s", t->key);
 	tfs_log(LOG_DEBUG, "freed %s (%llu bytes)", t->name, (unsigned long long)t->meta.bytes);
 	tensor_free(t);
 }
 
-static void drop_if_unused(struct tfs_tensor *t)
+void tfs_tensor_drop_if_unused(struct tfsd_tensor *t)
 {
 	if (tfs_tensor_refcount(t) == 0)
 		destroy(t);
@@ -197,30 +110,30 @@ static int create_check(const char *name, int device, char *key, size_t size)
 }
 
 int tfs_tensor_claim(const char *name, int device, const struct tfs_dirrec *parent_rec,
-		     struct tfs_wb_call **claim)
+		     struct tfs_writer_call **claim)
 {
 	char key[TFS_KEYMAX];
 	int rc = create_check(name, device, key, sizeof(key));
 
-	return rc ? rc : tfs_rec_link_send(name, 't', parent_rec, claim);
+	return rc ? rc : tfs_store_link_send(name, 't', parent_rec, claim);
 }
 
-void tfs_tensor_claim_drop(const char *name, struct tfs_wb_call *claim)
+void tfs_tensor_claim_drop(const char *name, struct tfs_writer_call *claim)
 {
-	if (tfs_rec_link_wait(name, 't', claim) == 0)
-		tfs_rec_unlink(name);
+	if (tfs_store_link_wait(name, 't', claim) == 0)
+		tfs_store_unlink(name);
 }
 
-static int shape_set(struct tfs_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
+static int shape_set(struct tfsd_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
 		     int busy_check);
 
 /* claim NULL: the name is ours already (tfs_tensor_create_linked). */
-static int create_made(struct tfs_wb_call *claim, const char *name, tfs_dtype dt,
+static int create_made(struct tfs_writer_call *claim, const char *name, tfs_dtype dt,
 		       const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
-		       mode_t mode, int open, struct tfs_tensor **out)
+		       mode_t mode, int open, struct tfsd_tensor **out)
 {
 	char key[TFS_KEYMAX];
-	struct tfs_tensor *t;
+	struct tfsd_tensor *t;
 	struct timespec now;
 	int rc, shaped = 0;
 
@@ -228,7 +141,7 @@ static int create_made(struct tfs_wb_call *claim, const char *name, tfs_dtype dt
 		if (claim)
 			tfs_tensor_claim_drop(name, claim);
 		else
-			tfs_rec_unlink(name);
+			tfs_store_unlink(name);
 		return rc;
 	}
 	t = calloc(1, sizeof(*t));
@@ -261,7 +174,7 @@ static int create_made(struct tfs_wb_call *claim, const char *name, tfs_dtype dt
 	if (sh)
 		shaped = shape_set(t, dt, sh, 0);
 	if (claim) {
-		rc = tfs_rec_link_wait(name, 't', claim);
+		rc = tfs_store_link_wait(name, 't', claim);
 		claim = NULL;
 		if (rc)
 			goto fail_struct;     /* not ours: nothing to give back */
@@ -271,7 +184,7 @@ static int create_made(struct tfs_wb_call *claim, const char *name, tfs_dtype dt
 	 * name is ours: the record under it may be another node's until then. */
 	if (rc || (rc = save(t, 1)))
 		goto fail_struct_name;
-	table_insert(t);
+	tfs_table_insert(t);
 	*out = t;
 	return 0;
 fail_struct_name:
@@ -281,21 +194,21 @@ fail_name:
 	if (claim)
 		tfs_tensor_claim_drop(name, claim);
 	else
-		tfs_rec_unlink(name);
+		tfs_store_unlink(name);
 	return rc;
 fail_struct:
 	struct_free(t);
 	return rc;
 }
 
-int tfs_tensor_create_claimed(struct tfs_wb_call *claim, const char *name, tfs_dtype dt,
+int tfs_tensor_create_claimed(struct tfs_writer_call *claim, const char *name, tfs_dtype dt,
 			      const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
-			      mode_t mode, int open, struct tfs_tensor **out)
+			      mode_t mode, int open, struct tfsd_tensor **out)
 {
 	return create_made(claim, name, dt, sh, device, uid, gid, mode, open, out);
 }
 
-static void attach(struct tfs_tensor *t, struct tfs_file *f)
+static void attach(struct tfsd_tensor *t, struct tfs_file *f)
 {
 	f->t = t;
 	f->next = t->files;
@@ -303,7 +216,7 @@ static void attach(struct tfs_tensor *t, struct tfs_file *f)
 }
 
 int tfs_tensor_create_linked(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,
-			     mode_t mode, struct tfs_file *f, struct tfs_tensor **out)
+			     mode_t mode, struct tfs_file *f, struct tfsd_tensor **out)
 {
 	/* Created open, so the record's first write counts the open. */
 	int rc = create_made(NULL, name, dt, NULL, device, uid, gid, mode, f != NULL, out);
@@ -313,7 +226,7 @@ int tfs_tensor_create_linked(const char *name, tfs_dtype dt, int device, uid_t u
 	return rc;
 }
 
-static int export(struct tfs_tensor *t)
+static int export(struct tfsd_tensor *t)
 {
 	int rc;
 
@@ -331,7 +244,7 @@ static int export(struct tfs_tensor *t)
 
 /* Makes the allocation hold exactly bytes, keeping what fits. Takes the io lock alone so
  * no read or write copies from memory that is moving. */
-static int realloc_bytes(struct tfs_tensor *t, uint64_t bytes)
+static int realloc_bytes(struct tfsd_tensor *t, uint64_t bytes)
 {
 	const struct tfs_backend_ops *be = tfs_d.be_ops;
 	struct tfs_alloc *a;
@@ -361,7 +274,7 @@ static int realloc_bytes(struct tfs_tensor *t, uint64_t bytes)
 	return rc;
 }
 
-int tfs_tensor_set_owner(struct tfs_tensor *t, uid_t uid, gid_t gid, mode_t mode)
+int tfs_tensor_set_owner(struct tfsd_tensor *t, uid_t uid, gid_t gid, mode_t mode)
 {
 	const struct tfs_backend_ops *be = tfs_d.be_ops;
 	int rc = 0, moved = 1;
@@ -387,7 +300,7 @@ int tfs_tensor_set_owner(struct tfs_tensor *t, uid_t uid, gid_t gid, mode_t mode
 }
 
 /* tfs_tensor_shape but the record write. */
-static int shape_set(struct tfs_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
+static int shape_set(struct tfsd_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
 		     int busy_check)
 {
 	uint64_t bytes;
@@ -397,7 +310,7 @@ static int shape_set(struct tfs_tensor *t, tfs_dtype dt, const struct tfs_shape 
 		return -EINVAL;
 	if (bytes != t->meta.bytes && busy_check && tfs_tensor_busy(t, (pid_t)busy_check))
 		return -EBUSY;
-	if ((rc = tfs_rl_ok()))
+	if ((rc = tfs_conn_ok()))
 		return rc;
 	rc = realloc_bytes(t, bytes);
 	if (rc)
@@ -409,7 +322,7 @@ static int shape_set(struct tfs_tensor *t, tfs_dtype dt, const struct tfs_shape 
 	return 0;
 }
 
-int tfs_tensor_shape(struct tfs_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
+int tfs_tensor_shape(struct tfsd_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
 		     int busy_check)
 {
 	int rc = shape_set(t, dt, sh, busy_check);
@@ -417,7 +330,7 @@ int tfs_tensor_shape(struct tfs_tensor *t, tfs_dtype dt, const struct tfs_shape 
 	return rc ? rc : tfs_tensor_save(t);
 }
 
-int tfs_tensor_resize(struct tfs_tensor *t, uint64_t bytes)
+int tfs_tensor_resize(struct tfsd_tensor *t, uint64_t bytes)
 {
 	size_t isz = tfs_dtype_size(t->meta.dtype);
 	int rc;
@@ -434,7 +347,7 @@ int tfs_tensor_resize(struct tfs_tensor *t, uint64_t bytes)
 		if (st.total && bytes > st.total)
 			return -EFBIG;
 	}
-	if ((rc = tfs_rl_ok()))
+	if ((rc = tfs_conn_ok()))
 		return rc;
 	rc = realloc_bytes(t, bytes);
 	if (rc)
@@ -452,7 +365,7 @@ int tfs_tensor_resize(struct tfs_tensor *t, uint64_t bytes)
 	return tfs_tensor_save(t);
 }
 
-int tfs_tensor_get_open(struct tfs_tensor *t, struct tfs_file *f)
+int tfs_tensor_get_open(struct tfsd_tensor *t, struct tfs_file *f)
 {
 	attach(t, f);
 	t->opens++;
@@ -461,7 +374,7 @@ int tfs_tensor_get_open(struct tfs_tensor *t, struct tfs_file *f)
 
 void tfs_tensor_put_open(struct tfs_file *f)
 {
-	struct tfs_tensor *t = f->t;
+	struct tfsd_tensor *t = f->t;
 	struct tfs_file **pp;
 
 	for (pp = &t->files; *pp; pp = &(*pp)->next) {
@@ -473,10 +386,10 @@ void tfs_tensor_put_open(struct tfs_file *f)
 	t->opens--;
 	if (t->dirty && tfs_tensor_refcount(t) > 0)
 		tfs_tensor_save(t);
-	drop_if_unused(t);
+	tfs_tensor_drop_if_unused(t);
 }
 
-int tfs_tensor_busy(const struct tfs_tensor *t, pid_t pid)
+int tfs_tensor_busy(const struct tfsd_tensor *t, pid_t pid)
 {
 	if (t->holders)
 		return 1;
@@ -486,7 +399,7 @@ int tfs_tensor_busy(const struct tfs_tensor *t, pid_t pid)
 	return 0;
 }
 
-int tfs_tensor_unlink(struct tfs_tensor *t, char **ukey)
+int tfs_tensor_unlink(struct tfsd_tensor *t, char **ukey)
 {
 	char key[TFS_KEYMAX];
 	int rc;
@@ -496,9 +409,9 @@ int tfs_tensor_unlink(struct tfs_tensor *t, char **ukey)
 	/* Its name went already: t->name may be another tensor's by now. */
 	if (!t->linked)
 		return -ENOENT;
-	if ((rc = tfs_rl_ok()))
+	if ((rc = tfs_conn_ok()))
 		return rc;
-	rc = tfs_rec_unlink(t->name);
+	rc = tfs_store_unlink(t->name);
 	if (rc)
 		return rc;
 	t->linked = 0;
@@ -510,8 +423,8 @@ int tfs_tensor_unlink(struct tfs_tensor *t, char **ukey)
 	 * to a key of its own until the last reference goes. */
 	snprintf(key, sizeof(key), "%s:unlinked:%s:%llu", tfs_d.o.prefix, tfs_d.o.node,
 		 (unsigned long long)++tfs_d.table.unlinked_seq);
-	tfs_wb_cmdf("RENAME %s %s", t->key, key);
-	table_remove(t);
+	tfs_writer_cmdf("RENAME %s %s", t->key, key);
+	tfs_table_remove(t);
 	free(t->key);
 	t->key = strdup(key);
 	if (!t->key) {
@@ -520,14 +433,14 @@ int tfs_tensor_unlink(struct tfs_tensor *t, char **ukey)
 		destroy(t);
 		return 0;
 	}
-	table_insert(t);
+	tfs_table_insert(t);
 	save_refcount(t);
 	if (ukey)
 		*ukey = strdup(t->key);
 	return 0;
 }
 
-int tfs_tensor_rename(struct tfs_tensor *t, const char *newname)
+int tfs_tensor_rename(struct tfsd_tensor *t, const char *newname)
 {
 	char key[TFS_KEYMAX], *name, *k;
 	int rc;
@@ -541,125 +454,19 @@ int tfs_tensor_rename(struct tfs_tensor *t, const char *newname)
 		free(k);
 		return -ENOMEM;
 	}
-	if ((rc = tfs_wb_cmdf("RENAME %s %s", t->key, key))) {
+	if ((rc = tfs_writer_cmdf("RENAME %s %s", t->key, key))) {
 		free(name);
 		free(k);
 		return rc;
 	}
-	table_remove(t);
+	tfs_table_remove(t);
 	free(t->name);
 	free(t->key);
 	t->name = name;
 	t->key = k;
-	table_insert(t);
+	tfs_table_insert(t);
 	clock_gettime(CLOCK_REALTIME, &t->ctime);
 	return 0;
-}
-
-/* A holder's field in the tensor's record: holder:<node>:<pid>. */
-static void holder_field(char *buf, size_t size, const struct tfs_holder *h)
-{
-	snprintf(buf, size, "holder:%s:%lld", h->node, (long long)h->pid);
-}
-
-/* A holder's count and the refcount that changed with it, in one write: the daemon's
- * counts are the truth (a resync writes them whole too), so no increment is needed. */
-static int save_holder(struct tfs_tensor *t, const struct tfs_holder *h)
-{
-	char field[TFS_NODE_MAX + 32], n[24], rc[24];
-
-	t->meta.refcount = tfs_tensor_refcount(t);
-	holder_field(field, sizeof(field), h);
-	snprintf(n, sizeof(n), "%lld", (long long)h->count);
-	snprintf(rc, sizeof(rc), "%lld", (long long)t->meta.refcount);
-	return tfs_wb_cmdf("HSET %s %s %s refcount %s", t->key, field, n, rc);
-}
-
-int tfs_tensor_hold(struct tfs_tensor *t, const char *node, int64_t pid)
-{
-	struct tfs_holder *h;
-
-	for (h = t->holders; h; h = h->next)
-		if (h->pid == pid && strcmp(h->node, node) == 0)
-			break;
-	if (!h) {
-		h = calloc(1, sizeof(*h));
-		if (!h)
-			return -ENOMEM;
-		snprintf(h->node, sizeof(h->node), "%s", node);
-		h->pid = pid;
-		h->next = t->holders;
-		t->holders = h;
-	}
-	h->count++;
-	return save_holder(t, h);
-}
-
-/* Drops n holds of h. The caller then calls drop_if_unused, unless this returns 1: the
- * record is then up to date (the count is still > 0 and was written with the refcount). */
-static int holder_drop(struct tfs_tensor *t, struct tfs_holder *h, int64_t n)
-{
-	char field[TFS_NODE_MAX + 32];
-	struct tfs_holder **pp;
-
-	h->count -= n;
-	if (h->count > 0) {
-		save_holder(t, h);
-		return 1;
-	}
-	holder_field(field, sizeof(field), h);
-	for (pp = &t->holders; *pp; pp = &(*pp)->next) {
-		if (*pp == h) {
-			*pp = h->next;
-			free(h);
-			break;
-		}
-	}
-	/* At 0 the whole record goes (drop_if_unused): no need to take the field out first. */
-	if (tfs_tensor_refcount(t) > 0)
-		tfs_wb_cmdf("HDEL %s %s", t->key, field);
-	return 0;
-}
-
-int tfs_tensor_release(struct tfs_tensor *t, const char *node, int64_t pid)
-{
-	struct tfs_holder *h;
-
-	for (h = t->holders; h; h = h->next)
-		if (h->pid == pid && strcmp(h->node, node) == 0)
-			break;
-	if (!h)
-		return -ENOENT;
-	if (!holder_drop(t, h, 1))
-		drop_if_unused(t);
-	return 0;
-}
-
-static void reap_one(struct tfs_tensor *t, void *arg)
-{
-	struct tfs_holder *h, *next;
-	int dropped = 0;
-
-	(void)arg;
-	for (h = t->holders; h; h = next) {
-		next = h->next;
-		/* Only pids of this node can be checked; other nodes reap their own. */
-		if (strcmp(h->node, tfs_d.o.node) || h->pid <= 0)
-			continue;
-		if (kill((pid_t)h->pid, 0) == 0 || errno != ESRCH)
-			continue;
-		tfs_log(LOG_INFO, "%s: holder pid %lld is gone, dropping its %lld reference(s)",
-			t->name, (long long)h->pid, (long long)h->count);
-		holder_drop(t, h, h->count);
-		dropped = 1;
-	}
-	if (dropped)
-		drop_if_unused(t);
-}
-
-void tfs_tensor_reap(void)
-{
-	tfs_table_foreach(reap_one, NULL);
 }
 
 static int ensure_dirs(const char *name)
@@ -670,7 +477,7 @@ static int ensure_dirs(const char *name)
 	int rc;
 
 	tfs_split(name, parent, sizeof(parent), &base);
-	rc = tfs_rec_dir(parent, &d);
+	rc = tfs_store_dir(parent, &d);
 	if (rc != -ENOENT)
 		return rc;
 	if (parent[0] && (rc = ensure_dirs(parent)))
@@ -678,13 +485,13 @@ static int ensure_dirs(const char *name)
 	memset(&d, 0, sizeof(d));
 	d.mode = 0755;
 	d.ctime = d.mtime = tfs_now();
-	rc = tfs_rec_dir_write(parent, &d);
+	rc = tfs_store_dir_write(parent, &d);
 	if (rc == 0 && parent[0])
-		rc = tfs_rec_link(parent, 'd');
+		rc = tfs_store_link(parent, 'd');
 	return rc == -EEXIST ? 0 : rc;
 }
 
-static void resync_one(struct tfs_tensor *t, void *arg)
+static void resync_one(struct tfsd_tensor *t, void *arg)
 {
 	int *rc = arg;
 	char field[TFS_NODE_MAX + 32], n[24];
@@ -693,7 +500,7 @@ static void resync_one(struct tfs_tensor *t, void *arg)
 	if (t->linked) {
 		e = ensure_dirs(t->name);
 		if (e == 0)
-			e = tfs_rec_link(t->name, 't');
+			e = tfs_store_link(t->name, 't');
 		if (e && e != -EEXIST) {
 			/* The record only once its name is back: a record in Redis then means
 			 * the tensor is listed again. The next pass retries. */
@@ -704,9 +511,9 @@ static void resync_one(struct tfs_tensor *t, void *arg)
 	if (tfs_tensor_save(t))
 		*rc = -EIO;
 	for (struct tfs_holder *h = t->holders; h; h = h->next) {
-		holder_field(field, sizeof(field), h);
+		tfs_holder_field(field, sizeof(field), h);
 		snprintf(n, sizeof(n), "%lld", (long long)h->count);
-		tfs_wb_cmdf("HSET %s %s %s", t->key, field, n);
+		tfs_writer_cmdf("HSET %s %s %s", t->key, field, n);
 	}
 }
 
@@ -715,22 +522,22 @@ int tfs_tensor_resync(void)
 	struct tfs_dirrec root;
 	int rc = 0;
 
-	if (tfs_rec_dir("", &root) == -ENOENT) {
+	if (tfs_store_dir("", &root) == -ENOENT) {
 		memset(&root, 0, sizeof(root));
 		root.mode = 0755;
 		root.ctime = root.mtime = tfs_now();
-		if (tfs_rec_dir_write("", &root))
+		if (tfs_store_dir_write("", &root))
 			return -EIO;
 	}
 	tfs_table_foreach(resync_one, &rc);
 	return rc;
 }
 
-static void shutdown_one(struct tfs_tensor *t, void *arg)
+static void shutdown_one(struct tfsd_tensor *t, void *arg)
 {
 	(void)arg;
 	if (t->linked)
-		tfs_rec_unlink(t->name);
+		tfs_store_unlink(t->name);
 	destroy(t);
 }
 

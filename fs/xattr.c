@@ -7,6 +7,10 @@
 #include <sys/xattr.h>
 
 #include "daemon.h"
+#include "conn.h"
+#include "store.h"
+#include "tensor.h"
+#include "xattr.h"
 #include "dtype.h"
 #include "log.h"
 #include "node.h"
@@ -21,7 +25,7 @@ static const char *const builtin[] = { "dtype", "shape", "device", "bytes", "ipc
 
 struct xtarget {
 	int kind;                 /* 'l' local tensor, 'r' remote tensor, 'd' directory */
-	struct tfs_tensor *t;
+	struct tfsd_tensor *t;
 	struct tfs_meta m;        /* for 'l' a copy of t->meta */
 	struct tfs_dirrec d;
 	char key[TFS_KEYMAX];
@@ -43,17 +47,17 @@ static int xresolve(const struct tfs_where *w, struct xtarget *x)
 	}
 	if (!name)
 		return -ENOENT;
-	type = tfs_rec_type(name);
+	type = tfs_store_type(name);
 	if (type < 0)
 		return type;
 	x->kind = type == 'd' ? 'd' : 'r';
 	if ((rc = tfs_key(x->key, sizeof(x->key), type == 'd' ? "dir" : "tensor", name)))
 		return rc;
 	if (type == 'd')
-		return tfs_rec_dir(name, &x->d);
-	rc = tfs_rec_tensor(name, &x->m);
+		return tfs_store_dir(name, &x->d);
+	rc = tfs_store_tensor(name, &x->m);
 	if (rc == 0 && strcmp(x->m.node, tfs_d.o.node) == 0)
-		rc = -ENOENT;     /* a stale record of ours: see resolve() in ops.c */
+		rc = -ENOENT;     /* a stale record of ours: see tfs_ops_resolve_path() in ops_common.c */
 	return rc == -EBADMSG ? -EIO : rc;
 }
 
@@ -135,7 +139,7 @@ int tfs_xattr_get(const struct tfs_where *w, const char *name, char *value, size
 		goto out;
 	}
 	snprintf(field, sizeof(field), "x:%s", name + 5);
-	r = tfs_rl_cmdf(&rc, "HGET %s %s", x.key, field);
+	r = tfs_conn_cmdf(&rc, "HGET %s %s", x.key, field);
 	if (!r) {
 		rc = -EIO;
 		goto out;
@@ -149,7 +153,7 @@ out:
 
 /* user.tensor.dtype on a tensor that has bytes: the memory is reinterpreted, as numpy's
  * view() does: same itemsize keeps the shape, otherwise the last dim absorbs the change. */
-static int set_dtype(struct tfs_tensor *t, tfs_dtype dt)
+static int set_dtype(struct tfsd_tensor *t, tfs_dtype dt)
 {
 	struct tfs_shape sh = t->meta.shape;
 	size_t old = tfs_dtype_size(t->meta.dtype), new = tfs_dtype_size(dt);
@@ -200,7 +204,7 @@ static int set_builtin(const char *path, struct xtarget *x, const char *attr,
 		if (x->kind == 'd') {
 			x->d.has_dtype = 1;
 			x->d.dtype = dt;
-			return tfs_rec_dir_write(path, &x->d);
+			return tfs_store_dir_write(path, &x->d);
 		}
 		return set_dtype(x->t, dt);
 	}
@@ -212,7 +216,7 @@ static int set_builtin(const char *path, struct xtarget *x, const char *attr,
 	if (x->kind == 'd') {
 		x->d.has_device = 1;
 		x->d.device = (int)dev;
-		return tfs_rec_dir_write(path, &x->d);
+		return tfs_store_dir_write(path, &x->d);
 	}
 	if (x->t->meta.bytes > 0)
 		return x->t->meta.device == (int)dev ? 0 : -EBUSY;
@@ -222,7 +226,7 @@ static int set_builtin(const char *path, struct xtarget *x, const char *attr,
 }
 
 /* libtensorfs's tfs_mark_written stores the producer's interprocess event here; reads
- * of the tensor wait for it (ops.c). Any other value (or a removal) clears the mark. */
+ * of the tensor wait for it (ops_file.c). Any other value (or a removal) clears the mark. */
 
 static void follow_mark(struct xtarget *x, const char *name, const char *value, size_t size)
 {
@@ -265,7 +269,7 @@ int tfs_xattr_set(const struct tfs_where *w, const char *name, const char *value
 	}
 	snprintf(field, sizeof(field), "x:%s", name + 5);
 	if (flags & XATTR_REPLACE) {
-		r = tfs_rl_cmdf(&rc, "HEXISTS %s %s", x.key, field);
+		r = tfs_conn_cmdf(&rc, "HEXISTS %s %s", x.key, field);
 		if (!r) {
 			rc = -EIO;
 			goto out;
@@ -276,7 +280,7 @@ int tfs_xattr_set(const struct tfs_where *w, const char *name, const char *value
 			goto out;
 	}
 	cmd = flags & XATTR_CREATE ? "HSETNX %s %s %b" : "HSET %s %s %b";
-	r = tfs_rl_cmdf(&rc, cmd, x.key, field, value, size);
+	r = tfs_conn_cmdf(&rc, cmd, x.key, field, value, size);
 	if (!r) {
 		rc = -EIO;
 		goto out;
@@ -322,7 +326,7 @@ int tfs_xattr_list(const struct tfs_where *w, char *list, size_t size)
 			continue;
 		rc = list_add(list, size, &n, TP, builtin[i]);
 	}
-	r = rc ? NULL : tfs_rl_cmdf(&rc, "HKEYS %s", x.key);
+	r = rc ? NULL : tfs_conn_cmdf(&rc, "HKEYS %s", x.key);
 	if (!r) {
 		rc = rc ? rc : -EIO;
 		goto out;
@@ -355,7 +359,7 @@ int tfs_xattr_remove(const struct tfs_where *w, const char *name)
 	if (rc)
 		goto out;
 	snprintf(field, sizeof(field), "x:%s", name + 5);
-	r = tfs_rl_cmdf(&rc, "HDEL %s %s", x.key, field);
+	r = tfs_conn_cmdf(&rc, "HDEL %s %s", x.key, field);
 	if (!r) {
 		rc = -EIO;
 		goto out;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Reads through a mount with and without spliced read replies (ops.c), alternating
+# Reads through a mount with and without spliced read replies (ops_table.c, ops_file.c), alternating
 # fs.pipe-max-size between 1 MiB (no splice without CAP_SYS_RESOURCE) and 2 MiB, two
 # rounds, a fresh daemon each time. Needs root and a writable /proc/sys (it leaves the
 # limit at 2 MiB). Usage: tests/bench/splice_ab.sh [BUILD]; the cuda backend where a GPU is.

@@ -10,6 +10,9 @@
 #include <time.h>
 
 #include "daemon.h"
+#include "conn.h"
+#include "store.h"
+#include "writer.h"
 #include "log.h"
 
 static pthread_key_t conn_key;
@@ -31,7 +34,7 @@ static void conn_key_init(void)
 	pthread_key_create(&conn_key, conn_free);
 }
 
-void tfs_rl_mark_down(const char *why)
+void tfs_conn_mark_down(const char *why)
 {
 	int64_t now = tfs_now();
 
@@ -43,31 +46,31 @@ void tfs_rl_mark_down(const char *why)
 			why);
 }
 
-redisContext *tfs_rl_get(void)
+redisContext *tfs_conn_get(void)
 {
 	redisContext *c;
 	char err[256];
 	int rc;
 
-	unsigned epoch = tfs_rl_epoch();
+	unsigned epoch = tfs_conn_epoch();
 
 	pthread_once(&conn_once, conn_key_init);
 	c = pthread_getspecific(conn_key);
 	if (c && conn_epoch == epoch)
 		return c;
 	if (c)
-		tfs_rl_close_thread();
+		tfs_conn_close_thread();
 	conn_epoch = epoch;
 	c = tfs_redis_connect(&tfs_d.url, 1000, &rc, err, sizeof(err));
 	if (!c) {
-		tfs_rl_mark_down(err);
+		tfs_conn_mark_down(err);
 		return NULL;
 	}
 	pthread_setspecific(conn_key, c);
 	return c;
 }
 
-void tfs_rl_close_thread(void)
+void tfs_conn_close_thread(void)
 {
 	redisContext *c;
 
@@ -79,21 +82,21 @@ void tfs_rl_close_thread(void)
 	}
 }
 
-unsigned tfs_rl_epoch(void)
+unsigned tfs_conn_epoch(void)
 {
 	return __atomic_load_n(&down_epoch, __ATOMIC_ACQUIRE);
 }
 
-int tfs_rl_ok(void)
+int tfs_conn_ok(void)
 {
-	return tfs_d.redis_down || !tfs_rl_get() ? -EIO : 0;
+	return tfs_d.redis_down || !tfs_conn_get() ? -EIO : 0;
 }
 
 /* Runs cmd (RESP, from redisFormatCommand*) on the thread's connection; after what the
  * write-behind queue holds when ordered. */
 static redisReply *run(int ordered, int *rc, const char *cmd, size_t len)
 {
-	redisContext *c = ordered && tfs_wb_sync() ? NULL : tfs_rl_get();
+	redisContext *c = ordered && tfs_writer_sync() ? NULL : tfs_conn_get();
 	redisReply *r = NULL;
 
 	if (!c) {
@@ -103,8 +106,8 @@ static redisReply *run(int ordered, int *rc, const char *cmd, size_t len)
 	if (redisAppendFormattedCommand(c, cmd, len) != REDIS_OK ||
 	    redisGetReply(c, (void **)&r) != REDIS_OK || !r) {
 		*rc = -EIO;
-		tfs_rl_mark_down(c->errstr);
-		tfs_rl_close_thread();
+		tfs_conn_mark_down(c->errstr);
+		tfs_conn_close_thread();
 		return NULL;
 	}
 	if (r->type == REDIS_REPLY_ERROR) {
@@ -117,7 +120,7 @@ static redisReply *run(int ordered, int *rc, const char *cmd, size_t len)
 	return r;
 }
 
-redisReply *tfs_rl_run(int *rc, const char *cmd, size_t len)
+redisReply *tfs_conn_run(int *rc, const char *cmd, size_t len)
 {
 	return run(0, rc, cmd, len);
 }
@@ -137,7 +140,7 @@ static redisReply *vcmdf(int ordered, int *rc, const char *fmt, va_list ap)
 	return r;
 }
 
-redisReply *tfs_rl_cmdf(int *rc, const char *fmt, ...)
+redisReply *tfs_conn_cmdf(int *rc, const char *fmt, ...)
 {
 	redisReply *r;
 	va_list ap;
@@ -148,7 +151,7 @@ redisReply *tfs_rl_cmdf(int *rc, const char *fmt, ...)
 	return r;
 }
 
-redisReply *tfs_rl_cmdf_unordered(int *rc, const char *fmt, ...)
+redisReply *tfs_conn_cmdf_unordered(int *rc, const char *fmt, ...)
 {
 	redisReply *r;
 	va_list ap;
@@ -162,20 +165,4 @@ redisReply *tfs_rl_cmdf_unordered(int *rc, const char *fmt, ...)
 int64_t tfs_now(void)
 {
 	return (int64_t)time(NULL);
-}
-
-int tfs_key(char *buf, size_t size, const char *kind, const char *name)
-{
-	int n = snprintf(buf, size, "%s:%s:%s", tfs_d.o.prefix, kind, name);
-
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-}
-
-void tfs_split(const char *name, char *parent, size_t psize, const char **base)
-{
-	const char *slash = strrchr(name, '/');
-	int n = slash ? (int)(slash - name) : 0;
-
-	*base = slash ? slash + 1 : name;
-	snprintf(parent, psize, "%.*s", n, name);
 }

@@ -4,15 +4,15 @@
  * returns without waiting for Redis. Waiting a round trip per write under the namespace
  * lock is what capped create -> shape -> unlink at about 1,000/s.
  *
- * Coherence: every synchronous call of the daemon (rlink.c) first waits for what is
- * queued (tfs_wb_sync), so the daemon never reads Redis behind its own writes; fsync and
+ * Coherence: every synchronous call of the daemon (conn.c) first waits for what is
+ * queued (tfs_writer_sync), so the daemon never reads Redis behind its own writes; fsync and
  * fsyncdir wait too, and a queue reply is sent after the writes it reports. The one
- * connection is also the one that Redis tracks for the directory cache (dcache.c), with
+ * connection is also the one that Redis tracks for the directory cache (dircache.c), with
  * NOLOOP: this node's own writes do not invalidate what it just cached.
  *
  * Wake-ups of the writer cost the lifecycle queue's worker more than building its writes:
  * the writes and the reply of one queue command go as one group, and the claims of the
- * creates popped together are sent at once and awaited one by one (tfs_wb_sendf). */
+ * creates popped together are sent at once and awaited one by one (tfs_writer_sendf). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -22,12 +22,15 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "conn.h"
+#include "dircache.h"
+#include "writer.h"
 #include "log.h"
 
 #define BATCH_MAX 512
 
-/* A command whose reply a caller wants: from tfs_wb_sendf until tfs_wb_wait takes it. */
-struct tfs_wb_call {
+/* A command whose reply a caller wants: from tfs_writer_sendf until tfs_writer_wait takes it. */
+struct tfs_writer_call {
 	redisReply *reply;
 	int rc, done;
 };
@@ -36,8 +39,8 @@ struct wb_item {
 	struct wb_item *next;
 	char *cmd;                   /* RESP, from redisFormatCommand*: redisFreeCommand */
 	int len;
-	struct tfs_wb_call *wait;    /* NULL unless a caller wants the reply */
-	/* tfs_wb_save's writes, formatted by the writer, not under the namespace lock: cmd is
+	struct tfs_writer_call *wait;    /* NULL unless a caller wants the reply */
+	/* tfs_writer_save's writes, formatted by the writer, not under the namespace lock: cmd is
 	 * NULL until then. An HSET of *meta under key, or with meta NULL a DEL of key. */
 	struct tfs_meta *meta;
 	char key[];
@@ -52,7 +55,7 @@ static struct {
 	pthread_t thread;
 	redisContext *c;
 	uint64_t tracked_sub;        /* subscriber id that c's tracking redirects to */
-	unsigned epoch;              /* tfs_rl_epoch() when c was made */
+	unsigned epoch;              /* tfs_conn_epoch() when c was made */
 } wb = {
 	.mu = PTHREAD_MUTEX_INITIALIZER,
 	.work = PTHREAD_COND_INITIALIZER,
@@ -60,7 +63,7 @@ static struct {
 	.tail = &wb.head,
 };
 
-/* The calling thread's group (tfs_wb_group_begin): writes held back to be handed to the
+/* The calling thread's group (tfs_writer_group_begin): writes held back to be handed to the
  * writer at once. */
 static __thread struct {
 	int on;
@@ -68,7 +71,7 @@ static __thread struct {
 	uint64_t n;
 } grp;
 
-/* A FUSE worker wakes the writer after its reply is sent (tfs_wb_defer_wakes): a wake-up
+/* A FUSE worker wakes the writer after its reply is sent (tfs_writer_defer_wakes): a wake-up
  * is a futex call, which the request's latency then does not include. */
 static __thread int defer_wakes, wake_owed;
 
@@ -99,7 +102,7 @@ static void wake_to_wait(void)
 	pthread_cond_signal(&wb.work);
 }
 
-void tfs_wb_defer_wakes(int on)
+void tfs_writer_defer_wakes(int on)
 {
 	defer_wakes = on;
 	if (!on)
@@ -113,7 +116,7 @@ static void item_free(struct wb_item *it)
 	free(it);
 }
 
-/* cmd of a tfs_wb_save write, from what was queued. 0 or -ENOMEM. */
+/* cmd of a tfs_writer_save write, from what was queued. 0 or -ENOMEM. */
 static int item_format(struct wb_item *it)
 {
 	const char *argv[2 + 2 * TFS_META_NFIELDS];
@@ -149,7 +152,7 @@ static void run_now(struct wb_item *it, int *rc)
 	redisReply *r = NULL;
 
 	if ((*rc = item_format(it)) == 0)
-		r = tfs_rl_run(rc, it->cmd, (size_t)it->len);
+		r = tfs_conn_run(rc, it->cmd, (size_t)it->len);
 
 	if (it->wait) {
 		it->wait->reply = r;
@@ -193,7 +196,7 @@ static void group_flush(void)
  * for a call while Redis is away (it would only be failed later). */
 static int enqueue_item(struct wb_item *it);
 
-static int enqueue(char *cmd, int len, struct tfs_wb_call *call)
+static int enqueue(char *cmd, int len, struct tfs_writer_call *call)
 {
 	struct wb_item *it;
 
@@ -226,7 +229,7 @@ static int enqueue_unformatted(const char *key, const struct tfs_meta *m)
 	return enqueue_item(it);
 }
 
-int tfs_wb_save(const char *key, const struct tfs_meta *m, int replace)
+int tfs_writer_save(const char *key, const struct tfs_meta *m, int replace)
 {
 	int rc = replace ? enqueue_unformatted(key, NULL) : 0;
 
@@ -236,7 +239,7 @@ int tfs_wb_save(const char *key, const struct tfs_meta *m, int replace)
 /* Takes it. */
 static int enqueue_item(struct wb_item *it)
 {
-	struct tfs_wb_call *call = it->wait;
+	struct tfs_writer_call *call = it->wait;
 	int rc = 0;
 
 	if (!call && grp.on) {
@@ -265,7 +268,7 @@ static int enqueue_item(struct wb_item *it)
 	return 0;
 }
 
-static redisReply *call_wait(struct tfs_wb_call *call, int *rc)
+static redisReply *call_wait(struct tfs_writer_call *call, int *rc)
 {
 	wake_to_wait();
 	pthread_mutex_lock(&wb.mu);
@@ -276,7 +279,7 @@ static redisReply *call_wait(struct tfs_wb_call *call, int *rc)
 	return call->reply;
 }
 
-int tfs_wb_cmdv(int argc, const char **argv, const size_t *len)
+int tfs_writer_cmdv(int argc, const char **argv, const size_t *len)
 {
 	char *cmd = NULL;
 	int n = redisFormatCommandArgv(&cmd, argc, argv, len);
@@ -284,7 +287,7 @@ int tfs_wb_cmdv(int argc, const char **argv, const size_t *len)
 	return enqueue(cmd, n, NULL);
 }
 
-int tfs_wb_cmdf(const char *fmt, ...)
+int tfs_writer_cmdf(const char *fmt, ...)
 {
 	char *cmd = NULL;
 	va_list ap;
@@ -296,9 +299,9 @@ int tfs_wb_cmdf(const char *fmt, ...)
 	return enqueue(cmd, n, NULL);
 }
 
-struct tfs_wb_call *tfs_wb_sendf(int *rc, const char *fmt, ...)
+struct tfs_writer_call *tfs_writer_sendf(int *rc, const char *fmt, ...)
 {
-	struct tfs_wb_call *w = calloc(1, sizeof(*w));
+	struct tfs_writer_call *w = calloc(1, sizeof(*w));
 	char *cmd = NULL;
 	va_list ap;
 	int n;
@@ -318,7 +321,7 @@ struct tfs_wb_call *tfs_wb_sendf(int *rc, const char *fmt, ...)
 	return w;
 }
 
-redisReply *tfs_wb_wait(struct tfs_wb_call *call, int *rc)
+redisReply *tfs_writer_wait(struct tfs_writer_call *call, int *rc)
 {
 	redisReply *r = call_wait(call, rc);
 
@@ -326,20 +329,20 @@ redisReply *tfs_wb_wait(struct tfs_wb_call *call, int *rc)
 	return r;
 }
 
-void tfs_wb_group_begin(void)
+void tfs_writer_group_begin(void)
 {
 	if (!grp.tail)
 		grp.tail = &grp.head;
 	grp.on = 1;
 }
 
-void tfs_wb_group_end(void)
+void tfs_writer_group_end(void)
 {
 	group_flush();
 	grp.on = 0;
 }
 
-int tfs_wb_sync(void)
+int tfs_writer_sync(void)
 {
 	uint64_t target;
 
@@ -360,7 +363,7 @@ int tfs_wb_sync(void)
 /* Tracking lives on the connection: the directory cache goes with it. */
 static void close_conn(void)
 {
-	tfs_dc_tracking(0);
+	tfs_dircache_tracking(0);
 	redisFree(wb.c);
 	wb.c = NULL;
 	wb.tracked_sub = 0;
@@ -368,7 +371,7 @@ static void close_conn(void)
 
 static void drop_conn(const char *why)
 {
-	tfs_rl_mark_down(why);
+	tfs_conn_mark_down(why);
 	close_conn();
 }
 
@@ -376,7 +379,7 @@ static void drop_conn(const char *why)
  * subscriber: (re)enable tracking whenever the subscriber or this connection is new. */
 static void ensure_tracking(void)
 {
-	uint64_t sub = tfs_dc_subscriber();
+	uint64_t sub = tfs_dircache_subscriber();
 	redisReply *r;
 
 	if (!sub || sub == wb.tracked_sub)
@@ -406,7 +409,7 @@ static void ensure_tracking(void)
 		wb.tracked_sub = sub;
 	} else {
 		wb.tracked_sub = sub;
-		tfs_dc_tracking(1);
+		tfs_dircache_tracking(1);
 	}
 	freeReplyObject(r);
 }
@@ -422,13 +425,13 @@ static int flush_batch(void)
 
 	/* Another thread saw Redis fail since c was made: c may be to a server that is gone;
 	 * a fresh one costs less than a failed batch. */
-	if (wb.c && wb.epoch != tfs_rl_epoch())
+	if (wb.c && wb.epoch != tfs_conn_epoch())
 		close_conn();
 	if (!wb.c) {
-		wb.epoch = tfs_rl_epoch();
+		wb.epoch = tfs_conn_epoch();
 		wb.c = tfs_redis_connect(&tfs_d.url, 1000, &rc, err, sizeof(err));
 		if (!wb.c) {
-			tfs_rl_mark_down(err);
+			tfs_conn_mark_down(err);
 			return -EIO;
 		}
 	}
@@ -536,7 +539,7 @@ static void *wb_main(void *arg)
 		/* At unmount, do not hang on a Redis that is gone: a few tries, then drop. */
 		if (wb.stop && ++failures >= 5)
 			break;
-		/* Redis is down: the callers waiting (for a claim, or in tfs_wb_sync) hold the
+		/* Redis is down: the callers waiting (for a claim, or in tfs_writer_sync) hold the
 		 * namespace lock, so they answer EIO now rather than hang the mount. */
 		pthread_mutex_lock(&wb.mu);
 		fail_items(0);
@@ -554,7 +557,7 @@ static void *wb_main(void *arg)
 	return NULL;
 }
 
-int tfs_wb_start(void)
+int tfs_writer_start(void)
 {
 	int rc;
 
@@ -568,7 +571,7 @@ int tfs_wb_start(void)
 	return -rc;
 }
 
-void tfs_wb_kick(void)
+void tfs_writer_kick(void)
 {
 	pthread_mutex_lock(&wb.mu);
 	wb.kick = 1;
@@ -576,7 +579,7 @@ void tfs_wb_kick(void)
 	pthread_mutex_unlock(&wb.mu);
 }
 
-void tfs_wb_stop(void)
+void tfs_writer_stop(void)
 {
 	pthread_mutex_lock(&wb.mu);
 	if (!wb.running) {

@@ -3,10 +3,10 @@
  * default 1 s). Names change behind the kernel's back, through the queue and on other
  * nodes, so whatever changes a name or a tensor without passing through this kernel
  * tells it:
- *   - this node's queue: queue.c calls tfs_kc_forget for each name it creates or removes;
+ *   - this node's queue: queue.c calls tfs_kcache_forget for each name it creates or removes;
  *   - other nodes and redis-cli: Redis client tracking on the tensor: and dir: prefixes
- *     (dcache.c) reports each key they change.
- * tfs_kc_forget drops the node's attributes at once (so the next stat, and tfs_open's
+ *     (dircache.c) reports each key they change.
+ * tfs_kcache_forget drops the node's attributes at once (so the next stat, and tfs_open's
  * fstat, which lib/meta_cache.c trusts, asks the daemon) and the name itself soon after,
  * from a thread of its own: dropping a name takes the kernel's lock of its directory,
  * which a request in that directory holds while it waits for ns, so no thread that may
@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "kernel_cache.h"
 #include "log.h"
 #include "node.h"
 
@@ -47,7 +48,7 @@ static struct {
 	pthread_t thread;
 } kc = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
-double tfs_kc_entry_timeout(void)
+double tfs_kcache_entry_timeout(void)
 {
 	double t;
 
@@ -83,7 +84,7 @@ static void *notifier(void *arg)
 	return NULL;
 }
 
-int tfs_kc_start(struct fuse_session *se, double entry_timeout)
+int tfs_kcache_start(struct fuse_session *se, double entry_timeout)
 {
 	int e;
 
@@ -108,7 +109,7 @@ int tfs_kc_start(struct fuse_session *se, double entry_timeout)
 	return 0;
 }
 
-void tfs_kc_stop(void)
+void tfs_kcache_stop(void)
 {
 	struct pending *p;
 
@@ -133,14 +134,14 @@ void tfs_kc_stop(void)
 	pthread_mutex_unlock(&kc.mu);
 }
 
-void tfs_kc_tracking(int on)
+void tfs_kcache_tracking(int on)
 {
 	pthread_mutex_lock(&kc.mu);
 	kc.on = on;
 	pthread_mutex_unlock(&kc.mu);
 }
 
-void tfs_kc_forget_attr(uint64_t id)
+void tfs_kcache_forget_attr(uint64_t id)
 {
 	struct fuse_session *se;
 
@@ -152,7 +153,7 @@ void tfs_kc_forget_attr(uint64_t id)
 		fuse_lowlevel_notify_inval_inode(se, id, -1, 0);
 }
 
-void tfs_kc_forget(const char *name)
+void tfs_kcache_forget(const char *name)
 {
 	uint64_t parent, id;
 	const char *base = strrchr(name, '/');
@@ -162,7 +163,7 @@ void tfs_kc_forget(const char *name)
 	if (tfs_node_find(name, &parent, &id))
 		return;               /* the kernel has not looked it up */
 	if (id)
-		tfs_kc_forget_attr(id);
+		tfs_kcache_forget_attr(id);
 	if (!parent)
 		return;
 	base = base ? base + 1 : name;

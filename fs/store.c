@@ -10,12 +10,17 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "conn.h"
+#include "dircache.h"
+#include "store.h"
+#include "tensor.h"
+#include "writer.h"
 #include "dtype.h"
 #include "log.h"
 #include "strutil.h"
 
 
-int tfs_rec_tensor(const char *name, struct tfs_meta *m)
+int tfs_store_tensor(const char *name, struct tfs_meta *m)
 {
 	char key[TFS_KEYMAX], why[128];
 	const char *f[64], *v[64];
@@ -26,7 +31,7 @@ int tfs_rec_tensor(const char *name, struct tfs_meta *m)
 
 	if ((rc = tfs_key(key, sizeof(key), "tensor", name)))
 		return rc;
-	r = tfs_rl_cmdf(&rc, "HGETALL %s", key);
+	r = tfs_conn_cmdf(&rc, "HGETALL %s", key);
 	if (!r)
 		return -EIO;
 	if (r->type != REDIS_REPLY_ARRAY) {
@@ -55,7 +60,7 @@ int tfs_rec_tensor(const char *name, struct tfs_meta *m)
 	return rc;
 }
 
-int tfs_rec_dir(const char *name, struct tfs_dirrec *d)
+int tfs_store_dir(const char *name, struct tfs_dirrec *d)
 {
 	char key[TFS_KEYMAX];
 	redisReply *r;
@@ -64,10 +69,10 @@ int tfs_rec_dir(const char *name, struct tfs_dirrec *d)
 
 	if ((rc = tfs_key(key, sizeof(key), "dir", name)))
 		return rc;
-	if (tfs_dc_get_dir(name, d))
+	if (tfs_dircache_get_dir(name, d))
 		return 0;
-	gen = tfs_dc_gen();
-	r = tfs_rl_cmdf(&rc, "HGETALL %s", key);
+	gen = tfs_dircache_gen();
+	r = tfs_conn_cmdf(&rc, "HGETALL %s", key);
 	if (!r)
 		return -EIO;
 	memset(d, 0, sizeof(*d));
@@ -109,11 +114,11 @@ int tfs_rec_dir(const char *name, struct tfs_dirrec *d)
 		}
 	}
 	freeReplyObject(r);
-	tfs_dc_put_dir(name, d, gen);
+	tfs_dircache_put_dir(name, d, gen);
 	return 0;
 }
 
-int tfs_rec_dir_write(const char *name, const struct tfs_dirrec *d)
+int tfs_store_dir_write(const char *name, const struct tfs_dirrec *d)
 {
 	char key[TFS_KEYMAX], mode[16], uid[16], gid[16], ct[24], mt[24], dev[16];
 	const char *argv[16];
@@ -142,14 +147,14 @@ int tfs_rec_dir_write(const char *name, const struct tfs_dirrec *d)
 		argv[argc++] = "device";
 		argv[argc++] = dev;
 	}
-	if ((rc = tfs_wb_cmdv(argc, argv, NULL)))
+	if ((rc = tfs_writer_cmdv(argc, argv, NULL)))
 		return rc;
-	tfs_dc_put_dir(name, d, 0);
+	tfs_dircache_put_dir(name, d, 0);
 	return 0;
 }
 
-int tfs_rec_link_send(const char *name, char type, const struct tfs_dirrec *parent_rec,
-		      struct tfs_wb_call **claim)
+int tfs_store_link_send(const char *name, char type, const struct tfs_dirrec *parent_rec,
+		      struct tfs_writer_call **claim)
 {
 	char parent[4096], key[TFS_KEYMAX], t[2] = { type, 0 };
 	const char *base;
@@ -164,40 +169,40 @@ int tfs_rec_link_send(const char *name, char type, const struct tfs_dirrec *pare
 	/* The parent's record (usually cached) says it exists. The claim goes through the
 	 * write-behind connection, not a script: Redis 7.0 does not apply NOLOOP to writes a
 	 * script makes, and each claim would then drop this node's cached directory. */
-	if (!parent_rec && (rc = tfs_rec_dir(parent, &d)))
+	if (!parent_rec && (rc = tfs_store_dir(parent, &d)))
 		return rc;
-	*claim = tfs_wb_sendf(&rc, "HSETNX %s %s %s", key, base, t);
+	*claim = tfs_writer_sendf(&rc, "HSETNX %s %s %s", key, base, t);
 	return *claim ? 0 : rc == -ENOMEM ? rc : -EIO;
 }
 
-int tfs_rec_link_wait(const char *name, char type, struct tfs_wb_call *claim)
+int tfs_store_link_wait(const char *name, char type, struct tfs_writer_call *claim)
 {
 	char parent[4096];
 	const char *base;
 	redisReply *r;
 	int rc;
 
-	r = tfs_wb_wait(claim, &rc);
+	r = tfs_writer_wait(claim, &rc);
 	if (!r)
 		return rc == -ENOMEM ? rc : -EIO;
 	rc = r->type != REDIS_REPLY_INTEGER ? -EIO : r->integer == 1 ? 0 : -EEXIST;
 	freeReplyObject(r);
 	if (rc == 0) {
 		tfs_split(name, parent, sizeof(parent), &base);
-		tfs_dc_set_type(parent, base, type);
+		tfs_dircache_set_type(parent, base, type);
 	}
 	return rc;
 }
 
-int tfs_rec_link(const char *name, char type)
+int tfs_store_link(const char *name, char type)
 {
-	struct tfs_wb_call *claim;
-	int rc = tfs_rec_link_send(name, type, NULL, &claim);
+	struct tfs_writer_call *claim;
+	int rc = tfs_store_link_send(name, type, NULL, &claim);
 
-	return rc ? rc : tfs_rec_link_wait(name, type, claim);
+	return rc ? rc : tfs_store_link_wait(name, type, claim);
 }
 
-int tfs_rec_unlink(const char *name)
+int tfs_store_unlink(const char *name)
 {
 	char parent[4096], key[TFS_KEYMAX];
 	const char *base;
@@ -206,9 +211,9 @@ int tfs_rec_unlink(const char *name)
 	tfs_split(name, parent, sizeof(parent), &base);
 	if ((rc = tfs_key(key, sizeof(key), "dirents", parent)))
 		return rc;
-	if ((rc = tfs_wb_cmdf("HDEL %s %s", key, base)))
+	if ((rc = tfs_writer_cmdf("HDEL %s %s", key, base)))
 		return rc;
-	tfs_dc_set_type(parent, base, 0);
+	tfs_dircache_set_type(parent, base, 0);
 	return 0;
 }
 
@@ -218,7 +223,7 @@ static int entry_type(const redisReply *v)
 	       (v->str[0] == 't' || v->str[0] == 'd') ? v->str[0] : -ENOENT;
 }
 
-int tfs_rec_type(const char *name)
+int tfs_store_type(const char *name)
 {
 	char parent[4096], key[TFS_KEYMAX];
 	const char *base;
@@ -231,11 +236,11 @@ int tfs_rec_type(const char *name)
 	tfs_split(name, parent, sizeof(parent), &base);
 	if ((rc = tfs_key(key, sizeof(key), "dirents", parent)))
 		return rc;
-	rc = tfs_dc_get_type(parent, base, &cacheable);
+	rc = tfs_dircache_get_type(parent, base, &cacheable);
 	if (rc)
 		return rc;
 	if (!cacheable) {
-		r = tfs_rl_cmdf(&rc, "HGET %s %s", key, base);
+		r = tfs_conn_cmdf(&rc, "HGET %s %s", key, base);
 		if (!r)
 			return -EIO;
 		rc = entry_type(r);
@@ -244,8 +249,8 @@ int tfs_rec_type(const char *name)
 	}
 	/* The whole directory at once: the next lookups of names in it, present or not
 	 * (a create looks its new name up first), need no round trip. */
-	gen = tfs_dc_gen();
-	r = tfs_rl_cmdf(&rc, "HGETALL %s", key);
+	gen = tfs_dircache_gen();
+	r = tfs_conn_cmdf(&rc, "HGETALL %s", key);
 	if (!r)
 		return -EIO;
 	rc = -ENOENT;
@@ -256,7 +261,7 @@ int tfs_rec_type(const char *name)
 			break;
 		}
 	}
-	tfs_dc_put_ents(parent, r, gen);
+	tfs_dircache_put_ents(parent, r, gen);
 	freeReplyObject(r);
 	return rc;
 }
@@ -275,21 +280,21 @@ char *tfs_path_join(const char *dir, const char *name)
 	return p;
 }
 
-int tfs_rec_dir_entries(const char *name, redisReply **out)
+int tfs_store_dir_entries(const char *name, redisReply **out)
 {
 	char key[TFS_KEYMAX];
 	redisReply *r;
 	int rc;
 
 	*out = NULL;
-	rc = *name ? tfs_rec_type(name) : 'd';
+	rc = *name ? tfs_store_type(name) : 'd';
 	if (rc < 0)
 		return rc;
 	if (rc != 'd')
 		return -ENOTDIR;
 	if ((rc = tfs_key(key, sizeof(key), "dirents", name)))
 		return rc;
-	r = tfs_rl_cmdf(&rc, "HGETALL %s", key);
+	r = tfs_conn_cmdf(&rc, "HGETALL %s", key);
 	if (!r)
 		return -EIO;
 	if (r->type != REDIS_REPLY_ARRAY) {
@@ -308,7 +313,7 @@ static int dir_entries(const char *name, long long *n)
 
 	if ((rc = tfs_key(key, sizeof(key), "dirents", name)))
 		return rc;
-	r = tfs_rl_cmdf(&rc, "HLEN %s", key);
+	r = tfs_conn_cmdf(&rc, "HLEN %s", key);
 	if (!r)
 		return -EIO;
 	*n = r->integer;
@@ -324,20 +329,20 @@ static int del_keys(const char *kind1, const char *kind2, const char *name)
 
 	if (tfs_key(k1, sizeof(k1), kind1, name) || tfs_key(k2, sizeof(k2), kind2, name))
 		return -ENAMETOOLONG;
-	r = tfs_rl_cmdf(&rc, "DEL %s %s", k1, k2);
+	r = tfs_conn_cmdf(&rc, "DEL %s %s", k1, k2);
 	freeReplyObject(r);
-	tfs_dc_forget(name);
+	tfs_dircache_forget(name);
 	return r ? 0 : -EIO;
 }
 
-int tfs_rec_rmdir(const char *name)
+int tfs_store_rmdir(const char *name)
 {
 	long long n;
 	int rc;
 
 	if (name[0] == '\0')
 		return -EBUSY;
-	rc = tfs_rec_type(name);
+	rc = tfs_store_type(name);
 	if (rc >= 0 && rc != 'd')
 		rc = -ENOTDIR;
 	if (rc >= 0)
@@ -347,15 +352,15 @@ int tfs_rec_rmdir(const char *name)
 	if (rc == 0)
 		rc = del_keys("dir", "dirents", name);
 	if (rc == 0)
-		rc = tfs_rec_unlink(name);
+		rc = tfs_store_unlink(name);
 	return rc;
 }
 
-int tfs_rec_remove_tensor(const char *name)
+int tfs_store_remove_tensor(const char *name)
 {
 	int rc = del_keys("tensor", "tensor", name);
 
-	return rc ? rc : tfs_rec_unlink(name);
+	return rc ? rc : tfs_store_unlink(name);
 }
 
 static int rename_key(const char *kind, const char *from, const char *to)
@@ -366,18 +371,18 @@ static int rename_key(const char *kind, const char *from, const char *to)
 
 	if (tfs_key(k1, sizeof(k1), kind, from) || tfs_key(k2, sizeof(k2), kind, to))
 		return -ENAMETOOLONG;
-	r = tfs_rl_cmdf(&rc, "EXISTS %s", k1);
+	r = tfs_conn_cmdf(&rc, "EXISTS %s", k1);
 	if (!r)
 		return -EIO;
 	rc = r->integer ? 1 : 0;
 	freeReplyObject(r);
 	if (!rc)
 		return 0;
-	r = tfs_rl_cmdf(&rc, "RENAME %s %s", k1, k2);
+	r = tfs_conn_cmdf(&rc, "RENAME %s %s", k1, k2);
 	freeReplyObject(r);
 	if (strcmp(kind, "tensor")) {
-		tfs_dc_forget(from);
-		tfs_dc_forget(to);
+		tfs_dircache_forget(from);
+		tfs_dircache_forget(to);
 	}
 	return r ? 0 : -EIO;
 }
@@ -392,7 +397,7 @@ static int move_tree(const char *from, const char *to, int check)
 
 	if ((rc = tfs_key(key, sizeof(key), "dirents", from)))
 		return rc;
-	r = tfs_rl_cmdf(&rc, "HGETALL %s", key);
+	r = tfs_conn_cmdf(&rc, "HGETALL %s", key);
 	if (!r)
 		return -EIO;
 	for (size_t i = 0; rc == 0 && i + 1 < r->elements; i += 2) {
@@ -411,7 +416,7 @@ static int move_tree(const char *from, const char *to, int check)
 			if (!tfs_table_find(a))
 				rc = -EREMOTE;
 		} else {
-			struct tfs_tensor *t = tfs_table_find(a);
+			struct tfsd_tensor *t = tfs_table_find(a);
 			rc = t ? tfs_tensor_rename(t, b) : rename_key("tensor", a, b);
 		}
 	}
@@ -424,18 +429,34 @@ static int move_tree(const char *from, const char *to, int check)
 	return rc;
 }
 
-int tfs_rec_move_dir(const char *from, const char *to)
+int tfs_store_move_dir(const char *from, const char *to)
 {
 	int rc = move_tree(from, to, 1);
 
 	if (rc == 0)
-		rc = tfs_rec_link(to, 'd');
+		rc = tfs_store_link(to, 'd');
 	if (rc)
 		return rc;
 	rc = move_tree(from, to, 0);
 	if (rc) {
-		tfs_rec_unlink(to);
+		tfs_store_unlink(to);
 		return rc;
 	}
-	return tfs_rec_unlink(from);
+	return tfs_store_unlink(from);
+}
+
+int tfs_key(char *buf, size_t size, const char *kind, const char *name)
+{
+	int n = snprintf(buf, size, "%s:%s:%s", tfs_d.o.prefix, kind, name);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+void tfs_split(const char *name, char *parent, size_t psize, const char **base)
+{
+	const char *slash = strrchr(name, '/');
+	int n = slash ? (int)(slash - name) : 0;
+
+	*base = slash ? slash + 1 : name;
+	snprintf(parent, psize, "%.*s", n, name);
 }

@@ -6,7 +6,7 @@
  * Coherence comes from Redis client tracking (BCAST on the dir:, dirents: and tensor:
  * prefixes, redirected to the subscriber connection of this file): any change by anyone
  * (another node, redis-cli by hand) drops what is cached for that key, here and in the
- * kernel (kcache.c). This node's own writes go
+ * kernel (kernel_cache.c). This node's own writes go
  * through the write-behind connection, which is tracked with NOLOOP, and update the cache
  * as they are queued. While tracking is not established (start-up, Redis away, a Redis
  * without tracking) nothing is cached and every question goes to Redis. A read that
@@ -19,6 +19,10 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "dircache.h"
+#include "kernel_cache.h"
+#include "store.h"
+#include "writer.h"
 #include "log.h"
 
 #define DIRS_MAX 1024        /* cached directories; past it the cache starts over */
@@ -154,7 +158,7 @@ static void ent_del(struct dc_dir *d, const char *base)
 	}
 }
 
-uint64_t tfs_dc_gen(void)
+uint64_t tfs_dircache_gen(void)
 {
 	uint64_t g;
 
@@ -164,7 +168,7 @@ uint64_t tfs_dc_gen(void)
 	return g;
 }
 
-int tfs_dc_get_dir(const char *name, struct tfs_dirrec *rec)
+int tfs_dircache_get_dir(const char *name, struct tfs_dirrec *rec)
 {
 	struct dc_dir *d;
 	int hit = 0;
@@ -178,7 +182,7 @@ int tfs_dc_get_dir(const char *name, struct tfs_dirrec *rec)
 	return hit;
 }
 
-void tfs_dc_put_dir(const char *name, const struct tfs_dirrec *rec, uint64_t gen)
+void tfs_dircache_put_dir(const char *name, const struct tfs_dirrec *rec, uint64_t gen)
 {
 	struct dc_dir *d;
 
@@ -190,7 +194,7 @@ void tfs_dc_put_dir(const char *name, const struct tfs_dirrec *rec, uint64_t gen
 	pthread_mutex_unlock(&dc.mu);
 }
 
-int tfs_dc_get_type(const char *parent, const char *base, int *cacheable)
+int tfs_dircache_get_type(const char *parent, const char *base, int *cacheable)
 {
 	struct dc_dir *d;
 	struct dc_ent *e;
@@ -210,7 +214,7 @@ int tfs_dc_get_type(const char *parent, const char *base, int *cacheable)
 	return rc;
 }
 
-void tfs_dc_put_ents(const char *parent, const redisReply *r, uint64_t gen)
+void tfs_dircache_put_ents(const char *parent, const redisReply *r, uint64_t gen)
 {
 	struct dc_dir *d;
 
@@ -236,7 +240,7 @@ out:
 	pthread_mutex_unlock(&dc.mu);
 }
 
-void tfs_dc_set_type(const char *parent, const char *base, int type)
+void tfs_dircache_set_type(const char *parent, const char *base, int type)
 {
 	struct dc_dir *d;
 	struct dc_ent *e;
@@ -257,7 +261,7 @@ out:
 	pthread_mutex_unlock(&dc.mu);
 }
 
-void tfs_dc_forget(const char *name)
+void tfs_dircache_forget(const char *name)
 {
 	struct dc_dir *d;
 
@@ -270,17 +274,17 @@ void tfs_dc_forget(const char *name)
 	pthread_mutex_unlock(&dc.mu);
 }
 
-void tfs_dc_tracking(int on)
+void tfs_dircache_tracking(int on)
 {
 	pthread_mutex_lock(&dc.mu);
 	dc.on = on;
 	dc.gen++;
 	clear_all();
 	pthread_mutex_unlock(&dc.mu);
-	tfs_kc_tracking(on);
+	tfs_kcache_tracking(on);
 }
 
-uint64_t tfs_dc_subscriber(void)
+uint64_t tfs_dircache_subscriber(void)
 {
 	return __atomic_load_n(&dc.sub_id, __ATOMIC_ACQUIRE);
 }
@@ -309,12 +313,12 @@ static void invalidate(const redisReply *r)
 			continue;
 		k += plen + 1;
 		if (strncmp(k, "dir:", 4) == 0) {
-			tfs_dc_forget(k + 4);
-			tfs_kc_forget(k + 4);
+			tfs_dircache_forget(k + 4);
+			tfs_kcache_forget(k + 4);
 		} else if (strncmp(k, "dirents:", 8) == 0) {
-			tfs_dc_forget(k + 8);
+			tfs_dircache_forget(k + 8);
 		} else if (strncmp(k, "tensor:", 7) == 0) {
-			tfs_kc_forget(k + 7);
+			tfs_kcache_forget(k + 7);
 		}
 	}
 }
@@ -340,7 +344,7 @@ static redisContext *subscribe(void)
 		goto fail;
 	freeReplyObject(r);
 	__atomic_store_n(&dc.sub_id, (uint64_t)id, __ATOMIC_RELEASE);
-	tfs_wb_kick();           /* the writer turns tracking on for this id */
+	tfs_writer_kick();           /* the writer turns tracking on for this id */
 	return c;
 fail:
 	freeReplyObject(r);
@@ -367,7 +371,7 @@ static void *dc_main(void *arg)
 		if (redisBufferRead(c) != REDIS_OK) {
 			/* Without the subscriber, changes go unseen: stop caching until back. */
 			__atomic_store_n(&dc.sub_id, 0, __ATOMIC_RELEASE);
-			tfs_dc_tracking(0);
+			tfs_dircache_tracking(0);
 			redisFree(c);
 			c = NULL;
 			continue;
@@ -382,7 +386,7 @@ static void *dc_main(void *arg)
 	return NULL;
 }
 
-int tfs_dc_start(void)
+int tfs_dircache_start(void)
 {
 	int rc;
 
@@ -394,12 +398,12 @@ int tfs_dc_start(void)
 	return -rc;
 }
 
-void tfs_dc_stop(void)
+void tfs_dircache_stop(void)
 {
 	if (!dc.started)
 		return;
 	dc.stop = 1;
 	pthread_join(dc.thread, NULL);
 	dc.started = 0;
-	tfs_dc_tracking(0);
+	tfs_dircache_tracking(0);
 }

@@ -1,0 +1,120 @@
+/* Queue holders: the references `get` takes for a (node, pid), each with its count and
+ * its field holder:<node>:<pid> in the record, and the reaping of holders whose process
+ * is gone. Under tfs_d.ns. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "conn.h"
+#include "tensor.h"
+#include "writer.h"
+#include "log.h"
+
+/* A holder's field in the tensor's record: holder:<node>:<pid>. */
+void tfs_holder_field(char *buf, size_t size, const struct tfs_holder *h)
+{
+	snprintf(buf, size, "holder:%s:%lld", h->node, (long long)h->pid);
+}
+
+/* A holder's count and the refcount that changed with it, in one write: the daemon's
+ * counts are the truth (a resync writes them whole too), so no increment is needed. */
+static int save_holder(struct tfsd_tensor *t, const struct tfs_holder *h)
+{
+	char field[TFS_NODE_MAX + 32], n[24], rc[24];
+
+	t->meta.refcount = tfs_tensor_refcount(t);
+	tfs_holder_field(field, sizeof(field), h);
+	snprintf(n, sizeof(n), "%lld", (long long)h->count);
+	snprintf(rc, sizeof(rc), "%lld", (long long)t->meta.refcount);
+	return tfs_writer_cmdf("HSET %s %s %s refcount %s", t->key, field, n, rc);
+}
+
+int tfs_tensor_hold(struct tfsd_tensor *t, const char *node, int64_t pid)
+{
+	struct tfs_holder *h;
+
+	for (h = t->holders; h; h = h->next)
+		if (h->pid == pid && strcmp(h->node, node) == 0)
+			break;
+	if (!h) {
+		h = calloc(1, sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		snprintf(h->node, sizeof(h->node), "%s", node);
+		h->pid = pid;
+		h->next = t->holders;
+		t->holders = h;
+	}
+	h->count++;
+	return save_holder(t, h);
+}
+
+/* Drops n holds of h. The caller then calls drop_if_unused, unless this returns 1: the
+ * record is then up to date (the count is still > 0 and was written with the refcount). */
+static int holder_drop(struct tfsd_tensor *t, struct tfs_holder *h, int64_t n)
+{
+	char field[TFS_NODE_MAX + 32];
+	struct tfs_holder **pp;
+
+	h->count -= n;
+	if (h->count > 0) {
+		save_holder(t, h);
+		return 1;
+	}
+	tfs_holder_field(field, sizeof(field), h);
+	for (pp = &t->holders; *pp; pp = &(*pp)->next) {
+		if (*pp == h) {
+			*pp = h->next;
+			free(h);
+			break;
+		}
+	}
+	/* At 0 the whole record goes (drop_if_unused): no need to take the field out first. */
+	if (tfs_tensor_refcount(t) > 0)
+		tfs_writer_cmdf("HDEL %s %s", t->key, field);
+	return 0;
+}
+
+int tfs_tensor_release(struct tfsd_tensor *t, const char *node, int64_t pid)
+{
+	struct tfs_holder *h;
+
+	for (h = t->holders; h; h = h->next)
+		if (h->pid == pid && strcmp(h->node, node) == 0)
+			break;
+	if (!h)
+		return -ENOENT;
+	if (!holder_drop(t, h, 1))
+		tfs_tensor_drop_if_unused(t);
+	return 0;
+}
+
+static void reap_one(struct tfsd_tensor *t, void *arg)
+{
+	struct tfs_holder *h, *next;
+	int dropped = 0;
+
+	(void)arg;
+	for (h = t->holders; h; h = next) {
+		next = h->next;
+		/* Only pids of this node can be checked; other nodes reap their own. */
+		if (strcmp(h->node, tfs_d.o.node) || h->pid <= 0)
+			continue;
+		if (kill((pid_t)h->pid, 0) == 0 || errno != ESRCH)
+			continue;
+		tfs_log(LOG_INFO, "%s: holder pid %lld is gone, dropping its %lld reference(s)",
+			t->name, (long long)h->pid, (long long)h->count);
+		holder_drop(t, h, h->count);
+		dropped = 1;
+	}
+	if (dropped)
+		tfs_tensor_drop_if_unused(t);
+}
+
+void tfs_tensor_reap(void)
+{
+	tfs_table_foreach(reap_one, NULL);
+}

@@ -1,0 +1,121 @@
+/* The daemon's tensors: the table that finds them (table.c), their lifetime and
+ * reference counts (tensor.c) and their queue holders (holders.c). Every function here runs
+ * under tfs_d.ns */
+#ifndef TFS_TENSOR_H
+#define TFS_TENSOR_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "meta.h"
+#include "writer.h"
+
+struct tfs_dirrec;
+
+struct tfs_holder {
+	char node[TFS_NODE_MAX];
+	int64_t pid;
+	int64_t count;
+	struct tfs_holder *next;
+};
+
+/* A tensor this daemon holds memory for. Lives while refcount > 0. */
+struct tfsd_tensor {
+	char *name;                  /* path under the mount, no leading slash */
+	char *key;                   /* its Redis hash: <prefix>:tensor:<name>, or the
+	                                <prefix>:unlinked:<node>:<n> key once unlinked */
+	struct tfs_meta meta;        /* meta.refcount is the count below, kept in step */
+	struct tfs_alloc *alloc;     /* NULL while bytes == 0 */
+	int linked;                  /* the name's reference */
+	int64_t opens;               /* open file handles on the mount */
+	struct tfs_holder *holders;  /* queue holders, each with its count */
+	struct tfs_file *files;      /* open files, for EBUSY on reshape */
+	struct timespec atime, mtime, ctime;
+	int dirty;                   /* mtime changed since the record was written */
+	int has_mark;                /* mark: the last user.tensorfs.event set on it (an */
+	uint8_t mark[TFS_IPC_HANDLE_SIZE];  /* IPC event); reads wait for it. Under io. */
+	pthread_rwlock_t io;         /* read/write copies share it; resize/free take it alone */
+	struct tfsd_tensor *next;     /* hash chain */
+};
+
+/* The per-open state of a file: fh of fuse_file_info points here. */
+struct tfs_file {
+	struct tfsd_tensor *t;        /* NULL for a tensor owned by another node */
+	pid_t pid;
+	struct tfs_file *next;       /* the tensor's other open files */
+};
+
+struct tfs_table {
+	struct tfsd_tensor **buckets;
+	size_t nbuckets, count;
+	uint64_t unlinked_seq;
+};
+
+/* --- tensor table and lifetime (tensor.c); callers hold tfs_d.ns --- */
+int tfs_table_init(struct tfs_table *tb);
+/* Adds t under t->key / takes it out (table.c). */
+void tfs_table_insert(struct tfsd_tensor *t);
+void tfs_table_remove(struct tfsd_tensor *t);
+/* Saves the refcount, or frees the tensor (memory, record, struct) at 0 (tensor.c). */
+void tfs_tensor_drop_if_unused(struct tfsd_tensor *t);
+/* A holder's field in the record, holder:<node>:<pid> (holders.c). */
+void tfs_holder_field(char *buf, size_t size, const struct tfs_holder *h);
+/* The linked tensor named name; NULL when there is none. */
+struct tfsd_tensor *tfs_table_find(const char *name);
+/* The tensor whose Redis key is key (an unlinked one's too); NULL when there is none. */
+struct tfsd_tensor *tfs_table_find_key(const char *key);
+/* A create in two halves, so that the queue worker sends the claims of a batch of creates
+ * in one round trip: tfs_tensor_claim makes the checks of a create and sends the claim of
+ * the name (0 with *claim set, or -EEXIST/-EINVAL (no such device)/-ENOENT (no parent
+ * dir)/-EIO; parent_rec as tfs_store_link_send's); tfs_tensor_create_claimed makes the
+ * tensor, empty (bytes 0) or shaped to dt and sh when sh is not NULL (the memory is
+ * allocated while the claim is on its way), with its record; refs: linked = 1 plus open.
+ * It awaits the claim before it writes anything. Nothing may change the name between the
+ * two: hold ns throughout. Its errors: tfs_tensor_claim's and tfs_tensor_shape's. A claim
+ * not used goes to tfs_tensor_claim_drop. */
+int tfs_tensor_claim(const char *name, int device, const struct tfs_dirrec *parent_rec,
+		     struct tfs_writer_call **claim);
+int tfs_tensor_create_claimed(struct tfs_writer_call *claim, const char *name, tfs_dtype dt,
+			      const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
+			      mode_t mode, int open, struct tfsd_tensor **out);
+void tfs_tensor_claim_drop(const char *name, struct tfs_writer_call *claim);
+/* tfs_tensor_create_claimed for a name the caller has claimed already (tfs_tensor_claim, then
+ * tfs_store_link_wait answered 0): on error the name is given back. f, when not NULL, is the
+ * file it is created open for (as tfs_tensor_get_open, in the same record write). */
+int tfs_tensor_create_linked(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,
+			     mode_t mode, struct tfs_file *f, struct tfsd_tensor **out);
+/* chmod/chown of a tensor: the backend follows (its memory may move: the handle is taken
+ * again under the io lock). When the backend refuses, nothing changed. Caller holds ns. */
+int tfs_tensor_set_owner(struct tfsd_tensor *t, uid_t uid, gid_t gid, mode_t mode);
+/* Sets dtype and shape, allocating/resizing memory; -EINVAL/-ENOSPC/-EBUSY on refusal. */
+int tfs_tensor_shape(struct tfsd_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
+		     int busy_check);
+/* Sets the byte size as a file does (shape becomes 1-D). */
+int tfs_tensor_resize(struct tfsd_tensor *t, uint64_t bytes);
+/* Writes the whole record (after metadata changed). */
+int tfs_tensor_save(struct tfsd_tensor *t);
+/* Reference changes; when the count reaches 0 the memory and the record go. */
+void tfs_tensor_put_open(struct tfs_file *f);
+int tfs_tensor_get_open(struct tfsd_tensor *t, struct tfs_file *f);
+/* Drops the name's reference. When the tensor lives on (open or held), *ukey (when ukey
+ * is not NULL) is a malloc'd copy of the key it lives under now, else NULL. */
+int tfs_tensor_unlink(struct tfsd_tensor *t, char **ukey);
+int tfs_tensor_rename(struct tfsd_tensor *t, const char *newname);
+int tfs_tensor_hold(struct tfsd_tensor *t, const char *node, int64_t pid);
+/* Drops one hold of (node, pid); -ENOENT when it holds none. */
+int tfs_tensor_release(struct tfsd_tensor *t, const char *node, int64_t pid);
+/* Drops holders of this node whose process is gone. */
+void tfs_tensor_reap(void);
+int64_t tfs_tensor_refcount(const struct tfsd_tensor *t);
+/* Rewrites every local record (after Redis came back). */
+int tfs_tensor_resync(void);
+/* Frees every tensor and its record (at unmount). */
+void tfs_tensor_shutdown(void);
+/* 1 when a process other than pid has it open, or a queue holder holds it. */
+int tfs_tensor_busy(const struct tfsd_tensor *t, pid_t pid);
+/* Calls fn for each tensor; fn may not add or remove tensors. */
+void tfs_table_foreach(void (*fn)(struct tfsd_tensor *, void *), void *arg);
+
+#endif

@@ -1,0 +1,43 @@
+/* The write-behind of records (writer.c): one thread, one connection, queue order */
+#ifndef TFS_WRITER_H
+#define TFS_WRITER_H
+
+#include <stddef.h>
+
+#include <hiredis/hiredis.h>
+
+#include "meta.h"
+
+/* Queue a write; 0 or -ENOMEM. Before tfs_writer_start (and after tfs_writer_stop) the write runs
+ * at once on the calling thread's connection. Errors Redis returns later are logged. */
+int tfs_writer_cmdv(int argc, const char **argv, const size_t *len);
+int tfs_writer_cmdf(const char *fmt, ...);
+/* Queue an HSET of the whole record m under key, from a copy of both: the writer
+ * formats it, outside the namespace lock. replace: DEL the key first (a stale record's
+ * other fields go). 0 or -ENOMEM. */
+int tfs_writer_save(const char *key, const struct tfs_meta *m, int replace);
+/* While on, the calling thread's writes wake the writer only when it turns it off (or
+ * waits for the writer): FUSE workers, around a request, so the reply goes first. */
+void tfs_writer_defer_wakes(int on);
+/* A command whose reply matters (claiming a name), answered after everything queued
+ * before it, in two halves so that several calls share one round trip: queue the command
+ * (NULL with *rc -EIO/-ENOMEM), and later wait for its reply (NULL with *rc
+ * -EIO/-EPROTO), which frees the call. Every call sent must be waited for. */
+struct tfs_writer_call;
+struct tfs_writer_call *tfs_writer_sendf(int *rc, const char *fmt, ...);
+redisReply *tfs_writer_wait(struct tfs_writer_call *call, int *rc);
+/* Holds back the calling thread's writes (tfs_writer_cmdv/cmdf) until the end, to hand them
+ * to the writer in one wake-up. A call, tfs_writer_sync or an ordered read in between sends
+ * them first, so order holds; end the group before releasing the lock under which the
+ * writes were decided, or another thread may read Redis behind them. */
+void tfs_writer_group_begin(void);
+void tfs_writer_group_end(void);
+/* Waits until everything queued so far is in Redis: 0, or -EIO while Redis is away. */
+int tfs_writer_sync(void);
+/* Wakes the writer with nothing queued (so it turns on tracking for a new subscriber). */
+void tfs_writer_kick(void);
+int tfs_writer_start(void);
+/* Sends what is queued (a few tries if Redis is away, then drops it) and stops. */
+void tfs_writer_stop(void);
+
+#endif
