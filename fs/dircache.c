@@ -327,29 +327,19 @@ static redisContext *subscribe(void)
 {
 	char err[256];
 	redisContext *c;
-	redisReply *r;
-	long long id;
+	uint64_t id;
 	int rc;
 
 	c = tfs_redis_connect(&tfs_d.url, 1000, &rc, err, sizeof(err));
 	if (!c)
 		return NULL;
-	r = redisCommand(c, "CLIENT ID");
-	if (!r || r->type != REDIS_REPLY_INTEGER)
-		goto fail;
-	id = r->integer;
-	freeReplyObject(r);
-	r = redisCommand(c, "SUBSCRIBE __redis__:invalidate");
-	if (!r || r->type != REDIS_REPLY_ARRAY)
-		goto fail;
-	freeReplyObject(r);
-	__atomic_store_n(&dc.sub_id, (uint64_t)id, __ATOMIC_RELEASE);
+	if (tfs_store_subscribe(c, &id)) {
+		redisFree(c);
+		return NULL;
+	}
+	__atomic_store_n(&dc.sub_id, id, __ATOMIC_RELEASE);
 	tfs_writer_kick();           /* the writer turns tracking on for this id */
 	return c;
-fail:
-	freeReplyObject(r);
-	redisFree(c);
-	return NULL;
 }
 
 static void *dc_main(void *arg)

@@ -8,28 +8,17 @@
 #include <string.h>
 
 #include "daemon.h"
-#include "conn.h"
+#include "store.h"
 #include "tensor.h"
 #include "writer.h"
 #include "log.h"
-
-/* A holder's field in the tensor's record: holder:<node>:<pid>. */
-void tfs_holder_field(char *buf, size_t size, const struct tfs_holder *h)
-{
-	snprintf(buf, size, "holder:%s:%lld", h->node, (long long)h->pid);
-}
 
 /* A holder's count and the refcount that changed with it, in one write: the daemon's
  * counts are the truth (a resync writes them whole too), so no increment is needed. */
 static int save_holder(struct tfsd_tensor *t, const struct tfs_holder *h)
 {
-	char field[TFS_NODE_MAX + 32], n[24], rc[24];
-
 	t->meta.refcount = tfs_tensor_refcount(t);
-	tfs_holder_field(field, sizeof(field), h);
-	snprintf(n, sizeof(n), "%lld", (long long)h->count);
-	snprintf(rc, sizeof(rc), "%lld", (long long)t->meta.refcount);
-	return tfs_writer_cmdf("HSET %s %s %s refcount %s", t->key, field, n, rc);
+	return tfs_store_holder_save(t->key, h->node, h->pid, h->count, t->meta.refcount);
 }
 
 int tfs_tensor_hold(struct tfsd_tensor *t, const char *node, int64_t pid)
@@ -56,7 +45,8 @@ int tfs_tensor_hold(struct tfsd_tensor *t, const char *node, int64_t pid)
  * record is then up to date (the count is still > 0 and was written with the refcount). */
 static int holder_drop(struct tfsd_tensor *t, struct tfs_holder *h, int64_t n)
 {
-	char field[TFS_NODE_MAX + 32];
+	char node[TFS_NODE_MAX];
+	int64_t pid = h->pid;
 	struct tfs_holder **pp;
 
 	h->count -= n;
@@ -64,7 +54,7 @@ static int holder_drop(struct tfsd_tensor *t, struct tfs_holder *h, int64_t n)
 		save_holder(t, h);
 		return 1;
 	}
-	tfs_holder_field(field, sizeof(field), h);
+	snprintf(node, sizeof(node), "%s", h->node);
 	for (pp = &t->holders; *pp; pp = &(*pp)->next) {
 		if (*pp == h) {
 			*pp = h->next;
@@ -74,7 +64,7 @@ static int holder_drop(struct tfsd_tensor *t, struct tfs_holder *h, int64_t n)
 	}
 	/* At 0 the whole record goes (drop_if_unused): no need to take the field out first. */
 	if (tfs_tensor_refcount(t) > 0)
-		tfs_writer_cmdf("HDEL %s %s", t->key, field);
+		tfs_store_holder_delete(t->key, node, pid);
 	return 0;
 }
 

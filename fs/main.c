@@ -137,54 +137,12 @@ static int valid_word(const char *s, size_t max)
 }
 
 /* Records this node left in Redis from an earlier run name memory that is gone: remove
- * them before serving, never hand out their handles. */
+ * them before serving, never hand out their handles; then write the root's record. */
 static int sweep_stale(void)
 {
-	char pattern[600], cursor[32] = "0", parent[4096];
-	const char *base;
-	size_t plen = strlen(tfs_d.o.prefix) + strlen(":tensor:");
-	int rc, removed = 0;
+	int rc = tfs_store_sweep_node();
 
-	snprintf(pattern, sizeof(pattern), "%s:tensor:*", tfs_d.o.prefix);
-	do {
-		redisReply *r = tfs_conn_cmdf(&rc, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
-		if (!r)
-			return -EIO;
-		snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
-		for (size_t i = 0; i < r->element[1]->elements; i++) {
-			const char *key = r->element[1]->element[i]->str;
-			redisReply *n = tfs_conn_cmdf(&rc, "HGET %s node", key);
-			int mine = n && n->type == REDIS_REPLY_STRING && strcmp(n->str, tfs_d.o.node) == 0;
-			freeReplyObject(n);
-			if (!mine)
-				continue;
-			tfs_log(LOG_NOTICE, "removing stale record %s left by an earlier run", key);
-			freeReplyObject(tfs_conn_cmdf(&rc, "DEL %s", key));
-			tfs_split(key + plen, parent, sizeof(parent), &base);
-			char dk[4400];
-			if (tfs_key(dk, sizeof(dk), "dirents", parent) == 0)
-				freeReplyObject(tfs_conn_cmdf(&rc, "HDEL %s %s", dk, base));
-			removed++;
-		}
-		freeReplyObject(r);
-	} while (strcmp(cursor, "0"));
-	snprintf(pattern, sizeof(pattern), "%s:unlinked:%s:*", tfs_d.o.prefix, tfs_d.o.node);
-	strcpy(cursor, "0");
-	do {
-		redisReply *r = tfs_conn_cmdf(&rc, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
-		if (!r)
-			return -EIO;
-		snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
-		for (size_t i = 0; i < r->element[1]->elements; i++) {
-			freeReplyObject(tfs_conn_cmdf(&rc, "DEL %s", r->element[1]->element[i]->str));
-			removed++;
-		}
-		freeReplyObject(r);
-	} while (strcmp(cursor, "0"));
-	if (removed)
-		tfs_log(LOG_NOTICE, "start-up: removed %d stale record(s) of node %s", removed,
-			tfs_d.o.node);
-	return tfs_tensor_resync();            /* makes the root directory record */
+	return rc ? rc : tfs_tensor_resync();
 }
 
 /* Forks into the background; the parent waits for the child's verdict so that a failure

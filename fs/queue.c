@@ -19,7 +19,7 @@
 #include "dtype.h"
 #include "log.h"
 
-#define REPLY_TTL "60"
+#define REPLY_TTL 60
 #define POP_BATCH 64
 /* Commands handled under one hold of the namespace lock, so that the claims of their
  * creates share one round trip; few enough that FUSE operations do not wait long. */
@@ -43,10 +43,9 @@ static void reply(const struct tfs_cmd *c, char *json)
 	}
 	/* Behind the record writes it reports, on the same ordered connection: a client
 	 * that has its reply finds the records in Redis. */
-	if (c->reply[0]) {
-		tfs_writer_cmdf("LPUSH %s %s", c->reply, json);
-		tfs_writer_cmdf("EXPIRE %s " REPLY_TTL, c->reply);
-	}
+	if (c->reply[0] && tfs_store_queue_reply(c->reply, json, REPLY_TTL) == -EPERM)
+		tfs_log(LOG_WARNING, "queue: id=%s: no reply on '%s': a key of the daemon's",
+			c->id[0] ? c->id : "-", c->reply);
 	free(json);
 }
 
@@ -71,15 +70,12 @@ static void reply_ok(const struct tfs_cmd *c, struct tfsd_tensor *t)
 static void forward(const struct tfs_cmd *c, const char *json, size_t len, const char *owner,
 		    int from_node_queue)
 {
-	char key[600];
-
 	if (from_node_queue) {
 		/* Forwarded to us, yet not ours: the record changed hands; do not bounce. */
 		reply_err(c, EREMOTE, "tensor is owned by another node");
 		return;
 	}
-	snprintf(key, sizeof(key), "{%s}:node:%s", tfs_d.o.queue, owner);
-	if (tfs_writer_cmdf("LPUSH %s %b", key, json, len))
+	if (tfs_store_queue_forward(owner, json, len))
 		reply_err(c, ENOMEM, "cannot forward to the owning node");
 }
 
@@ -296,21 +292,6 @@ static void housekeeping(int64_t *last_reap)
 	}
 }
 
-/* Redis before 7.0 has no BLMPOP: is that why it refused it? */
-static int lmpop_unknown(void)
-{
-	redisReply *r;
-	int rc, unknown;
-
-	r = tfs_conn_cmdf_unordered(&rc, "COMMAND INFO BLMPOP");
-	if (!r)
-		return 0;
-	unknown = r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
-		  r->element[0]->type == REDIS_REPLY_NIL;
-	freeReplyObject(r);
-	return unknown;
-}
-
 /* Without BLMPOP: BRPOP for the first command, then what waits behind it in one RPOP (in
  * the same order BRPOP would), not one round trip each. */
 static void pop_brpop(struct qcmd *q)
@@ -318,7 +299,7 @@ static void pop_brpop(struct qcmd *q)
 	redisReply *r, *more;
 	int rc, node_q;
 
-	r = tfs_conn_cmdf_unordered(&rc, "BRPOP %s %s 0.5", tfs_d.o.queue, tfs_d.node_queue);
+	r = tfs_store_queue_brpop(&rc);
 	if (!r) {
 		if (rc == -EIO)
 			usleep(200000);      /* Redis away: retry without spinning */
@@ -328,8 +309,8 @@ static void pop_brpop(struct qcmd *q)
 	    r->element[1]->type == REDIS_REPLY_STRING) {
 		node_q = strcmp(r->element[0]->str, tfs_d.node_queue) == 0;
 		process(q, &r->element[1], 1, node_q);
-		more = tfs_conn_cmdf_unordered(&rc, "RPOP %s %d",
-					     node_q ? tfs_d.node_queue : tfs_d.o.queue, POP_BATCH);
+		more = tfs_store_queue_rpop(&rc, node_q ? tfs_d.node_queue : tfs_d.o.queue,
+					    POP_BATCH);
 		if (more && more->type == REDIS_REPLY_ARRAY)
 			process(q, more->element, more->elements, node_q);
 		freeReplyObject(more);
@@ -357,10 +338,9 @@ static void *queue_main(void *arg)
 			continue;
 		}
 		/* The first command and up to POP_BATCH behind it, in one round trip. */
-		r = tfs_conn_cmdf_unordered(&rc, "BLMPOP 0.5 2 %s %s RIGHT COUNT %d", tfs_d.o.queue,
-					  tfs_d.node_queue, POP_BATCH);
+		r = tfs_store_queue_blmpop(&rc, POP_BATCH);
 		if (!r) {
-			if (rc == -EPROTO && lmpop_unknown()) {
+			if (rc == -EPROTO && !tfs_store_has_blmpop()) {
 				tfs_log(LOG_NOTICE, "queue: Redis has no BLMPOP (before 7.0): "
 					"popping with BRPOP and RPOP");
 				lmpop = 0;
@@ -384,8 +364,7 @@ int tfs_queue_start(void)
 {
 	int rc;
 
-	snprintf(tfs_d.node_queue, sizeof(tfs_d.node_queue), "{%s}:node:%s", tfs_d.o.queue,
-		 tfs_d.o.node);
+	tfs_store_node_queue(tfs_d.node_queue, sizeof(tfs_d.node_queue), tfs_d.o.node);
 	rc = pthread_create(&tfs_d.queue_thread, NULL, queue_main, NULL);
 	if (rc == 0)
 		pthread_setname_np(tfs_d.queue_thread, "tfs-queue");

@@ -460,3 +460,334 @@ void tfs_split(const char *name, char *parent, size_t psize, const char **base)
 	*base = slash ? slash + 1 : name;
 	snprintf(parent, psize, "%.*s", n, name);
 }
+
+/* --- this node's tensor records (tensor.c, holders.c): queued, written behind --- */
+
+int tfs_store_save(const char *key, const struct tfs_meta *m, int replace)
+{
+	return tfs_writer_save(key, m, replace);
+}
+
+int tfs_store_save_refcount(const char *key, int64_t refcount)
+{
+	char n[24];
+
+	snprintf(n, sizeof(n), "%lld", (long long)refcount);
+	return tfs_writer_cmdf("HSET %s refcount %s", key, n);
+}
+
+int tfs_store_delete(const char *key)
+{
+	return tfs_writer_cmdf("DEL %s", key);
+}
+
+int tfs_store_rename(const char *from_key, const char *to_key)
+{
+	return tfs_writer_cmdf("RENAME %s %s", from_key, to_key);
+}
+
+int tfs_store_unlinked_key(char *buf, size_t size, uint64_t seq)
+{
+	int n = snprintf(buf, size, "%s:unlinked:%s:%llu", tfs_d.o.prefix, tfs_d.o.node,
+			 (unsigned long long)seq);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+static void holder_field(char *buf, size_t size, const char *node, int64_t pid)
+{
+	snprintf(buf, size, "holder:%s:%lld", node, (long long)pid);
+}
+
+int tfs_store_holder_save(const char *key, const char *node, int64_t pid, int64_t count,
+			  int64_t refcount)
+{
+	char field[TFS_NODE_MAX + 32], n[24], rc[24];
+
+	holder_field(field, sizeof(field), node, pid);
+	snprintf(n, sizeof(n), "%lld", (long long)count);
+	if (refcount < 0)
+		return tfs_writer_cmdf("HSET %s %s %s", key, field, n);
+	snprintf(rc, sizeof(rc), "%lld", (long long)refcount);
+	return tfs_writer_cmdf("HSET %s %s %s refcount %s", key, field, n, rc);
+}
+
+int tfs_store_holder_delete(const char *key, const char *node, int64_t pid)
+{
+	char field[TFS_NODE_MAX + 32];
+
+	holder_field(field, sizeof(field), node, pid);
+	return tfs_writer_cmdf("HDEL %s %s", key, field);
+}
+
+/* --- the user's own attributes: field x:<name> of a record (xattr.c) --- */
+
+static int user_field(char *buf, size_t size, const char *name)
+{
+	int n = snprintf(buf, size, "x:%s", name);
+
+	return n < 0 || (size_t)n >= size ? -ERANGE : 0;
+}
+
+int tfs_store_user_get(const char *key, const char *name, redisReply **out)
+{
+	char field[300];
+	redisReply *r;
+	int rc;
+
+	*out = NULL;
+	if ((rc = user_field(field, sizeof(field), name)))
+		return rc;
+	r = tfs_conn_cmdf(&rc, "HGET %s %s", key, field);
+	if (!r)
+		return -EIO;
+	if (r->type != REDIS_REPLY_STRING) {
+		freeReplyObject(r);
+		return -ENODATA;
+	}
+	*out = r;
+	return 0;
+}
+
+/* XATTR_REPLACE in one step: set only if the field is there. */
+static const char replace_lua[] =
+	"if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then "
+	"redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) return 1 end return 0";
+
+int tfs_store_user_set(const char *key, const char *name, const char *value, size_t size,
+		       int create, int replace)
+{
+	char field[300];
+	redisReply *r;
+	int rc;
+
+	if ((rc = user_field(field, sizeof(field), name)))
+		return rc;
+	if (replace)
+		r = tfs_conn_cmdf(&rc, "EVAL %s 1 %s %s %b", replace_lua, key, field, value, size);
+	else
+		r = tfs_conn_cmdf(&rc, create ? "HSETNX %s %s %b" : "HSET %s %s %b", key, field,
+				  value, size);
+	if (!r)
+		return -EIO;
+	rc = r->type != REDIS_REPLY_INTEGER ? -EIO :
+	     replace && r->integer == 0 ? -ENODATA : create && r->integer == 0 ? -EEXIST : 0;
+	freeReplyObject(r);
+	return rc;
+}
+
+int tfs_store_user_list(const char *key, redisReply **out)
+{
+	redisReply *r;
+	int rc;
+
+	*out = NULL;
+	r = tfs_conn_cmdf(&rc, "HKEYS %s", key);
+	if (!r)
+		return -EIO;
+	if (r->type != REDIS_REPLY_ARRAY) {
+		freeReplyObject(r);
+		return -EIO;
+	}
+	for (size_t i = 0; i < r->elements; i++) {
+		redisReply *e = r->element[i];
+		/* Show only the user's fields, without their x: */
+		if (e->type == REDIS_REPLY_STRING && strncmp(e->str, "x:", 2) == 0) {
+			memmove(e->str, e->str + 2, e->len - 1);
+			e->len -= 2;
+		} else if (e->type == REDIS_REPLY_STRING) {
+			e->type = REDIS_REPLY_NIL;
+		}
+	}
+	*out = r;
+	return 0;
+}
+
+int tfs_store_user_remove(const char *key, const char *name)
+{
+	char field[300];
+	redisReply *r;
+	int rc;
+
+	if ((rc = user_field(field, sizeof(field), name)))
+		return rc;
+	r = tfs_conn_cmdf(&rc, "HDEL %s %s", key, field);
+	if (!r)
+		return -EIO;
+	rc = r->type == REDIS_REPLY_INTEGER && r->integer ? 0 : -ENODATA;
+	freeReplyObject(r);
+	return rc;
+}
+
+/* --- the lifecycle queue (queue.c) --- */
+
+void tfs_store_node_queue(char *buf, size_t size, const char *node)
+{
+	snprintf(buf, size, "{%s}:node:%s", tfs_d.o.queue, node);
+}
+
+int tfs_store_queue_forward(const char *node, const char *json, size_t len)
+{
+	char key[600];
+
+	tfs_store_node_queue(key, sizeof(key), node);
+	return tfs_writer_cmdf("LPUSH %s %b", key, json, len);
+}
+
+redisReply *tfs_store_queue_blmpop(int *rc, int count)
+{
+	return tfs_conn_cmdf_unordered(rc, "BLMPOP 0.5 2 %s %s RIGHT COUNT %d", tfs_d.o.queue,
+				       tfs_d.node_queue, count);
+}
+
+redisReply *tfs_store_queue_brpop(int *rc)
+{
+	return tfs_conn_cmdf_unordered(rc, "BRPOP %s %s 0.5", tfs_d.o.queue, tfs_d.node_queue);
+}
+
+redisReply *tfs_store_queue_rpop(int *rc, const char *list, int count)
+{
+	return tfs_conn_cmdf_unordered(rc, "RPOP %s %d", list, count);
+}
+
+int tfs_store_has_blmpop(void)
+{
+	redisReply *r;
+	int rc, unknown;
+
+	r = tfs_conn_cmdf_unordered(&rc, "COMMAND INFO BLMPOP");
+	if (!r)
+		return 1;
+	unknown = r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+		  r->element[0]->type == REDIS_REPLY_NIL;
+	freeReplyObject(r);
+	return !unknown;
+}
+
+/* --- start-up --- */
+
+int tfs_store_sweep_node(void)
+{
+	char pattern[600], cursor[32] = "0", parent[4096], dk[TFS_KEYMAX];
+	const char *base;
+	size_t plen = strlen(tfs_d.o.prefix) + strlen(":tensor:");
+	int rc, removed = 0;
+
+	snprintf(pattern, sizeof(pattern), "%s:tensor:*", tfs_d.o.prefix);
+	do {
+		redisReply *r = tfs_conn_cmdf(&rc, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
+		if (!r)
+			return -EIO;
+		if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+			freeReplyObject(r);
+			return -EIO;
+		}
+		snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+		for (size_t i = 0; i < r->element[1]->elements; i++) {
+			const char *key = r->element[1]->element[i]->str;
+			redisReply *n = tfs_conn_cmdf(&rc, "HGET %s node", key);
+			int mine = n && n->type == REDIS_REPLY_STRING && strcmp(n->str, tfs_d.o.node) == 0;
+			freeReplyObject(n);
+			if (!mine)
+				continue;
+			tfs_log(LOG_NOTICE, "removing stale record %s left by an earlier run", key);
+			freeReplyObject(tfs_conn_cmdf(&rc, "DEL %s", key));
+			tfs_split(key + plen, parent, sizeof(parent), &base);
+			if (tfs_key(dk, sizeof(dk), "dirents", parent) == 0)
+				freeReplyObject(tfs_conn_cmdf(&rc, "HDEL %s %s", dk, base));
+			removed++;
+		}
+		freeReplyObject(r);
+	} while (strcmp(cursor, "0"));
+	snprintf(pattern, sizeof(pattern), "%s:unlinked:%s:*", tfs_d.o.prefix, tfs_d.o.node);
+	strcpy(cursor, "0");
+	do {
+		redisReply *r = tfs_conn_cmdf(&rc, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
+		if (!r)
+			return -EIO;
+		if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+			freeReplyObject(r);
+			return -EIO;
+		}
+		snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+		for (size_t i = 0; i < r->element[1]->elements; i++) {
+			freeReplyObject(tfs_conn_cmdf(&rc, "DEL %s", r->element[1]->element[i]->str));
+			removed++;
+		}
+		freeReplyObject(r);
+	} while (strcmp(cursor, "0"));
+	if (removed)
+		tfs_log(LOG_NOTICE, "start-up: removed %d stale record(s) of node %s", removed,
+			tfs_d.o.node);
+	return 0;
+}
+
+/* --- change notifications: the subscriber (dircache.c) and tracking (writer.c) --- */
+
+int tfs_store_subscribe(redisContext *c, uint64_t *id)
+{
+	redisReply *r = redisCommand(c, "CLIENT ID");
+
+	if (!r || r->type != REDIS_REPLY_INTEGER) {
+		freeReplyObject(r);
+		return -EIO;
+	}
+	*id = (uint64_t)r->integer;
+	freeReplyObject(r);
+	r = redisCommand(c, "SUBSCRIBE __redis__:invalidate");
+	if (!r || r->type != REDIS_REPLY_ARRAY) {
+		freeReplyObject(r);
+		return -EIO;
+	}
+	freeReplyObject(r);
+	return 0;
+}
+
+redisReply *tfs_store_tracking(redisContext *c, uint64_t redirect)
+{
+	/* NOLOOP: this node's own writes (all of them through this connection but a few
+	 * rare ones) are not reported back to it. */
+	if (!redirect)
+		return redisCommand(c, "CLIENT TRACKING off");
+	return redisCommand(c, "CLIENT TRACKING on REDIRECT %llu BCAST PREFIX %s:dir: "
+			    "PREFIX %s:dirents: PREFIX %s:tensor: NOLOOP",
+			    (unsigned long long)redirect, tfs_d.o.prefix, tfs_d.o.prefix,
+			    tfs_d.o.prefix);
+}
+
+/* A queue reply goes onto a list, or onto a key that does not exist (made a list that
+ * expires); never onto a key of another type. A list that had no expiry (a user's own)
+ * gets none. One script, so that nothing changes the key's type in between. */
+static const char reply_lua[] =
+	"local t = redis.call('TYPE', KEYS[1]).ok "
+	"if t ~= 'none' and t ~= 'list' then return 0 end "
+	"local ttl = redis.call('TTL', KEYS[1]) "
+	"redis.call('LPUSH', KEYS[1], ARGV[1]) "
+	"if t == 'none' or ttl > 0 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end "
+	"return 1";
+
+int tfs_store_reply_key_ok(const char *key)
+{
+	size_t pl = strlen(tfs_d.o.prefix), ql = strlen(tfs_d.o.queue);
+
+	if (!*key)
+		return 0;
+	/* The daemon's own keys and the queues are never reply keys. */
+	if (strncmp(key, tfs_d.o.prefix, pl) == 0 && key[pl] == ':')
+		return 0;
+	if (strcmp(key, tfs_d.o.queue) == 0)
+		return 0;
+	if (key[0] == '{' && strncmp(key + 1, tfs_d.o.queue, ql) == 0 && key[ql + 1] == '}')
+		return 0;
+	return 1;
+}
+
+int tfs_store_queue_reply(const char *key, const char *json, int ttl)
+{
+	char t[16];
+
+	if (!tfs_store_reply_key_ok(key))
+		return -EPERM;
+	snprintf(t, sizeof(t), "%d", ttl);
+	return tfs_writer_cmdf("EVAL %s 1 %s %s %s", reply_lua, key, json, t);
+}

@@ -58,4 +58,58 @@ int tfs_store_move_dir(const char *from, const char *to);
 /* dir + "/" + name (just name when dir is ""), malloc'd; NULL when out of memory. */
 char *tfs_path_join(const char *dir, const char *name);
 
+/* --- this node's tensor records (tensor.c, holders.c): queued for the writer, so 0 or
+ * -ENOMEM; what Redis says later is logged by the writer. --- */
+/* The whole record m under key (replace: DEL first, so a stale record's fields go). */
+int tfs_store_save(const char *key, const struct tfs_meta *m, int replace);
+int tfs_store_save_refcount(const char *key, int64_t refcount);
+int tfs_store_delete(const char *key);
+int tfs_store_rename(const char *from_key, const char *to_key);
+/* The key an unlinked tensor's record moves to: -ENAMETOOLONG when it does not fit. */
+int tfs_store_unlinked_key(char *buf, size_t size, uint64_t seq);
+/* A holder's count (field holder:<node>:<pid>) and, when refcount >= 0, the refcount in
+ * the same write; the field's removal. */
+int tfs_store_holder_save(const char *key, const char *node, int64_t pid, int64_t count,
+			  int64_t refcount);
+int tfs_store_holder_delete(const char *key, const char *node, int64_t pid);
+
+/* --- the user's own attributes (xattr.c): field x:<name>; name without "user." --- */
+/* *out: the value as a string reply the caller frees; -ENODATA, -ERANGE, -EIO. */
+int tfs_store_user_get(const char *key, const char *name, redisReply **out);
+/* create: fail with -EEXIST when set; replace: fail with -ENODATA when not (atomically). */
+int tfs_store_user_set(const char *key, const char *name, const char *value, size_t size,
+		       int create, int replace);
+/* The user's names: an array reply (freed by the caller) whose string elements are the
+ * names; other fields show as nil elements. -EIO. */
+int tfs_store_user_list(const char *key, redisReply **out);
+int tfs_store_user_remove(const char *key, const char *name);
+
+/* --- the lifecycle queue (queue.c) --- */
+/* The list of commands forwarded to node: {<queue>}:node:<node>. */
+void tfs_store_node_queue(char *buf, size_t size, const char *node);
+/* Queues json for node's daemon: 0 or -ENOMEM. */
+int tfs_store_queue_forward(const char *node, const char *json, size_t len);
+/* Pops (waiting up to 0.5 s) from the queue and this node's list: the reply, or NULL
+ * with *rc as tfs_conn_cmdf's. blmpop: up to count in one; brpop one; rpop count more. */
+redisReply *tfs_store_queue_blmpop(int *rc, int count);
+redisReply *tfs_store_queue_brpop(int *rc);
+redisReply *tfs_store_queue_rpop(int *rc, const char *list, int count);
+/* 0 when Redis lacks BLMPOP (before 7.0). */
+int tfs_store_has_blmpop(void);
+/* Whether key may be answered on: not one of the daemon's keys or queues. */
+int tfs_store_reply_key_ok(const char *key);
+/* Pushes json onto reply key key, which must be a list or absent (then made a list that
+ * expires after ttl seconds): -EPERM for a key that may not be answered on, else queued
+ * (0 or -ENOMEM); a key of another type is left alone, silently. */
+int tfs_store_queue_reply(const char *key, const char *json, int ttl);
+
+/* --- start-up and change notifications --- */
+/* Removes the records this node left from an earlier run: 0 or -EIO. */
+int tfs_store_sweep_node(void);
+/* On a fresh connection c: its client id, and c subscribed to the invalidations. */
+int tfs_store_subscribe(redisContext *c, uint64_t *id);
+/* Tracking of the daemon's keys on c, reported to client redirect; 0: tracking off. The
+ * reply as redisCommand gives it. */
+redisReply *tfs_store_tracking(redisContext *c, uint64_t redirect);
+
 #endif

@@ -33,7 +33,7 @@ static int save(struct tfsd_tensor *t, int replace)
 	t->meta.mtime = t->mtime.tv_sec;
 	t->meta.ctime_ns = (int64_t)t->ctime.tv_sec * 1000000000 + t->ctime.tv_nsec;
 	t->dirty = 0;
-	return tfs_writer_save(t->key, &t->meta, replace);
+	return tfs_store_save(t->key, &t->meta, replace);
 }
 
 int tfs_tensor_save(struct tfsd_tensor *t)
@@ -43,11 +43,8 @@ int tfs_tensor_save(struct tfsd_tensor *t)
 
 static int save_refcount(struct tfsd_tensor *t)
 {
-	char n[24];
-
 	t->meta.refcount = tfs_tensor_refcount(t);
-	snprintf(n, sizeof(n), "%lld", (long long)t->meta.refcount);
-	return tfs_writer_cmdf("HSET %s refcount %s", t->key, n);
+	return tfs_store_save_refcount(t->key, t->meta.refcount);
 }
 
 static void tensor_free(struct tfsd_tensor *t)
@@ -82,7 +79,7 @@ static void destroy(struct tfsd_tensor *t)
 	tfs_table_remove(t);
 	if (t->alloc)
 		tfs_d.be_ops->free(tfs_d.be, t->alloc);
-	tfs_writer_cmdf("DEL %s", t->key);
+	tfs_store_delete(t->key);
 	tfs_log(LOG_DEBUG, "freed %s (%llu bytes)", t->name, (unsigned long long)t->meta.bytes);
 	tensor_free(t);
 }
@@ -421,9 +418,8 @@ int tfs_tensor_unlink(struct tfsd_tensor *t, char **ukey)
 	}
 	/* Still open or held: the name is free for a new tensor at once, so the record moves
 	 * to a key of its own until the last reference goes. */
-	snprintf(key, sizeof(key), "%s:unlinked:%s:%llu", tfs_d.o.prefix, tfs_d.o.node,
-		 (unsigned long long)++tfs_d.table.unlinked_seq);
-	tfs_writer_cmdf("RENAME %s %s", t->key, key);
+	tfs_store_unlinked_key(key, sizeof(key), ++tfs_d.table.unlinked_seq);
+	tfs_store_rename(t->key, key);
 	tfs_table_remove(t);
 	free(t->key);
 	t->key = strdup(key);
@@ -454,7 +450,7 @@ int tfs_tensor_rename(struct tfsd_tensor *t, const char *newname)
 		free(k);
 		return -ENOMEM;
 	}
-	if ((rc = tfs_writer_cmdf("RENAME %s %s", t->key, key))) {
+	if ((rc = tfs_store_rename(t->key, key))) {
 		free(name);
 		free(k);
 		return rc;
@@ -494,7 +490,6 @@ static int ensure_dirs(const char *name)
 static void resync_one(struct tfsd_tensor *t, void *arg)
 {
 	int *rc = arg;
-	char field[TFS_NODE_MAX + 32], n[24];
 	int e;
 
 	if (t->linked) {
@@ -511,9 +506,7 @@ static void resync_one(struct tfsd_tensor *t, void *arg)
 	if (tfs_tensor_save(t))
 		*rc = -EIO;
 	for (struct tfs_holder *h = t->holders; h; h = h->next) {
-		tfs_holder_field(field, sizeof(field), h);
-		snprintf(n, sizeof(n), "%lld", (long long)h->count);
-		tfs_writer_cmdf("HSET %s %s %s", t->key, field, n);
+		tfs_store_holder_save(t->key, h->node, h->pid, h->count, -1);
 	}
 }
 

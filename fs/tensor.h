@@ -60,8 +60,7 @@ void tfs_table_insert(struct tfsd_tensor *t);
 void tfs_table_remove(struct tfsd_tensor *t);
 /* Saves the refcount, or frees the tensor (memory, record, struct) at 0 (tensor.c). */
 void tfs_tensor_drop_if_unused(struct tfsd_tensor *t);
-/* A holder's field in the record, holder:<node>:<pid> (holders.c). */
-void tfs_holder_field(char *buf, size_t size, const struct tfs_holder *h);
+
 /* The linked tensor named name; NULL when there is none. */
 struct tfsd_tensor *tfs_table_find(const char *name);
 /* The tensor whose Redis key is key (an unlinked one's too); NULL when there is none. */

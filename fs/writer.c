@@ -24,6 +24,7 @@
 #include "daemon.h"
 #include "conn.h"
 #include "dircache.h"
+#include "store.h"
 #include "writer.h"
 #include "log.h"
 
@@ -386,18 +387,14 @@ static void ensure_tracking(void)
 		return;
 	if (wb.tracked_sub) {
 		/* Redirected to a subscriber that is gone: options cannot be changed while on. */
-		r = redisCommand(wb.c, "CLIENT TRACKING off");
+		r = tfs_store_tracking(wb.c, 0);
 		if (!r) {
 			drop_conn(wb.c->errstr);
 			return;
 		}
 		freeReplyObject(r);
 	}
-	/* NOLOOP: this node's own writes (all of them through this connection but a few
-	 * rare ones) are not reported back to it. */
-	r = redisCommand(wb.c, "CLIENT TRACKING on REDIRECT %llu BCAST PREFIX %s:dir: "
-			 "PREFIX %s:dirents: PREFIX %s:tensor: NOLOOP", (unsigned long long)sub,
-			 tfs_d.o.prefix, tfs_d.o.prefix, tfs_d.o.prefix);
+	r = tfs_store_tracking(wb.c, sub);
 	if (!r) {
 		drop_conn(wb.c->errstr);
 		return;

@@ -124,7 +124,6 @@ static int get_builtin(struct xtarget *x, const char *attr, char *value, size_t 
 int tfs_xattr_get(const struct tfs_where *w, const char *name, char *value, size_t size)
 {
 	struct xtarget x;
-	char field[300];
 	redisReply *r;
 	int rc;
 
@@ -138,13 +137,9 @@ int tfs_xattr_get(const struct tfs_where *w, const char *name, char *value, size
 		rc = get_builtin(&x, name + strlen(TP), value, size);
 		goto out;
 	}
-	snprintf(field, sizeof(field), "x:%s", name + 5);
-	r = tfs_conn_cmdf(&rc, "HGET %s %s", x.key, field);
-	if (!r) {
-		rc = -EIO;
-		goto out;
-	}
-	rc = r->type == REDIS_REPLY_STRING ? put(value, size, r->str, r->len) : -ENODATA;
+	rc = tfs_store_user_get(x.key, name + 5, &r);
+	if (rc == 0)
+		rc = put(value, size, r->str, r->len);
 	freeReplyObject(r);
 out:
 	tfs_ns_unlock();
@@ -243,9 +238,6 @@ int tfs_xattr_set(const struct tfs_where *w, const char *name, const char *value
 		  int flags, pid_t pid)
 {
 	struct xtarget x;
-	char field[300];
-	const char *cmd;
-	redisReply *r;
 	int rc;
 
 	if (strncmp(name, "user.", 5) != 0)
@@ -267,26 +259,8 @@ int tfs_xattr_set(const struct tfs_where *w, const char *name, const char *value
 		rc = -EREMOTE;
 		goto out;
 	}
-	snprintf(field, sizeof(field), "x:%s", name + 5);
-	if (flags & XATTR_REPLACE) {
-		r = tfs_conn_cmdf(&rc, "HEXISTS %s %s", x.key, field);
-		if (!r) {
-			rc = -EIO;
-			goto out;
-		}
-		rc = r->integer ? 0 : -ENODATA;
-		freeReplyObject(r);
-		if (rc)
-			goto out;
-	}
-	cmd = flags & XATTR_CREATE ? "HSETNX %s %s %b" : "HSET %s %s %b";
-	r = tfs_conn_cmdf(&rc, cmd, x.key, field, value, size);
-	if (!r) {
-		rc = -EIO;
-		goto out;
-	}
-	rc = (flags & XATTR_CREATE) && r->integer == 0 ? -EEXIST : 0;
-	freeReplyObject(r);
+	rc = tfs_store_user_set(x.key, name + 5, value, size, !!(flags & XATTR_CREATE),
+				!!(flags & XATTR_REPLACE));
 	if (rc == 0)
 		follow_mark(&x, name, value, size);
 out:
@@ -326,15 +300,12 @@ int tfs_xattr_list(const struct tfs_where *w, char *list, size_t size)
 			continue;
 		rc = list_add(list, size, &n, TP, builtin[i]);
 	}
-	r = rc ? NULL : tfs_conn_cmdf(&rc, "HKEYS %s", x.key);
-	if (!r) {
-		rc = rc ? rc : -EIO;
-		goto out;
-	}
+	r = NULL;
+	if (rc == 0)
+		rc = tfs_store_user_list(x.key, &r);
 	for (size_t i = 0; rc == 0 && i < r->elements; i++)
-		if (r->element[i]->type == REDIS_REPLY_STRING &&
-		    strncmp(r->element[i]->str, "x:", 2) == 0)
-			rc = list_add(list, size, &n, "user.", r->element[i]->str + 2);
+		if (r->element[i]->type == REDIS_REPLY_STRING)
+			rc = list_add(list, size, &n, "user.", r->element[i]->str);
 	freeReplyObject(r);
 out:
 	tfs_ns_unlock();
@@ -344,8 +315,6 @@ out:
 int tfs_xattr_remove(const struct tfs_where *w, const char *name)
 {
 	struct xtarget x;
-	char field[300];
-	redisReply *r;
 	int rc;
 
 	if (strncmp(name, "user.", 5) != 0)
@@ -358,14 +327,7 @@ int tfs_xattr_remove(const struct tfs_where *w, const char *name)
 		rc = -EREMOTE;
 	if (rc)
 		goto out;
-	snprintf(field, sizeof(field), "x:%s", name + 5);
-	r = tfs_conn_cmdf(&rc, "HDEL %s %s", x.key, field);
-	if (!r) {
-		rc = -EIO;
-		goto out;
-	}
-	rc = r->integer ? 0 : -ENODATA;
-	freeReplyObject(r);
+	rc = tfs_store_user_remove(x.key, name + 5);
 	if (rc == 0)
 		follow_mark(&x, name, NULL, 0);
 out:
