@@ -41,6 +41,10 @@ void tfs_ops_stat_tensor(const struct tfsd_tensor *t, uint64_t id, struct stat *
  * (one FORGET owed) and the entry kept for tfs_kcache_entry_timeout(). */
 void tfs_ops_reply_entry(fuse_req_t req, uint64_t parent, const char *name, struct stat *st);
 
+/* An entry path was added to or removed from its directory: the directory's mtime and
+ * ctime move (as POSIX wants), and its subdirectory count by nsub. Caller holds ns. */
+void tfs_ops_dir_changed(const char *path, int nsub);
+
 /* The directory record of the root as last seen (a stand-in while Redis is away). */
 void tfs_ops_root_seen(struct tfs_dirrec *d, int set);
 

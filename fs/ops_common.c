@@ -91,12 +91,14 @@ static void stat_meta(struct stat *st, const struct tfs_meta *m)
 static void stat_dir(struct stat *st, const struct tfs_dirrec *d)
 {
 	st->st_mode = S_IFDIR | (d->mode & 07777);
-	st->st_nlink = 2;
+	st->st_nlink = 2 + (nlink_t)d->nsub;
 	st->st_uid = d->uid;
 	st->st_gid = d->gid;
 	st->st_size = 4096;
 	st->st_blksize = 1 << 20;
 	st->st_atim = st->st_mtim = ts(d->mtime);
+	if (d->atime)
+		st->st_atim = ts(d->atime);
 	st->st_ctim = ts(d->ctime);
 }
 
@@ -135,6 +137,18 @@ void tfs_ops_reply_entry(fuse_req_t req, uint64_t parent, const char *name, stru
 	/* The request was interrupted: the kernel never got the id, so owes no FORGET. */
 	if (fuse_reply_entry(req, &e) == -ENOENT)
 		tfs_node_forget(e.ino, 1);
+}
+
+void tfs_ops_dir_changed(const char *path, int nsub)
+{
+	char parent[4096];
+	const char *base;
+	struct tfs_dirrec d;
+
+	tfs_split(path, parent, sizeof(parent), &base);
+	/* Best effort: the change itself was made; its directory's times are logged. */
+	if (tfs_store_dir(parent, &d) || tfs_store_dir_changed(parent, &d, nsub))
+		tfs_log(LOG_INFO, "%s: cannot update its directory's times", path);
 }
 
 /* The root's last record, guarded by ns. */

@@ -73,6 +73,8 @@ void tfs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 		rc = tfs_store_dir_write(path, &x.d);
 		if (rc)
 			tfs_store_unlink(path);
+		else
+			tfs_ops_dir_changed(path, 1);
 	}
 	tfs_ns_unlock();
 	free(path);
@@ -95,6 +97,8 @@ void tfs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	tfs_ns_lock();
 	rc = tfs_store_rmdir(path);
+	if (rc == 0)
+		tfs_ops_dir_changed(path, -1);
 	tfs_ns_unlock();
 	free(path);
 	if (rc == 0)
@@ -140,6 +144,8 @@ void tfs_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	tfs_ns_lock();
 	rc = unlink_name(path, &ukey);
+	if (rc == 0)
+		tfs_ops_dir_changed(path, 0);
 	tfs_ns_unlock();
 	free(path);
 	/* The kernel keeps the inode of an open file: its node serves it through ukey. */
@@ -191,18 +197,27 @@ static int rename_paths(const char *from, const char *to, unsigned int flags, ch
 		rc = dst.kind == 'd' ? tfs_store_rmdir(to) : tfs_tensor_unlink(dst.t, ukey);
 		if (rc)
 			return rc;
+		if (dst.kind == 'd')
+			tfs_ops_dir_changed(to, -1);
 	}
-	if (src.kind == 'd')
-		return tfs_store_move_dir(from, to);
-	rc = tfs_store_link(to, 't');
-	if (rc)
-		return rc;
-	rc = tfs_tensor_rename(src.t, to);
-	if (rc) {
-		tfs_store_unlink(to);
-		return rc;
+	if (src.kind == 'd') {
+		rc = tfs_store_move_dir(from, to);
+	} else {
+		rc = tfs_store_link(to, 't');
+		if (rc)
+			return rc;
+		rc = tfs_tensor_rename(src.t, to);
+		if (rc) {
+			tfs_store_unlink(to);
+			return rc;
+		}
+		rc = tfs_store_unlink(from);
 	}
-	return tfs_store_unlink(from);
+	if (rc == 0) {
+		tfs_ops_dir_changed(from, src.kind == 'd' ? -1 : 0);
+		tfs_ops_dir_changed(to, src.kind == 'd' ? 1 : 0);
+	}
+	return rc;
 }
 
 void tfs_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,

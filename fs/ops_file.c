@@ -127,6 +127,13 @@ static int setattr_dir(const char *path, struct tfs_dirrec *d, const struct stat
 		set_time(&mt, to_set & FUSE_SET_ATTR_MTIME_NOW, &a->st_mtim);
 		d->mtime = mt.tv_sec;
 	}
+	/* Kept apart from mtime (pjdfstest utimensat/00): 0 means never set. */
+	if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW)) {
+		struct timespec at;
+
+		set_time(&at, to_set & FUSE_SET_ATTR_ATIME_NOW, &a->st_atim);
+		d->atime = at.tv_sec ? at.tv_sec : 1;
+	}
 	return tfs_store_dir_write(path, d);
 }
 
@@ -209,8 +216,10 @@ static int new_file(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
 		goto out;
 	rc = tfs_tensor_create_linked(path, d.has_dtype ? d.dtype : TFS_U8, device, ctx->uid,
 				      ctx->gid, mode & 07777 & ~ctx->umask, f, &t);
-	if (rc == 0)
+	if (rc == 0) {
 		tfs_ops_stat_tensor(t, 0, st);
+		tfs_ops_dir_changed(path, 0);
+	}
 out:
 	tfs_ns_unlock();
 	tfs_where_free(&pw);

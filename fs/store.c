@@ -108,6 +108,10 @@ int tfs_store_dir(const char *name, struct tfs_dirrec *d)
 			d->ctime = x;
 		else if (strcmp(a->str, "mtime") == 0)
 			d->mtime = x;
+		else if (strcmp(a->str, "atime") == 0)
+			d->atime = x;
+		else if (strcmp(a->str, "nsub") == 0 && x >= 0)
+			d->nsub = x;
 		else if (strcmp(a->str, "device") == 0 && x >= 0 && x < 1 << 20) {
 			d->has_device = 1;
 			d->device = (int)x;
@@ -120,8 +124,8 @@ int tfs_store_dir(const char *name, struct tfs_dirrec *d)
 
 int tfs_store_dir_write(const char *name, const struct tfs_dirrec *d)
 {
-	char key[TFS_KEYMAX], mode[16], uid[16], gid[16], ct[24], mt[24], dev[16];
-	const char *argv[16];
+	char key[TFS_KEYMAX], mode[16], uid[16], gid[16], ct[24], mt[24], at[24], dev[16];
+	const char *argv[24];
 	int argc = 0, rc;
 
 	if ((rc = tfs_key(key, sizeof(key), "dir", name)))
@@ -138,6 +142,10 @@ int tfs_store_dir_write(const char *name, const struct tfs_dirrec *d)
 	argv[argc++] = "gid"; argv[argc++] = gid;
 	argv[argc++] = "ctime"; argv[argc++] = ct;
 	argv[argc++] = "mtime"; argv[argc++] = mt;
+	if (d->atime) {
+		snprintf(at, sizeof(at), "%lld", (long long)d->atime);
+		argv[argc++] = "atime"; argv[argc++] = at;
+	}
 	if (d->has_dtype) {
 		argv[argc++] = "dtype";
 		argv[argc++] = tfs_dtype_name(d->dtype);
@@ -790,4 +798,27 @@ int tfs_store_queue_reply(const char *key, const char *json, int ttl)
 		return -EPERM;
 	snprintf(t, sizeof(t), "%d", ttl);
 	return tfs_writer_cmdf("EVAL %s 1 %s %s %s", reply_lua, key, json, t);
+}
+
+/* The count of subdirectories changes by increments, so that two nodes changing one
+ * directory at once both count; the times are simply the latest. */
+int tfs_store_dir_changed(const char *name, struct tfs_dirrec *d, int nsub)
+{
+	char key[TFS_KEYMAX], t[24], n[24];
+	int rc;
+
+	if ((rc = tfs_key(key, sizeof(key), "dir", name)))
+		return rc;
+	d->mtime = d->ctime = tfs_now();
+	snprintf(t, sizeof(t), "%lld", (long long)d->mtime);
+	if ((rc = tfs_writer_cmdf("HSET %s mtime %s ctime %s", key, t, t)))
+		return rc;
+	if (nsub) {
+		d->nsub = d->nsub + nsub < 0 ? 0 : d->nsub + nsub;
+		snprintf(n, sizeof(n), "%d", nsub);
+		if ((rc = tfs_writer_cmdf("HINCRBY %s nsub %s", key, n)))
+			return rc;
+	}
+	tfs_dircache_put_dir(name, d, 0);
+	return 0;
 }

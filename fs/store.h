@@ -26,6 +26,8 @@ int tfs_store_tensor(const char *name, struct tfs_meta *m);
 struct tfs_dirrec {
 	uint32_t mode, uid, gid;
 	int64_t ctime, mtime;
+	int64_t atime;               /* 0: never set (stat shows mtime) */
+	int64_t nsub;                /* subdirectories: a directory's st_nlink is 2 + nsub */
 	int has_dtype, has_device;
 	tfs_dtype dtype;
 	int device;
@@ -57,6 +59,11 @@ int tfs_store_remove_tensor(const char *name);
 int tfs_store_move_dir(const char *from, const char *to);
 /* dir + "/" + name (just name when dir is ""), malloc'd; NULL when out of memory. */
 char *tfs_path_join(const char *dir, const char *name);
+
+/* An entry of directory name (whose record the caller just read into d) was added or
+ * removed: its mtime and ctime become now and its count of subdirectories moves by nsub.
+ * Queued: 0, -ENOMEM or -ENAMETOOLONG. */
+int tfs_store_dir_changed(const char *name, struct tfs_dirrec *d, int nsub);
 
 /* --- this node's tensor records (tensor.c, holders.c): queued for the writer, so 0 or
  * -ENOMEM; what Redis says later is logged by the writer. --- */
