@@ -141,7 +141,7 @@ void tfs_ops_reply_entry(fuse_req_t req, uint64_t parent, const char *name, stru
 
 void tfs_ops_dir_changed(const char *path, int nsub)
 {
-	char parent[4096];
+	char parent[TFS_PATH_MAX];
 	const char *base;
 	struct tfs_dirrec d;
 

@@ -112,7 +112,7 @@ static int local_create(const struct tfs_cmd *c, int from_node_queue)
 /* The record of the directory c's tensor goes in. 0, -ENOENT or -EIO. */
 static int parent_of(const struct tfs_cmd *c, struct tfs_dirrec *d)
 {
-	char parent[4096];
+	char parent[TFS_PATH_MAX];
 	const char *base;
 
 	tfs_split(c->name, parent, sizeof(parent), &base);

@@ -164,12 +164,12 @@ int tfs_store_dir_write(const char *name, const struct tfs_dirrec *d)
 int tfs_store_link_send(const char *name, char type, const struct tfs_dirrec *parent_rec,
 		      struct tfs_writer_call **claim)
 {
-	char parent[4096], key[TFS_KEYMAX], t[2] = { type, 0 };
+	char parent[TFS_PATH_MAX], key[TFS_KEYMAX], t[2] = { type, 0 };
 	const char *base;
 	struct tfs_dirrec d;
 	int rc;
 
-	if ((rc = tfs_name_check(name)))
+	if ((rc = tfs_name_check_len(name, TFS_PATH_MAX - 1)))
 		return rc;         /* FUSE passes names up to 1024 bytes; NAME_MAX is 255 */
 	tfs_split(name, parent, sizeof(parent), &base);
 	if ((rc = tfs_key(key, sizeof(key), "dirents", parent)))
@@ -185,7 +185,7 @@ int tfs_store_link_send(const char *name, char type, const struct tfs_dirrec *pa
 
 int tfs_store_link_wait(const char *name, char type, struct tfs_writer_call *claim)
 {
-	char parent[4096];
+	char parent[TFS_PATH_MAX];
 	const char *base;
 	redisReply *r;
 	int rc;
@@ -212,7 +212,7 @@ int tfs_store_link(const char *name, char type)
 
 int tfs_store_unlink(const char *name)
 {
-	char parent[4096], key[TFS_KEYMAX];
+	char parent[TFS_PATH_MAX], key[TFS_KEYMAX];
 	const char *base;
 	int rc;
 
@@ -233,7 +233,7 @@ static int entry_type(const redisReply *v)
 
 int tfs_store_type(const char *name)
 {
-	char parent[4096], key[TFS_KEYMAX];
+	char parent[TFS_PATH_MAX], key[TFS_KEYMAX];
 	const char *base;
 	redisReply *r;
 	uint64_t gen;
@@ -399,13 +399,20 @@ static int rename_key(const char *kind, const char *from, const char *to)
  * inside (its owner keys its memory by name). check=0: moves every key to the new path. */
 static int move_tree(const char *from, const char *to, int check)
 {
-	char key[TFS_KEYMAX], a[4096], b[4096];
+	char *key, *a = NULL, *b = NULL;
 	redisReply *r;
 	int rc = 0;
 
-	if ((rc = tfs_key(key, sizeof(key), "dirents", from)))
+	/* On the heap: a frame per level of the tree, and trees may be deep. */
+	key = malloc(TFS_KEYMAX);
+	if (!key)
+		return -ENOMEM;
+	if ((rc = tfs_key(key, TFS_KEYMAX, "dirents", from))) {
+		free(key);
 		return rc;
+	}
 	r = tfs_conn_cmdf(&rc, "HGETALL %s", key);
+	free(key);
 	if (!r)
 		return -EIO;
 	for (size_t i = 0; rc == 0 && i + 1 < r->elements; i += 2) {
@@ -413,12 +420,13 @@ static int move_tree(const char *from, const char *to, int check)
 		if (r->element[i]->type != REDIS_REPLY_STRING ||
 		    r->element[i + 1]->type != REDIS_REPLY_STRING)
 			continue;
-		if (snprintf(a, sizeof(a), "%s/%s", from, e) >= (int)sizeof(a) ||
-		    snprintf(b, sizeof(b), "%s/%s", to, e) >= (int)sizeof(b)) {
+		a = tfs_path_join(from, e);
+		b = tfs_path_join(to, e);
+		if (!a || !b) {
+			rc = -ENOMEM;
+		} else if (strlen(b) >= TFS_PATH_MAX) {
 			rc = -ENAMETOOLONG;
-			break;
-		}
-		if (r->element[i + 1]->str[0] == 'd') {
+		} else if (r->element[i + 1]->str[0] == 'd') {
 			rc = move_tree(a, b, check);
 		} else if (check) {
 			if (!tfs_table_find(a))
@@ -427,6 +435,9 @@ static int move_tree(const char *from, const char *to, int check)
 			struct tfsd_tensor *t = tfs_table_find(a);
 			rc = t ? tfs_tensor_rename(t, b) : rename_key("tensor", a, b);
 		}
+		free(a);
+		free(b);
+		a = b = NULL;
 	}
 	freeReplyObject(r);
 	if (rc == 0 && !check) {

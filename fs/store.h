@@ -13,8 +13,12 @@
 
 struct tfs_writer_call;
 
-/* Room for any key: a prefix, a kind, a path of up to 4095 bytes. */
-#define TFS_KEYMAX 4400
+/* The longest path under the mount: far past PATH_MAX, which limits what one system call
+ * names, not how deep a tree may go (a process that chdir()s down names each level
+ * relatively). Beyond it, ENAMETOOLONG. */
+#define TFS_PATH_MAX 32768
+/* Room for any key: a prefix, a kind, a path. */
+#define TFS_KEYMAX (TFS_PATH_MAX + 512)
 /* <prefix>:<kind>:<name> into buf; -ENAMETOOLONG when it does not fit. */
 int tfs_key(char *buf, size_t size, const char *kind, const char *name);
 /* The parent directory of name ("" for the root) and the last component. */

@@ -467,7 +467,7 @@ int tfs_tensor_rename(struct tfsd_tensor *t, const char *newname)
 
 static int ensure_dirs(const char *name)
 {
-	char parent[4096];
+	char parent[TFS_PATH_MAX];
 	const char *base;
 	struct tfs_dirrec d;
 	int rc;

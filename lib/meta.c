@@ -456,12 +456,17 @@ int tfs_errno_from_name(const char *name)
 
 int tfs_name_check(const char *name)
 {
+	return tfs_name_check_len(name, 4095);
+}
+
+int tfs_name_check_len(const char *name, size_t max)
+{
 	size_t total = strlen(name), comp = 0;
 	const char *c = name;
 
 	if (total == 0 || name[0] == '/' || name[total - 1] == '/')
 		return -EINVAL;
-	if (total > 4095)
+	if (total > max)
 		return -ENAMETOOLONG;
 	for (const char *p = name;; p++) {
 		if (*p == '/' || *p == '\0') {

@@ -73,5 +73,7 @@ int tfs_errno_from_name(const char *name);
  * 0, -EINVAL (empty, "//", "." or ".." components, leading or trailing slash) or
  * -ENAMETOOLONG (a component over 255 bytes, or the whole over 4095). */
 int tfs_name_check(const char *name);
+/* tfs_name_check with another limit on the whole name (the daemon's paths: TFS_PATH_MAX). */
+int tfs_name_check_len(const char *name, size_t max);
 
 #endif
