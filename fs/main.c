@@ -124,18 +124,6 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-static int valid_word(const char *s, size_t max)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n >= max)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] <= ' ' || s[i] == ':' || s[i] == '{' || s[i] == '}' || s[i] == '*')
-			return 0;
-	return 1;
-}
-
 /* Records this node left in Redis from an earlier run name memory that is gone: remove
  * them before serving, never hand out their handles; then write the root's record. */
 static int sweep_stale(void)
@@ -241,8 +229,8 @@ int main(int argc, char *argv[])
 		o->prefix = strdup("tensorfs");
 	if (!o->queue)
 		o->queue = strdup("tensor_lifecycle");
-	if (!valid_word(o->node, TFS_NODE_MAX) || !valid_word(o->prefix, 128) ||
-	    !valid_word(o->queue, 256)) {
+	if (!tfs_word_ok(o->node, TFS_NODE_MAX) || !tfs_word_ok(o->prefix, 128) ||
+	    !tfs_word_ok(o->queue, 256)) {
 		tfs_log(LOG_ERR, "--node, --prefix and --queue take a word of printable characters "
 			"without ':', '{', '}' or '*' (node under %d bytes)", TFS_NODE_MAX);
 		goto out_args;

@@ -233,14 +233,21 @@ static void process_one(struct qcmd *q, int from_node_queue)
 			reply_ok(c, t);
 		goto out;
 	}
-	/* delete: the caller's hold if it has one, else the name (the create's reference). */
+		/* delete with a pid: that holder's reference, and only that: a retry, a second
+	 * delete or one after the hold was reaped must not remove the name for everyone
+	 * (ESRCH). Without a pid: the name's reference (the create's), as rm does. */
 	struct tfs_meta m = t->meta;
 	m.refcount = tfs_tensor_refcount(t) - 1;
-	rc = tfs_tensor_release(t, node, c->pid);
-	if (rc == -ENOENT && (rc = tfs_tensor_unlink(t, NULL)) == 0)
+	if (c->pid) {
+		rc = tfs_tensor_release(t, node, c->pid);
+		if (rc == -ENOENT)
+			rc = -ESRCH;
+	} else if ((rc = tfs_tensor_unlink(t, NULL)) == 0) {
 		tfs_kcache_forget(c->name);
+	}
 	if (rc)
-		reply_err(c, -rc, "cannot delete");
+		reply_err(c, -rc, rc == -ESRCH ? "that pid holds no reference to it (a delete "
+			  "without pid drops the name)" : "cannot delete");
 	else if (c->reply[0])
 		reply(c, tfs_reply_ok(c->id, c->name, &m));
 out:

@@ -107,7 +107,8 @@ static int roundtrip(tfs_client *c, struct tfs_cmd *cmd, struct tfs_meta *m)
 
 	if ((rc = ensure_connected(c)))
 		return rc;
-	cmd->pid = getpid();
+	/* -1: a command that names no holder (a delete of the name). */
+	cmd->pid = cmd->pid < 0 ? 0 : getpid();
 	snprintf(cmd->node, sizeof(cmd->node), "%s", c->node);
 	snprintf(cmd->id, sizeof(cmd->id), "%s:%d:%llu", c->node, (int)getpid(),
 		 (unsigned long long)++c->seq);
@@ -241,6 +242,16 @@ int tfs_delete(tfs_client *c, const char *name)
 	if (!(cmd = new_cmd(TFS_OP_DELETE, name)))
 		return -ENOMEM;
 	rc = run(c, cmd, &m);
+	if (rc == -ESRCH) {
+		/* This process holds none: the name's reference, as documented. The daemon
+		 * never does that for a delete that names a holder (a retry must not remove a
+		 * name for everyone); a caller asking for it sends a delete without pid. */
+		memset(cmd, 0, sizeof(*cmd));
+		cmd->op = TFS_OP_DELETE;
+		strcpy(cmd->name, name);
+		cmd->pid = -1;
+		rc = run(c, cmd, &m);
+	}
 	free(cmd);
 	return rc;
 }

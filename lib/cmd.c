@@ -51,6 +51,30 @@ static int parse_shape(const cJSON *v, struct tfs_shape *sh)
 	return 0;
 }
 
+/* Whether a JSON text escapes a NUL (\u0000) in some string: cJSON would end the string
+ * there, and "create\u0000junk" would read as "create". */
+static int escapes_nul(const char *json, size_t len)
+{
+	for (size_t i = 0; i + 1 < len; i++) {
+		if (json[i] != '\\')
+			continue;
+		if (json[i + 1] == 'u' && i + 5 < len && json[i + 2] == '0' && json[i + 3] == '0' &&
+		    json[i + 4] == '0' && json[i + 5] == '0')
+			return 1;
+		i++;                  /* the escaped character */
+	}
+	return 0;
+}
+
+/* Names from the queue reach logs and keys: no control characters. */
+static int has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < ' ' || *s == 0x7f)
+			return 1;
+	return 0;
+}
+
 int tfs_cmd_parse(const char *json, size_t len, struct tfs_cmd *cmd, char *err, size_t errlen)
 {
 	cJSON *o;
@@ -76,6 +100,10 @@ int tfs_cmd_parse(const char *json, size_t len, struct tfs_cmd *cmd, char *err, 
 		rc = tfs_errf(err, errlen, -EINVAL, "'reply' must be a string under %d bytes", TFS_CMD_STR);
 		goto out;
 	}
+	if (escapes_nul(json, len)) {
+		rc = tfs_errf(err, errlen, -EINVAL, "a string holds a NUL character (\\u0000)");
+		goto out;
+	}
 	if (get_str(o, "op", op, sizeof(op)) <= 0) {
 		rc = tfs_errf(err, errlen, -EINVAL, "missing or non-string 'op'");
 		goto out;
@@ -91,13 +119,17 @@ int tfs_cmd_parse(const char *json, size_t len, struct tfs_cmd *cmd, char *err, 
 		goto out;
 	}
 	rc = get_str(o, "name", cmd->name, sizeof(cmd->name));
+	if (rc > 0 && has_control(cmd->name))
+		rc = -EINVAL;
 	if (rc <= 0 || (rc = tfs_name_check(cmd->name)) < 0) {
 		rc = tfs_errf(err, errlen, rc == -ENAMETOOLONG ? rc : -EINVAL,
 			  "missing or invalid 'name'");
 		goto out;
 	}
-	if (get_str(o, "node", cmd->node, sizeof(cmd->node)) < 0) {
-		rc = tfs_errf(err, errlen, -EINVAL, "'node' must be a string under %d bytes", TFS_NODE_MAX);
+	if (get_str(o, "node", cmd->node, sizeof(cmd->node)) < 0 ||
+	    (cmd->node[0] && !tfs_word_ok(cmd->node, TFS_NODE_MAX))) {
+		rc = tfs_errf(err, errlen, -EINVAL, "'node' must be a word of printable characters "
+			      "without ':', '{', '}' or '*', under %d bytes", TFS_NODE_MAX);
 		goto out;
 	}
 	v = cJSON_GetObjectItemCaseSensitive(o, "pid");

@@ -103,3 +103,18 @@ int tfs_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
 	}
 	return rc;
 }
+
+int tfs_word_ok(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n >= max)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c <= ' ' || c >= 0x7f || c == ':' || c == '{' || c == '}' || c == '*')
+			return 0;
+	}
+	return 1;
+}

@@ -10,6 +10,9 @@ void tfs_trim(const char **s, size_t *len);
 /* 1 when the NUL-terminated a equals the len bytes at b. */
 int tfs_streq_n(const char *a, const char *b, size_t len);
 /* Parses a whole decimal unsigned (no sign, no space) of len bytes. 0 or -EINVAL/-ERANGE. */
+/* 1 when s is a word that names a node, a prefix or a queue: 1 to max-1 bytes of printable
+ * ASCII without space, ':', '{', '}' or '*' (which would change a key's meaning). */
+int tfs_word_ok(const char *s, size_t max);
 int tfs_parse_u64(const char *s, size_t len, uint64_t *out);
 /* Same for a signed value. */
 int tfs_parse_i64(const char *s, size_t len, int64_t *out);

@@ -133,7 +133,8 @@ int tfs_create(tfs_client *c, const char *name, tfs_dtype dtype, int ndim,
  * process dies). On a mapping error the hold is released again. */
 int tfs_get(tfs_client *c, const char *name, tfs_tensor **out);
 /* Releases this process's hold when it has one, else drops the name's reference (the
- * tensor is freed when nothing else holds it). */
+ * tensor is freed when nothing else holds it). On the queue these are two commands: a
+ * delete naming this process (ESRCH when it holds nothing), then a delete of the name. */
 int tfs_delete(tfs_client *c, const char *name);
 
 /* Cross-process ordering (cuda backend): tfs_mark_written records an interprocess CUDA

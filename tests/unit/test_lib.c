@@ -958,6 +958,18 @@ static void test_cmd_parse(void)
 			{ ",\"op\":\"get\",\"name\":\"/abs\"", -EINVAL, "leading-slash name" },
 			{ ",\"op\":\"get\",\"name\":\"a/../b\"", -EINVAL, "name with .." },
 			{ ",\"op\":\"get\",\"name\":12", -EINVAL, "non-string name" },
+			{ ",\"op\":\"create\\u0000junk\",\"name\":\"x\",\"dtype\":\"u8\",\"shape\":[1]",
+			  -EINVAL, "op with an escaped NUL (was read as create)" },
+			{ ",\"op\":\"get\",\"name\":\"nul\\u0000/../x\"", -EINVAL,
+			  "name with an escaped NUL (was read as nul)" },
+			{ ",\"op\":\"get\",\"name\":\"a\\nforged log line\"", -EINVAL,
+			  "name with a newline" },
+			{ ",\"op\":\"get\",\"name\":\"x\",\"node\":\"n:1\"", -EINVAL,
+			  "node with ':'" },
+			{ ",\"op\":\"get\",\"name\":\"x\",\"node\":\"\\u00ff\"", -EINVAL,
+			  "node with a byte past ASCII" },
+			{ ",\"op\":\"get\",\"name\":\"x\",\"node\":\"a b\"", -EINVAL,
+			  "node with a space" },
 			{ ",\"op\":\"get\",\"name\":[\"a\"]", -EINVAL, "array name" },
 			{ ",\"op\":\"create\",\"name\":\"t\",\"shape\":[2]", -EINVAL,
 			  "create without dtype" },
@@ -1067,7 +1079,7 @@ static void test_cmd_build(void)
 	c.has_device = 1;
 	c.device = 0;
 	c.pid = 4194304;
-	strcpy(c.node, "node\n1");
+	strcpy(c.node, "node-1");   /* a node is a plain word (tfs_word_ok) */
 	strcpy(c.id, "id \"x\"");
 	strcpy(c.reply, "reply:key");
 	js = tfs_cmd_build(&c);
