@@ -75,7 +75,7 @@ static void set_time(struct timespec *dst, int now, const struct timespec *src)
 }
 
 /* setattr on a local tensor. Caller holds ns. */
-static int setattr_tensor(struct tfsd_tensor *t, const struct stat *a, int to_set)
+static int setattr_tensor(struct tfsd_tensor *t, const struct stat *a, int to_set, pid_t pid)
 {
 	struct tfs_meta *m = &t->meta;
 	int rc;
@@ -83,7 +83,7 @@ static int setattr_tensor(struct tfsd_tensor *t, const struct stat *a, int to_se
 	if (to_set & FUSE_SET_ATTR_SIZE) {
 		if (a->st_size < 0)
 			return -EINVAL;
-		if ((rc = tfs_tensor_resize(t, (uint64_t)a->st_size)))
+		if ((rc = tfs_tensor_resize(t, (uint64_t)a->st_size, pid)))
 			return rc;
 	}
 	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
@@ -159,7 +159,7 @@ void tfs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_se
 	}
 	if (rc == 0) {
 		if (x.kind == 'l')
-			rc = setattr_tensor(x.t, attr, to_set);
+			rc = setattr_tensor(x.t, attr, to_set, fuse_req_ctx(req)->pid);
 		else if (x.kind == 'd')
 			rc = setattr_dir(w.path, &x.d, attr, to_set);
 		else
@@ -322,7 +322,7 @@ void tfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		 * truncate: `echo ab > f` must not leave f's old tail (pjdfstest open/00). As
 		 * Linux does, also with O_RDONLY: the kernel checked write permission. */
 		if (rc == 0 && (fi->flags & O_TRUNC)) {
-			rc = tfs_tensor_resize(x.t, 0);
+			rc = tfs_tensor_resize(x.t, 0, f->pid);
 			if (rc)
 				tfs_tensor_put_open(f);
 		}
@@ -462,7 +462,7 @@ void tfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
 		pthread_rwlock_unlock(&t->io);
 		/* Extending the file: the size is metadata, changed under ns. */
 		tfs_ns_lock();
-		rc = end > t->meta.bytes ? tfs_tensor_resize(t, end) : 0;
+		rc = end > t->meta.bytes ? tfs_tensor_resize(t, end, fuse_req_ctx(req)->pid) : 0;
 		tfs_ns_unlock();
 		if (rc) {
 			fuse_reply_err(req, -rc);
@@ -517,7 +517,7 @@ void tfs_op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, of
 	end = (uint64_t)offset + (uint64_t)length;
 	tfs_ns_lock();
 	if (end > f->t->meta.bytes)
-		rc = tfs_tensor_resize(f->t, end);
+		rc = tfs_tensor_resize(f->t, end, fuse_req_ctx(req)->pid);
 	tfs_ns_unlock();
 	fuse_reply_err(req, -rc);
 }

@@ -3,6 +3,8 @@
  * mirror them; resync after Redis came back, shutdown. Every function here runs under
  * tfs_d.ns. */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -327,11 +329,14 @@ int tfs_tensor_shape(struct tfsd_tensor *t, tfs_dtype dt, const struct tfs_shape
 	return rc ? rc : tfs_tensor_save(t);
 }
 
-int tfs_tensor_resize(struct tfsd_tensor *t, uint64_t bytes)
+int tfs_tensor_resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid)
 {
 	size_t isz = tfs_dtype_size(t->meta.dtype);
 	int rc;
 
+	/* Memory that others may have mapped is never moved or shrunk under them. */
+	if (t->alloc && bytes != t->meta.bytes && tfs_tensor_busy(t, pid))
+		return -EBUSY;
 	if (bytes > (uint64_t)INT64_MAX)
 		return -EFBIG;
 	/* More than the backend could ever hold is EFBIG, as for any file that could never
@@ -386,13 +391,45 @@ void tfs_tensor_put_open(struct tfs_file *f)
 	tfs_tensor_drop_if_unused(t);
 }
 
+/* The process a thread belongs to: FUSE reports the calling thread. When the thread is
+ * gone (or /proc says nothing), tid itself: then only that very thread counts as the
+ * same process. */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], buf[512];
+	ssize_t n;
+	char *p;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return tid;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return tid;
+	buf[n] = '\0';
+	p = strstr(buf, "\nTgid:");
+	return p ? (pid_t)atoi(p + 6) : tid;
+}
+
 int tfs_tensor_busy(const struct tfsd_tensor *t, pid_t pid)
 {
+	pid_t me = 0;
+
 	if (t->holders)
 		return 1;
-	for (const struct tfs_file *f = t->files; f; f = f->next)
-		if (f->pid != pid)
+	/* By process, not thread: a multithreaded program is not busy against itself. The
+	 * lookups run only here, on a size change, not on every open. */
+	for (const struct tfs_file *f = t->files; f; f = f->next) {
+		if (f->pid == pid)
+			continue;
+		if (!me)
+			me = tgid_of(pid);
+		if (tgid_of(f->pid) != me)
 			return 1;
+	}
 	return 0;
 }
 

@@ -91,8 +91,9 @@ int tfs_tensor_set_owner(struct tfsd_tensor *t, uid_t uid, gid_t gid, mode_t mod
 /* Sets dtype and shape, allocating/resizing memory; -EINVAL/-ENOSPC/-EBUSY on refusal. */
 int tfs_tensor_shape(struct tfsd_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
 		     int busy_check);
-/* Sets the byte size as a file does (shape becomes 1-D). */
-int tfs_tensor_resize(struct tfsd_tensor *t, uint64_t bytes);
+/* Sets the byte size as a file does (shape becomes 1-D). -EBUSY when the tensor has
+ * memory and a process other than pid's holds it (open, or through the queue). */
+int tfs_tensor_resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid);
 /* Writes the whole record (after metadata changed). */
 int tfs_tensor_save(struct tfsd_tensor *t);
 /* Reference changes; when the count reaches 0 the memory and the record go. */
