@@ -32,6 +32,12 @@ int tfs_store_tensor(const char *name, struct tfs_meta *m)
 	if ((rc = tfs_key(key, sizeof(key), "tensor", name)))
 		return rc;
 	r = tfs_conn_cmdf(&rc, "HGETALL %s", key);
+	if (!r && rc == -EPROTO) {
+		/* Redis refused: the key is not a hash (written by hand). Garbage, shown as
+		 * such and removable, not an I/O error on every stat and rm. */
+		tfs_log(LOG_WARNING, "record %s is not a hash: skipped", key);
+		return -EBADMSG;
+	}
 	if (!r)
 		return -EIO;
 	if (r->type != REDIS_REPLY_ARRAY) {
