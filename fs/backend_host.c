@@ -4,6 +4,7 @@
  * allocation so running out of /dev/shm is ENOSPC here, not SIGBUS in a later copy. */
 #include <dirent.h>
 #include <errno.h>
+#include <sys/random.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <pthread.h>
@@ -30,7 +31,7 @@ struct tfs_alloc {
 	int fd;
 	void *base;
 	uint64_t bytes, mapped;
-	char name[48];
+	char name[56];           /* fits the handle: 64 bytes less the magic and NUL */
 };
 
 static uint64_t round_page(struct tfs_backend *be, uint64_t n)
@@ -137,14 +138,24 @@ static int host_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t 
 		rc = -ENOMEM;
 		goto fail_charge;
 	}
-	pthread_mutex_lock(&be->lock);
-	snprintf(a->name, sizeof(a->name), "/tensorfs.%d.%llu", (int)getpid(),
-		 (unsigned long long)++be->seq);
-	pthread_mutex_unlock(&be->lock);
-	a->fd = shm_open(a->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (a->fd < 0) {
-		rc = -errno;
-		goto fail_struct;
+	/* A random part: anyone can create names in /dev/shm, and predictable ones would
+	 * let any user block every allocation by taking the next names first. */
+	for (int tries = 0;; tries++) {
+		uint64_t r = 0;
+
+		if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			r = (uint64_t)random() << 32 ^ (uint64_t)random();
+		pthread_mutex_lock(&be->lock);
+		snprintf(a->name, sizeof(a->name), "/tensorfs.%d.%llu.%012llx", (int)getpid(),
+			 (unsigned long long)++be->seq, (unsigned long long)(r & 0xffffffffffffULL));
+		pthread_mutex_unlock(&be->lock);
+		a->fd = shm_open(a->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (a->fd >= 0)
+			break;
+		if (errno != EEXIST || tries == 8) {
+			rc = -errno;
+			goto fail_struct;
+		}
 	}
 	/* Only the owner may map it, as only the owner (and who mode lets) may read the file. */
 	if (fchown(a->fd, uid, gid) || fchmod(a->fd, mode & 0666)) {

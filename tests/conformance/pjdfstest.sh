@@ -26,14 +26,19 @@
 #      tests of the refused calls themselves expect EEXIST, ENOENT, EACCES... that tensorfs
 #      (the kernel, before it asks the daemon) still gets right, which (a) cannot tell apart.
 #  (b) LD_PRELOAD a shim into the tmpfs run that makes those calls fail with EPERM. Chosen.
-#      The shim does the real call first and, when it succeeded on the tmpfs, removes what it
-#      made and returns EPERM: every error the kernel reports before reaching the file
-#      system (EEXIST, ENOENT, ENOTDIR, EACCES, ENAMETOOLONG, ELOOP) comes out as on tmpfs,
-#      and only a call that would have succeeded is refused, which is where tensorfs's
-#      daemon refuses. It is preloaded into every process of the tmpfs run (pjdfstest, and
-#      ln/mkfifo that a few .t scripts call), and acts only on objects made on that tmpfs
-#      (st_dev). Left difference: the undone call touched the parent's mtime/ctime (and a
-#      link's source ctime) on tmpfs, where tensorfs's refusal changes nothing.
+#      tensorfs mounts with default_permissions, so the kernel makes its usual checks
+#      (EEXIST, ENOENT, ENOTDIR, ELOOP, EACCES, ENAMETOOLONG, EXDEV...) and only a call
+#      that passed them reaches the daemon and gets EPERM. The shim mirrors that: when the
+#      parent resolves on the tmpfs, is writable and searchable by the caller, the name is
+#      new and fits (and a link's source exists and is no directory), it returns EPERM
+#      without touching the tmpfs; otherwise it makes the real call, which fails with the
+#      kernel's own errno. Should the real call succeed all the same (a check it missed),
+#      it removes what was made and returns EPERM; that one path moves the parent's times,
+#      which tensorfs's refusal does not. Doing the real call first and undoing it was
+#      tried and rejected for that reason: pjdfstest checks the parent's mtime/ctime after
+#      symlink/link/mkfifo, and the undone call made tmpfs pass them. The shim is preloaded
+#      into every process of the tmpfs run (pjdfstest, and ln/mkfifo that a few .t scripts
+#      call) and acts only on names on that tmpfs (st_dev).
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PJD=${1:-}
@@ -89,57 +94,123 @@ cat >"$T/refuse.c" <<'EOF'
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-/* After a call that made NAME (relative to DIRFD) succeeded: if NAME is on the baseline
- * tmpfs (device REFUSE_DEV), remove it and fail with EPERM, as tensorfs refuses the call. */
-static int refuse(int rc, int dirfd, const char *name)
+static int on_baseline(dev_t dev)
 {
 	const char *d = getenv("REFUSE_DEV");
+	return d && (unsigned long long)dev == strtoull(d, NULL, 10);
+}
+
+/* 1 when a call making PATH (relative to DIRFD) passes every check the kernel makes before
+ * it asks the file system: the parent resolves (ENOENT, ENOTDIR, ELOOP, EACCES,
+ * ENAMETOOLONG), is on the baseline, is writable and searchable, the name is new and fits.
+ * Then tensorfs's daemon is asked, and refuses: so does the shim, without touching the
+ * tmpfs. Anything else is left to the real call, which fails with the kernel's own errno. */
+static int would_make(int dirfd, const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash, *base;
 	struct stat st;
-	if (rc != 0 || !d || fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-	    (unsigned long long)st.st_dev != strtoull(d, NULL, 10))
+	size_t n;
+
+	if (!path || !*path || strlen(path) >= PATH_MAX || path[strlen(path) - 1] == '/')
+		return 0;
+	slash = strrchr(path, '/');
+	base = slash ? slash + 1 : path;
+	if (!slash)
+		strcpy(dir, ".");
+	else {
+		n = slash == path ? 1 : (size_t)(slash - path);
+		memcpy(dir, path, n);
+		dir[n] = 0;
+	}
+	if (strlen(base) > NAME_MAX || !strcmp(base, ".") || !strcmp(base, ".."))
+		return 0;
+	if (fstatat(dirfd, dir, &st, 0) != 0 || !S_ISDIR(st.st_mode) || !on_baseline(st.st_dev))
+		return 0;
+	if (faccessat(dirfd, dir, W_OK | X_OK, AT_EACCESS) != 0)
+		return 0;
+	if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+		return 0;
+	return 1;
+}
+static int eperm(void) { errno = EPERM; return -1; }
+
+/* After a real call that made PATH anyway (a check above missed): undo it on the baseline. */
+static int undo(int rc, int dirfd, const char *path)
+{
+	struct stat st;
+	if (rc != 0 || fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) != 0 || !on_baseline(st.st_dev))
 		return rc;
-	unlinkat(dirfd, name, 0);
-	errno = EPERM;
-	return -1;
+	unlinkat(dirfd, path, 0);
+	return eperm();
 }
 #define REAL(name, ...) ((int (*)(__VA_ARGS__))dlsym(RTLD_NEXT, #name))
-static int special(mode_t m) { return (m & S_IFMT) != 0 && !S_ISREG(m); }
-
-int symlink(const char *t, const char *p)
-{ return refuse(REAL(symlink, const char *, const char *)(t, p), AT_FDCWD, p); }
-int symlinkat(const char *t, int fd, const char *p)
-{ return refuse(REAL(symlinkat, const char *, int, const char *)(t, fd, p), fd, p); }
-int link(const char *o, const char *p)
-{ return refuse(REAL(link, const char *, const char *)(o, p), AT_FDCWD, p); }
-int linkat(int ofd, const char *o, int fd, const char *p, int fl)
-{ return refuse(REAL(linkat, int, const char *, int, const char *, int)(ofd, o, fd, p, fl), fd, p); }
-int mkfifo(const char *p, mode_t m)
-{ return refuse(REAL(mkfifo, const char *, mode_t)(p, m), AT_FDCWD, p); }
-int mkfifoat(int fd, const char *p, mode_t m)
-{ return refuse(REAL(mkfifoat, int, const char *, mode_t)(fd, p, m), fd, p); }
-int mknod(const char *p, mode_t m, dev_t d)
+static int special(mode_t m)
 {
-	int rc = REAL(mknod, const char *, mode_t, dev_t)(p, m, d);
-	return special(m) ? refuse(rc, AT_FDCWD, p) : rc;
+	m &= S_IFMT;
+	return m == S_IFIFO || m == S_IFSOCK || m == S_IFCHR || m == S_IFBLK;
 }
+static int target_ok(const char *t) { return t && *t && strlen(t) < PATH_MAX; }
+/* link's source: exists, is no directory, is on the same file system */
+static int source_ok(int ofd, const char *o, int follow)
+{
+	struct stat st;
+	return fstatat(ofd, o, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0 &&
+		!S_ISDIR(st.st_mode) && on_baseline(st.st_dev);
+}
+
+int symlinkat(const char *t, int fd, const char *p)
+{
+	if (target_ok(t) && would_make(fd, p))
+		return eperm();
+	return undo(REAL(symlinkat, const char *, int, const char *)(t, fd, p), fd, p);
+}
+int symlink(const char *t, const char *p) { return symlinkat(t, AT_FDCWD, p); }
+int linkat(int ofd, const char *o, int fd, const char *p, int fl)
+{
+	if (source_ok(ofd, o, fl & AT_SYMLINK_FOLLOW) && would_make(fd, p))
+		return eperm();
+	return undo(REAL(linkat, int, const char *, int, const char *, int)(ofd, o, fd, p, fl), fd, p);
+}
+int link(const char *o, const char *p) { return linkat(AT_FDCWD, o, AT_FDCWD, p, 0); }
 int mknodat(int fd, const char *p, mode_t m, dev_t d)
 {
-	int rc = REAL(mknodat, int, const char *, mode_t, dev_t)(fd, p, m, d);
-	return special(m) ? refuse(rc, fd, p) : rc;
+	if (!special(m))
+		return REAL(mknodat, int, const char *, mode_t, dev_t)(fd, p, m, d);
+	if (would_make(fd, p))
+		return eperm();
+	return undo(REAL(mknodat, int, const char *, mode_t, dev_t)(fd, p, m, d), fd, p);
 }
+int mknod(const char *p, mode_t m, dev_t d) { return mknodat(AT_FDCWD, p, m, d); }
+int mkfifoat(int fd, const char *p, mode_t m) { return mknodat(fd, p, (m & ~S_IFMT) | S_IFIFO, 0); }
+int mkfifo(const char *p, mode_t m) { return mknodat(AT_FDCWD, p, (m & ~S_IFMT) | S_IFIFO, 0); }
 int bind(int s, const struct sockaddr *a, socklen_t l)
 {
-	int rc = REAL(bind, int, const struct sockaddr *, socklen_t)(s, a, l);
-	const struct sockaddr_un *u = (const struct sockaddr_un *)a;
-	if (a->sa_family != AF_UNIX || l <= sizeof(sa_family_t) || u->sun_path[0] == 0)
-		return rc;                     /* not a path: abstract or other families */
-	return refuse(rc, AT_FDCWD, u->sun_path);
+	const size_t off = offsetof(struct sockaddr_un, sun_path);
+	struct sockaddr_un cur;
+	socklen_t cl = sizeof(cur);
+	char path[sizeof(cur.sun_path) + 1];
+
+	if (a && a->sa_family == AF_UNIX && l > off && l - off <= sizeof(cur.sun_path) &&
+	    ((const struct sockaddr_un *)a)->sun_path[0] != 0) {   /* a path, not abstract */
+		memcpy(path, ((const struct sockaddr_un *)a)->sun_path, l - off);
+		path[l - off] = 0;
+		/* an unbound socket: a bound one fails with EINVAL before any path is made */
+		if (getsockname(s, (struct sockaddr *)&cur, &cl) == 0 && cl <= off &&
+		    would_make(AT_FDCWD, path))
+			return eperm();
+		return undo(REAL(bind, int, const struct sockaddr *, socklen_t)(s, a, l), AT_FDCWD, path);
+	}
+	return REAL(bind, int, const struct sockaddr *, socklen_t)(s, a, l);
 }
 EOF
 cc -shared -fPIC -O2 -o "$T/refuse.so" "$T/refuse.c" -ldl || { echo "cannot build the shim"; exit 2; }
