@@ -325,6 +325,8 @@ int main(int argc, char *argv[])
 		goto out_backend;
 	if (tfs_kcache_start(se, o->entry_timeout))
 		goto out_signals;
+	if (tfs_spawn_supervise())
+		tfs_log(LOG_WARNING, "the private redis-server is not supervised");
 	if (tfs_writer_start() || tfs_dircache_start())
 		goto out_signals;
 	if (tfs_queue_start())

@@ -8,5 +8,8 @@
  * (logged). tfs_stop_redis stops it (nothing when none was started). */
 int tfs_spawn_redis(char *url, size_t urlsize);
 void tfs_stop_redis(void);
+/* After the fork into the background: a thread that restarts the private redis-server
+ * (from its append-only file) when it dies, up to 5 times a minute. 0 or -errno. */
+int tfs_spawn_supervise(void);
 
 #endif
