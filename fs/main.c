@@ -279,11 +279,6 @@ int main(int argc, char *argv[])
 	}
 	redisFree(c);
 	rc = 1;
-	if (sweep_stale()) {
-		tfs_log(LOG_ERR, "cannot prepare the Redis records");
-		goto out_redis;
-	}
-	tfs_conn_close_thread();     /* the forked child makes its own connection */
 
 	snprintf(mntopts, sizeof(mntopts), "-odefault_permissions,fsname=tensorfs,subtype=tensorfs,"
 		 "max_read=%d%s", 1 << 20, o->allow_other ? ",allow_other" : "");
@@ -301,6 +296,14 @@ int main(int argc, char *argv[])
 		tfs_log(LOG_ERR, "cannot mount on %s", cmd.mountpoint);
 		goto out_fuse;
 	}
+	/* Only once the mount is there: a start that fails (a stale mountpoint, say) must not
+	 * take the records of this node's last run with it. Nothing is served before the
+	 * request loop starts. */
+	if (sweep_stale()) {
+		tfs_log(LOG_ERR, "cannot prepare the Redis records");
+		goto out_unmount;
+	}
+	tfs_conn_close_thread();     /* the forked child makes its own connection */
 	if (!cmd.foreground) {
 		if (daemonize(&notify_fd))
 			goto out_unmount;
