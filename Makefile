@@ -42,7 +42,7 @@ endif
 CUDA_HOME?=/usr/local/cuda
 ifneq ($(NO_CUDA),1)
 ifneq ($(wildcard $(CUDA_HOME)/include/cuda_runtime.h),)
-ifneq ($(wildcard fs/backend_cuda.c),)
+ifneq ($(wildcard fs/cuda/*.c),)
 HAVE_CUDA=1
 endif
 endif
@@ -54,9 +54,10 @@ CUDA_LIBS=-L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
 endif
 
 LIB_SRCS=$(sort $(wildcard lib/*.c))
-FS_SRCS=$(filter-out fs/backend_cuda.c,$(sort $(wildcard fs/*.c)))
+# fs/cuda/: the CUDA backend, built only with CUDA.
+FS_SRCS=$(sort $(wildcard fs/*.c))
 ifeq ($(HAVE_CUDA),1)
-FS_SRCS+=$(wildcard fs/backend_cuda.c)
+FS_SRCS+=$(sort $(wildcard fs/cuda/*.c))
 endif
 TOOL_SRCS=$(sort $(wildcard tools/*.c))
 UNIT_SRCS=$(sort $(wildcard tests/unit/*.c))
@@ -77,9 +78,9 @@ LIB_LIBS=$(shell pkg-config --libs hiredis libcjson 2>/dev/null) -ldl -lrt
 
 all: $(STLIB) $(DYLIB) $(DAEMON) $(TOOLS) $(UNIT_TESTS) $(HELPERS) $(BENCHES) $(O)/tensorfs.pc
 
-$(O)/%.o: %.c $(wildcard lib/*.h fs/*.h)
+$(O)/%.o: %.c $(wildcard lib/*.h fs/*.h fs/cuda/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(REAL_CFLAGS) $(if $(findstring backend_cuda,$<),$(CUDA_CFLAGS)) -c -o $@ $<
+	$(CC) $(REAL_CFLAGS) $(if $(findstring fs/cuda/,$<),$(CUDA_CFLAGS)) -c -o $@ $<
 
 $(STLIB): $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^

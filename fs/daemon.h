@@ -10,8 +10,9 @@
  *                        ns; resizing, freeing, owner moves and written marks hold it
  *                        exclusive, always under ns. So a thread holding io never takes ns
  *                        (op_write lets go of io before it takes ns to grow the tensor).
- *   3. backend locks     backend_cuda.c (slots, zeroing, marks, memfd areas, start-up),
- *                        pool.c, backend_host.c: taken inside backend calls only.
+ *   3. backend locks     fs/cuda/ (slots, zeroing, marks, memfd areas, start-up; see
+ *                        fs/cuda/cuda_internal.h), pool.c, backend_host.c: taken inside
+ *                        backend calls only.
  *   4. leaves            writer.c's queue, dircache.c, kernel_cache.c, node.c, ops_dir.c's open
  *                        directories, loop.c, lockstats: each held for a few instructions,
  *                        calling out of its module with none of them held.

@@ -1,4 +1,4 @@
-/* Drives the CUDA backend (fs/backend_cuda.c) directly on a real GPU, with a second process
+/* Drives the CUDA backend (fs/cuda/) directly on a real GPU, with a second process
  * (tests/gpu/consumer) that maps tensors through their IPC handles. Needs no FUSE and no
  * Redis. Build: tests/gpu/build_backend_test.sh; run: build/gpu/backend_cuda_test
  * [--consumer PATH] [--device N] [--quick].

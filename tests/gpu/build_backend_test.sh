@@ -10,14 +10,15 @@ O=${1:-build/gpu}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 CC=${CC:-gcc}
 NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
+# fs/ as -iquote, not -I: its spawn.h would hide the system's <spawn.h> (posix_spawn).
 CFLAGS="-std=gnu11 -O2 -g -pthread -D_GNU_SOURCE -Wall -Wextra -Wstrict-prototypes \
--Wmissing-prototypes -Werror -DTFS_HAVE_CUDA -isystem $CUDA_HOME/include -Ilib -Ifs \
+-Wmissing-prototypes -Werror -DTFS_HAVE_CUDA -isystem $CUDA_HOME/include -Ilib -iquote fs \
 ${EXTRA_CFLAGS:-}"
 LIBS="-L$CUDA_HOME/lib64 -Wl,-rpath,$CUDA_HOME/lib64 -lcudart -pthread"
 
 mkdir -p "$O"
 set -x
-$CC $CFLAGS -o "$O/backend_cuda_test" tests/gpu/backend_cuda_test.c fs/backend_cuda.c \
+$CC $CFLAGS -o "$O/backend_cuda_test" tests/gpu/backend_cuda_test.c fs/cuda/*.c \
 	fs/pool.c $LIBS
 if [ -x "$NVCC" ] || command -v "$NVCC" >/dev/null 2>&1; then
 	# Default architecture plus its PTX, which the driver compiles for newer GPUs.

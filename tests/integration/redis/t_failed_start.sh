@@ -4,8 +4,8 @@
 start_redis || exit 1
 rcli hset tensorfs:tensor:kept node n1 bytes 0 dtype u8 shape '[0]' >/dev/null
 rcli hset tensorfs:dirents: kept t >/dev/null
-check_err "a start on a missing mountpoint fails" "mount" "$TFS" -f --redis "$URL" --node n1 \
-	--log /dev/stderr "$T/does/not/exist"
+check_err "a start with an option libfuse refuses fails" "unknown option" "$TFS" -f \
+	--redis "$URL" --node n1 --log /dev/stderr -o no_such_fuse_option "$T"
 eq "the node's record is still there" 1 "$(rcli exists tensorfs:tensor:kept)"
 eq "and its entry" t "$(rcli hget tensorfs:dirents: kept)"
 M=$T/m

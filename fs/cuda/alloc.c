@@ -1,0 +1,313 @@
+/* Allocations: tensors' chunks of the devices' pools and the cudaMalloc blocks behind them,
+ * resize, IPC handles, owner moves, and stats(). Who may share a block: see
+ * cuda_internal.h.
+ *
+ * Ownership changes (set_owner): a tensor alone in its block keeps its memory and the block
+ * is retired (nothing else will be placed in it: holders of the old owner's handle may still
+ * map it, as an open file descriptor survives chown on any filesystem). A tensor that shares
+ * its block moves to a block of the new key (alloc, device copy, free): its handle and
+ * offset change, so the caller must call export_handle again after set_owner.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cuda_internal.h"
+#include "log.h"
+
+/* tfs_pool_alloc, trying once more when the device is full: memory freed may still be on
+ * its way back through the zeroing thread. */
+static int pool_alloc(struct cdev *d, struct tfs_pool_key key, uint64_t bytes,
+		      struct tfs_pool_chunk **out)
+{
+	int rc = tfs_pool_alloc(d->pool, key, bytes, 0, out);
+
+	if (rc == -ENOSPC) {
+		tfs_cuda_zero_drain(d);
+		rc = tfs_pool_alloc(d->pool, key, bytes, 0, out);
+	}
+	return rc;
+}
+
+/* ---- pool callbacks: run under the pool's lock, on a thread whose current device is the
+ * pool's ---- */
+
+static int block_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)
+{
+	struct cdev *d = ctx;
+	struct tfs_backend *be = d->be;
+	struct cblock *cb;
+	uint64_t before;
+	cudaError_t e;
+
+	before = atomic_fetch_add(&be->reserved, size);
+	if (be->cap && before + size > be->cap) {
+		atomic_fetch_sub(&be->reserved, size);
+		return -ENOSPC;
+	}
+	cb = calloc(1, sizeof(*cb));
+	if (!cb) {
+		atomic_fetch_sub(&be->reserved, size);
+		return -ENOMEM;
+	}
+	e = cudaMalloc(&cb->ptr, size);
+	if (e != cudaSuccess) {
+		/* Expected when the device is full: the pool trims its cache and retries, and
+		 * the caller reports ENOSPC, so no error here. */
+		tfs_log(LOG_DEBUG, "cuda: device %d: cudaMalloc(%" PRIu64 "): %s", d->ordinal,
+			size, cudaGetErrorString(e));
+		(void)cudaGetLastError();
+		atomic_fetch_sub(&be->reserved, size);
+		free(cb);
+		return e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO;
+	}
+	/* cudaMalloc makes no promise about what the memory holds. */
+	if (tfs_cuda_dev_copy_zero(d, 0, 0, 0, (uint64_t)(uintptr_t)cb->ptr, size) < 0) {
+		cudaFree(cb->ptr);
+		atomic_fetch_sub(&be->reserved, size);
+		free(cb);
+		return -EIO;
+	}
+	*base = (uint64_t)(uintptr_t)cb->ptr;
+	*cookie = cb;
+	return 0;
+}
+
+static void block_put(void *ctx, uint64_t base, uint64_t size, void *cookie)
+{
+	struct cdev *d = ctx;
+	struct cblock *cb = cookie;
+	cudaError_t e;
+
+	(void)base;
+	e = cudaFree(cb->ptr);
+	if (e != cudaSuccess)
+		tfs_cuda_fail(e, "cudaFree", d->ordinal);
+	atomic_fetch_sub(&d->be->reserved, size);
+	free(cb);
+}
+
+const struct tfs_pool_block_ops tfs_cuda_block_ops = { block_get, block_put };
+
+/* Who may share a block with this tensor: its readers (see cuda_internal.h). */
+static struct tfs_pool_key owner_key(uid_t uid, gid_t gid, mode_t mode)
+{
+	struct tfs_pool_key k;
+
+	k.a = uid;
+	if (mode & S_IROTH)
+		k.b = 1ull << 33;               /* everyone */
+	else if (mode & S_IRGRP)
+		k.b = gid;                      /* owner and group gid */
+	else
+		k.b = 1ull << 32;               /* the owner alone */
+	return k;
+}
+
+/* ---- operations ---- */
+
+int tfs_cuda_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t uid, gid_t gid,
+		   mode_t mode, struct tfs_alloc **out)
+{
+	struct tfs_alloc *a;
+	struct cdev *d;
+	int rc;
+
+	if (!bytes || !out)
+		return -EINVAL;
+	rc = tfs_cuda_dev_get(be, device, &d);
+	if (rc < 0)
+		return rc;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->dev = d;
+	a->key = owner_key(uid, gid, mode);
+	rc = pool_alloc(d, a->key, bytes, &a->chunk);
+	if (rc < 0) {
+		tfs_log(rc == -ENOSPC ? LOG_INFO : LOG_ERR, "cuda: device %d: allocating %" PRIu64
+			" bytes: %s", d->ordinal, bytes, strerror(-rc));
+		goto fail;
+	}
+	*out = a;
+	return 0;
+fail:
+	free(a);
+	return rc;
+}
+
+void tfs_cuda_free(struct tfs_backend *be, struct tfs_alloc *a)
+{
+	(void)be;
+	if (!a)
+		return;
+	/* cudaFree, when the pool releases a block, acts on the current device. */
+	if (tfs_cuda_dev_current(a->dev) == 0)
+		tfs_cuda_chunk_release(a->dev, a->chunk);
+	else
+		tfs_log(LOG_ERR, "cuda: device %d: leaking an allocation", a->dev->ordinal);
+	free(a);
+}
+
+int tfs_cuda_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t new_bytes)
+{
+	struct tfs_alloc *a = ap ? *ap : NULL;
+	struct tfs_pool_chunk *moved, *back;
+	struct cdev *d;
+	uint64_t old, addr;
+	int rc;
+
+	(void)be;
+	if (!a || !new_bytes)
+		return -EINVAL;
+	d = a->dev;
+	old = tfs_pool_chunk_bytes(a->chunk);
+	if (new_bytes == old)
+		return 0;
+	rc = tfs_cuda_dev_current(d);
+	if (rc < 0)
+		return rc;
+	/* In place when it shrinks or the space behind it is free; otherwise into a new chunk
+	 * with room to spare (see tfs_pool_growth_room): a file written by appends grows
+	 * 1.25x per move, so its bytes are copied a bounded number of times, at the price of
+	 * up to 25% unused room behind the last move (free for this tensor's next growth). */
+	addr = tfs_pool_chunk_addr(a->chunk);
+	/* A shrink may give its tail back to the pool, which hands out only zeroed memory. */
+	if (new_bytes < old) {
+		uint64_t cap = tfs_pool_chunk_capacity(a->chunk);
+
+		rc = tfs_cuda_dev_copy_zero(d, 0, 0, 0, addr + new_bytes, cap - new_bytes);
+		if (rc < 0)
+			return rc;
+	}
+	rc = tfs_pool_resize(d->pool, a->chunk, new_bytes, &moved);
+	if (rc == -ENOSPC) {
+		tfs_cuda_zero_drain(d);     /* as pool_alloc */
+		rc = tfs_pool_resize(d->pool, a->chunk, new_bytes, &moved);
+	}
+	if (rc < 0) {
+		tfs_log(rc == -ENOSPC ? LOG_INFO : LOG_ERR, "cuda: device %d: resizing %" PRIu64
+			" to %" PRIu64 " bytes: %s", d->ordinal, old, new_bytes, strerror(-rc));
+		return rc;
+	}
+	if (new_bytes < old)
+		return 0;
+	if (!moved) {
+		/* Free memory and a shrink's tail are zero already, but the handle maps the whole
+		 * block: a consumer may have written past the tensor's end into its capacity. */
+		rc = tfs_cuda_dev_copy_zero(d, 0, 0, 0, addr + old, new_bytes - old);
+		if (rc < 0 && tfs_pool_resize(d->pool, a->chunk, old, &back) == 0 && back)
+			tfs_cuda_chunk_release(d, back);   /* shrinking never moves; be safe */
+		return rc;
+	}
+	addr = tfs_pool_chunk_addr(moved);
+	rc = tfs_cuda_dev_copy_zero(d, addr, tfs_pool_chunk_addr(a->chunk), old, 0, 0);
+	if (rc < 0) {
+		tfs_cuda_chunk_release(d, moved);
+		return rc;
+	}
+	/* *ap keeps pointing at a; its memory, handle and offset are new. */
+	tfs_cuda_chunk_release(d, a->chunk);
+	a->chunk = moved;
+	return 0;
+}
+
+int tfs_cuda_export_handle(struct tfs_backend *be, struct tfs_alloc *a,
+			   uint8_t handle[TFS_IPC_HANDLE_SIZE], uint64_t *offset)
+{
+	struct cdev *d;
+	struct cblock *cb;
+	cudaError_t e = cudaSuccess;
+	int rc;
+
+	(void)be;
+	if (!a || !handle || !offset)
+		return -EINVAL;
+	d = a->dev;
+	rc = tfs_cuda_dev_current(d);
+	if (rc < 0)
+		return rc;
+	cb = tfs_pool_chunk_cookie(a->chunk);
+	pthread_mutex_lock(&d->mu);
+	/* Asked once per block: every tensor of the block shares its handle. */
+	if (!cb->have_handle) {
+		e = cudaIpcGetMemHandle(&cb->handle, cb->ptr);
+		cb->have_handle = e == cudaSuccess;
+	}
+	if (e == cudaSuccess)
+		memcpy(handle, &cb->handle, TFS_IPC_HANDLE_SIZE);
+	pthread_mutex_unlock(&d->mu);
+	if (e != cudaSuccess)
+		return tfs_cuda_fail(e, "cudaIpcGetMemHandle", d->ordinal);
+	*offset = tfs_pool_chunk_offset(a->chunk);
+	return 0;
+}
+
+int tfs_cuda_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, gid_t gid,
+		       mode_t mode)
+{
+	struct tfs_pool_key key = owner_key(uid, gid, mode);
+	struct tfs_pool_chunk *nc;
+	struct cdev *d;
+	uint64_t bytes;
+	int rc;
+
+	(void)be;
+	if (!a)
+		return -EINVAL;
+	d = a->dev;
+	rc = tfs_pool_rekey(d->pool, a->chunk, key);
+	if (rc != -EBUSY) {
+		if (rc == 0)
+			a->key = key;
+		return rc;
+	}
+	/* The block holds tensors of the old readers: move out of it. */
+	rc = tfs_cuda_dev_current(d);
+	if (rc < 0)
+		return rc;
+	bytes = tfs_pool_chunk_bytes(a->chunk);
+	rc = pool_alloc(d, key, bytes, &nc);
+	if (rc < 0) {
+		tfs_log(LOG_INFO, "cuda: device %d: moving %" PRIu64 " bytes to a new owner: %s",
+			d->ordinal, bytes, strerror(-rc));
+		return rc;
+	}
+	rc = tfs_cuda_dev_copy_zero(d, tfs_pool_chunk_addr(nc), tfs_pool_chunk_addr(a->chunk),
+				    bytes, 0, 0);
+	if (rc < 0) {
+		tfs_cuda_chunk_release(d, nc);
+		return rc;
+	}
+	tfs_cuda_chunk_release(d, a->chunk);
+	a->chunk = nc;
+	a->key = key;
+	return 0;
+}
+
+void tfs_cuda_stats(struct tfs_backend *be, struct tfs_backend_stats *st)
+{
+	int i;
+
+	memset(st, 0, sizeof(*st));
+	for (i = 0; i < be->ndev; i++) {
+		struct cdev *d = atomic_load_explicit(&be->devs[i], memory_order_acquire);
+		struct tfs_pool_stats ps;
+
+		if (!d)
+			continue;
+		tfs_cuda_zero_drain(d);     /* what was freed counts as free */
+		tfs_pool_get_stats(d->pool, &ps);
+		st->used += ps.used;
+		/* Blocks cached with nothing live are free for the next tensor (and released when
+		 * a block cannot be had), so statfs counts only what live tensors hold: df on an
+		 * empty mount shows 0 used. */
+		st->reserved += ps.reserved - ps.cached;
+		st->nallocs += ps.nallocs;
+	}
+	st->total = be->cap ? be->cap : be->total;
+}

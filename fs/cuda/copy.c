@@ -1,0 +1,217 @@
+/* Copies between host memory and a device, through the staging slots (device.c): pageable
+ * memory in pieces through a slot's ring, pinned memory (the io region, a read area) in
+ * one DMA; and device-to-device copies and zero-fills for resize, owner moves and memory
+ * given back to the pool. */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+
+/* Requests up to PIECE_MIN go in one piece; a 1 MiB FUSE request in two. Each piece costs
+ * a few microseconds of CUDA calls, and the CPU copy (about 7 GB/s for one thread on the
+ * H100 test machine) dominates: measured there with 1 MiB calls, 1 and 8 threads, GB/s in
+ * and out, 128 KiB: 6.2/6.6, 19/21; 256 KiB: 5.8/5.5, 14/16; 512 KiB: 6.4/6.0, 23/23;
+ * 1 MiB: 5.9/5.5, 25/21 (one sample each, host memory bandwidth varied by 30% between
+ * runs). Overridable for such measurements. */
+#ifndef TFS_CUDA_PIECE_MIN
+#define TFS_CUDA_PIECE_MIN (512 * KiB)
+#endif
+#define PIECE_MIN ((uint64_t)TFS_CUDA_PIECE_MIN)
+
+/* On the device: copy copy_len bytes from src to dst, then zero zero_len bytes at zero_at.
+ * Returns once done. */
+int tfs_cuda_dev_copy_zero(struct cdev *d, uint64_t dst, uint64_t src, uint64_t copy_len,
+			   uint64_t zero_at, uint64_t zero_len)
+{
+	struct slot *s = tfs_cuda_slot_get(d);
+	cudaError_t e = cudaSuccess, e2;
+
+	if (copy_len)
+		e = cudaMemcpyAsync((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, copy_len,
+				    cudaMemcpyDeviceToDevice, s->stream);
+	if (e == cudaSuccess && zero_len)
+		e = cudaMemsetAsync((void *)(uintptr_t)zero_at, 0, zero_len, s->stream);
+	e2 = cudaStreamSynchronize(s->stream);
+	tfs_cuda_slot_put(d, s);
+	if (e == cudaSuccess)
+		e = e2;
+	return e == cudaSuccess ? 0 : tfs_cuda_fail(e, "device copy/zero-fill", d->ordinal);
+}
+
+static uint64_t piece_size(size_t len)
+{
+	uint64_t p;
+
+	if (len <= PIECE_MIN)
+		return len;
+	p = (len / RING + 64 * KiB - 1) / (64 * KiB) * (64 * KiB);
+	if (p < PIECE_MIN)
+		p = PIECE_MIN;
+	if (p > PIECE_MAX)
+		p = PIECE_MAX;
+	return p;
+}
+
+static int check_range(struct tfs_alloc *a, uint64_t off, size_t len)
+{
+	uint64_t bytes;
+
+	if (!a)
+		return -EINVAL;
+	bytes = tfs_pool_chunk_bytes(a->chunk);
+	if (off > bytes || len > bytes - off)
+		return -EINVAL;
+	return 0;
+}
+
+/* src lies in the pinned request buffers: a write's bytes go to the device from where the
+ * kernel put them, no CPU copy. */
+static int in_io_region(struct tfs_backend *be, const void *src, size_t len)
+{
+	uintptr_t p = (uintptr_t)src, base = (uintptr_t)be->io;
+
+	return be->io && p >= base && len <= be->io_bytes && p - base <= be->io_bytes - len;
+}
+
+/* One DMA between pinned host memory and the device, on a slot's stream, waited for. */
+static int copy_pinned(struct cdev *d, void *dst, const void *src, size_t len,
+		       enum cudaMemcpyKind kind)
+{
+	struct slot *s = tfs_cuda_slot_get(d);
+	cudaError_t e, e2;
+
+	e = cudaMemcpyAsync(dst, src, len, kind, s->stream);
+	e2 = cudaStreamSynchronize(s->stream);
+	tfs_cuda_slot_put(d, s);
+	if (e == cudaSuccess)
+		e = e2;
+	return e == cudaSuccess ? 0 : tfs_cuda_fail(e, kind == cudaMemcpyHostToDevice ?
+						    "copy to device" : "copy from device",
+						    d->ordinal);
+}
+
+int tfs_cuda_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
+		     const void *src, size_t len)
+{
+	const uint8_t *from = src;
+	struct cdev *d;
+	struct slot *s;
+	uint64_t dst, piece, done;
+	cudaError_t e = cudaSuccess, e2;
+	size_t i;
+	int rc;
+
+	rc = check_range(a, off, len);
+	if (rc < 0 || !len)
+		return rc;
+	d = a->dev;
+	rc = tfs_cuda_dev_current(d);
+	if (rc < 0)
+		return rc;
+	dst = tfs_pool_chunk_addr(a->chunk) + off;
+	if (in_io_region(be, src, len))
+		return copy_pinned(d, (void *)(uintptr_t)dst, src, len, cudaMemcpyHostToDevice);
+	piece = piece_size(len);
+	s = tfs_cuda_slot_get(d);
+	for (i = 0, done = 0; done < len; i++) {
+		uint8_t *buf = s->buf + (i % RING) * PIECE_MAX;
+		uint64_t n = len - done < piece ? len - done : piece;
+
+		/* Sub-buffer i % RING is free again once the DMA RING pieces ago finished. */
+		if (i >= RING) {
+			e = cudaEventSynchronize(s->ev[i % RING]);
+			if (e != cudaSuccess)
+				break;
+		}
+		memcpy(buf, from + done, n);
+		e = cudaMemcpyAsync((void *)(uintptr_t)(dst + done), buf, n,
+				    cudaMemcpyHostToDevice, s->stream);
+		/* An event only where piece i + RING will wait for it: each CUDA call costs
+		 * microseconds, a fair share of a 1 MiB request. */
+		if (e == cudaSuccess && len - done - n > (RING - 1) * piece)
+			e = cudaEventRecord(s->ev[i % RING], s->stream);
+		if (e != cudaSuccess)
+			break;
+		done += n;
+	}
+	/* Also on error: nothing may still read the slot when it is handed back. Once this
+	 * returns the bytes are in device memory, for any process that maps the handle. */
+	e2 = cudaStreamSynchronize(s->stream);
+	tfs_cuda_slot_put(d, s);
+	if (e == cudaSuccess)
+		e = e2;
+	return e == cudaSuccess ? 0 : tfs_cuda_fail(e, "copy to device", d->ordinal);
+}
+
+int tfs_cuda_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
+		      void *dst, size_t len)
+{
+	uint8_t *to = dst;
+	struct cdev *d;
+	struct slot *s;
+	uint64_t src, piece, issued = 0, done;
+	cudaError_t e = cudaSuccess, e2;
+	size_t i, next = 0;
+	int rc;
+
+	(void)be;
+	rc = check_range(a, off, len);
+	if (rc < 0 || !len)
+		return rc;
+	d = a->dev;
+	rc = tfs_cuda_dev_current(d);
+	if (rc < 0)
+		return rc;
+	src = tfs_pool_chunk_addr(a->chunk) + off;
+	piece = piece_size(len);
+	s = tfs_cuda_slot_get(d);
+	/* Keep up to RING pieces in flight; copy each out of its sub-buffer as it lands. */
+	for (i = 0, done = 0; done < len; i++) {
+		uint64_t n = len - done < piece ? len - done : piece;
+
+		while (e == cudaSuccess && issued < len && next < i + RING) {
+			uint64_t m = len - issued < piece ? len - issued : piece;
+
+			e = cudaMemcpyAsync(s->buf + (next % RING) * PIECE_MAX,
+					    (const void *)(uintptr_t)(src + issued), m,
+					    cudaMemcpyDeviceToHost, s->stream);
+			if (e == cudaSuccess)
+				e = cudaEventRecord(s->ev[next % RING], s->stream);
+			issued += m;
+			next++;
+		}
+		if (e == cudaSuccess)
+			e = cudaEventSynchronize(s->ev[i % RING]);
+		if (e != cudaSuccess)
+			break;
+		memcpy(to + done, s->buf + (i % RING) * PIECE_MAX, n);
+		done += n;
+	}
+	e2 = cudaStreamSynchronize(s->stream);
+	tfs_cuda_slot_put(d, s);
+	if (e == cudaSuccess)
+		e = e2;
+	return e == cudaSuccess ? 0 : tfs_cuda_fail(e, "copy from device", d->ordinal);
+}
+
+int tfs_cuda_read_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,
+		     int *fd, off_t *pos)
+{
+	struct rarea *r;
+	int rc;
+
+	rc = check_range(a, off, len);
+	if (rc < 0)
+		return rc;
+	if (len > RAREA_BYTES || !(r = tfs_cuda_area_get(be)))
+		return -ENOTSUP;
+	if ((rc = tfs_cuda_dev_current(a->dev)) < 0 ||
+	    (rc = copy_pinned(a->dev, r->p,
+			      (const void *)(uintptr_t)(tfs_pool_chunk_addr(a->chunk) + off), len,
+			      cudaMemcpyDeviceToHost)) < 0)
+		return rc;
+	*fd = r->fd;
+	*pos = 0;
+	return 0;
+}
