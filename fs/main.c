@@ -16,7 +16,7 @@
 #include "kernel_cache.h"
 #include "loop.h"
 #include "queue.h"
-#include "spawn.h"
+#include "private_redis.h"
 #include "store.h"
 #include "tensor.h"
 #include "writer.h"

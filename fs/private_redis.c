@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "spawn.h"
+#include "private_redis.h"
 #include "log.h"
 
 /* Restarts allowed in RESTART_WINDOW seconds before the supervisor gives up. */

@@ -1,6 +1,6 @@
-/* The private redis-server (spawn.c) */
-#ifndef TFS_SPAWN_H
-#define TFS_SPAWN_H
+/* The private redis-server (private_redis.c) */
+#ifndef TFS_PRIVATE_REDIS_H
+#define TFS_PRIVATE_REDIS_H
 
 #include <stddef.h>
 
