@@ -614,18 +614,13 @@ int tfs_store_user_list(const char *key, redisReply **out)
 		freeReplyObject(r);
 		return -EIO;
 	}
-	for (size_t i = 0; i < r->elements; i++) {
-		redisReply *e = r->element[i];
-		/* Show only the user's fields, without their x: */
-		if (e->type == REDIS_REPLY_STRING && strncmp(e->str, "x:", 2) == 0) {
-			memmove(e->str, e->str + 2, e->len - 1);
-			e->len -= 2;
-		} else if (e->type == REDIS_REPLY_STRING) {
-			e->type = REDIS_REPLY_NIL;
-		}
-	}
 	*out = r;
 	return 0;
+}
+
+const char *tfs_store_user_name(const redisReply *e)
+{
+	return e->type == REDIS_REPLY_STRING && strncmp(e->str, "x:", 2) == 0 ? e->str + 2 : NULL;
 }
 
 int tfs_store_user_remove(const char *key, const char *name)

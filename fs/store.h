@@ -90,9 +90,10 @@ int tfs_store_user_get(const char *key, const char *name, redisReply **out);
 /* create: fail with -EEXIST when set; replace: fail with -ENODATA when not (atomically). */
 int tfs_store_user_set(const char *key, const char *name, const char *value, size_t size,
 		       int create, int replace);
-/* The user's names: an array reply (freed by the caller) whose string elements are the
- * names; other fields show as nil elements. -EIO. */
+/* The record's fields: an array reply (freed by the caller), -EIO; tfs_store_user_name
+ * gives the user's name an element holds, NULL for the record's other fields. */
 int tfs_store_user_list(const char *key, redisReply **out);
+const char *tfs_store_user_name(const redisReply *e);
 int tfs_store_user_remove(const char *key, const char *name);
 
 /* --- the lifecycle queue (queue.c) --- */

@@ -304,8 +304,8 @@ int tfs_xattr_list(const struct tfs_where *w, char *list, size_t size)
 	if (rc == 0)
 		rc = tfs_store_user_list(x.key, &r);
 	for (size_t i = 0; rc == 0 && i < r->elements; i++)
-		if (r->element[i]->type == REDIS_REPLY_STRING)
-			rc = list_add(list, size, &n, "user.", r->element[i]->str);
+		if (tfs_store_user_name(r->element[i]))
+			rc = list_add(list, size, &n, "user.", tfs_store_user_name(r->element[i]));
 	freeReplyObject(r);
 out:
 	tfs_ns_unlock();
