@@ -1,5 +1,8 @@
 /* The kernel's node ids: see node.h. */
 #include <errno.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,7 +267,43 @@ int tfs_node_child_path(uint64_t parent, const char *name, char **path)
 	return rc;
 }
 
-uint64_t tfs_node_lookup(uint64_t parent, const char *name)
+uint64_t tfs_node_new_ino(void)
+{
+	uint64_t r = 0;
+
+	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		r = (uint64_t)random() << 33 ^ (uint64_t)random() << 2 ^ (uint64_t)time(NULL);
+	r &= INT64_MAX;               /* records keep it as a signed 64-bit number */
+	return r <= TFS_ROOT_ID ? r + 2 : r;
+}
+
+static void detach(struct node *n, const char *ukey);
+static void maybe_free(struct node *n);
+
+/* Under nt.mu: n leaves its place (if it has one) for name in p. */
+static int replace(struct node *n, struct node *p, const char *name)
+{
+	char *nn = strdup(name);
+
+	if (!nn)
+		return -ENOMEM;
+	if (n->parent) {
+		ent_remove(n);
+		n->parent->nchild--;
+		if (n->parent != p)
+			maybe_free(n->parent);
+	}
+	free(n->name);
+	free(n->ukey);
+	n->ukey = NULL;
+	n->name = nn;
+	n->parent = p;
+	p->nchild++;
+	ent_insert(n);
+	return 0;
+}
+
+uint64_t tfs_node_lookup(uint64_t parent, const char *name, uint64_t ino)
 {
 	struct node *p, *n;
 	uint64_t id = 0;
@@ -275,7 +314,21 @@ uint64_t tfs_node_lookup(uint64_t parent, const char *name)
 	if (!p || path_len(p) < 0)
 		goto out;
 	n = by_ent(p, name);
-	if (n) {
+	if (n && (!ino || n->id == ino)) {
+		n->nlookup++;
+		id = n->id;
+		goto out;
+	}
+	/* The name now holds another tensor or directory than the node had (changed
+	 * behind the kernel's back): that node keeps its id but loses the name. */
+	if (n)
+		detach(n, NULL);
+	/* The object is known by its id at another place (moved elsewhere, by another node
+	 * or the queue): the same node, at its new place. */
+	n = ino ? by_id(ino) : NULL;
+	if (n && n != &nt.root) {
+		if (replace(n, p, name))
+			goto out;
 		n->nlookup++;
 		id = n->id;
 		goto out;
@@ -287,7 +340,9 @@ uint64_t tfs_node_lookup(uint64_t parent, const char *name)
 		free(path);
 		goto out;
 	}
-	for (n->id = tfs_node_id_of(path); n->id <= TFS_ROOT_ID || by_id(n->id); n->id++)
+	/* Records made before inode numbers were kept: one derived from the path. */
+	for (n->id = ino ? ino : tfs_node_id_of(path); n->id <= TFS_ROOT_ID || by_id(n->id);
+	     n->id++)
 		;
 	free(path);
 	n->nlookup = 1;

@@ -1,4 +1,4 @@
-/* The kernel's node ids (the low-level FUSE API's inode numbers).
+/* The kernel's node ids (the low-level FUSE API's inode numbers), which stat shows.
  *
  * The kernel names every file and directory it has looked up by a 64-bit node id and
  * keeps using it until it FORGETs it. The daemon keys everything else by path (Redis keys
@@ -6,10 +6,11 @@
  * name. A path is built by walking up, so renaming a directory moves one node and its
  * whole subtree follows.
  *
- * An id is derived from the path the node had when it was first looked up (a 64-bit
- * FNV-1a hash, probed past ids in use, never 0 or 1), so that the same tree gives the same
- * ids again after a restart. A node keeps its id when it is renamed, as the kernel
- * requires.
+ * A node's id is the inode number its Redis record holds (field "ino", random, made
+ * with the tensor or directory and moved with the record by every rename), so a name
+ * keeps its number across renames, FORGETs and restarts, and the same on every node.
+ * Records made before that field existed get a 64-bit FNV-1a hash of the path (probed
+ * past ids in use, never 0 or 1).
  *
  * A node whose name went (unlink, rmdir, replaced by a rename) is detached: it keeps
  * serving the open files the kernel still has on it through the key of its unlinked
@@ -47,9 +48,14 @@ void tfs_where_free(struct tfs_where *w);
  * -ENAMETOOLONG (name over 255 bytes) or -ENOMEM; *path malloc'd. */
 int tfs_node_child_path(uint64_t parent, const char *name, char **path);
 
-/* The node of name in parent, made when there is none, with one more lookup the kernel
- * will FORGET: its id, or 0 (-ENOMEM, or parent gone). */
-uint64_t tfs_node_lookup(uint64_t parent, const char *name);
+/* A new inode number for a tensor or directory record (random, 2 to 2^63 - 1). */
+uint64_t tfs_node_new_ino(void);
+
+/* The node of name in parent, with one more lookup the kernel will FORGET: its id, or 0
+ * (-ENOMEM, or parent gone). ino: what the record says (0: none), which the node's id
+ * then is; a node of that id elsewhere is moved here (the object moved behind the
+ * kernel's back), and a node here with another id loses the name. */
+uint64_t tfs_node_lookup(uint64_t parent, const char *name, uint64_t ino);
 
 /* The kernel forgot n lookups of id; the node goes with its last one and its children. */
 void tfs_node_forget(uint64_t id, uint64_t n);

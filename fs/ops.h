@@ -33,7 +33,8 @@ struct tfs_target {
 int tfs_ops_resolve(const struct tfs_where *w, struct tfs_target *x);
 int tfs_ops_resolve_path(const char *path, struct tfs_target *x);
 
-/* The attributes of what x names, st_ino set to id. */
+/* The attributes of what x names, st_ino set to id (0: the record's inode number, the
+ * node id a lookup then asks for). */
 void tfs_ops_stat(const struct tfs_target *x, uint64_t id, struct stat *st);
 void tfs_ops_stat_tensor(const struct tfsd_tensor *t, uint64_t id, struct stat *st);
 

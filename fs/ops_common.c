@@ -57,7 +57,7 @@ int tfs_ops_resolve(const struct tfs_where *w, struct tfs_target *x)
 void tfs_ops_stat_tensor(const struct tfsd_tensor *t, uint64_t id, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
-	st->st_ino = id;
+	st->st_ino = id ? id : t->meta.ino;
 	st->st_mode = S_IFREG | (t->meta.mode & 07777);
 	st->st_nlink = t->linked;
 	st->st_uid = t->meta.uid;
@@ -109,7 +109,7 @@ void tfs_ops_stat(const struct tfs_target *x, uint64_t id, struct stat *st)
 		return;
 	}
 	memset(st, 0, sizeof(*st));
-	st->st_ino = id;
+	st->st_ino = id ? id : x->kind == 'r' ? x->m.ino : x->kind == 'd' ? x->d.ino : 0;
 	if (x->kind == 'r') {
 		stat_meta(st, &x->m);
 	} else if (x->kind == 'g') {
@@ -125,7 +125,7 @@ void tfs_ops_reply_entry(fuse_req_t req, uint64_t parent, const char *name, stru
 	struct fuse_entry_param e;
 
 	memset(&e, 0, sizeof(e));
-	e.ino = tfs_node_lookup(parent, name);
+	e.ino = tfs_node_lookup(parent, name, st->st_ino);
 	if (!e.ino) {
 		fuse_reply_err(req, ENOMEM);
 		return;

@@ -70,6 +70,7 @@ void tfs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 		x.d.uid = ctx->uid;
 		x.d.gid = ctx->gid;
 		x.d.ctime = x.d.mtime = tfs_now();
+		x.d.ino = tfs_node_new_ino();
 		rc = tfs_store_dir_write(path, &x.d);
 		if (rc)
 			tfs_store_unlink(path);

@@ -273,7 +273,7 @@ void tfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t m
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	e.ino = tfs_node_lookup(parent, name);
+	e.ino = tfs_node_lookup(parent, name, e.attr.st_ino);
 	if (!e.ino) {
 		put_file(f);
 		fuse_reply_err(req, ENOMEM);

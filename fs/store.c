@@ -118,6 +118,8 @@ int tfs_store_dir(const char *name, struct tfs_dirrec *d)
 			d->atime = x;
 		else if (strcmp(a->str, "nsub") == 0 && x >= 0)
 			d->nsub = x;
+		else if (strcmp(a->str, "ino") == 0 && x > 1)
+			d->ino = (uint64_t)x;
 		else if (strcmp(a->str, "device") == 0 && x >= 0 && x < 1 << 20) {
 			d->has_device = 1;
 			d->device = (int)x;
@@ -130,7 +132,7 @@ int tfs_store_dir(const char *name, struct tfs_dirrec *d)
 
 int tfs_store_dir_write(const char *name, const struct tfs_dirrec *d)
 {
-	char key[TFS_KEYMAX], mode[16], uid[16], gid[16], ct[24], mt[24], at[24], dev[16];
+	char key[TFS_KEYMAX], mode[16], uid[16], gid[16], ct[24], mt[24], at[24], dev[16], ino[24];
 	const char *argv[24];
 	int argc = 0, rc;
 
@@ -151,6 +153,10 @@ int tfs_store_dir_write(const char *name, const struct tfs_dirrec *d)
 	if (d->atime) {
 		snprintf(at, sizeof(at), "%lld", (long long)d->atime);
 		argv[argc++] = "atime"; argv[argc++] = at;
+	}
+	if (d->ino) {
+		snprintf(ino, sizeof(ino), "%llu", (unsigned long long)d->ino);
+		argv[argc++] = "ino"; argv[argc++] = ino;
 	}
 	if (d->has_dtype) {
 		argv[argc++] = "dtype";

@@ -31,6 +31,7 @@ struct tfs_dirrec {
 	uint32_t mode, uid, gid;
 	int64_t ctime, mtime;
 	int64_t atime;               /* 0: never set (stat shows mtime) */
+	uint64_t ino;                /* inode number (node.h), 0: none recorded */
 	int64_t nsub;                /* subdirectories: a directory's st_nlink is 2 + nsub */
 	int has_dtype, has_device;
 	tfs_dtype dtype;

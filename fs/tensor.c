@@ -17,6 +17,7 @@
 #include "writer.h"
 #include "dtype.h"
 #include "log.h"
+#include "node.h"
 
 
 int64_t tfs_tensor_refcount(const struct tfsd_tensor *t)
@@ -164,6 +165,7 @@ static int create_made(struct tfs_writer_call *claim, const char *name, tfs_dtyp
 	snprintf(t->meta.node, sizeof(t->meta.node), "%s", tfs_d.o.node);
 	snprintf(t->meta.backend, sizeof(t->meta.backend), "%s", tfs_d.be_ops->name);
 	t->meta.mode = mode & 07777;
+	t->meta.ino = tfs_node_new_ino();
 	t->meta.uid = uid;
 	t->meta.gid = gid;
 	t->linked = 1;

@@ -34,11 +34,14 @@ struct tfs_meta {
 	int64_t refcount;
 	char backend[8];               /* "host" or "cuda": how to read the handle */
 	uint32_t mode, uid, gid;       /* mode holds permission bits only */
+	/* The inode number the mount shows: random, made with the tensor and kept by renames
+	 * (the record moves whole), so the kernel's node ids stay the same; 0 if unknown. */
+	uint64_t ino;
 };
 
 /* Field/value pairs of the Redis hash. Values point into the struct's own buffers, so it
  * lives as long as the caller keeps it. */
-#define TFS_META_NFIELDS 16
+#define TFS_META_NFIELDS 17
 struct tfs_meta_fields {
 	int n;
 	const char *field[TFS_META_NFIELDS];
