@@ -226,6 +226,12 @@ static void process_one(struct qcmd *q, int from_node_queue)
 		goto out;
 	}
 	if (c->op == TFS_OP_GET) {
+		/* A hold is reaped when its process is gone: without a pid nothing could ever
+		 * tell, and the tensor would stay pinned. */
+		if (!c->pid) {
+			reply_err(c, EINVAL, "get needs the holder's pid");
+			goto out;
+		}
 		rc = tfs_tensor_hold(t, node, c->pid);
 		if (rc)
 			reply_err(c, -rc, "cannot record the holder");
