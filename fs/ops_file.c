@@ -182,7 +182,7 @@ static int new_file(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	struct tfs_dirrec d;
 	struct tfsd_tensor *t;
-	struct tfs_writer_call *claim;
+	struct tfs_store_claim *claim;
 	struct tfs_where pw;
 	char *path;
 	int rc, device;

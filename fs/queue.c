@@ -31,7 +31,7 @@ struct qcmd {
 	char err[256];
 	const char *json;
 	size_t len;
-	struct tfs_writer_call *claim;   /* a create's name, claimed ahead (preclaim) */
+	struct tfs_store_claim *claim;   /* a create's name, claimed ahead (preclaim) */
 	struct tfs_dirrec parent;    /* with claim: the parent's record it was checked on */
 };
 
@@ -127,7 +127,7 @@ static const char *create_err(int rc)
 
 /* cl: the name claimed ahead by preclaim (pd: the parent's record then), or NULL to
  * claim it now. */
-static void do_create(const struct tfs_cmd *c, struct tfs_writer_call *cl,
+static void do_create(const struct tfs_cmd *c, struct tfs_store_claim *cl,
 		      const struct tfs_dirrec *pd)
 {
 	struct tfs_dirrec d;

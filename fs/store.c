@@ -174,11 +174,12 @@ int tfs_store_dir_write(const char *name, const struct tfs_dirrec *d)
 }
 
 int tfs_store_link_send(const char *name, char type, const struct tfs_dirrec *parent_rec,
-		      struct tfs_writer_call **claim)
+		      struct tfs_store_claim **claim)
 {
-	char parent[TFS_PATH_MAX], key[TFS_KEYMAX], t[2] = { type, 0 };
+	char parent[TFS_PATH_MAX], key[TFS_KEYMAX], dkey[TFS_KEYMAX], t[2] = { type, 0 };
 	const char *base;
 	struct tfs_dirrec d;
+	struct tfs_store_claim *c;
 	int rc;
 
 	if ((rc = tfs_name_check_len(name, TFS_PATH_MAX - 1)))
@@ -188,35 +189,65 @@ int tfs_store_link_send(const char *name, char type, const struct tfs_dirrec *pa
 		return rc;
 	/* The parent's record (usually cached) says it exists. The claim goes through the
 	 * write-behind connection, not a script: Redis 7.0 does not apply NOLOOP to writes a
-	 * script makes, and each claim would then drop this node's cached directory. */
+	 * script makes, and each claim would then drop this node's cached directory. So
+	 * that another node's rmdir cannot leave the name in no directory, the parent's
+	 * record is checked again right behind the claim, in the same round trip: rmdir is
+	 * one script (tfs_store_rmdir) that refuses a directory with entries, so either it
+	 * ran before the claim and the record is gone (the claim is undone), or it sees the
+	 * entry and refuses. */
 	if (!parent_rec && (rc = tfs_store_dir(parent, &d)))
 		return rc;
-	*claim = tfs_writer_sendf(&rc, "HSETNX %s %s %s", key, base, t);
-	return *claim ? 0 : rc == -ENOMEM ? rc : -EIO;
+	if ((rc = tfs_key(dkey, sizeof(dkey), "dir", parent)))
+		return rc;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->set = tfs_writer_sendf(&rc, "HSETNX %s %s %s", key, base, t);
+	if (c->set)
+		c->exists = tfs_writer_sendf(&rc, "EXISTS %s", dkey);
+	if (!c->set || !c->exists) {
+		if (c->set)
+			freeReplyObject(tfs_writer_wait(c->set, &rc));
+		free(c);
+		return rc == -ENOMEM ? rc : -EIO;
+	}
+	*claim = c;
+	return 0;
 }
 
-int tfs_store_link_wait(const char *name, char type, struct tfs_writer_call *claim)
+int tfs_store_link_wait(const char *name, char type, struct tfs_store_claim *claim)
 {
 	char parent[TFS_PATH_MAX];
 	const char *base;
-	redisReply *r;
-	int rc;
+	redisReply *r, *e;
+	int rc, rc2;
 
-	r = tfs_writer_wait(claim, &rc);
-	if (!r)
+	r = tfs_writer_wait(claim->set, &rc);
+	e = tfs_writer_wait(claim->exists, &rc2);
+	free(claim);
+	if (!r) {
+		freeReplyObject(e);
 		return rc == -ENOMEM ? rc : -EIO;
+	}
 	rc = r->type != REDIS_REPLY_INTEGER ? -EIO : r->integer == 1 ? 0 : -EEXIST;
 	freeReplyObject(r);
-	if (rc == 0) {
-		tfs_split(name, parent, sizeof(parent), &base);
-		tfs_dircache_set_type(parent, base, type);
+	tfs_split(name, parent, sizeof(parent), &base);
+	if (rc == 0 && (!e || e->type != REDIS_REPLY_INTEGER || e->integer == 0)) {
+		/* The parent went just before the claim (or its check failed): give the name
+		 * back, which also removes the entries hash the claim made anew. */
+		tfs_store_unlink(name);
+		rc = e && e->type == REDIS_REPLY_INTEGER ? -ENOENT : -EIO;
+		tfs_dircache_forget(parent);
 	}
+	freeReplyObject(e);
+	if (rc == 0)
+		tfs_dircache_set_type(parent, base, type);
 	return rc;
 }
 
 int tfs_store_link(const char *name, char type)
 {
-	struct tfs_writer_call *claim;
+	struct tfs_store_claim *claim;
 	int rc = tfs_store_link_send(name, type, NULL, &claim);
 
 	return rc ? rc : tfs_store_link_wait(name, type, claim);
@@ -325,22 +356,6 @@ int tfs_store_dir_entries(const char *name, redisReply **out)
 	return 0;
 }
 
-static int dir_entries(const char *name, long long *n)
-{
-	char key[TFS_KEYMAX];
-	redisReply *r;
-	int rc;
-
-	if ((rc = tfs_key(key, sizeof(key), "dirents", name)))
-		return rc;
-	r = tfs_conn_cmdf(&rc, "HLEN %s", key);
-	if (!r)
-		return -EIO;
-	*n = r->integer;
-	freeReplyObject(r);
-	return 0;
-}
-
 static int del_keys(const char *kind1, const char *kind2, const char *name)
 {
 	char k1[TFS_KEYMAX], k2[TFS_KEYMAX];
@@ -355,24 +370,51 @@ static int del_keys(const char *kind1, const char *kind2, const char *name)
 	return r ? 0 : -EIO;
 }
 
+/* rmdir as one step: another node's create between the emptiness check and the removal
+ * would otherwise leave a tensor in no directory. */
+static const char rmdir_lua[] =
+	"local t = redis.call('HGET', KEYS[3], ARGV[1]) "
+	"if not t then return 2 end "
+	"if t ~= 'd' then return 3 end "
+	"if redis.call('HLEN', KEYS[2]) > 0 then return 1 end "
+	"redis.call('DEL', KEYS[1], KEYS[2]) "
+	"redis.call('HDEL', KEYS[3], ARGV[1]) "
+	"return 0";
+
 int tfs_store_rmdir(const char *name)
 {
-	long long n;
+	char parent[TFS_PATH_MAX], *k1 = NULL, *k2 = NULL, *k3 = NULL;
+	const char *base;
+	redisReply *r;
 	int rc;
 
 	if (name[0] == '\0')
 		return -EBUSY;
-	rc = tfs_store_type(name);
-	if (rc >= 0 && rc != 'd')
-		rc = -ENOTDIR;
-	if (rc >= 0)
-		rc = dir_entries(name, &n);
-	if (rc == 0 && n > 0)
-		rc = -ENOTEMPTY;
-	if (rc == 0)
-		rc = del_keys("dir", "dirents", name);
-	if (rc == 0)
-		rc = tfs_store_unlink(name);
+	tfs_split(name, parent, sizeof(parent), &base);
+	k1 = malloc(TFS_KEYMAX);
+	k2 = malloc(TFS_KEYMAX);
+	k3 = malloc(TFS_KEYMAX);
+	rc = !k1 || !k2 || !k3 ? -ENOMEM : 0;
+	if (rc == 0 && (tfs_key(k1, TFS_KEYMAX, "dir", name) ||
+			tfs_key(k2, TFS_KEYMAX, "dirents", name) ||
+			tfs_key(k3, TFS_KEYMAX, "dirents", parent)))
+		rc = -ENAMETOOLONG;
+	if (rc == 0) {
+		r = tfs_conn_cmdf(&rc, "EVAL %s 3 %s %s %s %s", rmdir_lua, k1, k2, k3, base);
+		if (!r || r->type != REDIS_REPLY_INTEGER)
+			rc = -EIO;
+		else
+			rc = r->integer == 0 ? 0 : r->integer == 1 ? -ENOTEMPTY :
+			     r->integer == 2 ? -ENOENT : -ENOTDIR;
+		freeReplyObject(r);
+	}
+	if (rc == 0) {
+		tfs_dircache_forget(name);
+		tfs_dircache_set_type(parent, base, 0);
+	}
+	free(k1);
+	free(k2);
+	free(k3);
 	return rc;
 }
 

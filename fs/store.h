@@ -11,7 +11,11 @@
 #include "dtype.h"
 #include "meta.h"
 
-struct tfs_writer_call;
+/* A name claimed and not yet answered (tfs_store_link_send): private to store.c. */
+struct tfs_store_claim {
+	struct tfs_writer_call *set;    /* HSETNX of the entry */
+	struct tfs_writer_call *exists; /* the parent's record, checked right behind it */
+};
 
 /* The longest path under the mount: far past PATH_MAX, which limits what one system call
  * names, not how deep a tree may go (a process that chdir()s down names each level
@@ -47,8 +51,8 @@ int tfs_store_link(const char *name, char type);
  * the parent's record, which the caller read under ns just before (so it exists); NULL:
  * read it here. */
 int tfs_store_link_send(const char *name, char type, const struct tfs_dirrec *parent_rec,
-		      struct tfs_writer_call **claim);
-int tfs_store_link_wait(const char *name, char type, struct tfs_writer_call *claim);
+		      struct tfs_store_claim **claim);
+int tfs_store_link_wait(const char *name, char type, struct tfs_store_claim *claim);
 int tfs_store_unlink(const char *name);
 /* Looks up the entry type of name in its parent: 't', 'd', or -ENOENT. */
 int tfs_store_type(const char *name);

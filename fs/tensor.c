@@ -110,7 +110,7 @@ static int create_check(const char *name, int device, char *key, size_t size)
 }
 
 int tfs_tensor_claim(const char *name, int device, const struct tfs_dirrec *parent_rec,
-		     struct tfs_writer_call **claim)
+		     struct tfs_store_claim **claim)
 {
 	char key[TFS_KEYMAX];
 	int rc = create_check(name, device, key, sizeof(key));
@@ -118,7 +118,7 @@ int tfs_tensor_claim(const char *name, int device, const struct tfs_dirrec *pare
 	return rc ? rc : tfs_store_link_send(name, 't', parent_rec, claim);
 }
 
-void tfs_tensor_claim_drop(const char *name, struct tfs_writer_call *claim)
+void tfs_tensor_claim_drop(const char *name, struct tfs_store_claim *claim)
 {
 	if (tfs_store_link_wait(name, 't', claim) == 0)
 		tfs_store_unlink(name);
@@ -128,7 +128,7 @@ static int shape_set(struct tfsd_tensor *t, tfs_dtype dt, const struct tfs_shape
 		     int busy_check);
 
 /* claim NULL: the name is ours already (tfs_tensor_create_linked). */
-static int create_made(struct tfs_writer_call *claim, const char *name, tfs_dtype dt,
+static int create_made(struct tfs_store_claim *claim, const char *name, tfs_dtype dt,
 		       const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
 		       mode_t mode, int open, struct tfsd_tensor **out)
 {
@@ -202,7 +202,7 @@ fail_struct:
 	return rc;
 }
 
-int tfs_tensor_create_claimed(struct tfs_writer_call *claim, const char *name, tfs_dtype dt,
+int tfs_tensor_create_claimed(struct tfs_store_claim *claim, const char *name, tfs_dtype dt,
 			      const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
 			      mode_t mode, int open, struct tfsd_tensor **out)
 {

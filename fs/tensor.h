@@ -13,6 +13,7 @@
 #include "writer.h"
 
 struct tfs_dirrec;
+struct tfs_store_claim;
 
 struct tfs_holder {
 	char node[TFS_NODE_MAX];
@@ -75,11 +76,11 @@ struct tfsd_tensor *tfs_table_find_key(const char *key);
  * two: hold ns throughout. Its errors: tfs_tensor_claim's and tfs_tensor_shape's. A claim
  * not used goes to tfs_tensor_claim_drop. */
 int tfs_tensor_claim(const char *name, int device, const struct tfs_dirrec *parent_rec,
-		     struct tfs_writer_call **claim);
-int tfs_tensor_create_claimed(struct tfs_writer_call *claim, const char *name, tfs_dtype dt,
+		     struct tfs_store_claim **claim);
+int tfs_tensor_create_claimed(struct tfs_store_claim *claim, const char *name, tfs_dtype dt,
 			      const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
 			      mode_t mode, int open, struct tfsd_tensor **out);
-void tfs_tensor_claim_drop(const char *name, struct tfs_writer_call *claim);
+void tfs_tensor_claim_drop(const char *name, struct tfs_store_claim *claim);
 /* tfs_tensor_create_claimed for a name the caller has claimed already (tfs_tensor_claim, then
  * tfs_store_link_wait answered 0): on error the name is given back. f, when not NULL, is the
  * file it is created open for (as tfs_tensor_get_open, in the same record write). */
