@@ -17,7 +17,8 @@ static void reply_value(fuse_req_t req, int rc, const char *buf, size_t size)
 		fuse_reply_buf(req, buf, (size_t)rc);
 }
 
-void tfs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+/* getxattr of name, or listxattr when name is NULL. */
+static void get_value(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct tfs_where w;
 	char *buf = NULL;
@@ -26,25 +27,20 @@ void tfs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t si
 	if ((rc = tfs_node_where(ino, &w)) == 0 && size && !(buf = malloc(size)))
 		rc = -ENOMEM;
 	if (rc == 0)
-		rc = tfs_xattr_get(&w, name, buf, size);
+		rc = name ? tfs_xattr_get(&w, name, buf, size) : tfs_xattr_list(&w, buf, size);
 	tfs_where_free(&w);
 	reply_value(req, rc == -ENOENT ? -ESTALE : rc, buf, size);
 	free(buf);
 }
 
+void tfs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	get_value(req, ino, name, size);
+}
+
 void tfs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	struct tfs_where w;
-	char *buf = NULL;
-	int rc;
-
-	if ((rc = tfs_node_where(ino, &w)) == 0 && size && !(buf = malloc(size)))
-		rc = -ENOMEM;
-	if (rc == 0)
-		rc = tfs_xattr_list(&w, buf, size);
-	tfs_where_free(&w);
-	reply_value(req, rc == -ENOENT ? -ESTALE : rc, buf, size);
-	free(buf);
+	get_value(req, ino, NULL, size);
 }
 
 void tfs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,

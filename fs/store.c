@@ -331,10 +331,26 @@ char *tfs_path_join(const char *dir, const char *name)
 	return p;
 }
 
+/* cmd (HGETALL, HKEYS) of key, whose reply must be an array: 0 with *out, or -EIO. */
+static int read_array(const char *cmd, const char *key, redisReply **out)
+{
+	redisReply *r;
+	int rc;
+
+	r = tfs_conn_cmdf(&rc, "%s %s", cmd, key);
+	if (!r)
+		return -EIO;
+	if (r->type != REDIS_REPLY_ARRAY) {
+		freeReplyObject(r);
+		return -EIO;
+	}
+	*out = r;
+	return 0;
+}
+
 int tfs_store_dir_entries(const char *name, redisReply **out)
 {
 	char key[TFS_KEYMAX];
-	redisReply *r;
 	int rc;
 
 	*out = NULL;
@@ -345,15 +361,7 @@ int tfs_store_dir_entries(const char *name, redisReply **out)
 		return -ENOTDIR;
 	if ((rc = tfs_key(key, sizeof(key), "dirents", name)))
 		return rc;
-	r = tfs_conn_cmdf(&rc, "HGETALL %s", key);
-	if (!r)
-		return -EIO;
-	if (r->type != REDIS_REPLY_ARRAY) {
-		freeReplyObject(r);
-		return -EIO;
-	}
-	*out = r;
-	return 0;
+	return read_array("HGETALL", key, out);
 }
 
 static int del_keys(const char *kind1, const char *kind2, const char *name)
@@ -651,19 +659,8 @@ int tfs_store_user_set(const char *key, const char *name, const char *value, siz
 
 int tfs_store_user_list(const char *key, redisReply **out)
 {
-	redisReply *r;
-	int rc;
-
 	*out = NULL;
-	r = tfs_conn_cmdf(&rc, "HKEYS %s", key);
-	if (!r)
-		return -EIO;
-	if (r->type != REDIS_REPLY_ARRAY) {
-		freeReplyObject(r);
-		return -EIO;
-	}
-	*out = r;
-	return 0;
+	return read_array("HKEYS", key, out);
 }
 
 const char *tfs_store_user_name(const redisReply *e)
