@@ -35,7 +35,9 @@ for b in "${builds[@]}"; do
 	for f in tests/integration/t_*.sh tests/integration/*/t_*.sh; do
 		name=${f#tests/integration/}; name=${name%.sh}
 		if [ -n "${TESTS:-}" ] && [[ " $TESTS " != *" $name "* ]]; then continue; fi
+		t0=$SECONDS
 		count "$b/$name" < <(BUILD="$b" timeout 600 bash "$f" 2>&1; rc=$?; [ $rc -eq 0 ] || echo "not ok - $name exited $rc"; san_reports "$name")
+		echo "    # $b/$name: $((SECONDS - t0)) s"
 	done
 	# GPU tests: without a CUDA device (or before make test-gpu built their helpers) each
 	# prints "skip - ..." lines.
