@@ -11,25 +11,30 @@ secs=${RACE_SECONDS:-4}
 rmdirs() { local end=$((SECONDS + secs)); while [ $SECONDS -lt $end ]; do mkdir "$A/d" 2>/dev/null; rmdir "$A/d" 2>/dev/null; done; }
 creates() {
 	local end=$((SECONDS + secs)) i=0
-	while [ $SECONDS -lt $end ]; do i=$((i + 1)); : 2>/dev/null > "$B/d/f$i"; done
+	while [ $SECONDS -lt $end ] && [ $i -lt 2000 ]; do i=$((i + 1)); : 2>/dev/null > "$B/d/f$i"; done
 }
 rmdirs & r=$!
 creates & c=$!
 wait $r $c
 tfs_flush
+# One script over the whole keyspace: entries hashes whose directory is gone, tensor
+# records whose name is in no directory's entries.
+orphans_lua="local bad = {}
+for _, k in ipairs(redis.call('KEYS', ARGV[1] .. ':dirents:?*')) do
+  local p = string.sub(k, #ARGV[1] + 10)
+  if redis.call('EXISTS', ARGV[1] .. ':dir:' .. p) == 0 then table.insert(bad, 'entries of a gone directory: ' .. p) end
+end
+for _, k in ipairs(redis.call('KEYS', ARGV[1] .. ':tensor:*')) do
+  local p = string.sub(k, #ARGV[1] + 9)
+  local dir, base = string.match(p, '^(.*)/([^/]*)$')
+  if not dir then dir = ''; base = p end
+  if not redis.call('HGET', ARGV[1] .. ':dirents:' .. dir, base) then table.insert(bad, 'a tensor in no directory: ' .. p) end
+end
+return bad"
 orphans() {
-	local k p bad=0
-	for k in $(redis-cli -s "$SOCK" --scan --pattern 'tensorfs:dirents:?*'); do
-		p=${k#tensorfs:dirents:}
-		[ "$(redis-cli -s "$SOCK" exists "tensorfs:dir:$p")" = 1 ] || { echo "entries of a gone directory: $p"; bad=1; }
-	done
-	for k in $(redis-cli -s "$SOCK" --scan --pattern 'tensorfs:tensor:*'); do
-		p=${k#tensorfs:tensor:}
-		local dir=${p%/*} base=${p##*/}
-		[ "$dir" = "$p" ] && dir=
-		[ -n "$(redis-cli -s "$SOCK" hget "tensorfs:dirents:$dir" "$base")" ] || { echo "a tensor in no directory: $p"; bad=1; }
-	done
-	return $bad
+	local out
+	out=$(redis-cli -s "$SOCK" eval "$orphans_lua" 0 tensorfs)
+	[ -z "$out" ] || { echo "$out" | head; return 1; }
 }
 check "no orphaned tensors or entries after ${secs} s of rmdir against creates" orphans
 rm -rf "$B/d" 2>/dev/null   # the tensors are n2's: removed where they live
