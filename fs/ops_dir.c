@@ -168,12 +168,21 @@ void tfs_op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const cha
 	fuse_reply_err(req, EPERM);    /* a tensor has one name; links would alias refcounts */
 }
 
+/* Whether a and b are in one directory. */
+static int same_dir(const char *a, const char *b)
+{
+	const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+	size_t la = sa ? (size_t)(sa - a) : 0, lb = sb ? (size_t)(sb - b) : 0;
+
+	return la == lb && strncmp(a, b, la) == 0;
+}
+
 /* rename's checks and moves, under ns. *ukey: where a replaced tensor lives on. */
 static int rename_paths(const char *from, const char *to, unsigned int flags, char **ukey)
 {
 	struct tfs_target src, dst;
 	size_t fl = strlen(from);
-	int rc, dst_rc;
+	int rc, dst_rc, replaced_dir = 0;
 
 	*ukey = NULL;
 	rc = tfs_ops_resolve_path(from, &src);
@@ -198,25 +207,27 @@ static int rename_paths(const char *from, const char *to, unsigned int flags, ch
 		rc = dst.kind == 'd' ? tfs_store_rmdir(to) : tfs_tensor_unlink(dst.t, ukey);
 		if (rc)
 			return rc;
-		if (dst.kind == 'd')
-			tfs_ops_dir_changed(to, -1);
+		replaced_dir = dst.kind == 'd';
 	}
 	if (src.kind == 'd') {
 		rc = tfs_store_move_dir(from, to);
-	} else {
-		rc = tfs_store_link(to, 't');
-		if (rc)
-			return rc;
+	} else if ((rc = tfs_store_link(to, 't')) == 0) {
 		rc = tfs_tensor_rename(src.t, to);
-		if (rc) {
+		if (rc)
 			tfs_store_unlink(to);
-			return rc;
-		}
-		rc = tfs_store_unlink(from);
+		else
+			rc = tfs_store_unlink(from);
 	}
-	if (rc == 0) {
-		tfs_ops_dir_changed(from, src.kind == 'd' ? -1 : 0);
-		tfs_ops_dir_changed(to, src.kind == 'd' ? 1 : 0);
+	/* The directories' times and subdirectory counts, one update each: a directory
+	 * moved within its parent changes no count there, one replaced takes one away. */
+	if (rc) {
+		if (replaced_dir)
+			tfs_ops_dir_changed(to, -1);
+	} else if (same_dir(from, to)) {
+		tfs_ops_dir_changed(to, -replaced_dir);
+	} else {
+		tfs_ops_dir_changed(from, -(src.kind == 'd'));
+		tfs_ops_dir_changed(to, (src.kind == 'd') - replaced_dir);
 	}
 	return rc;
 }

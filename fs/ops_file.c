@@ -165,8 +165,9 @@ void tfs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_se
 		else
 			rc = x.kind == 'r' ? -EREMOTE : -EIO;
 	}
+	/* x holds what was just written: the reply needs no second lookup. */
 	if (rc == 0)
-		rc = stat_node(ino, fi, &st);
+		tfs_ops_stat(&x, ino, &st);
 	tfs_ns_unlock();
 	tfs_where_free(&w);
 	if (rc)
