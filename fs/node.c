@@ -334,17 +334,23 @@ uint64_t tfs_node_lookup(uint64_t parent, const char *name, uint64_t ino)
 		goto out;
 	}
 	n = calloc(1, sizeof(*n));
-	path = path_of(p, name);
-	if (!n || !path || !(n->name = strdup(name))) {
+	if (!n || !(n->name = strdup(name))) {
 		free(n);
-		free(path);
 		goto out;
 	}
 	/* Records made before inode numbers were kept: one derived from the path. */
-	for (n->id = ino ? ino : tfs_node_id_of(path); n->id <= TFS_ROOT_ID || by_id(n->id);
-	     n->id++)
-		;
-	free(path);
+	n->id = ino;
+	if (!n->id) {
+		if (!(path = path_of(p, name))) {
+			free(n->name);
+			free(n);
+			goto out;
+		}
+		n->id = tfs_node_id_of(path);
+		free(path);
+	}
+	while (n->id <= TFS_ROOT_ID || by_id(n->id))
+		n->id++;
 	n->nlookup = 1;
 	n->parent = p;
 	p->nchild++;

@@ -206,10 +206,18 @@ int tfs_store_link_send(const char *name, char type, const struct tfs_dirrec *pa
 	if (c->set)
 		c->exists = tfs_writer_sendf(&rc, "EXISTS %s", dkey);
 	if (!c->set || !c->exists) {
-		if (c->set)
-			freeReplyObject(tfs_writer_wait(c->set, &rc));
+		int err = rc;
+
+		/* The check could not be queued: the claim, if it took the name, gives it back. */
+		if (c->set) {
+			redisReply *r = tfs_writer_wait(c->set, &rc);
+
+			if (r && r->type == REDIS_REPLY_INTEGER && r->integer == 1)
+				tfs_store_unlink(name);
+			freeReplyObject(r);
+		}
 		free(c);
-		return rc == -ENOMEM ? rc : -EIO;
+		return err == -ENOMEM ? err : -EIO;
 	}
 	*claim = c;
 	return 0;
