@@ -20,6 +20,8 @@
 
 #include "tensorfs.h"      /* TFS_IPC_HANDLE_SIZE */
 
+struct tfs_meta;
+
 struct tfs_backend;     /* one per daemon: the backend's private state */
 struct tfs_alloc;       /* one per tensor with bytes > 0: opaque to callers */
 
@@ -91,6 +93,15 @@ struct tfs_backend_ops {
 	 * copy_out. May be NULL. */
 	int (*read_fd)(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,
 		       int *fd, off_t *pos);
+
+	/* A daemon started again after a crash (adopt.c) takes back the memory its keeper
+	 * still holds. adopt: the memory the record m names (handle, offset, bytes, device,
+	 * owner), as it is, counted as allocated: 0 with *out, -ENOENT when the keeper holds
+	 * nothing of the kind (the record outlived its memory), -EINVAL when what it holds
+	 * does not fit the record. adopt_end, after the last adopt and before any alloc:
+	 * frees what no record took, logs it, returns how many. */
+	int (*adopt)(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out);
+	int (*adopt_end)(struct tfs_backend *be);
 };
 
 extern const struct tfs_backend_ops tfs_backend_host;

@@ -1,7 +1,10 @@
 /* The host backend: each tensor is a POSIX shared-memory object, so another process maps
  * it by name. The 64-byte handle is "TFSHOST1" followed by the NUL-terminated name
  * (README, "IPC handles"); the offset is always 0. Pages are reserved with fallocate at
- * allocation so running out of /dev/shm is ENOSPC here, not SIGBUS in a later copy. */
+ * allocation so running out of /dev/shm is ENOSPC here, not SIGBUS in a later copy.
+ * The memory keeper makes and owns the objects (keeper_host.c) and sends the daemon a
+ * descriptor of each; without a keeper (a backend used on its own) the same code runs in
+ * this process. */
 #include <dirent.h>
 #include <errno.h>
 #include <sys/random.h>
@@ -17,20 +20,32 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "keeper.h"
 #include "meta.h"
 #include "log.h"
 
 
+/* An object the keeper held when this daemon started: a restart adopts it (host_adopt). */
+struct found {
+	uint64_t id;
+	int fd;                  /* -1 once adopted */
+	char name[56];
+};
+
 struct tfs_backend {
 	pthread_mutex_t lock;
-	uint64_t used, reserved, total, nallocs, seq;
+	uint64_t used, reserved, total, nallocs;
 	size_t page;
+	struct found *found;
+	size_t nfound;
 };
 
 struct tfs_alloc {
 	int fd;
 	void *base;
 	uint64_t bytes, mapped;
+	uint64_t kid;            /* the keeper's id; 0 without a keeper */
+	void *kpriv;             /* without a keeper: keeper_host.c's state, in this process */
 	char name[56];           /* fits the handle: 64 bytes less the magic and NUL */
 };
 
@@ -41,9 +56,10 @@ static uint64_t round_page(struct tfs_backend *be, uint64_t n)
 
 /* Shared-memory objects of daemons that died without unmounting (kill -9, a crash) stay
  * in /dev/shm. Their memory is lost to everyone but processes that still map it, and
- * once the pid is reused, a new daemon with that pid would find its own names taken
+ * once the pid is reused, a new keeper with that pid would find its own names taken
  * (shm_open O_EXCL: EEXIST on its first write). Removed at start: those whose pid is gone,
- * and those with our pid (a dead process's, since we are only starting). */
+ * and those with the pid of a keeper that is only starting (a dead process's). A live
+ * keeper's objects are its own to keep. */
 static void sweep_orphans(void)
 {
 	char path[300];
@@ -62,7 +78,9 @@ static void sweep_orphans(void)
 		pid = strtol(e->d_name + 9, &end, 10);
 		if (end == e->d_name + 9 || *end != '.' || pid <= 0)
 			continue;
-		if (pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+		if (pid == (long)tfs_keeper_pid() && tfs_keeper_present())
+			continue;            /* our keeper's: adopted or freed by host_adopt_end */
+		if (pid != (long)tfs_keeper_pid() && (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
 			continue;
 		snprintf(path, sizeof(path), "/%s", e->d_name);
 		if (shm_unlink(path) == 0)
@@ -74,10 +92,50 @@ static void sweep_orphans(void)
 			"died without unmounting", removed);
 }
 
+/* What the keeper holds already (a daemon started again after a crash): kept until
+ * host_adopt takes it or host_adopt_end frees it. */
+static int list_found(struct tfs_backend *be)
+{
+	struct tfs_keeper_req req = { .op = TFS_KEEPER_LIST };
+	struct tfs_keeper_rep rep;
+	size_t cap = 0;
+	int fd, rc;
+
+	if (!tfs_keeper_present())
+		return 0;
+	while ((rc = tfs_keeper_call(&req, &rep, &fd)) == 0) {
+		struct found *f;
+
+		req.id = rep.id;
+		if (fd < 0 || memcmp(rep.handle, TFS_HOST_MAGIC, 8) || !memchr(rep.handle + 8, 0, 56)) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		if (be->nfound == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct found *nf = realloc(be->found, ncap * sizeof(*nf));
+
+			if (!nf) {
+				close(fd);
+				return -ENOMEM;
+			}
+			be->found = nf;
+			cap = ncap;
+		}
+		f = &be->found[be->nfound++];
+		f->id = rep.id;
+		f->fd = fd;
+		snprintf(f->name, sizeof(f->name), "%s", (const char *)rep.handle + 8);
+	}
+	return rc == -ENOENT ? 0 : rc;
+}
+
 static int host_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 {
 	struct tfs_backend *be;
 	struct statvfs sv;
+	int rc;
 
 	if (device != 0)
 		return -EINVAL;
@@ -86,6 +144,12 @@ static int host_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 		return -ENOMEM;
 	pthread_mutex_init(&be->lock, NULL);
 	sweep_orphans();
+	if ((rc = list_found(be))) {
+		free(be->found);
+		pthread_mutex_destroy(&be->lock);
+		free(be);
+		return rc;
+	}
 	be->page = (size_t)sysconf(_SC_PAGESIZE);
 	be->total = max_bytes;
 	if (be->total == 0 && statvfs("/dev/shm", &sv) == 0)
@@ -96,6 +160,10 @@ static int host_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 
 static void host_fini(struct tfs_backend *be)
 {
+	for (size_t i = 0; i < be->nfound; i++)
+		if (be->found[i].fd >= 0)
+			close(be->found[i].fd);
+	free(be->found);
 	pthread_mutex_destroy(&be->lock);
 	free(be);
 }
@@ -122,6 +190,61 @@ static int charge(struct tfs_backend *be, int64_t used, int64_t reserved)
 	return rc;
 }
 
+/* A new object of size bytes for uid: from the keeper, or made here without one. Fills
+ * a->fd, a->name and a->kid or a->kpriv. */
+static int obtain(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gid, mode_t mode)
+{
+	struct tfs_keeper_req req = { .op = TFS_KEEPER_ALLOC, .size = size, .uid = uid,
+				      .gid = gid, .mode = mode };
+	struct tfs_keeper_rep rep;
+	uint8_t handle[TFS_IPC_HANDLE_SIZE];
+	int rc;
+
+	if (!tfs_keeper_present()) {
+		rc = tfs_keeper_mem_host.alloc(size, 0, uid, gid, mode, handle, &a->fd, &a->kpriv);
+		if (rc == 0)
+			snprintf(a->name, sizeof(a->name), "%s", (const char *)handle + 8);
+		return rc;
+	}
+	rc = tfs_keeper_call(&req, &rep, &a->fd);
+	if (rc)
+		return rc == -EPIPE ? -EIO : rc;
+	if (a->fd < 0 || !memchr(rep.handle + 8, 0, 56)) {
+		/* The keeper answered nonsense: give it back rather than serve it. */
+		struct tfs_keeper_req fr = { .op = TFS_KEEPER_FREE, .id = rep.id };
+
+		if (a->fd >= 0)
+			close(a->fd);
+		tfs_keeper_call(&fr, &rep, NULL);
+		return -EIO;
+	}
+	a->kid = rep.id;
+	snprintf(a->name, sizeof(a->name), "%s", (const char *)rep.handle + 8);
+	return 0;
+}
+
+/* The object goes: the keeper removes it (or this process, without a keeper). */
+static void give_back(struct tfs_alloc *a)
+{
+	struct tfs_keeper_req req = { .op = TFS_KEEPER_FREE, .id = a->kid };
+	struct tfs_keeper_rep rep;
+
+	close(a->fd);
+	if (a->kpriv)
+		tfs_keeper_mem_host.free(a->kpriv, a->mapped, 0);
+	else if (tfs_keeper_call(&req, &rep, NULL))
+		tfs_log(LOG_WARNING, "host: the keeper did not free %s", a->name);
+}
+
+/* Charges without the cap (adopted memory). */
+static void charge_force(struct tfs_backend *be, int64_t used, int64_t reserved)
+{
+	pthread_mutex_lock(&be->lock);
+	be->used += (uint64_t)used;
+	be->reserved += (uint64_t)reserved;
+	pthread_mutex_unlock(&be->lock);
+}
+
 static int host_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t uid,
 		      gid_t gid, mode_t mode, struct tfs_alloc **out)
 {
@@ -138,35 +261,8 @@ static int host_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t 
 		rc = -ENOMEM;
 		goto fail_charge;
 	}
-	/* A random part: anyone can create names in /dev/shm, and predictable ones would
-	 * let any user block every allocation by taking the next names first. */
-	for (int tries = 0;; tries++) {
-		uint64_t r = 0;
-
-		if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
-			r = (uint64_t)random() << 32 ^ (uint64_t)random();
-		pthread_mutex_lock(&be->lock);
-		snprintf(a->name, sizeof(a->name), "/tensorfs.%d.%llu.%012llx", (int)getpid(),
-			 (unsigned long long)++be->seq, (unsigned long long)(r & 0xffffffffffffULL));
-		pthread_mutex_unlock(&be->lock);
-		a->fd = shm_open(a->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (a->fd >= 0)
-			break;
-		if (errno != EEXIST || tries == 8) {
-			rc = -errno;
-			goto fail_struct;
-		}
-	}
-	/* Only the owner may map it, as only the owner (and who mode lets) may read the file. */
-	if (fchown(a->fd, uid, gid) || fchmod(a->fd, mode & 0666)) {
-		rc = -errno;
-		goto fail_shm;
-	}
-	rc = posix_fallocate(a->fd, 0, (off_t)mapped);
-	if (rc) {
-		rc = rc == ENOSPC || rc == EFBIG ? -ENOSPC : -rc;
-		goto fail_shm;
-	}
+	if ((rc = obtain(a, mapped, uid, gid, mode)))
+		goto fail_struct;
 	a->base = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, a->fd, 0);
 	if (a->base == MAP_FAILED) {
 		rc = -ENOSPC;
@@ -178,8 +274,7 @@ static int host_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t 
 	*out = a;
 	return 0;
 fail_shm:
-	close(a->fd);
-	shm_unlink(a->name);
+	give_back(a);
 fail_struct:
 	free(a);
 fail_charge:
@@ -192,8 +287,7 @@ static void host_free(struct tfs_backend *be, struct tfs_alloc *a)
 	if (!a)
 		return;
 	munmap(a->base, a->mapped);
-	close(a->fd);
-	shm_unlink(a->name);
+	give_back(a);
 	charge(be, -(int64_t)a->bytes, -(int64_t)a->mapped);
 	__atomic_sub_fetch(&be->nallocs, 1, __ATOMIC_RELAXED);
 	free(a);
@@ -302,7 +396,76 @@ static void host_stats(struct tfs_backend *be, struct tfs_backend_stats *st)
 	pthread_mutex_unlock(&be->lock);
 }
 
+static int host_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out)
+{
+	struct found *f = NULL;
+	struct tfs_alloc *a;
+	struct stat st;
+	int rc;
+
+	if (memcmp(m->ipc_handle, TFS_HOST_MAGIC, 8) || m->ipc_offset != 0 || m->device != 0)
+		return -EINVAL;
+	for (size_t i = 0; i < be->nfound && !f; i++)
+		if (be->found[i].fd >= 0 && strncmp(be->found[i].name,
+						    (const char *)m->ipc_handle + 8, 56) == 0)
+			f = &be->found[i];
+	if (!f)
+		return -ENOENT;
+	/* The daemon that died may have resized it: the object says how big it is. */
+	if (fstat(f->fd, &st) || (uint64_t)st.st_size < m->bytes || st.st_size == 0)
+		return -EINVAL;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->mapped = (uint64_t)st.st_size;
+	a->bytes = m->bytes;
+	a->base = mmap(NULL, a->mapped, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
+	if (a->base == MAP_FAILED) {
+		rc = -errno;
+		free(a);
+		return rc;
+	}
+	if ((rc = charge(be, (int64_t)a->bytes, (int64_t)a->mapped)) && rc != -ENOSPC) {
+		munmap(a->base, a->mapped);
+		free(a);
+		return rc;
+	}
+	if (rc)        /* a smaller --max-bytes than before: keep it, it was there first */
+		charge_force(be, (int64_t)a->bytes, (int64_t)a->mapped);
+	a->fd = f->fd;
+	a->kid = f->id;
+	snprintf(a->name, sizeof(a->name), "%s", f->name);
+	f->fd = -1;
+	__atomic_add_fetch(&be->nallocs, 1, __ATOMIC_RELAXED);
+	*out = a;
+	return 0;
+}
+
+static int host_adopt_end(struct tfs_backend *be)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < be->nfound; i++) {
+		struct tfs_keeper_req req = { .op = TFS_KEEPER_FREE, .id = be->found[i].id };
+		struct tfs_keeper_rep rep;
+
+		if (be->found[i].fd < 0)
+			continue;
+		tfs_log(LOG_NOTICE, "host: freeing %s: no record names it", be->found[i].name);
+		close(be->found[i].fd);
+		be->found[i].fd = -1;
+		tfs_keeper_call(&req, &rep, NULL);
+		n++;
+	}
+	free(be->found);
+	be->found = NULL;
+	be->nfound = 0;
+	return n;
+}
+
 const struct tfs_backend_ops tfs_backend_host = {
+	.adopt = host_adopt,
+	.adopt_end = host_adopt_end,
 	.name = "host",
 	.init = host_init,
 	.fini = host_fini,

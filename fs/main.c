@@ -8,9 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "daemon.h"
+#include "adopt.h"
+#include "keeper.h"
 #include "conn.h"
 #include "dircache.h"
 #include "kernel_cache.h"
@@ -124,13 +129,26 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-/* Records this node left in Redis from an earlier run name memory that is gone: remove
- * them before serving, never hand out their handles; then write the root's record. */
-static int sweep_stale(void)
+/* A daemon that died left its mount behind, answering ENOTCONN: detach it so that the
+ * mount can be made again (root can; others through fusermount3). */
+static void clear_dead_mount(const char *mnt)
 {
-	int rc = tfs_store_sweep_node();
+	struct stat st;
+	pid_t p;
 
-	return rc ? rc : tfs_tensor_resync();
+	if (stat(mnt, &st) == 0 || errno != ENOTCONN)
+		return;
+	tfs_log(LOG_NOTICE, "%s: the mount of a daemon that died is still there: detaching it",
+		mnt);
+	if (umount2(mnt, MNT_DETACH) == 0)
+		return;
+	p = fork();
+	if (p == 0) {
+		execlp("fusermount3", "fusermount3", "-u", "-z", mnt, (char *)NULL);
+		_exit(127);
+	}
+	if (p > 0)
+		waitpid(p, NULL, 0);
 }
 
 /* Forks into the background; the parent waits for the child's verdict so that a failure
@@ -187,8 +205,13 @@ int main(int argc, char *argv[])
 	struct tfs_opts *o = &tfs_d.o;
 	struct fuse_session *se = NULL;
 	char hostname[256], url[512], err[256], mntopts[128];
-	int rc = 1, notify_fd = -1;
+	int rc = 1, notify_fd = -1, restart;
+	struct tfs_keeper_conf kconf = { 0 };
 	redisContext *c;
+
+	/* Started again by a keeper after a crash: already in the background, the keeper
+	 * holds the memory to adopt. */
+	restart = tfs_keeper_from_env();
 
 	o->device = 0;
 	o->threads = -1;         /* not given */
@@ -292,23 +315,30 @@ int main(int argc, char *argv[])
 	se = fuse_session_new(&args, &tfs_ops, sizeof(tfs_ops), NULL);
 	if (!se)
 		goto out_nodes;
+	clear_dead_mount(cmd.mountpoint);
 	if (fuse_session_mount(se, cmd.mountpoint)) {
 		tfs_log(LOG_ERR, "cannot mount on %s", cmd.mountpoint);
 		goto out_fuse;
 	}
-	/* Only once the mount is there: a start that fails (a stale mountpoint, say) must not
-	 * take the records of this node's last run with it. Nothing is served before the
-	 * request loop starts. */
-	if (sweep_stale()) {
-		tfs_log(LOG_ERR, "cannot prepare the Redis records");
-		goto out_unmount;
-	}
 	tfs_conn_close_thread();     /* the forked child makes its own connection */
-	if (!cmd.foreground) {
+	if (!cmd.foreground && !restart) {
 		if (daemonize(&notify_fd))
 			goto out_unmount;
-		if (!o->log)
-			tfs_log_to_syslog("tensorfs");
+	}
+	if (!cmd.foreground && !o->log)
+		tfs_log_to_syslog("tensorfs");
+	/* The keeper forks before CUDA starts: it starts CUDA itself, in its own process. */
+	if (!restart && strcmp(tfs_d.be_ops->name, "host") == 0) {
+		kconf.mem = &tfs_keeper_mem_host;
+		kconf.argv = argv;
+		kconf.mountpoint = cmd.mountpoint;
+		kconf.rundir = tfs_d.rundir;
+		kconf.close_fd = fuse_session_fd(se);
+		kconf.notify_fd = notify_fd;
+		if (tfs_keeper_fork(&kconf)) {
+			tfs_log(LOG_ERR, "cannot start the memory keeper: %s", strerror(errno));
+			goto out_unmount;
+		}
 	}
 	/* CUDA (and so the backend) starts only now, in the process that will serve. */
 	rc = tfs_d.be_ops->init(&tfs_d.be, o->device, tfs_d.max_bytes);
@@ -324,6 +354,23 @@ int main(int argc, char *argv[])
 			tfs_d.be_ops->device_count(tfs_d.be));
 		goto out_backend;
 	}
+	/* Only once the mount is there: a start that fails (a stale mountpoint, say) must not
+	 * take the records of this node's last run with it. Nothing is served before the
+	 * request loop starts. */
+	tfs_ns_lock();
+	rc = tfs_adopt();
+	tfs_ns_unlock();
+	if (rc && restart) {
+		/* What was adopted must not be freed: the keeper starts us again. */
+		tfs_log(LOG_ERR, "cannot read this node's Redis records: giving up this start");
+		_exit(1);
+	}
+	if (rc) {
+		tfs_log(LOG_ERR, "cannot prepare the Redis records");
+		rc = 1;
+		goto out_backend;
+	}
+	rc = 1;
 	if (fuse_set_signal_handlers(se))
 		goto out_backend;
 	if (tfs_kcache_start(se, o->entry_timeout))
@@ -337,6 +384,7 @@ int main(int argc, char *argv[])
 	tfs_log(LOG_INFO, "mounted %s: node %s, backend %s, redis %s", cmd.mountpoint, o->node,
 		tfs_d.be_ops->name, url);
 	notify_parent(&notify_fd, 0);
+	tfs_keeper_tell(TFS_KEEPER_READY);
 
 	if (cmd.singlethread) {
 		rc = fuse_session_loop(se);
@@ -348,6 +396,7 @@ int main(int argc, char *argv[])
 	if (rc < 0)
 		rc = -rc;
 	rc = rc == 0 || rc == SIGINT || rc == SIGTERM || rc == SIGHUP ? 0 : 1;
+	tfs_keeper_tell(TFS_KEEPER_BYE);
 	tfs_log(LOG_INFO, "unmounting %s", cmd.mountpoint);
 	tfs_queue_stop();
 	tfs_ns_lock();

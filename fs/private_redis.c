@@ -28,7 +28,7 @@
 #define RESTART_WINDOW 60
 
 static struct {
-	char prog[4200], sock[300], logf[300];
+	char prog[4200], sock[300], logf[300], pidf[300];
 	int pidfd;                   /* -1: none */
 	pthread_t thread;
 	int running;
@@ -85,7 +85,8 @@ static int start_server(void)
 		}
 		execl(sp.prog, sp.prog, "--port", "0", "--unixsocket", sp.sock, "--unixsocketperm",
 		      "700", "--save", "", "--appendonly", "yes", "--appendfsync", "everysec",
-		      "--dir", tfs_d.rundir, "--logfile", sp.logf, "--daemonize", "no", (char *)NULL);
+		      "--dir", tfs_d.rundir, "--logfile", sp.logf, "--pidfile", sp.pidf,
+		      "--daemonize", "no", (char *)NULL);
 		_exit(127);
 	}
 	pthread_mutex_lock(&sp.mu);
@@ -143,8 +144,41 @@ static void remove_aof(const char *dir)
 	rmdir(path);
 }
 
+/* A daemon started again by its keeper finds the server of the run before it still
+ * running in the runtime directory the keeper names (TFS_RUNDIR): 0 when it answers and
+ * is followed from now on, else -ENOENT (a new one is started there, from its
+ * append-only file). */
+static int reuse_server(const char *url)
+{
+	struct tfs_redis_url u;
+	redisContext *c;
+	char err[256];
+	FILE *f;
+	int rc, pid = 0;
+
+	f = fopen(sp.pidf, "r");
+	if (f) {
+		if (fscanf(f, "%d", &pid) != 1)
+			pid = 0;
+		fclose(f);
+	}
+	if (pid <= 0 || tfs_url_parse(url, &u, NULL, 0))
+		return -ENOENT;
+	c = tfs_redis_connect(&u, 500, &rc, err, sizeof(err));
+	if (!c)
+		return -ENOENT;
+	redisFree(c);
+	pthread_mutex_lock(&sp.mu);
+	tfs_d.redis_pid = pid;
+	sp.pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	pthread_mutex_unlock(&sp.mu);
+	tfs_log(LOG_INFO, "private redis-server (pid %d) of the run before at %s", pid, sp.sock);
+	return 0;
+}
+
 int tfs_spawn_redis(char *url, size_t urlsize)
 {
+	const char *keep = getenv("TFS_RUNDIR");
 	int rc;
 
 	if (find_in_path("redis-server", sp.prog, sizeof(sp.prog))) {
@@ -152,15 +186,21 @@ int tfs_spawn_redis(char *url, size_t urlsize)
 			"(apt-get install redis-server), or give --redis URL");
 		return -ENOENT;
 	}
-	if ((rc = make_rundir())) {
+	if (keep && keep[0] && strlen(keep) < sizeof(tfs_d.rundir) - 16 && access(keep, W_OK) == 0) {
+		snprintf(tfs_d.rundir, sizeof(tfs_d.rundir), "%s", keep);
+	} else if ((rc = make_rundir())) {
 		tfs_log(LOG_ERR, "cannot make a runtime directory for Redis: %s", strerror(-rc));
 		return rc;
 	}
+	unsetenv("TFS_RUNDIR");
 	snprintf(sp.sock, sizeof(sp.sock), "%s/redis.sock", tfs_d.rundir);
 	snprintf(sp.logf, sizeof(sp.logf), "%s/redis.log", tfs_d.rundir);
+	snprintf(sp.pidf, sizeof(sp.pidf), "%s/redis.pid", tfs_d.rundir);
+	snprintf(url, urlsize, "unix://%s", sp.sock);
+	if (keep && reuse_server(url) == 0)
+		return 0;
 	if ((rc = start_server()))
 		return rc;
-	snprintf(url, urlsize, "unix://%s", sp.sock);
 	rc = wait_ready(url);
 	if (rc == -EIO) {
 		tfs_d.redis_pid = 0;
@@ -289,6 +329,8 @@ void tfs_stop_redis(void)
 		snprintf(path, sizeof(path), "%s/redis.sock", tfs_d.rundir);
 		unlink(path);
 		snprintf(path, sizeof(path), "%s/redis.log", tfs_d.rundir);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/redis.pid", tfs_d.rundir);
 		unlink(path);
 		remove_aof(tfs_d.rundir);
 		rmdir(tfs_d.rundir);

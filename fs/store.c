@@ -739,59 +739,142 @@ int tfs_store_has_blmpop(void)
 
 /* --- start-up --- */
 
-int tfs_store_sweep_node(void)
+/* Parses one record (HGETALL's reply r) into rec; -EBADMSG when it is not this node's or
+ * is garbage. */
+static int parse_record(redisReply *r, struct tfs_store_rec *rec)
 {
-	char pattern[600], cursor[32] = "0", parent[4096], dk[TFS_KEYMAX];
-	const char *base;
+	const char *f[64], *v[64];
+	size_t fl[64], vl[64], n = 0, nh = 0;
+	char why[128];
+	int mine = 0;
+
+	for (size_t i = 0; i + 1 < r->elements; i += 2) {
+		redisReply *a = r->element[i], *b = r->element[i + 1];
+
+		if (a->type != REDIS_REPLY_STRING || b->type != REDIS_REPLY_STRING)
+			continue;
+		if (strncmp(a->str, "holder:", 7) == 0)
+			nh++;
+		if (strcmp(a->str, "node") == 0 && strcmp(b->str, tfs_d.o.node) == 0)
+			mine = 1;
+	}
+	if (!mine)
+		return -ENOENT;
+	rec->holders = nh ? calloc(nh, sizeof(*rec->holders)) : NULL;
+	if (nh && !rec->holders)
+		return -ENOMEM;
+	for (size_t i = 0; i + 1 < r->elements; i += 2) {
+		redisReply *a = r->element[i], *b = r->element[i + 1];
+		if (a->type != REDIS_REPLY_STRING || b->type != REDIS_REPLY_STRING)
+			continue;
+		if (strncmp(a->str, "holder:", 7) == 0) {
+			struct tfs_store_holder *h = &rec->holders[rec->nholders];
+			const char *colon = strrchr(a->str + 7, ':');
+			uint64_t pid, count;
+
+			if (!colon || (size_t)(colon - a->str - 7) >= sizeof(h->node) ||
+			    tfs_parse_u64(colon + 1, strlen(colon + 1), &pid) || pid > INT64_MAX ||
+			    tfs_parse_u64(b->str, b->len, &count) || count == 0 || count > INT32_MAX)
+				continue;    /* garbage: not counted */
+			memcpy(h->node, a->str + 7, (size_t)(colon - a->str - 7));
+			h->pid = (int64_t)pid;
+			h->count = (int64_t)count;
+			rec->nholders++;
+			continue;
+		}
+		if (strncmp(a->str, "x:", 2) == 0 || n == 64)
+			continue;
+		f[n] = a->str; fl[n] = a->len; v[n] = b->str; vl[n] = b->len;
+		n++;
+	}
+	if (tfs_meta_from_fields(&rec->meta, n, f, fl, v, vl, why, sizeof(why))) {
+		tfs_log(LOG_WARNING, "record %s is malformed (%s)", rec->key, why);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+/* One SCAN pass over pattern: each record of this node goes to fn; those fn refuses go. */
+static int walk(const char *pattern, int linked,
+		int (*fn)(struct tfs_store_rec *rec, void *arg), void *arg, int *removed)
+{
 	size_t plen = strlen(tfs_d.o.prefix) + strlen(":tensor:");
+	char cursor[32] = "0", parent[TFS_PATH_MAX], dk[TFS_KEYMAX];
+	const char *base;
+	int rc;
+
+	do {
+		redisReply *r = tfs_conn_cmdf(&rc, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
+		if (!r)
+			return -EIO;
+		if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+		    r->element[0]->type != REDIS_REPLY_STRING) {
+			freeReplyObject(r);
+			return -EIO;
+		}
+		snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+		for (size_t i = 0; i < r->element[1]->elements; i++) {
+			struct tfs_store_rec rec;
+			const char *key = r->element[1]->element[i]->str;
+			redisReply *h = tfs_conn_cmdf(&rc, "HGETALL %s", key);
+			int e;
+
+			if (!h && rc != -EPROTO) {
+				freeReplyObject(r);
+				return -EIO;
+			}
+			if (!h || h->type != REDIS_REPLY_ARRAY || h->elements == 0) {
+				freeReplyObject(h);
+				continue;    /* not a hash, or gone meanwhile: not ours to judge */
+			}
+			memset(&rec, 0, sizeof(rec));
+			rec.key = key;
+			rec.name = linked ? key + plen : NULL;
+			if (!linked) {
+				const char *colon = strrchr(key, ':');
+				uint64_t seq = 0;
+
+				if (colon && tfs_parse_u64(colon + 1, strlen(colon + 1), &seq) == 0)
+					rec.seq = seq;
+			}
+			e = parse_record(h, &rec);
+			freeReplyObject(h);
+			if (e == -ENOENT) {
+				free(rec.holders);
+				continue;    /* another node's */
+			}
+			if (e == 0)
+				e = fn(&rec, arg);
+			free(rec.holders);
+			if (e == 0)
+				continue;
+			freeReplyObject(tfs_conn_cmdf(&rc, "DEL %s", key));
+			if (linked) {
+				tfs_split(key + plen, parent, sizeof(parent), &base);
+				if (tfs_key(dk, sizeof(dk), "dirents", parent) == 0)
+					freeReplyObject(tfs_conn_cmdf(&rc, "HDEL %s %s", dk, base));
+			}
+			(*removed)++;
+		}
+		freeReplyObject(r);
+	} while (strcmp(cursor, "0"));
+	return 0;
+}
+
+int tfs_store_node_records(int (*fn)(struct tfs_store_rec *rec, void *arg), void *arg)
+{
+	char pattern[600];
 	int rc, removed = 0;
 
 	snprintf(pattern, sizeof(pattern), "%s:tensor:*", tfs_d.o.prefix);
-	do {
-		redisReply *r = tfs_conn_cmdf(&rc, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
-		if (!r)
-			return -EIO;
-		if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
-			freeReplyObject(r);
-			return -EIO;
-		}
-		snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
-		for (size_t i = 0; i < r->element[1]->elements; i++) {
-			const char *key = r->element[1]->element[i]->str;
-			redisReply *n = tfs_conn_cmdf(&rc, "HGET %s node", key);
-			int mine = n && n->type == REDIS_REPLY_STRING && strcmp(n->str, tfs_d.o.node) == 0;
-			freeReplyObject(n);
-			if (!mine)
-				continue;
-			tfs_log(LOG_NOTICE, "removing stale record %s left by an earlier run", key);
-			freeReplyObject(tfs_conn_cmdf(&rc, "DEL %s", key));
-			tfs_split(key + plen, parent, sizeof(parent), &base);
-			if (tfs_key(dk, sizeof(dk), "dirents", parent) == 0)
-				freeReplyObject(tfs_conn_cmdf(&rc, "HDEL %s %s", dk, base));
-			removed++;
-		}
-		freeReplyObject(r);
-	} while (strcmp(cursor, "0"));
+	if ((rc = walk(pattern, 1, fn, arg, &removed)))
+		return rc;
 	snprintf(pattern, sizeof(pattern), "%s:unlinked:%s:*", tfs_d.o.prefix, tfs_d.o.node);
-	strcpy(cursor, "0");
-	do {
-		redisReply *r = tfs_conn_cmdf(&rc, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
-		if (!r)
-			return -EIO;
-		if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
-			freeReplyObject(r);
-			return -EIO;
-		}
-		snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
-		for (size_t i = 0; i < r->element[1]->elements; i++) {
-			freeReplyObject(tfs_conn_cmdf(&rc, "DEL %s", r->element[1]->element[i]->str));
-			removed++;
-		}
-		freeReplyObject(r);
-	} while (strcmp(cursor, "0"));
+	if ((rc = walk(pattern, 0, fn, arg, &removed)))
+		return rc;
 	if (removed)
-		tfs_log(LOG_NOTICE, "start-up: removed %d stale record(s) of node %s", removed,
-			tfs_d.o.node);
+		tfs_log(LOG_NOTICE, "start-up: removed %d record(s) of node %s whose memory is gone",
+			removed, tfs_d.o.node);
 	return 0;
 }
 

@@ -121,8 +121,24 @@ int tfs_store_reply_key_ok(const char *key);
 int tfs_store_queue_reply(const char *key, const char *json, int ttl);
 
 /* --- start-up and change notifications --- */
-/* Removes the records this node left from an earlier run: 0 or -EIO. */
-int tfs_store_sweep_node(void);
+/* A record of this node found at start-up (tfs_store_node_records). */
+struct tfs_store_holder {
+	char node[TFS_NODE_MAX];
+	int64_t pid, count;
+};
+struct tfs_store_rec {
+	const char *key;
+	const char *name;            /* the tensor's path; NULL for an unlinked one */
+	uint64_t seq;                /* an unlinked one's number (its key's last part) */
+	struct tfs_meta meta;
+	struct tfs_store_holder *holders;   /* the holder:<node>:<pid> fields, garbage skipped */
+	size_t nholders;
+};
+/* Calls fn for every record this node left in Redis (tensors, then unlinked ones), parsed;
+ * everything in rec is valid only during the call. fn returns 0 to keep the record, else
+ * the record and its directory entry are removed (a malformed record of this node goes
+ * too; records of other nodes and non-hash keys are left alone). 0 or -EIO. */
+int tfs_store_node_records(int (*fn)(struct tfs_store_rec *rec, void *arg), void *arg);
 /* On a fresh connection c: its client id, and c subscribed to the invalidations. */
 int tfs_store_subscribe(redisContext *c, uint64_t *id);
 /* Tracking of the daemon's keys on c, reported to client redirect; 0: tracking off. The

@@ -1,0 +1,12 @@
+/* Start-up from an earlier run's records and the keeper's memory (adopt.c). */
+#ifndef TFS_FS_ADOPT_H
+#define TFS_FS_ADOPT_H
+
+/* Rebuilds the tensor table from this node's Redis records and the memory the backend's
+ * keeper holds, removes records without memory, frees memory without a record, and
+ * rewrites every record kept (reference counts recomputed) and the root's. Runs before the
+ * request loop starts, after the backend started; caller holds ns. 0 or -EIO (a Redis
+ * failure: what was adopted stays in the table). */
+int tfs_adopt(void);
+
+#endif

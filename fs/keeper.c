@@ -1,0 +1,463 @@
+/* The memory keeper process (keeper.h): a loop over one socket and a signalfd. It does
+ * nothing that could fail on the daemon's input beyond refusing it: every request is
+ * checked, every allocation is the keeper's own record, and a daemon that vanishes only
+ * closes the socket. It stays single-threaded, so that CUDA state and the inventory need no
+ * lock. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "keeper.h"
+#include "log.h"
+
+/* What one allocation can be at most: bounds a hostile size before it reaches a driver. */
+#define KEEPER_SIZE_MAX (UINT64_C(1) << 46)
+
+struct kalloc {
+	uint64_t id, size;
+	int device;
+	uint32_t tag;
+	uint8_t handle[TFS_IPC_HANDLE_SIZE];
+	void *priv;
+};
+
+static struct {
+	const struct tfs_keeper_conf *conf;
+	struct kalloc *a;       /* sorted by id: ids only grow, new ones go last */
+	size_t n, cap;
+	uint64_t next_id;
+	int mem_ready;
+	pid_t daemon;           /* 0 when none runs */
+	int sock;               /* to the running daemon, -1 when none */
+	int ready, bye, stopping, first;
+	time_t starts[KEEPER_RESTART_MAX];
+	int nstarts;
+} k = { .sock = -1, .next_id = 1, .first = 1 };
+
+static struct kalloc *find(uint64_t id, size_t *at)
+{
+	size_t lo = 0, hi = k.n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k.a[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (at)
+		*at = lo;
+	return lo < k.n && k.a[lo].id == id ? &k.a[lo] : NULL;
+}
+
+static int send_rep(const struct tfs_keeper_rep *rep, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = (void *)rep, .iov_len = sizeof(*rep) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (fd >= 0) {
+		struct cmsghdr *c;
+
+		memset(cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	return sendmsg(k.sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(*rep) ? 0 : -errno;
+}
+
+static int do_alloc(const struct tfs_keeper_req *req, struct tfs_keeper_rep *rep, int *fd)
+{
+	const struct tfs_keeper_mem *mem = k.conf->mem;
+	struct kalloc *a;
+	int rc;
+
+	if (req->size == 0 || req->size > KEEPER_SIZE_MAX || req->device < 0)
+		return -EINVAL;
+	if (!k.mem_ready) {
+		if ((rc = mem->init()))
+			return rc;
+		k.mem_ready = 1;
+	}
+	if (k.n == k.cap) {
+		size_t cap = k.cap ? k.cap * 2 : 256;
+		struct kalloc *na = realloc(k.a, cap * sizeof(*na));
+
+		if (!na)
+			return -ENOMEM;
+		k.a = na;
+		k.cap = cap;
+	}
+	a = &k.a[k.n];
+	memset(a, 0, sizeof(*a));
+	rc = mem->alloc(req->size, req->device, req->uid, req->gid, req->mode, a->handle, fd,
+			&a->priv);
+	if (rc)
+		return rc;
+	a->id = k.next_id++;
+	a->size = req->size;
+	a->device = req->device;
+	a->tag = req->tag;
+	k.n++;
+	rep->id = a->id;
+	rep->size = a->size;
+	rep->device = a->device;
+	rep->tag = a->tag;
+	memcpy(rep->handle, a->handle, sizeof(rep->handle));
+	return 0;
+}
+
+static void release(struct kalloc *a)
+{
+	k.conf->mem->free(a->priv, a->size, a->device);
+}
+
+static int do_free(const struct tfs_keeper_req *req)
+{
+	size_t at;
+	struct kalloc *a = find(req->id, &at);
+
+	if (!a)
+		return -ENOENT;
+	release(a);
+	memmove(&k.a[at], &k.a[at + 1], (k.n - at - 1) * sizeof(*a));
+	k.n--;
+	return 0;
+}
+
+static int do_list(const struct tfs_keeper_req *req, struct tfs_keeper_rep *rep, int *fd)
+{
+	size_t at;
+	struct kalloc *a;
+
+	find(req->id + 1, &at);
+	if (req->id == UINT64_MAX || at >= k.n)
+		return -ENOENT;
+	a = &k.a[at];
+	rep->id = a->id;
+	rep->size = a->size;
+	rep->device = a->device;
+	rep->tag = a->tag;
+	memcpy(rep->handle, a->handle, sizeof(rep->handle));
+	*fd = k.conf->mem->fd ? k.conf->mem->fd(a->priv) : -1;
+	return 0;
+}
+
+/* One request from the daemon. -1 when the socket is closed (the daemon is ending). */
+static int serve_one(void)
+{
+	struct tfs_keeper_req req;
+	struct tfs_keeper_rep rep;
+	ssize_t n = recv(k.sock, &req, sizeof(req), MSG_TRUNC);
+	int fd = -1, owned = 0;
+
+	if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+		return -1;
+	if (n < 0)
+		return 0;
+	memset(&rep, 0, sizeof(rep));
+	if (n != (ssize_t)sizeof(req)) {
+		rep.rc = -EBADMSG;
+	} else {
+		switch (req.op) {
+		case TFS_KEEPER_ALLOC:
+			rep.rc = do_alloc(&req, &rep, &fd);
+			owned = 1;     /* a fresh descriptor: sent, then ours to close */
+			break;
+		case TFS_KEEPER_FREE:
+			rep.rc = do_free(&req);
+			break;
+		case TFS_KEEPER_LIST:
+			rep.rc = do_list(&req, &rep, &fd);
+			break;
+		case TFS_KEEPER_READY:
+			k.ready = 1;
+			return 0;      /* no reply: a notice */
+		case TFS_KEEPER_BYE:
+			k.bye = 1;
+			return 0;
+		default:
+			rep.rc = -EBADMSG;
+		}
+	}
+	send_rep(&rep, rep.rc == 0 ? fd : -1);
+	if (owned && fd >= 0)
+		close(fd);
+	return 0;
+}
+
+static void free_all(void)
+{
+	if (k.n)
+		tfs_log(LOG_INFO, "keeper: freeing %zu allocation(s)", k.n);
+	for (size_t i = 0; i < k.n; i++)
+		release(&k.a[i]);
+	k.n = 0;
+}
+
+/* Everything above fd 2 that the keeper inherited is the daemon's (the FUSE device, the
+ * Redis connections, pipes): a keeper holding /dev/fuse would keep a dead mount alive. */
+static void close_inherited(int keep)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int dfd = d ? dirfd(d) : -1;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		int fd = atoi(e->d_name);
+
+		if (e->d_name[0] != '.' && fd > 2 && fd != keep && fd != dfd)
+			close(fd);
+	}
+	closedir(d);
+}
+
+/* Starts a daemon again after a crash: the same program and arguments, with the keeper's
+ * socket and the private redis-server's folder in the environment. */
+static int start_daemon(void)
+{
+	int sv[2];
+	pid_t pid;
+	char buf[32];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		sigset_t all;
+
+		/* The keeper blocks the signals it reads from its signalfd; a mask survives exec. */
+		sigemptyset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		fcntl(sv[1], F_SETFD, 0);
+		snprintf(buf, sizeof(buf), "%d", sv[1]);
+		setenv("TFS_KEEPER_FD", buf, 1);
+		snprintf(buf, sizeof(buf), "%d", (int)getppid());
+		setenv("TFS_KEEPER_PID", buf, 1);
+		if (k.conf->rundir && k.conf->rundir[0])
+			setenv("TFS_RUNDIR", k.conf->rundir, 1);
+		execv("/proc/self/exe", k.conf->argv);
+		_exit(127);
+	}
+	close(sv[1]);
+	k.sock = sv[0];
+	k.daemon = pid;
+	k.ready = k.bye = 0;
+	return 0;
+}
+
+/* May the daemon that just died be started again? At most KEEPER_RESTART_MAX starts in
+ * KEEPER_RESTART_WINDOW seconds. */
+static int may_restart(void)
+{
+	time_t now = time(NULL);
+
+	if (k.nstarts == KEEPER_RESTART_MAX) {
+		if (now - k.starts[0] < KEEPER_RESTART_WINDOW)
+			return 0;
+		memmove(k.starts, k.starts + 1, sizeof(k.starts[0]) * (KEEPER_RESTART_MAX - 1));
+		k.nstarts--;
+	}
+	k.starts[k.nstarts++] = now;
+	return 1;
+}
+
+/* The private redis-server outlives a daemon; when nobody will serve again it goes too. */
+static void stop_private_redis(void)
+{
+	char path[600];
+	FILE *f;
+	int pid = 0;
+
+	if (!k.conf->rundir || !k.conf->rundir[0])
+		return;
+	snprintf(path, sizeof(path), "%s/redis.pid", k.conf->rundir);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%d", &pid) != 1)
+			pid = 0;
+		fclose(f);
+	}
+	if (pid > 0)
+		kill(pid, SIGTERM);
+}
+
+static void give_up(void)
+{
+	free_all();
+	if (k.conf->mountpoint && umount2(k.conf->mountpoint, MNT_DETACH)) {
+		pid_t p = fork();
+
+		if (p == 0) {
+			execlp("fusermount3", "fusermount3", "-u", "-z", k.conf->mountpoint,
+			       (char *)NULL);
+			_exit(127);
+		}
+		if (p > 0)
+			waitpid(p, NULL, 0);
+	}
+	stop_private_redis();
+}
+
+/* The daemon exited with status st. Returns -1 to go on (restarted) or the keeper's exit
+ * code. */
+static int daemon_exited(int st)
+{
+	int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+
+	k.daemon = 0;
+	if (k.sock >= 0) {
+		close(k.sock);
+		k.sock = -1;
+	}
+	if (k.bye || k.stopping || (k.first && !k.ready)) {
+		/* Ended on purpose, or never served at its first start (it told the terminal
+		 * why): nothing to keep. */
+		free_all();
+		return code;
+	}
+	k.first = 0;
+	if (!may_restart()) {
+		tfs_log(LOG_ERR, "keeper: the daemon died %d times in %d s: not restarting it; "
+			"its tensors are freed and the mount is detached", KEEPER_RESTART_MAX,
+			KEEPER_RESTART_WINDOW);
+		give_up();
+		return 1;
+	}
+	if (WIFSIGNALED(st))
+		tfs_log(LOG_ERR, "keeper: the daemon died of signal %d: starting it again",
+			WTERMSIG(st));
+	else
+		tfs_log(LOG_ERR, "keeper: the daemon exited %d without unmounting: starting it "
+			"again", code);
+	if (start_daemon()) {
+		tfs_log(LOG_ERR, "keeper: cannot start the daemon again: %s", strerror(errno));
+		give_up();
+		return 1;
+	}
+	return -1;
+}
+
+static void keeper_main(void)
+{
+	sigset_t set;
+	int sfd, code = -1;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (sfd < 0) {
+		tfs_log(LOG_ERR, "keeper: signalfd: %s", strerror(errno));
+		kill(k.daemon, SIGTERM);
+	}
+	/* Orphans of the daemon (a private redis-server it restarted) come here to be reaped. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	prctl(PR_SET_NAME, "tensorfs-keeper");
+	while (code < 0) {
+		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
+				       { .fd = k.sock, .events = POLLIN } };
+
+		if (poll(p, k.sock >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (k.sock >= 0 && p[1].revents && serve_one() < 0) {
+			close(k.sock);
+			k.sock = -1;
+		}
+		if (p[0].revents) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) != sizeof(si))
+				continue;
+			if (si.ssi_signo != SIGCHLD) {
+				if (si.ssi_signo == SIGPIPE)
+					continue;
+				k.stopping = 1;
+				if (k.daemon > 0)
+					kill(k.daemon, (int)si.ssi_signo);
+				continue;
+			}
+			for (;;) {
+				int st;
+				pid_t pid = waitpid(-1, &st, WNOHANG);
+
+				if (pid <= 0)
+					break;
+				if (pid == k.daemon) {
+					/* Requests it sent before it died still count (a BYE). */
+					while (k.sock >= 0 && poll(&p[1], 1, 0) > 0 && serve_one() == 0)
+						;
+					code = daemon_exited(st);
+					if (code >= 0)
+						break;
+				}
+			}
+		}
+	}
+	_exit(code < 0 ? 1 : code);
+}
+
+int tfs_keeper_fork(const struct tfs_keeper_conf *conf)
+{
+	int sv[2];
+	pid_t pid;
+	char buf[32];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		snprintf(buf, sizeof(buf), "%d", sv[1]);
+		setenv("TFS_KEEPER_FD", buf, 1);
+		snprintf(buf, sizeof(buf), "%d", (int)getppid());
+		setenv("TFS_KEEPER_PID", buf, 1);
+		tfs_keeper_from_env();
+		return 0;
+	}
+	/* The keeper: it must not survive as a second holder of the daemon's descriptors. */
+	k.conf = conf;
+	k.daemon = pid;
+	k.sock = sv[0];
+	close_inherited(sv[0]);
+	keeper_main();
+	return 0;               /* not reached */
+}

@@ -1,0 +1,110 @@
+/* The memory keeper: a process of its own that owns every tensor's memory (the cuda
+ * backend's cudaMalloc blocks, the host backend's shared-memory objects) and supervises the
+ * daemon, so that a crash of the daemon loses no tensor (README, "Crash survival").
+ *
+ * Layout: the process that will serve forks once, before CUDA starts; the parent becomes
+ * the keeper, the child the daemon. They talk over a socketpair made for each daemon, so no
+ * other process can reach the keeper. The keeper has no FUSE, no JSON and no Redis: it
+ * allocates, frees, exports handles and lists what it holds. When the daemon dies without
+ * saying goodbye (a signal, a crash), the keeper starts it again (fork and exec of the same
+ * program with the same arguments, at most KEEPER_RESTART_MAX times in
+ * KEEPER_RESTART_WINDOW seconds); the new daemon adopts the memory through the keeper's
+ * inventory and the node's Redis records (adopt.c). SIGTERM, SIGINT and SIGHUP to the keeper
+ * are passed to the daemon, which unmounts; a daemon that ends cleanly ends the keeper.
+ *
+ * Protocol: one fixed-size request, one fixed-size reply, on a SOCK_SEQPACKET socket; a
+ * reply for the host backend carries the object's file descriptor (SCM_RIGHTS). Requests
+ * come from one daemon thread at a time (the client's mutex). */
+#ifndef TFS_FS_KEEPER_H
+#define TFS_FS_KEEPER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "tensorfs.h"      /* TFS_IPC_HANDLE_SIZE */
+
+#define KEEPER_RESTART_MAX 5
+#define KEEPER_RESTART_WINDOW 60
+
+enum tfs_keeper_op {
+	TFS_KEEPER_ALLOC = 1,   /* size, device, uid/gid/mode, tag -> id, handle (+ fd) */
+	TFS_KEEPER_FREE,        /* id -> rc */
+	TFS_KEEPER_LIST,        /* id: the entry with the next larger id -> id, size, device,
+				 * tag, handle (+ fd); rc -ENOENT after the last */
+	TFS_KEEPER_READY,       /* the daemon serves: later deaths are crashes to restart */
+	TFS_KEEPER_BYE,         /* the daemon ends on purpose: do not restart it */
+};
+
+struct tfs_keeper_req {
+	uint32_t op;
+	int32_t device;
+	uint64_t id;
+	uint64_t size;
+	uint32_t uid, gid, mode;
+	uint32_t tag;           /* the daemon's own note on the allocation (the pool's class) */
+};
+
+struct tfs_keeper_rep {
+	int32_t rc;             /* 0 or a negative errno */
+	int32_t device;
+	uint64_t id;
+	uint64_t size;
+	uint32_t tag;
+	uint32_t pad;
+	uint8_t handle[TFS_IPC_HANDLE_SIZE];
+};
+
+/* What the keeper allocates memory with: the backend's half that runs in the keeper
+ * (keeper_host.c, fs/cuda/keeper_mem.c). alloc fills handle (and *fd for memory another
+ * process maps by descriptor, else -1) and *priv (its own per-allocation state); free
+ * releases it. init runs in the keeper at its first request, never before the fork. */
+struct tfs_keeper_mem {
+	const char *name;
+	int (*init)(void);
+	int (*alloc)(uint64_t size, int device, uid_t uid, gid_t gid, mode_t mode,
+		     uint8_t handle[TFS_IPC_HANDLE_SIZE], int *fd, void **priv);
+	void (*free)(void *priv, uint64_t size, int device);
+	/* The descriptor to send again for a listed allocation, or -1. Owned by priv. */
+	int (*fd)(void *priv);
+};
+
+extern const struct tfs_keeper_mem tfs_keeper_mem_host;
+#ifdef TFS_HAVE_CUDA
+extern const struct tfs_keeper_mem tfs_keeper_mem_cuda;
+#endif
+
+/* --- the keeper's side (keeper.c) --- */
+
+/* What the keeper needs to know besides its memory. */
+struct tfs_keeper_conf {
+	const struct tfs_keeper_mem *mem;
+	char **argv;            /* the program's arguments, run again for a restart */
+	const char *mountpoint; /* detached when the keeper gives up restarting */
+	const char *rundir;     /* the private redis-server's folder, "" when none */
+	int close_fd;           /* the FUSE device, -1 if none: not the keeper's */
+	int notify_fd;          /* the start-up pipe to the foreground process, -1 if none */
+};
+
+/* Called by the process that is about to serve, after it forked into the background and
+ * before the backend starts. Forks: returns 0 in the child (the daemon), with the client
+ * side connected; the parent never returns (it keeps the memory, restarts the daemon after
+ * a crash, and exits with the daemon's exit status at the end). The keeper's pid names the
+ * host backend's objects. -errno when the fork fails (nothing changed). */
+int tfs_keeper_fork(const struct tfs_keeper_conf *conf);
+
+/* --- the daemon's side (keeper_client.c); each call takes the client's mutex --- */
+
+/* A daemon started by a keeper (after a crash) finds its socket in the environment:
+ * returns 1 and connects, or 0 when there is none. */
+int tfs_keeper_from_env(void);
+/* 1 when the daemon has a keeper. */
+int tfs_keeper_present(void);
+/* The keeper's pid (names of host objects), or our own pid without a keeper. */
+pid_t tfs_keeper_pid(void);
+/* One request and its reply; *fd (may be NULL) receives a descriptor sent with it (the
+ * caller owns it) or -1. -EPIPE when the keeper is gone, else the reply's rc. */
+int tfs_keeper_call(const struct tfs_keeper_req *req, struct tfs_keeper_rep *rep, int *fd);
+/* READY and BYE (see enum tfs_keeper_op); nothing without a keeper. */
+void tfs_keeper_tell(uint32_t op);
+
+#endif
