@@ -18,6 +18,7 @@
 #include "log.h"
 
 struct tally {
+	int fresh;
 	uint64_t tensors, bytes, dropped;
 };
 
@@ -42,6 +43,13 @@ static int adopt_one(struct tfs_store_rec *rec, void *arg)
 	struct tfs_alloc *a = NULL;
 	int rc;
 
+	if (n->fresh) {
+		/* A new keeper holds nothing: every record of the node is of a run that is
+		 * over, empty tensors too (their names would outlive everything else). */
+		tfs_log(LOG_NOTICE, "removing stale record %s left by an earlier run", rec->key);
+		n->dropped++;
+		return -ENOENT;
+	}
 	if (rec->meta.has_handle != (rec->meta.bytes > 0) ||
 	    strcmp(rec->meta.backend, tfs_d.be_ops->name) ||
 	    (rec->name && tfs_table_find(rec->name)) || tfs_table_find_key(rec->key)) {
@@ -110,9 +118,9 @@ static void collect_unused(struct tfsd_tensor *t, void *arg)
 		tfs_tensor_drop_if_unused(t);
 }
 
-int tfs_adopt(void)
+int tfs_adopt(int fresh)
 {
-	struct tally n = { 0 };
+	struct tally n = { .fresh = fresh };
 	int freed, rc;
 
 	rc = tfs_store_node_records(adopt_one, &n);

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -29,6 +30,8 @@ int tfs_keeper_from_env(void)
 		unsetenv("TFS_KEEPER_PID");
 		return 0;
 	}
+	/* Run again through /proc/self/exe, whose name ps would show. */
+	prctl(PR_SET_NAME, "tensorfs");
 	/* Not inherited by what the daemon starts (a redis-server). */
 	fcntl((int)fd, F_SETFD, FD_CLOEXEC);
 	kc.fd = (int)fd;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -133,10 +134,11 @@ static int parse_size(const char *s, uint64_t *out)
  * mount can be made again (root can; others through fusermount3). */
 static void clear_dead_mount(const char *mnt)
 {
-	struct stat st;
+	struct statfs st;
 	pid_t p;
 
-	if (stat(mnt, &st) == 0 || errno != ENOTCONN)
+	/* statfs, not stat: the kernel answers stat from its attribute cache for a while. */
+	if (statfs(mnt, &st) == 0 || errno != ENOTCONN)
 		return;
 	tfs_log(LOG_NOTICE, "%s: the mount of a daemon that died is still there: detaching it",
 		mnt);
@@ -358,7 +360,7 @@ int main(int argc, char *argv[])
 	 * take the records of this node's last run with it. Nothing is served before the
 	 * request loop starts. */
 	tfs_ns_lock();
-	rc = tfs_adopt();
+	rc = tfs_adopt(!restart);
 	tfs_ns_unlock();
 	if (rc && restart) {
 		/* What was adopted must not be freed: the keeper starts us again. */

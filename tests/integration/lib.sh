@@ -144,3 +144,13 @@ qsend() {
 size_of() { stat -c %s "$1"; }
 xget() { getfattr --only-values -n "user.tensor.$2" "$1" 2>/dev/null; }
 used_bytes() { stat -f -c '%b %f %S' "$1" | awk '{print ($1-$2)*$3}'; }
+
+# daemon_pid DIR: the pid of the process that serves DIR. MNT_PID is its memory keeper
+# (fs/keeper.h), which starts it and starts it again after a crash.
+daemon_pid() { pgrep -P "${MNT_PID[$1]}" -x tensorfs | head -1; }
+# serves_within S DIR: waits up to S seconds until DIR answers a stat again
+serves_within() {
+	local n=$(( $1 * 20 ))
+	for _ in $(seq "$n"); do stat "$2/." >/dev/null 2>&1 && mountpoint -q "$2" && return 0; sleep 0.05; done
+	return 1
+}
