@@ -330,8 +330,12 @@ int main(int argc, char *argv[])
 	if (!cmd.foreground && !o->log)
 		tfs_log_to_syslog("tensorfs");
 	/* The keeper forks before CUDA starts: it starts CUDA itself, in its own process. */
-	if (!restart && strcmp(tfs_d.be_ops->name, "host") == 0) {
+	if (!restart) {
 		kconf.mem = &tfs_keeper_mem_host;
+#ifdef TFS_HAVE_CUDA
+		if (strcmp(tfs_d.be_ops->name, "cuda") == 0)
+			kconf.mem = &tfs_keeper_mem_cuda;
+#endif
 		kconf.argv = argv;
 		kconf.mountpoint = cmd.mountpoint;
 		kconf.rundir = tfs_d.rundir;

@@ -293,31 +293,21 @@ static void trim_locked(struct tfs_pool *p)
 		block_release(p, p->lru_head);
 }
 
-/* A new block of class cls whose single free chunk is indexed. The indexes must have room
- * for two more chunks of cls (this one and the split that follows) and one more whole
- * block. */
-static int block_new(struct tfs_pool *p, struct arena *ar, int cls, uint64_t size,
-		     struct block **out)
+/* The block at base (from ops.get, or adopted) joins arena ar as one free chunk, indexed.
+ * The indexes must have room for two more chunks of cls (this one and the split that
+ * follows) and one more whole block. -ENOMEM: nothing changed, the memory is the
+ * caller's. */
+static int block_insert(struct tfs_pool *p, struct arena *ar, int cls, uint64_t size,
+			uint64_t base, void *cookie, struct block **out)
 {
 	struct block *b = calloc(1, sizeof(*b));
 	struct tfs_pool_chunk *c = calloc(1, sizeof(*c));
-	uint64_t base = 0;
-	void *cookie = NULL;
-	int rc = -ENOMEM;
 
-	if (!b || !c)
-		goto fail;
-	rc = p->ops.get(p->ctx, size, &base, &cookie);
-	if (rc == -ENOSPC || rc == -ENOMEM) {
-		/* Memory is short: what the cache holds is worth more to the caller. */
-		trim_locked(p);
-		rc = p->ops.get(p->ctx, size, &base, &cookie);
-		if (rc == -ENOMEM)
-			rc = -ENOSPC;
+	if (!b || !c) {
+		free(b);
+		free(c);
+		return -ENOMEM;
 	}
-	if (rc < 0)
-		goto fail;
-	p->st.gets++;
 	b->base = base;
 	b->size = size;
 	b->cookie = cookie;
@@ -335,9 +325,30 @@ static int block_new(struct tfs_pool *p, struct arena *ar, int cls, uint64_t siz
 	p->st.nblocks++;
 	*out = b;
 	return 0;
-fail:
-	free(b);
-	free(c);
+}
+
+/* A new block of class cls whose single free chunk is indexed (as block_insert). */
+static int block_new(struct tfs_pool *p, struct arena *ar, int cls, uint64_t size,
+		     struct block **out)
+{
+	uint64_t base = 0;
+	void *cookie = NULL;
+	int rc;
+
+	rc = p->ops.get(p->ctx, size, &base, &cookie);
+	if (rc == -ENOSPC || rc == -ENOMEM) {
+		/* Memory is short: what the cache holds is worth more to the caller. */
+		trim_locked(p);
+		rc = p->ops.get(p->ctx, size, &base, &cookie);
+		if (rc == -ENOMEM)
+			rc = -ENOSPC;
+	}
+	if (rc < 0)
+		return rc;
+	p->st.gets++;
+	rc = block_insert(p, ar, cls, size, base, cookie, out);
+	if (rc < 0)
+		p->ops.put(p->ctx, base, size, cookie);
 	return rc;
 }
 
@@ -599,6 +610,117 @@ void tfs_pool_free(struct tfs_pool *p, struct tfs_pool_chunk *c)
 		return;
 	pthread_mutex_lock(&p->mu);
 	free_locked(p, c);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static struct block *block_at(struct tfs_pool *p, uint64_t base)
+{
+	for (struct arena *ar = p->arenas; ar; ar = ar->next)
+		for (struct block *b = ar->blocks; b; b = b->next)
+			if (b->base == base)
+				return b;
+	return NULL;
+}
+
+/* Free chunk c, indexed, is cut at off (c->off < off < its end) into two free chunks. The
+ * index must have room for one more. */
+static int split_free(struct tfs_pool_chunk *c, uint64_t off)
+{
+	struct tfs_pool_chunk *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	idx_del(c);
+	r->blk = c->blk;
+	r->off = off;
+	r->size = c->off + c->size - off;
+	r->free = 1;
+	r->prev = c;
+	r->next = c->next;
+	if (c->next)
+		c->next->prev = r;
+	c->next = r;
+	c->size = off - c->off;
+	c->blk->nchunks++;
+	need_adjust(c->blk, 1);
+	idx_add(c);
+	idx_add(r);
+	return 0;
+}
+
+int tfs_pool_adopt(struct tfs_pool *p, struct tfs_pool_key key, uint64_t base, uint64_t size,
+		   void *cookie, uint64_t off, uint64_t bytes, struct tfs_pool_chunk **out)
+{
+	uint64_t need = round_up(bytes, p->cfg.align);
+	struct tfs_pool_chunk *c, *spare = NULL;
+	struct arena *ar;
+	struct block *b;
+	int rc = -EINVAL, cls, added = 0;
+
+	if (!bytes || bytes > POOL_MAX_REQUEST || !size || size % p->cfg.align ||
+	    off % p->cfg.align || off > size || need > size - off)
+		return -EINVAL;
+	cls = size == p->cfg.small_block ? CLS_SMALL :
+	      size == p->cfg.medium_block ? CLS_MEDIUM : CLS_LARGE;
+	pthread_mutex_lock(&p->mu);
+	b = block_at(p, base);
+	if (b && (b->size != size || b->cookie != cookie || !key_eq(b->arena->key, key)))
+		goto out;
+	ar = b ? b->arena : arena_get(p, key);
+	rc = -ENOMEM;
+	if (!ar)
+		goto out;
+	spare = malloc(sizeof(*spare));
+	if (!spare || idx_reserve(&ar->idx[cls], ar->idx[cls].need + 3) ||
+	    (cls == CLS_LARGE && idx_reserve(&ar->idx[IDX_WHOLE], ar->idx[IDX_WHOLE].need + 1)))
+		goto out;
+	if (!b) {
+		if ((rc = block_insert(p, ar, cls, size, base, cookie, &b)))
+			goto out;
+		added = 1;
+	}
+	/* The free chunk that holds [off, off + need): anything else is a record that
+	 * overlaps another. */
+	for (c = b->first; c && c->off + c->size <= off; c = c->next)
+		;
+	rc = -EINVAL;
+	if (!c || !c->free || off + need > c->off + c->size)
+		goto fail_block;
+	if (c->off < off) {
+		if ((rc = split_free(c, off)))
+			goto fail_block;
+		c = c->next;
+	}
+	carve(p, c, need, bytes, &spare);
+	*out = c;
+	rc = 0;
+	goto out;
+fail_block:
+	if (added) {
+		/* Not the pool's: the caller keeps the memory. */
+		need_block(b, -1);
+		idx_del(b->first);
+		arena_unlink(b);
+		p->st.reserved -= b->size;
+		p->st.nblocks--;
+		free(b->first);
+		free(b);
+	}
+out:
+	pthread_mutex_unlock(&p->mu);
+	free(spare);
+	return rc;
+}
+
+void tfs_pool_adopt_end(struct tfs_pool *p, void (*zero)(void *ctx, uint64_t addr, uint64_t len),
+			void *ctx)
+{
+	pthread_mutex_lock(&p->mu);
+	for (struct arena *ar = p->arenas; ar; ar = ar->next)
+		for (struct block *b = ar->blocks; b; b = b->next)
+			for (struct tfs_pool_chunk *c = b->first; c; c = c->next)
+				if (c->free)
+					zero(ctx, b->base + c->off, c->size);
 	pthread_mutex_unlock(&p->mu);
 }
 

@@ -102,6 +102,21 @@ uint64_t tfs_pool_growth_room(uint64_t old_bytes, uint64_t new_bytes);
  * copies and frees c. Equal key: 0. */
 int tfs_pool_rekey(struct tfs_pool *p, struct tfs_pool_chunk *c, struct tfs_pool_key key);
 
+/* Restart after a crash: the pool takes back what an earlier process of the daemon made.
+ * tfs_pool_adopt: the live allocation of bytes at offset off of the block at base (size
+ * bytes, the backend's cookie, obtained through ops.get by that process), for key. The
+ * first adoption in a block brings the block in, with everything else in it free; its class
+ * follows from its size. -EINVAL when it does not fit: the block has another size, cookie
+ * or key, or the range overlaps a live allocation or leaves the block (a record that
+ * contradicts another); -ENOMEM. On error nothing changed (a block brought in by this call
+ * is not the pool's: the caller still owns its memory). tfs_pool_adopt_end, after the last
+ * adoption: calls zero for each free range of the blocks, whose bytes nobody vouches for
+ * (a consumer may have written past its tensor), under the pool's lock. */
+int tfs_pool_adopt(struct tfs_pool *p, struct tfs_pool_key key, uint64_t base, uint64_t size,
+		   void *cookie, uint64_t off, uint64_t bytes, struct tfs_pool_chunk **out);
+void tfs_pool_adopt_end(struct tfs_pool *p, void (*zero)(void *ctx, uint64_t addr, uint64_t len),
+			void *ctx);
+
 /* Release every cached block. */
 void tfs_pool_trim(struct tfs_pool *p);
 

@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 
 #include "cuda_internal.h"
+#include "keeper.h"
+#include "meta.h"
 #include "log.h"
 
 /* tfs_pool_alloc, trying once more when the device is full: memory freed may still be on
@@ -36,6 +38,51 @@ static int pool_alloc(struct cdev *d, struct tfs_pool_key key, uint64_t bytes,
 /* ---- pool callbacks: run under the pool's lock, on a thread whose current device is the
  * pool's ---- */
 
+/* A block from the keeper (keeper.h), mapped here: 0, -ENOMEM (the device is full: the pool
+ * trims its cache and asks again) or -EIO. */
+static int keeper_block(struct cdev *d, uint64_t size, struct cblock *cb)
+{
+	struct tfs_keeper_req req = { .op = TFS_KEEPER_ALLOC, .size = size, .device = d->ordinal };
+	struct tfs_keeper_rep rep;
+	cudaError_t e;
+	int rc = tfs_keeper_call(&req, &rep, NULL);
+
+	if (rc)
+		return rc == -ENOMEM ? -ENOMEM : -EIO;
+	memcpy(&cb->handle, rep.handle, sizeof(cb->handle));
+	e = cudaIpcOpenMemHandle(&cb->ptr, cb->handle, cudaIpcMemLazyEnablePeerAccess);
+	if (e != cudaSuccess) {
+		struct tfs_keeper_req fr = { .op = TFS_KEEPER_FREE, .id = rep.id };
+
+		tfs_cuda_fail(e, "cudaIpcOpenMemHandle", d->ordinal);
+		tfs_keeper_call(&fr, &rep, NULL);
+		return -EIO;
+	}
+	cb->have_handle = 1;
+	cb->kid = rep.id;
+	return 0;
+}
+
+/* The block's memory goes: unmapped and given back to the keeper, or freed. */
+static void block_drop(struct cblock *cb, struct cdev *d)
+{
+	struct tfs_keeper_req req = { .op = TFS_KEEPER_FREE, .id = cb->kid };
+	struct tfs_keeper_rep rep;
+	cudaError_t e;
+
+	if (!cb->kid) {
+		e = cudaFree(cb->ptr);
+		if (e != cudaSuccess)
+			tfs_cuda_fail(e, "cudaFree", d->ordinal);
+		return;
+	}
+	e = cudaIpcCloseMemHandle(cb->ptr);
+	if (e != cudaSuccess)
+		tfs_cuda_fail(e, "cudaIpcCloseMemHandle", d->ordinal);
+	if (tfs_keeper_call(&req, &rep, NULL))
+		tfs_log(LOG_WARNING, "cuda: device %d: the keeper did not free a block", d->ordinal);
+}
+
 static int block_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)
 {
 	struct cdev *d = ctx;
@@ -54,7 +101,18 @@ static int block_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)
 		atomic_fetch_sub(&be->reserved, size);
 		return -ENOMEM;
 	}
-	e = cudaMalloc(&cb->ptr, size);
+	if (tfs_keeper_present()) {
+		int rc = keeper_block(d, size, cb);
+
+		if (rc) {
+			atomic_fetch_sub(&be->reserved, size);
+			free(cb);
+			return rc;
+		}
+		e = cudaSuccess;
+	} else {
+		e = cudaMalloc(&cb->ptr, size);
+	}
 	if (e != cudaSuccess) {
 		/* Expected when the device is full: the pool trims its cache and retries, and
 		 * the caller reports ENOSPC, so no error here. */
@@ -67,7 +125,7 @@ static int block_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)
 	}
 	/* cudaMalloc makes no promise about what the memory holds. */
 	if (tfs_cuda_dev_copy_zero(d, 0, 0, 0, (uint64_t)(uintptr_t)cb->ptr, size) < 0) {
-		cudaFree(cb->ptr);
+		block_drop(cb, d);
 		atomic_fetch_sub(&be->reserved, size);
 		free(cb);
 		return -EIO;
@@ -84,9 +142,8 @@ static void block_put(void *ctx, uint64_t base, uint64_t size, void *cookie)
 	cudaError_t e;
 
 	(void)base;
-	e = cudaFree(cb->ptr);
-	if (e != cudaSuccess)
-		tfs_cuda_fail(e, "cudaFree", d->ordinal);
+	(void)e;
+	block_drop(cb, d);
 	atomic_fetch_sub(&d->be->reserved, size);
 	free(cb);
 }
@@ -310,4 +367,128 @@ void tfs_cuda_stats(struct tfs_backend *be, struct tfs_backend_stats *st)
 		st->nallocs += ps.nallocs;
 	}
 	st->total = be->cap ? be->cap : be->total;
+}
+
+/* ---- restart: the keeper's blocks back into the pools ---- */
+
+int tfs_cuda_list_found(struct tfs_backend *be)
+{
+	struct tfs_keeper_req req = { .op = TFS_KEEPER_LIST };
+	struct tfs_keeper_rep rep;
+	size_t cap = 0;
+	int rc;
+
+	if (!tfs_keeper_present())
+		return 0;
+	while ((rc = tfs_keeper_call(&req, &rep, NULL)) == 0) {
+		struct kfound *f;
+
+		req.id = rep.id;
+		if (be->nfound == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct kfound *nf = realloc(be->found, ncap * sizeof(*nf));
+
+			if (!nf)
+				return -ENOMEM;
+			be->found = nf;
+			cap = ncap;
+		}
+		f = &be->found[be->nfound++];
+		memset(f, 0, sizeof(*f));
+		f->id = rep.id;
+		f->size = rep.size;
+		f->device = rep.device;
+		memcpy(&f->handle, rep.handle, sizeof(f->handle));
+	}
+	return rc == -ENOENT ? 0 : rc;
+}
+
+int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out)
+{
+	struct kfound *f = NULL;
+	struct tfs_alloc *a;
+	struct cdev *d;
+	cudaError_t e;
+	int rc;
+
+	for (size_t i = 0; i < be->nfound && !f; i++)
+		if (be->found[i].device == m->device &&
+		    memcmp(&be->found[i].handle, m->ipc_handle, sizeof(be->found[i].handle)) == 0)
+			f = &be->found[i];
+	if (!f)
+		return -ENOENT;
+	rc = tfs_cuda_dev_get(be, m->device, &d);
+	if (rc < 0)
+		return rc;
+	if (!f->cb) {
+		struct cblock *cb = calloc(1, sizeof(*cb));
+
+		if (!cb)
+			return -ENOMEM;
+		cb->handle = f->handle;
+		e = cudaIpcOpenMemHandle(&cb->ptr, cb->handle, cudaIpcMemLazyEnablePeerAccess);
+		if (e != cudaSuccess) {
+			free(cb);
+			return tfs_cuda_fail(e, "cudaIpcOpenMemHandle", d->ordinal);
+		}
+		cb->have_handle = 1;
+		cb->kid = f->id;
+		f->cb = cb;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->dev = d;
+	a->key = owner_key(m->uid, m->gid, m->mode);
+	rc = tfs_pool_adopt(d->pool, a->key, (uint64_t)(uintptr_t)f->cb->ptr, f->size, f->cb,
+			    m->ipc_offset, m->bytes, &a->chunk);
+	if (rc < 0) {
+		free(a);
+		return rc;
+	}
+	if (!f->used)
+		atomic_fetch_add(&be->reserved, f->size);
+	f->used = 1;
+	*out = a;
+	return 0;
+}
+
+static void zero_free(void *ctx, uint64_t addr, uint64_t len)
+{
+	tfs_cuda_dev_copy_zero(ctx, 0, 0, 0, addr, len);
+}
+
+int tfs_cuda_adopt_end(struct tfs_backend *be)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < be->nfound; i++) {
+		struct kfound *f = &be->found[i];
+		struct tfs_keeper_req req = { .op = TFS_KEEPER_FREE, .id = f->id };
+		struct tfs_keeper_rep rep;
+
+		if (f->used)
+			continue;
+		if (f->cb) {
+			cudaSetDevice(f->device);
+			cudaIpcCloseMemHandle(f->cb->ptr);
+			free(f->cb);
+		}
+		tfs_log(LOG_NOTICE, "cuda: device %d: freeing a block of %" PRIu64 " bytes no "
+			"record names", f->device, f->size);
+		tfs_keeper_call(&req, &rep, NULL);
+		n++;
+	}
+	if (be->nfound) {
+		for (int i = 0; i < be->ndev; i++) {
+			struct cdev *d = atomic_load_explicit(&be->devs[i], memory_order_acquire);
+
+			if (d && tfs_cuda_dev_current(d) == 0)
+				tfs_pool_adopt_end(d->pool, zero_free, d);
+		}
+	}
+	free(be->found);
+	be->found = NULL;
+	be->nfound = 0;
+	return n;
 }

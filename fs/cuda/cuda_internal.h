@@ -88,6 +88,17 @@ struct cblock {
 	void *ptr;
 	int have_handle;
 	cudaIpcMemHandle_t handle;
+	uint64_t kid;           /* the keeper's id: ptr is its block, opened here; 0: ours */
+};
+
+/* A block the keeper held when this daemon started (a restart): adopted by tfs_cuda_adopt
+ * or freed by tfs_cuda_adopt_end. */
+struct kfound {
+	uint64_t id, size;
+	int device;
+	int used;               /* a tensor of it was adopted: the pool owns cb */
+	cudaIpcMemHandle_t handle;
+	struct cblock *cb;      /* opened here, NULL until a record names it */
 };
 
 struct tfs_alloc {
@@ -122,6 +133,8 @@ struct tfs_backend {
 	pthread_mutex_t areas_mu;
 	struct rarea *areas;                    /* read_fd()'s, one per thread that read */
 	unsigned gen;                           /* tells this backend's areas (my_gen) */
+	struct kfound *found;                   /* start-up only: the keeper's inventory */
+	size_t nfound;
 };
 
 /* Where read_fd() puts a read for the FUSE reply to splice from: a thread's own memfd,
@@ -212,6 +225,10 @@ int tfs_cuda_export_handle(struct tfs_backend *be, struct tfs_alloc *a,
 int tfs_cuda_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, gid_t gid,
 		       mode_t mode);
 void tfs_cuda_stats(struct tfs_backend *be, struct tfs_backend_stats *st);
+/* backend.h's adopt and adopt_end (alloc.c); tfs_cuda_list_found at init (alloc.c). */
+int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out);
+int tfs_cuda_adopt_end(struct tfs_backend *be);
+int tfs_cuda_list_found(struct tfs_backend *be);
 
 /* copy.c. Each copy holds a staging slot (taken under d->mu) while it runs; read_fd takes
  * be->areas_mu on a thread's first read. */

@@ -274,7 +274,10 @@ int tfs_cuda_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 			(void)cudaGetLastError();
 	}
 	rc = tfs_cuda_dev_get(be, device, &d);
+	if (rc == 0)
+		rc = tfs_cuda_list_found(be);
 	if (rc < 0) {
+		free(be->found);
 		pthread_mutex_destroy(&be->areas_mu);
 		pthread_mutex_destroy(&be->marks_mu);
 		pthread_mutex_destroy(&be->init_mu);
@@ -307,6 +310,7 @@ void tfs_cuda_fini(struct tfs_backend *be)
 		close(r->fd);
 		free(r);
 	}
+	tfs_cuda_adopt_end(be);     /* nothing left to adopt after a failed start */
 	for (i = 0; i < be->ndev; i++)
 		dev_destroy(atomic_load(&be->devs[i]));
 	if (be->io)

@@ -17,4 +17,6 @@ const struct tfs_backend_ops tfs_backend_cuda = {
 	.io_region = tfs_cuda_io_region,
 	.read_fd = tfs_cuda_read_fd,
 	.stats = tfs_cuda_stats,
+	.adopt = tfs_cuda_adopt,
+	.adopt_end = tfs_cuda_adopt_end,
 };

@@ -556,8 +556,90 @@ static void test_threads(void)
 	ok(f.nblocks == 0 && f.out == 0, "destroy releases every block");
 }
 
+/* The pool that "crashes": its blocks stay out when it goes. */
+static void keep_put(void *ctx, uint64_t base, uint64_t size, void *cookie)
+{
+	(void)ctx; (void)base; (void)size; (void)cookie;
+}
+
+static const struct tfs_pool_block_ops crash_ops = { fake_get, keep_put };
+
+static void count_zero(void *ctx, uint64_t addr, uint64_t len)
+{
+	(void)addr;
+	*(uint64_t *)ctx += len;
+}
+
+/* A restarted daemon takes back the chunks of a pool that died (tfs_pool_adopt): same
+ * addresses, the rest of each block free, contradictions refused, everything given back
+ * through put at the end. */
+static void test_adopt(void)
+{
+	struct fake f;
+	struct tfs_pool *p1, *p2;
+	struct tfs_pool_chunk *c[6], *a[6], *x;
+	uint64_t sizes[6] = { 4 * KiB, 100 * KiB, 700 * KiB, 3 * MiB, 20 * MiB, 40 * MiB + 512 };
+	uint64_t freed = 0, reserved = 0;
+	struct tfs_pool_stats st;
+	int i, same = 1;
+
+	struct { uint64_t base, size, off, addr; void *cookie; } r[6];
+
+	fake_init(&f, 0);
+	p1 = tfs_pool_new(NULL, &crash_ops, &f);
+	for (i = 0; i < 6; i++) {
+		tfs_pool_alloc(p1, K(i % 2 + 1), sizes[i], 0, &c[i]);
+		r[i].base = tfs_pool_chunk_block_base(c[i]);
+		r[i].size = tfs_pool_chunk_block_size(c[i]);
+		r[i].off = tfs_pool_chunk_offset(c[i]);
+		r[i].addr = tfs_pool_chunk_addr(c[i]);
+		r[i].cookie = tfs_pool_chunk_cookie(c[i]);
+	}
+	tfs_pool_get_stats(p1, &st);
+	reserved = st.reserved;
+	/* The "crash": the pool goes, its blocks stay out; a new pool takes them back. */
+	tfs_pool_destroy(p1);
+	p2 = tfs_pool_new(NULL, &fake_ops, &f);
+	for (i = 0; i < 6; i++) {
+		int rc = tfs_pool_adopt(p2, K(i % 2 + 1), r[i].base, r[i].size, r[i].cookie,
+					r[i].off, sizes[i], &a[i]);
+		ok(rc == 0, "adopt chunk %d: %d", i, rc);
+		if (rc == 0 && tfs_pool_chunk_addr(a[i]) != r[i].addr)
+			same = 0;
+	}
+	ok(same, "adopted chunks keep their addresses");
+	ok(pool_ok(p2), "adopted pool consistent");
+	tfs_pool_get_stats(p2, &st);
+	ok(st.reserved == reserved && st.nallocs == 6, "adopted blocks: %llu bytes (was %llu), "
+	   "%llu allocations", (unsigned long long)st.reserved, (unsigned long long)reserved,
+	   (unsigned long long)st.nallocs);
+	ok(tfs_pool_adopt(p2, K(1), r[0].base, r[0].size, r[0].cookie,
+			  r[0].off, 512, &x) == -EINVAL,
+	   "a second record on a live range is refused");
+	ok(tfs_pool_adopt(p2, K(9), r[2].base, r[2].size, r[2].cookie,
+			  r[2].size - 512, 512, &x) == -EINVAL,
+	   "another key in a block is refused");
+	ok(tfs_pool_adopt(p2, K(1), r[0].base, r[0].size, r[0].cookie,
+			  r[0].size - 512, 1024, &x) == -EINVAL,
+	   "a range past the block's end is refused");
+	ok(pool_ok(p2), "still consistent after the refusals");
+	tfs_pool_adopt_end(p2, count_zero, &freed);
+	ok(freed > st.reserved - st.used - 6 * 512 && freed <= st.reserved - st.used,
+	   "adopt_end zeroes the free ranges (%llu bytes)", (unsigned long long)freed);
+	ok(tfs_pool_alloc(p2, K(1), 8 * KiB, 0, &x) == 0 && pool_ok(p2) &&
+	   tfs_pool_chunk_block_base(x) == tfs_pool_chunk_block_base(a[0]),
+	   "a new small allocation fills the adopted block");
+	tfs_pool_free(p2, x);
+	for (i = 0; i < 6; i++)
+		tfs_pool_free(p2, a[i]);
+	tfs_pool_trim(p2);
+	tfs_pool_destroy(p2);
+	ok(f.nblocks == 0, "every adopted block went back through put (%ld out)", f.nblocks);
+}
+
 int main(void)
 {
+	test_adopt();
 	test_basics();
 	test_isolation();
 	test_large_and_cache();
