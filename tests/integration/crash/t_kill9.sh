@@ -29,21 +29,44 @@ sleep 600 & holder=$!
 r=$(qsend "{\"op\":\"get\",\"name\":\"a/t5\",\"pid\":$holder,\"node\":\"n1\"}")
 check "a/t5 held through the queue" bash -c "echo '$r' | grep -q '\"ok\":true'"
 sleep 600 < "$M/w/t7" & opener=$!
-# A process that maps t2's object and keeps it: after the crash it writes through it.
-obj=$(xget "$M/a/b/c/t2" ipc_handle | tail -c +9 | tr -d '\0')
-/usr/bin/env python3 - "/dev/shm$obj" "$T/mapped" <<'PY' & mapper=$!
-import mmap, os, sys, time
-fd = os.open(sys.argv[1], os.O_RDWR)
-m = mmap.mmap(fd, os.fstat(fd).st_size)
-first = bytes(m[:64])
-open(sys.argv[2] + ".ready", "w").close()
-while not os.path.exists(sys.argv[2] + ".go"):
+# A process that maps t2's memory through its handle and keeps it: after the crash it
+# checks the bytes and writes through its mapping.
+if [ "$BACKEND" = cuda ]; then
+	target="$(_map_hex "$M/a/b/c/t2") $(xget "$M/a/b/c/t2" ipc_offset)"
+else
+	target="/dev/shm$(xget "$M/a/b/c/t2" ipc_handle | tail -c +9 | tr -d '\0')"
+fi
+python3 - "$BACKEND" "$T/mapped" $target <<'PY' & mapper=$!
+import ctypes, os, sys, time
+backend, out = sys.argv[1], sys.argv[2]
+if backend == "cuda":
+    import cupy
+    rt = cupy.cuda.runtime
+    ptr = rt.ipcOpenMemHandle(bytes.fromhex(sys.argv[3])) + int(sys.argv[4])
+    def read():
+        b = ctypes.create_string_buffer(64)
+        rt.memcpy(ctypes.addressof(b), ptr, 64, rt.memcpyDeviceToHost)
+        return b.raw
+    def write(data):
+        b = ctypes.create_string_buffer(data, len(data))
+        rt.memcpy(ptr, ctypes.addressof(b), len(data), rt.memcpyHostToDevice)
+        rt.deviceSynchronize()
+else:
+    import mmap
+    fd = os.open(sys.argv[3], os.O_RDWR)
+    m = mmap.mmap(fd, os.fstat(fd).st_size)
+    read = lambda: bytes(m[:64])
+    def write(data):
+        m[0:len(data)] = data
+first = read()
+open(out + ".ready", "w").close()
+while not os.path.exists(out + ".go"):
     time.sleep(0.02)
-ok = bytes(m[:64]) == first
-m[0:4] = b"KEPT"
-open(sys.argv[2], "w").write("same" if ok else "changed")
+ok = read() == first
+write(b"KEPT")
+open(out, "w").write("same" if ok else "changed")
 PY
-for _ in $(seq 100); do [ -e "$T/mapped.ready" ] && break; sleep 0.05; done
+for _ in $(seq 600); do [ -e "$T/mapped.ready" ] && break; sleep 0.05; done
 sync "$M"
 d=$(daemon_pid "$M")
 check "the daemon is a child of its keeper" test -n "$d"
@@ -62,8 +85,7 @@ touch "$T/mapped.go"
 wait "$mapper"
 eq "the mapping process noticed nothing" same "$(cat "$T/mapped")"
 eq "what it wrote through its mapping is what the file reads" KEPT "$(head -c 4 "$M/a/b/c/t2")"
-eq "a new process maps the handle and reads the bytes" "$(head -c 8192 "$M/t4" | md5sum)" \
-	"$("$SHM_MAP_BIN" "$M/t4" dump | head -c 8192 | md5sum)"
+eq "a new process maps the handle and reads the bytes" "$(md5sum < "$M/t4")" "$(map_dump "$M/t4" | md5sum)"
 eq "the queue hold still counts" 2 "$(xget "$M/a/t5" refcount)"
 eq "the open of the dead mount does not" 1 "$(xget "$M/w/t7" refcount)"
 bad=0
