@@ -201,6 +201,10 @@ $(CTL): $(CTL_OBJS) $(STLIB)
 $(O)/tests/test_formats: tests/unit/test_formats.c $(CTL_FMT_OBJS) $(STLIB) lib/*.h tools/tensorctl/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(REAL_CFLAGS) -Itools/tensorctl -o $@ $< $(CTL_FMT_OBJS) $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
+# tensorctl top's reading of the daemon's counters (topstats.c), tested alone.
+$(O)/tests/test_topstats: tests/unit/test_topstats.c $(O)/tools/tensorctl/topstats.o $(STLIB) tools/tensorctl/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(REAL_CFLAGS) -Itools/tensorctl -o $@ $< $(O)/tools/tensorctl/topstats.o $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
 install: install-tensorctl
 install-tensorctl: $(CTL)
 	mkdir -p $(DESTDIR)$(PREFIX)/$(BINARY_PATH) $(DESTDIR)$(PREFIX)/share/man/man1
