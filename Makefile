@@ -215,3 +215,28 @@ uninstall-tensorctl:
 	rm -f $(DESTDIR)$(PREFIX)/$(BINARY_PATH)/tensorctl $(DESTDIR)$(PREFIX)/share/man/man1/tensorctl.1
 .PHONY: install-tensorctl uninstall-tensorctl
 # --- end tensorctl ---
+
+# --- the service (issue 17): the systemd unit, its options file, the daemon's man page.
+# The unit goes where systemd looks for units of PREFIX (/usr/local/lib/systemd/system is
+# on its path); the options file is the administrator's: written only when absent, and
+# removed by uninstall only when unchanged.
+SYSTEMD_UNIT_DIR?=$(PREFIX)/lib/systemd/system
+SYSCONFDIR?=/etc
+MAN8DIR?=$(PREFIX)/share/man/man8
+install: install-service
+install-service: $(DAEMON)
+	mkdir -p $(DESTDIR)$(SYSTEMD_UNIT_DIR) $(DESTDIR)$(MAN8DIR) $(DESTDIR)$(SYSCONFDIR)/default
+	sed 's|@BINDIR@|$(PREFIX)/$(BINARY_PATH)|g' systemd/tensorfs@.service.in > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/tensorfs@.service
+	chmod 644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/tensorfs@.service
+	$(INSTALL) -m 644 docs/tensorfs.8 $(DESTDIR)$(MAN8DIR)
+	[ -e $(DESTDIR)$(SYSCONFDIR)/default/tensorfs ] || \
+	  $(INSTALL) -m 644 systemd/tensorfs.default $(DESTDIR)$(SYSCONFDIR)/default/tensorfs
+	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
+uninstall: uninstall-service
+uninstall-service:
+	rm -f $(DESTDIR)$(SYSTEMD_UNIT_DIR)/tensorfs@.service $(DESTDIR)$(MAN8DIR)/tensorfs.8
+	if cmp -s systemd/tensorfs.default $(DESTDIR)$(SYSCONFDIR)/default/tensorfs; then \
+	  rm -f $(DESTDIR)$(SYSCONFDIR)/default/tensorfs; fi
+	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
+.PHONY: install-service uninstall-service
+# --- end service ---
