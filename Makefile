@@ -129,13 +129,19 @@ $(O)/tensorfs.pc: Makefile
 deps:
 	scripts/install-deps.sh
 
+# What needs root goes through sudo for a normal user, and runs as is for root (a fresh
+# Debian 12 has no sudo).
+SUDO:=$(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
 # The main job: a tensorfs mount at MOUNTPOINT with its own private redis-server.
 MOUNTPOINT?=/mnt/tensors
-# Sub-makes: on a fresh machine the pkg-config flags above are empty until deps ran.
+# Sub-makes: on a fresh machine the pkg-config flags above are empty until deps ran. A
+# normal user's daemon runs as that user (fusermount3 mounts for it) on a mount point it
+# owns, so the mount is theirs.
 run:
 	scripts/install-deps.sh
 	$(MAKE) all
-	mkdir -p $(MOUNTPOINT)
+	$(if $(SUDO),$(SUDO) install -d -o "$$(id -u)" -g "$$(id -g)" $(MOUNTPOINT),mkdir -p $(MOUNTPOINT))
 	$(DAEMON) $(TFS_OPTS) $(MOUNTPOINT)
 	@echo "tensorfs mounted on $(MOUNTPOINT); unmount with: fusermount3 -u $(MOUNTPOINT)"
 
@@ -144,18 +150,19 @@ asan:
 	$(MAKE) O=build-asan SANITIZE=1 OPTIMIZATION=-O1 LOCK_STATS=1
 
 # The test command of the README: builds both flavours, then unit and integration tests
-# against a real redis-server and a real FUSE mount, under the ASan/UBSan build too.
+# against a real redis-server and a real FUSE mount, under the ASan/UBSan build too. The
+# builds are the user's; the tests need root (mounts, a second uid).
 test:
 	scripts/install-deps.sh
 	$(MAKE) all
 	$(MAKE) asan
-	tests/run.sh build build-asan
+	$(SUDO) tests/run.sh build build-asan
 
 test-gpu: all
 	tests/gpu/run.sh build
 
 bench: all
-	tests/bench/run.sh build
+	$(SUDO) tests/bench/run.sh build
 
 # libtensorfs: open-by-path latency beside PyTorch's CUDA IPC, tfs_read/tfs_write beside
 # cudaMemcpy (issue 4; tests/bench/RESULTS-lib.md)
