@@ -208,23 +208,25 @@ int main(int argc, char *argv[])
 	o->threads = -1;         /* not given */
 	o->entry_timeout = 1;
 	if (fuse_opt_parse(&args, o, opt_table, opt_proc) == -1)
-		return 1;
+		goto out_args;
 	if (o->show_help) {
 		usage(argv[0]);
 		printf("\nFUSE options:\n");
 		fuse_cmdline_help();
 		fuse_lowlevel_help();
-		return 0;
+		rc = 0;
+		goto out_args;
 	}
 	if (o->show_version) {
 		printf("tensorfs %d.%d (FUSE %s)\n", TFS_VERSION_MAJOR, TFS_VERSION_MINOR,
 		       fuse_pkgversion());
-		return 0;
+		rc = 0;
+		goto out_args;
 	}
 	if (nnonopts && fuse_opt_add_arg(&args, nonopts[nnonopts - 1]))
 		goto out_args;
 	if (fuse_parse_cmdline(&args, &cmd) != 0)
-		return 1;
+		goto out_args;
 	if (!cmd.mountpoint) {
 		fprintf(stderr, "tensorfs: no mount point given (try --help)\n");
 		goto out_args;
