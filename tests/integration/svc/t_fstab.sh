@@ -22,16 +22,16 @@ check "it is a fuse.tensorfs mount" grep -q "^tensorfs $M fuse.tensorfs " /proc/
 eq "max-bytes=64M from the line: statfs reports 64 MiB" 67108864 \
 	"$(stat -f -c '%b %S' "$M" | awk '{print $1 * $2}')"
 pid=$(getfattr --only-values -n user.tensorfs.stats "$M" 2>/dev/null | grep -o '"pid":[0-9]*' | cut -d: -f2)
-check "the daemon serving it is running" kill -0 "${pid:-0}"
+check "the daemon serving it is running" kill -0 "${pid:-none}"
 head -c 4096 /dev/urandom > blob
 check "a tensor written through it reads back" bash -c "cp blob '$M/x' && cmp blob '$M/x'"
 eq "node=fst from the line names the records" fst "$(xget "$M/x" node)"
 check "umount MNT unmounts" timeout 30 umount "$M"
 check "nothing is mounted there any more" bash -c "! mountpoint -q '$M'"
-for _ in $(seq 200); do kill -0 "${pid:-0}" 2>/dev/null || break; sleep 0.05; done
-check "the daemon has exited" bash -c "! kill -0 ${pid:-0} 2>/dev/null"
+for _ in $(seq 200); do kill -0 "${pid:-none}" 2>/dev/null || break; sleep 0.05; done
+check "the daemon has exited" bash -c "! kill -0 ${pid:-none} 2>/dev/null"
 eq "its tensor records are removed" "" "$(rcli --scan --pattern 'tensorfs:tensor:*')"
-eq "no shared memory is left" "" "$(ls /dev/shm | grep "^tensorfs\.${pid:-0}\." || true)"
+eq "no shared memory is left" "" "$(ls /dev/shm | grep "^tensorfs\.${pid:-none}\." || true)"
 check "its log says it unmounted and holds no sanitizer report" \
 	bash -c "grep -q 'unmounting $M' mnt.log && ! grep -q Sanitizer mnt.log"
 finish

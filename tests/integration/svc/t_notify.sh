@@ -53,7 +53,7 @@ check "a NOTIFY_SOCKET that is not a unix path: a warning, the mount works" bash
 for d in "$M" "$M2" "$T/m3"; do
 	p=$(getfattr --only-values -n user.tensorfs.stats "$d" 2>/dev/null | grep -o '"pid":[0-9]*' | cut -d: -f2)
 	fusermount3 -u "$d"
-	for _ in $(seq 200); do kill -0 "${p:-0}" 2>/dev/null || break; sleep 0.05; done
-	check "$(basename "$d"): unmounted, the daemon exited" bash -c "! mountpoint -q '$d' && ! kill -0 ${p:-0} 2>/dev/null"
+	for _ in $(seq 200); do kill -0 "${p:-none}" 2>/dev/null || break; sleep 0.05; done
+	check "$(basename "$d"): unmounted, the daemon exited" bash -c "! mountpoint -q '$d' && ! kill -0 ${p:-none} 2>/dev/null"
 done
 finish

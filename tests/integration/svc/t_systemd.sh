@@ -32,10 +32,10 @@ check "a tensor on it" bash -c "touch '$M/x' && setfattr -n user.tensor.shape -v
 eq "its record is in Redis" 16 "$(rcli hget tensorfs:tensor:x bytes)"
 check "systemctl stop $unit" timeout 90 systemctl stop "$unit"
 check "stop unmounted it" bash -c "! mountpoint -q '$M'"
-check "the daemon is gone" bash -c "! kill -0 ${pid:-0} 2>/dev/null"
+check "the daemon is gone" bash -c "! kill -0 ${pid:-none} 2>/dev/null"
 eq "the unit is inactive (not failed)" inactive "$(systemctl is-active "$unit")"
 eq "its records are removed" "" "$(rcli --scan --pattern 'tensorfs:tensor:*')"
-eq "no shared memory is left" "" "$(ls /dev/shm | grep "^tensorfs\.${pid:-0}\." || true)"
+eq "no shared memory is left" "" "$(ls /dev/shm | grep "^tensorfs\.${pid:-none}\." || true)"
 cleanup_units
 trap - EXIT
 finish
