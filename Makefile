@@ -129,13 +129,19 @@ $(O)/tensorfs.pc: Makefile
 deps:
 	scripts/install-deps.sh
 
+# What needs root goes through sudo for a normal user, and runs as is for root (a fresh
+# Debian 12 has no sudo).
+SUDO:=$(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
 # The main job: a tensorfs mount at MOUNTPOINT with its own private redis-server.
 MOUNTPOINT?=/mnt/tensors
-# Sub-makes: on a fresh machine the pkg-config flags above are empty until deps ran.
+# Sub-makes: on a fresh machine the pkg-config flags above are empty until deps ran. A
+# normal user's daemon runs as that user (fusermount3 mounts for it) on a mount point it
+# owns, so the mount is theirs.
 run:
 	scripts/install-deps.sh
 	$(MAKE) all
-	mkdir -p $(MOUNTPOINT)
+	$(if $(SUDO),$(SUDO) install -d -o "$$(id -u)" -g "$$(id -g)" $(MOUNTPOINT),mkdir -p $(MOUNTPOINT))
 	$(DAEMON) $(TFS_OPTS) $(MOUNTPOINT)
 	@echo "tensorfs mounted on $(MOUNTPOINT); unmount with: fusermount3 -u $(MOUNTPOINT)"
 
@@ -144,18 +150,19 @@ asan:
 	$(MAKE) O=build-asan SANITIZE=1 OPTIMIZATION=-O1 LOCK_STATS=1
 
 # The test command of the README: builds both flavours, then unit and integration tests
-# against a real redis-server and a real FUSE mount, under the ASan/UBSan build too.
+# against a real redis-server and a real FUSE mount, under the ASan/UBSan build too. The
+# builds are the user's; the tests need root (mounts, a second uid).
 test:
 	scripts/install-deps.sh
 	$(MAKE) all
 	$(MAKE) asan
-	tests/run.sh build build-asan
+	$(SUDO) tests/run.sh build build-asan
 
 test-gpu: all
 	tests/gpu/run.sh build
 
 bench: all
-	tests/bench/run.sh build
+	$(SUDO) tests/bench/run.sh build
 
 # libtensorfs: open-by-path latency beside PyTorch's CUDA IPC, tfs_read/tfs_write beside
 # cudaMemcpy (issue 4; tests/bench/RESULTS-lib.md)
@@ -201,6 +208,10 @@ $(CTL): $(CTL_OBJS) $(STLIB)
 $(O)/tests/test_formats: tests/unit/test_formats.c $(CTL_FMT_OBJS) $(STLIB) lib/*.h tools/tensorctl/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(REAL_CFLAGS) -Itools/tensorctl -o $@ $< $(CTL_FMT_OBJS) $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
+# tensorctl top's reading of the daemon's counters (topstats.c), tested alone.
+$(O)/tests/test_topstats: tests/unit/test_topstats.c $(O)/tools/tensorctl/topstats.o $(STLIB) tools/tensorctl/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(REAL_CFLAGS) -Itools/tensorctl -o $@ $< $(O)/tools/tensorctl/topstats.o $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
 install: install-tensorctl
 install-tensorctl: $(CTL)
 	mkdir -p $(DESTDIR)$(PREFIX)/$(BINARY_PATH) $(DESTDIR)$(PREFIX)/share/man/man1
@@ -211,3 +222,28 @@ uninstall-tensorctl:
 	rm -f $(DESTDIR)$(PREFIX)/$(BINARY_PATH)/tensorctl $(DESTDIR)$(PREFIX)/share/man/man1/tensorctl.1
 .PHONY: install-tensorctl uninstall-tensorctl
 # --- end tensorctl ---
+
+# --- the service (issue 17): the systemd unit, its options file, the daemon's man page.
+# The unit goes where systemd looks for units of PREFIX (/usr/local/lib/systemd/system is
+# on its path); the options file is the administrator's: written only when absent, and
+# removed by uninstall only when unchanged.
+SYSTEMD_UNIT_DIR?=$(PREFIX)/lib/systemd/system
+SYSCONFDIR?=/etc
+MAN8DIR?=$(PREFIX)/share/man/man8
+install: install-service
+install-service: $(DAEMON)
+	mkdir -p $(DESTDIR)$(SYSTEMD_UNIT_DIR) $(DESTDIR)$(MAN8DIR) $(DESTDIR)$(SYSCONFDIR)/default
+	sed 's|@BINDIR@|$(PREFIX)/$(BINARY_PATH)|g' systemd/tensorfs@.service.in > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/tensorfs@.service
+	chmod 644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/tensorfs@.service
+	$(INSTALL) -m 644 docs/tensorfs.8 $(DESTDIR)$(MAN8DIR)
+	[ -e $(DESTDIR)$(SYSCONFDIR)/default/tensorfs ] || \
+	  $(INSTALL) -m 644 systemd/tensorfs.default $(DESTDIR)$(SYSCONFDIR)/default/tensorfs
+	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
+uninstall: uninstall-service
+uninstall-service:
+	rm -f $(DESTDIR)$(SYSTEMD_UNIT_DIR)/tensorfs@.service $(DESTDIR)$(MAN8DIR)/tensorfs.8
+	if cmp -s systemd/tensorfs.default $(DESTDIR)$(SYSCONFDIR)/default/tensorfs; then \
+	  rm -f $(DESTDIR)$(SYSCONFDIR)/default/tensorfs; fi
+	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
+.PHONY: install-service uninstall-service
+# --- end service ---

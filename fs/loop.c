@@ -23,6 +23,7 @@
 
 #include "daemon.h"
 #include "loop.h"
+#include "stats.h"
 #include "writer.h"
 #include "log.h"
 
@@ -67,6 +68,7 @@ static void *worker_main(void *arg)
 			fuse_session_exit(lp.se);
 			break;
 		}
+		tfs_stats_add(TFS_ST_REQUESTS, 1);
 		tfs_writer_defer_wakes(1);
 		fuse_session_process_buf(lp.se, &w->fbuf);
 		tfs_writer_defer_wakes(0);

@@ -28,7 +28,9 @@
 #include "writer.h"
 #include "log.h"
 #include "node.h"
+#include "notify.h"
 #include "ops.h"
+#include "stats.h"
 #include "strutil.h"
 
 struct tfs_daemon tfs_d = { .ns = PTHREAD_MUTEX_INITIALIZER };
@@ -65,7 +67,7 @@ static const struct fuse_opt opt_table[] = {
 
 static void usage(const char *prog)
 {
-	printf("usage: %s [options] MOUNTPOINT\n\n"
+	printf("usage: %s [options] [SOURCE] MOUNTPOINT\n\n"
 	       "Every option works as --name VALUE, --name=VALUE and -o name=VALUE (fstab).\n"
 	       "    --redis URL         redis://[[user]:password@]host[:port][/db] or unix:///path;\n"
 	       "                        default: start a private redis-server on a unix socket\n"
@@ -90,12 +92,24 @@ static void usage(const char *prog)
 	       "    -h, --help          this help;  -V, --version  the version\n", prog);
 }
 
+/* The words that are not options: MOUNTPOINT, or SOURCE MOUNTPOINT as mount.fuse3 passes
+ * them for an /etc/fstab line (the source is a name only, as for tmpfs). */
+static const char *nonopts[2];
+static int nnonopts;
+
 static int opt_proc(void *data, const char *arg, int key, struct fuse_args *out)
 {
 	struct tfs_opts *o = data;
 
-	(void)arg;
 	switch (key) {
+	case FUSE_OPT_KEY_NONOPT:
+		if (nnonopts == 2) {
+			fprintf(stderr, "tensorfs: too many arguments: '%s' (usage: tensorfs [options] "
+				"[SOURCE] MOUNTPOINT)\n", arg);
+			return -1;
+		}
+		nonopts[nnonopts++] = arg;
+		return 0;
 	case KEY_HELP:
 		o->show_help = 1;
 		return 0;
@@ -219,21 +233,25 @@ int main(int argc, char *argv[])
 	o->threads = -1;         /* not given */
 	o->entry_timeout = 1;
 	if (fuse_opt_parse(&args, o, opt_table, opt_proc) == -1)
-		return 1;
+		goto out_args;
 	if (o->show_help) {
 		usage(argv[0]);
 		printf("\nFUSE options:\n");
 		fuse_cmdline_help();
 		fuse_lowlevel_help();
-		return 0;
+		rc = 0;
+		goto out_args;
 	}
 	if (o->show_version) {
 		printf("tensorfs %d.%d (FUSE %s)\n", TFS_VERSION_MAJOR, TFS_VERSION_MINOR,
 		       fuse_pkgversion());
-		return 0;
+		rc = 0;
+		goto out_args;
 	}
+	if (nnonopts && fuse_opt_add_arg(&args, nonopts[nnonopts - 1]))
+		goto out_args;
 	if (fuse_parse_cmdline(&args, &cmd) != 0)
-		return 1;
+		goto out_args;
 	if (!cmd.mountpoint) {
 		fprintf(stderr, "tensorfs: no mount point given (try --help)\n");
 		goto out_args;
@@ -389,6 +407,9 @@ int main(int argc, char *argv[])
 		goto out_signals;
 	tfs_log(LOG_INFO, "mounted %s: node %s, backend %s, redis %s", cmd.mountpoint, o->node,
 		tfs_d.be_ops->name, url);
+	tfs_stats_start();
+	if ((rc = tfs_notify_ready()))
+		tfs_log(LOG_WARNING, "cannot tell systemd the mount is ready: %s", strerror(-rc));
 	notify_parent(&notify_fd, 0);
 	tfs_keeper_tell(TFS_KEEPER_READY);
 

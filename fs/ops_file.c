@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "ops.h"
+#include "stats.h"
 
 static struct tfs_file *file_of(const struct fuse_file_info *fi)
 {
@@ -393,6 +394,7 @@ void tfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	else if (size > t->meta.bytes - (uint64_t)off)
 		size = (size_t)(t->meta.bytes - (uint64_t)off);
 	bv = FUSE_BUFVEC_INIT(size);
+	tfs_stats_io(TFS_ST_READS, size);
 	if (size && tfs_d.splice_reads &&
 	    tfs_d.be_ops->read_fd(tfs_d.be, t->alloc, (uint64_t)off, size, &fd, &pos) == 0) {
 		bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
@@ -437,6 +439,7 @@ void tfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
 	uint64_t end = (uint64_t)off + size;
 	int rc, killed = 0;
 
+	tfs_stats_io(TFS_ST_WRITES, size);
 	if (!t) {
 		fuse_reply_err(req, EREMOTE);
 		return;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ops.h"
+#include "stats.h"
 #include "xattr.h"
 
 /* A getxattr or listxattr reply: the size alone when asked with size 0. */
@@ -33,9 +34,22 @@ static void get_value(fuse_req_t req, fuse_ino_t ino, const char *name, size_t s
 	free(buf);
 }
 
+/* The daemon's counters (stats.h): read-only, on the root only, not listed. */
+static void get_stats(fuse_req_t req, size_t size)
+{
+	char *buf = NULL;
+	int rc = size && !(buf = malloc(size)) ? -ENOMEM : tfs_stats_json(buf, size);
+
+	reply_value(req, rc, buf, size);
+	free(buf);
+}
+
 void tfs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
-	get_value(req, ino, name, size);
+	if (tfs_stats_is_xattr(ino, name))
+		get_stats(req, size);
+	else
+		get_value(req, ino, name, size);
 }
 
 void tfs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
@@ -49,6 +63,10 @@ void tfs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const cha
 	struct tfs_where w;
 	int rc;
 
+	if (tfs_stats_is_xattr(ino, name)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
 	if ((rc = tfs_node_where(ino, &w)) == 0)
 		rc = tfs_xattr_set(&w, name, value, size, flags, fuse_req_ctx(req)->pid);
 	tfs_where_free(&w);
@@ -65,6 +83,10 @@ void tfs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	struct tfs_where w;
 	int rc;
 
+	if (tfs_stats_is_xattr(ino, name)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
 	if ((rc = tfs_node_where(ino, &w)) == 0)
 		rc = tfs_xattr_remove(&w, name);
 	tfs_where_free(&w);

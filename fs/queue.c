@@ -13,6 +13,7 @@
 #include "conn.h"
 #include "kernel_cache.h"
 #include "queue.h"
+#include "stats.h"
 #include "store.h"
 #include "tensor.h"
 #include "writer.h"
@@ -199,6 +200,7 @@ static void process_one(struct qcmd *q, int from_node_queue)
 	const char *node;
 	int rc;
 
+	tfs_stats_add(TFS_ST_QUEUE_CMDS, 1);
 	tfs_writer_group_begin();
 	if (q->rc) {
 		tfs_log(LOG_WARNING, "queue: bad command (%s): %.200s", q->err, q->json);

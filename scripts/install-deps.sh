@@ -9,10 +9,17 @@ for p in $PKGS; do
 done
 if [ -n "$missing" ]; then
 	SUDO=""
-	[ "$(id -u)" -eq 0 ] || SUDO=sudo
+	if [ "$(id -u)" -ne 0 ]; then
+		command -v sudo >/dev/null || {
+			echo "install-deps: missing:$missing; run as root, or install sudo" >&2
+			exit 1
+		}
+		SUDO=sudo
+	fi
 	echo "installing:$missing"
 	$SUDO apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+	# Through env: sudo would drop the variable.
+	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
 fi
 # FUSE needs its device; in containers it may need loading or passing in.
 [ -e /dev/fuse ] || { echo "warning: /dev/fuse is missing (modprobe fuse, or run the container with --device /dev/fuse)" >&2; }

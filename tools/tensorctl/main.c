@@ -56,6 +56,13 @@ static const struct ctl_cmd cmds[] = {
 	  "Writes tensor NAME to FILE: raw bytes, .npy, or (NAME a directory) a .safetensors\n"
 	  "file of every tensor under it. The format comes from --format, else FILE's\n"
 	  "extension (.npy, .safetensors), else raw. FILE must not exist unless -f.\n" },
+	{ "top", cmd_top,
+	  "top [--json] [--interval S] [--count N] [PATH]\n"
+	  "Live figures of the mount holding PATH, redrawn every S seconds (default 1) on a\n"
+	  "terminal until Ctrl-C: tensors, memory used, bytes per device and per owner,\n"
+	  "holders, FUSE requests, reads and writes per second, queue commands per second.\n"
+	  "--json: one object for scripts, rates measured over S (0: counters only).\n"
+	  "--count N: stop after N screens. Not a terminal: a block per interval.\n" },
 	{ "mount", cmd_mount,
 	  "mount MOUNTPOINT [TENSORFS-OPTIONS...]\n"
 	  "Runs the tensorfs daemon (next to tensorctl, else from PATH) on MOUNTPOINT;\n"

@@ -1,0 +1,66 @@
+/* The daemon's running counters (stats.c): FUSE requests, bytes read and written, queue
+ * commands. Read-only to the outside as the JSON value of the virtual attribute
+ * user.tensorfs.stats on the mount's root (tensorctl top).
+ *
+ * Counting is on the hot path of every request: each thread adds to a slot of its own
+ * (a cache line, picked once per thread) with a relaxed atomic add, so workers never share
+ * a line; a reader sums the slots. Totals are exact once the adds have returned, and
+ * monotonic; a reader racing adds may see some of them and not others. No locks. */
+#ifndef TFS_STATS_H
+#define TFS_STATS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TFS_STATS_XATTR "user.tensorfs.stats"
+
+enum tfs_stat {
+	TFS_ST_REQUESTS,         /* FUSE requests received by the worker loop */
+	TFS_ST_READS,            /* read requests */
+	TFS_ST_READ_BYTES,       /* bytes asked for by them */
+	TFS_ST_WRITES,           /* write requests */
+	TFS_ST_WRITE_BYTES,      /* bytes they carried */
+	TFS_ST_QUEUE_CMDS,       /* lifecycle queue commands served (forwarded ones included) */
+	TFS_ST_COUNT
+};
+
+#define TFS_STATS_SLOTS 64
+
+struct tfs_stats_slot {
+	_Atomic uint64_t v[TFS_ST_COUNT];
+} __attribute__((aligned(64)));
+
+extern struct tfs_stats_slot tfs_stats_slots[TFS_STATS_SLOTS];
+extern _Thread_local struct tfs_stats_slot *tfs_stats_mine;
+
+/* This thread's slot, assigned on its first count. Never fails. */
+struct tfs_stats_slot *tfs_stats_slot_pick(void);
+
+/* Adds n to counter s. Any thread, any lock held or none. */
+static inline void tfs_stats_add(enum tfs_stat s, uint64_t n)
+{
+	struct tfs_stats_slot *sl = tfs_stats_mine ? tfs_stats_mine : tfs_stats_slot_pick();
+
+	atomic_fetch_add_explicit(&sl->v[s], n, memory_order_relaxed);
+}
+
+/* A read or write request (s: TFS_ST_READS or TFS_ST_WRITES) of n bytes: counts the request
+ * and, in the counter after s, its bytes. */
+static inline void tfs_stats_io(enum tfs_stat s, uint64_t n)
+{
+	tfs_stats_add(s, 1);
+	tfs_stats_add(s + 1, n);
+}
+
+/* Records when the daemon started serving (for uptime). Call once before serving. */
+void tfs_stats_start(void);
+
+/* Whether (ino, name) is the stats attribute: the root's TFS_STATS_XATTR. */
+int tfs_stats_is_xattr(uint64_t ino, const char *name);
+
+/* The counters as one JSON object into value (getxattr conventions: size 0 asks for the
+ * length). The length, or -ERANGE when size is too small. Takes no lock. */
+int tfs_stats_json(char *value, size_t size);
+
+#endif
