@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "keeper.h"
 #include "notify.h"
 
 int tfs_notify_ready(void)
@@ -29,7 +30,8 @@ int tfs_notify_ready(void)
 	memcpy(sa.sun_path, path, len);
 	if (path[0] == '@')
 		sa.sun_path[0] = '\0';
-	n = snprintf(msg, sizeof(msg), "READY=1\nMAINPID=%ld\n", (long)getpid());
+	/* The keeper is the service's main process: it outlives a crash of this one. */
+	n = snprintf(msg, sizeof(msg), "READY=1\nMAINPID=%ld\n", (long)tfs_keeper_pid());
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		rc = -errno;

@@ -15,7 +15,7 @@ jf() { "$PY" -c "import json,sys; o=json.load(sys.stdin); print($1)"; }
 check "top --json --interval 0 prints one JSON object" jf 'o["mount"]' < a.json
 eq "an empty mount: 0 tensors" 0 "$(jf 'o["tensors"]' < a.json)"
 eq "no rates without an interval" None "$(jf 'o["rates"]' < a.json)"
-eq "the daemon's pid" "${MNT_PID[$M]}" "$(jf 'o["pid"]' < a.json)"
+eq "the daemon's pid" "$(daemon_pid "$M")" "$(jf 'o["pid"]' < a.json)"
 
 head -c 3000 /dev/urandom > blob
 "$CTL" create "$M/a" --dtype f32 --shape 4,4 >/dev/null
