@@ -45,6 +45,7 @@ struct tfs_opts {
 	char *log;               /* log file; default stderr (foreground) or syslog */
 	int device;
 	int threads;                 /* FUSE workers (--threads) */
+	int restarts;                /* -o restarts=N: crashes the keeper restarts per minute */
 	int foreground;
 	int debug;
 	int allow_other;

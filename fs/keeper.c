@@ -43,7 +43,7 @@ static struct {
 	pid_t daemon;           /* 0 when none runs */
 	int sock;               /* to the running daemon, -1 when none */
 	int ready, bye, stopping, first;
-	time_t starts[KEEPER_RESTART_MAX];
+	time_t starts[KEEPER_RESTART_LIMIT];
 	int nstarts;
 } k = { .sock = -1, .next_id = 1, .first = 1 };
 
@@ -272,16 +272,19 @@ static int start_daemon(void)
 	return 0;
 }
 
-/* May the daemon that just died be started again? At most KEEPER_RESTART_MAX starts in
+/* May the daemon that just died be started again? At most conf->restarts starts in
  * KEEPER_RESTART_WINDOW seconds. */
 static int may_restart(void)
 {
 	time_t now = time(NULL);
+	int max = k.conf->restarts;
 
-	if (k.nstarts == KEEPER_RESTART_MAX) {
-		if (now - k.starts[0] < KEEPER_RESTART_WINDOW)
+	if (max <= 0)
+		return 0;
+	if (k.nstarts >= max) {
+		if (now - k.starts[k.nstarts - max] < KEEPER_RESTART_WINDOW)
 			return 0;
-		memmove(k.starts, k.starts + 1, sizeof(k.starts[0]) * (KEEPER_RESTART_MAX - 1));
+		memmove(k.starts, k.starts + 1, sizeof(k.starts[0]) * (size_t)(k.nstarts - 1));
 		k.nstarts--;
 	}
 	k.starts[k.nstarts++] = now;
@@ -345,7 +348,7 @@ static int daemon_exited(int st)
 	k.first = 0;
 	if (!may_restart()) {
 		tfs_log(LOG_ERR, "keeper: the daemon died %d times in %d s: not restarting it; "
-			"its tensors are freed and the mount is detached", KEEPER_RESTART_MAX,
+			"its tensors are freed and the mount is detached", k.conf->restarts,
 			KEEPER_RESTART_WINDOW);
 		give_up();
 		return 1;

@@ -7,8 +7,8 @@
  * other process can reach the keeper. The keeper has no FUSE, no JSON and no Redis: it
  * allocates, frees, exports handles and lists what it holds. When the daemon dies without
  * saying goodbye (a signal, a crash), the keeper starts it again (fork and exec of the same
- * program with the same arguments, at most KEEPER_RESTART_MAX times in
- * KEEPER_RESTART_WINDOW seconds); the new daemon adopts the memory through the keeper's
+ * program with the same arguments, at most conf->restarts times (default
+ * KEEPER_RESTART_MAX, the option restarts=N) in KEEPER_RESTART_WINDOW seconds); the new daemon adopts the memory through the keeper's
  * inventory and the node's Redis records (adopt.c). SIGTERM, SIGINT and SIGHUP to the keeper
  * are passed to the daemon, which unmounts; a daemon that ends cleanly ends the keeper.
  *
@@ -24,6 +24,7 @@
 #include "tensorfs.h"      /* TFS_IPC_HANDLE_SIZE */
 
 #define KEEPER_RESTART_MAX 5
+#define KEEPER_RESTART_LIMIT 1000     /* the most restarts=N may allow */
 #define KEEPER_RESTART_WINDOW 60
 
 enum tfs_keeper_op {
@@ -83,6 +84,7 @@ struct tfs_keeper_conf {
 	const char *rundir;     /* the private redis-server's folder, "" when none */
 	int close_fd;           /* the FUSE device, -1 if none: not the keeper's */
 	int notify_fd;          /* the start-up pipe to the foreground process, -1 if none */
+	int restarts;           /* crashes restarted per KEEPER_RESTART_WINDOW; 0: none */
 };
 
 /* Called by the process that is about to serve, after it forked into the background and

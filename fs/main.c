@@ -51,6 +51,7 @@ static const struct fuse_opt opt_table[] = {
 	LONG_OPT("log", log),
 	OPT("--device=%d", device), OPT("--device %d", device), OPT("device=%d", device),
 	OPT("--threads=%d", threads), OPT("--threads %d", threads), OPT("threads=%d", threads),
+	OPT("--restarts=%d", restarts), OPT("--restarts %d", restarts), OPT("restarts=%d", restarts),
 	OPT("--allow-other", allow_other),
 	OPT("allow_other", allow_other),
 	OPT("--page-cache", page_cache),
@@ -86,6 +87,8 @@ static void usage(const char *prog)
 	       "    -d, --debug         foreground with FUSE and daemon debug output\n"
 	       "    -o entry_timeout=S  seconds the kernel keeps a name found (default 1; changes\n"
 	       "                        made elsewhere drop it at once, see README; 0: never)\n"
+	       "    --restarts N        crashes of the daemon its memory keeper restarts in a\n"
+	       "                        minute (default 5; 0: none)\n"
 	       "    --threads N         FUSE worker threads, each with a 1 MiB request buffer\n"
 	       "                        (default 32)\n"
 	       "    -s                  single-threaded\n"
@@ -231,6 +234,7 @@ int main(int argc, char *argv[])
 
 	o->device = 0;
 	o->threads = -1;         /* not given */
+	o->restarts = KEEPER_RESTART_MAX;
 	o->entry_timeout = 1;
 	if (fuse_opt_parse(&args, o, opt_table, opt_proc) == -1)
 		goto out_args;
@@ -290,6 +294,10 @@ int main(int argc, char *argv[])
 	 * leave others free to serve; each pins a 1 MiB request buffer on cuda. */
 	if (o->threads == -1)
 		o->threads = 32;
+	if (o->restarts < 0 || o->restarts > KEEPER_RESTART_LIMIT) {
+		tfs_log(LOG_ERR, "--restarts must be between 0 and %d", KEEPER_RESTART_LIMIT);
+		goto out_args;
+	}
 	if (o->threads < 1 || o->threads > 1024) {
 		tfs_log(LOG_ERR, "--threads must be between 1 and 1024");
 		goto out_args;
@@ -359,6 +367,7 @@ int main(int argc, char *argv[])
 		kconf.rundir = tfs_d.rundir;
 		kconf.close_fd = fuse_session_fd(se);
 		kconf.notify_fd = notify_fd;
+		kconf.restarts = o->restarts;
 		if (tfs_keeper_fork(&kconf)) {
 			tfs_log(LOG_ERR, "cannot start the memory keeper: %s", strerror(errno));
 			goto out_unmount;
