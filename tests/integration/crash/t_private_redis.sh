@@ -1,0 +1,30 @@
+# With the default private redis-server (no --redis), kill -9 of the daemon keeps the
+# records too: the server outlives the daemon and the restarted daemon finds it again in
+# its runtime directory (issue 16); unmount still stops it and removes the directory.
+. "$(dirname "$0")/../lib.sh"
+M=$T/m
+mkdir -p "$M"
+"$TFS" -f --log "$T/m.log" --backend host "$M" &
+MNT_PID[$M]=$!
+for _ in $(seq 100); do mountpoint -q "$M" && break; sleep 0.05; done
+check "mounted with a private redis-server" mountpoint -q "$M"
+line=$(grep -o "private redis-server (pid [0-9]*) at [^ ]*" "$T/m.log" | head -1)
+rpid=$(echo "$line" | sed 's/.*pid \([0-9]*\).*/\1/')
+rsock=${line##* at }
+head -c 300000 /dev/urandom > "$M/x"
+mkdir "$M/d"; chmod 0750 "$M/d"
+sum=$(md5sum < "$M/x")
+sync "$M"
+d=$(daemon_pid "$M")
+kill -9 "$d"
+check "the mount serves again" serves_within 10 "$M"
+check "a new daemon" bash -c "[ -n \"\$(pgrep -P ${MNT_PID[$M]} -x tensorfs)\" ] && [ \"\$(pgrep -P ${MNT_PID[$M]} -x tensorfs)\" != $d ]"
+check "the same redis-server (pid $rpid) still runs" kill -0 "$rpid"
+check "the new daemon uses it" grep -q "private redis-server (pid $rpid) of the run before" "$T/m.log"
+eq "x kept its bytes" "$sum" "$(md5sum < "$M/x")"
+eq "d kept its mode" 750 "$(stat -c %a "$M/d")"
+eq "x's record is in that server" 300000 "$(redis-cli -s "$rsock" hget tensorfs:tensor:x bytes)"
+umount_tfs "$M"
+check "the private redis-server is stopped at unmount" bash -c "! kill -0 $rpid 2>/dev/null"
+check "and its runtime directory removed" test ! -e "$(dirname "$rsock")"
+finish
