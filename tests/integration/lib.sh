@@ -123,11 +123,32 @@ umount_tfs() {
 
 finish() {
 	local d
+	valgrind_verdict
 	for d in "${!MNT_PID[@]}"; do umount_tfs "$d"; done
 	stop_redis
 	if [ $FAILS -eq 0 ]; then rm -rf "$T"; else echo "kept $T for inspection"; fi
 }
-trap 'for d in "${!MNT_PID[@]}"; do fusermount3 -uz "$d" 2>/dev/null; kill "${MNT_PID[$d]}" 2>/dev/null; done; [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null' EXIT
+trap '[ -n "$WATCHDOG" ] && kill "$WATCHDOG" 2>/dev/null; for d in "${!MNT_PID[@]}"; do fusermount3 -uz "$d" 2>/dev/null; kill "${MNT_PID[$d]}" 2>/dev/null; done; [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null' EXIT
+
+# Every integration test runs under a watchdog: past TEST_TIMEOUT seconds (default 180; a
+# test that needs longer sets it before sourcing this file) it reports the timeout and ends the
+# test's child processes, the daemons among them, so that a process stuck in a FUSE
+# request returns (bash runs no trap while a foreground command runs), then the test.
+_watchdog() {
+	local s c
+	trap - EXIT
+	trap 'kill $s 2>/dev/null; exit 0' TERM
+	sleep "$1" </dev/null >/dev/null 2>&1 & s=$!
+	wait $s
+	echo "not ok - $(basename "$(dirname "$0")")/$(basename "$0"): timed out after $1 s"
+	for c in $(ps -o pid= --ppid $$); do [ "$c" = "$BASHPID" ] || kill "$c" 2>/dev/null; done
+	kill -TERM $$
+}
+WATCHDOG=
+if [[ "$0" == */integration/*/t_*.sh ]]; then
+	trap 'exit 124' TERM
+	_watchdog "${TEST_TIMEOUT:-180}" & WATCHDOG=$!
+fi
 
 # qsend JSON [TIMEOUT]: pushes a lifecycle command with an id ("r<n>") and a reply key
 # ("tq:reply:<n>") added, and prints the reply popped from that key (nothing after TIMEOUT
@@ -144,3 +165,105 @@ qsend() {
 size_of() { stat -c %s "$1"; }
 xget() { getfattr --only-values -n "user.tensor.$2" "$1" 2>/dev/null; }
 used_bytes() { stat -f -c '%b %f %S' "$1" | awk '{print ($1-$2)*$3}'; }
+
+# one_mount [options...]: the common start: a Redis, one mount at $M with OPTIONS, and
+# the test's temp dir as the working directory. Exits the test when either fails.
+one_mount() {
+	start_redis || exit 1
+	M=$T/m
+	mount_tfs "$M" "$@" || exit 1
+	cd "$T" || exit 1
+}
+
+# within CMD...: CMD succeeds within 0.3 s. Another node's change, or one made in Redis
+# by hand, reaches a mount through Redis's invalidation messages, a few µs behind Redis
+# itself; 0.3 s is well short of the second after which the kernel would ask again anyway.
+within() { for _ in $(seq 30); do "$@" >/dev/null 2>&1 && return 0; sleep 0.01; done; return 1; }
+# soon CMD...: CMD succeeds within 2 s (a start-up step just after the mount appears).
+soon() { for _ in $(seq 40); do "$@" >/dev/null 2>&1 && return 0; sleep 0.05; done; return 1; }
+
+# check_nothing_left DIR: once everything in the mount DIR is removed, no memory, record
+# or shared-memory object of its daemon is left.
+check_nothing_left() {
+	sleep 0.2
+	eq "statfs used back to 0" 0 "$(used_bytes "$1")"
+	eq "no tensor records left" "" "$(rcli --scan --pattern 'tensorfs:tensor:*')"
+	eq "no unlinked records left" "" "$(rcli --scan --pattern 'tensorfs:unlinked:*')"
+	eq "no shm objects left" "" "$(ls /dev/shm | grep "^tensorfs\.${MNT_PID[$1]}\." || true)"
+}
+
+# client_tools: TOOL (tests/integration/tfs_client_tool.c) and EX (the examples) for the
+# client tests. With TFS_VALGRIND=1 (tests/run.sh's valgrind pass, plain build) they run
+# under tests/valgrind.sh (the daemon does not: ASan checks it), each run logging to its
+# own file in $VG; the checks see the programs' own output and exit status, and
+# valgrind_verdict fails on any non-empty log (an error path that leaks still prints its
+# error).
+VG=
+client_tools() {
+	local p
+	TOOL="$HELPERS/tfs_client_tool"
+	EX="$ROOT/$BUILD/examples"
+	[ "${TFS_VALGRIND:-0}" = 1 ] || return 0
+	VG=$T/vg
+	mkdir -p "$VG/bin"
+	for p in "$TOOL" "$EX/open_by_path" "$EX/queue_lifecycle"; do
+		printf '#!/bin/sh\nVG_LOG=%s exec %s %s "$@"\n' "$VG" "$ROOT/tests/valgrind.sh" "$p" \
+			> "$VG/bin/${p##*/}"
+		chmod +x "$VG/bin/${p##*/}"
+	done
+	TOOL=$VG/bin/tfs_client_tool
+	EX=$VG/bin
+}
+# out CMD...: its stdout (and stderr), whatever the exit status
+out() { "$@" 2>&1; true; }
+# valgrind_verdict: under TFS_VALGRIND=1, one check over the client runs of this test.
+valgrind_verdict() {
+	local runs bad f
+	[ -n "$VG" ] || return 0
+	runs=$(find "$VG" -maxdepth 1 -name '*.log' | wc -l)
+	bad=$(find "$VG" -maxdepth 1 -name '*.log' -size +0 | sort)
+	if [ "$runs" -eq 0 ]; then
+		echo "skip - valgrind: no client program ran"
+	elif [ -z "$bad" ]; then
+		ok "valgrind: $runs client runs, no memory errors, nothing definitely or indirectly lost"
+	else
+		nok "valgrind: $(echo "$bad" | grep -c .) of $runs client runs reported errors or leaks"
+		for f in $bad; do echo "      $f:"; sed 's/^/        /' "$f" | head -40; done
+	fi
+}
+# run_py PATH: examples/dlpack_torch.py prints its own "skip - ..." (host backend, no
+# CuPy/PyTorch/GPU) or runs and must exit 0.
+run_py() {
+	local o rc
+	command -v python3 >/dev/null || { echo "skip - dlpack_torch.py: no python3"; return; }
+	o=$(python3 "$ROOT/examples/dlpack_torch.py" "$1" 2>&1); rc=$?
+	case "$o" in
+	"skip - "*) echo "$o" ;;
+	*) if [ $rc -eq 0 ]; then ok "examples/dlpack_torch.py: $o"; else nok "examples/dlpack_torch.py: $o"; fi ;;
+	esac
+}
+
+# tensorctl's failures are one message, and a non-zero exit: fails_with DESC TEXT CMD...
+CTL="$ROOT/$BUILD/tensorctl"
+fails_with() {
+	local d=$1 e=$2 rc; shift 2
+	"$@" >"$T/last.out" 2>"$T/last.err"; rc=$?
+	if [ $rc -eq 0 ]; then nok "$d (succeeded, expected '$e')"; return; fi
+	if grep -q -- "$e" "$T/last.err" && [ "$(wc -l < "$T/last.err")" -le 2 ] && grep -q '^tensorctl: ' "$T/last.err"; then
+		ok "$d"
+	else
+		nok "$d (rc $rc, expected one message with '$e')"; sed 's/^/      /' "$T/last.err" | head -5
+	fi
+}
+# gone PATH DESC: a failed command left nothing at PATH
+gone() { if [ -e "$1" ]; then nok "$2: $1 left behind"; else ok "$2: nothing left behind"; fi; }
+
+# make_t23: the tensor $M/t, f32 [2,3], and unchanged DESC, a check that its record is
+# still what it was then (a refused change must leave nothing behind).
+make_t23() {
+	touch "$M/t"
+	setfattr -n user.tensor.dtype -v f32 "$M/t"
+	setfattr -n user.tensor.shape -v '[2,3]' "$M/t"
+	T23=$(rcli hgetall tensorfs:tensor:t | md5sum)
+}
+unchanged() { eq "$1 changes nothing" "$T23" "$(rcli hgetall tensorfs:tensor:t | md5sum)"; }
