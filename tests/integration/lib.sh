@@ -267,3 +267,15 @@ make_t23() {
 	T23=$(rcli hgetall tensorfs:tensor:t | md5sum)
 }
 unchanged() { eq "$1 changes nothing" "$T23" "$(rcli hgetall tensorfs:tensor:t | md5sum)"; }
+# not CMD...: CMD fails (for check: "check 'gone' not mountpoint -q DIR")
+not() { ! "$@"; }
+
+# two_nodes: a Redis and two mounts of it, $A (node n1) and $B (node n2).
+two_nodes() {
+	start_redis || exit 1
+	A=$T/a
+	B=$T/b
+	mount_tfs "$A" --node n1 || exit 1
+	mount_tfs "$B" --node n2 || exit 1
+	cd "$T" || exit 1
+}
