@@ -279,3 +279,21 @@ two_nodes() {
 	mount_tfs "$B" --node n2 || exit 1
 	cd "$T" || exit 1
 }
+# lookups_since LOG LINE NAME: LOOKUPs of /NAME in a --debug log after line LINE (the
+# daemon logs each one it serves; libfuse's own lines do not name the path).
+lookups_since() { tail -n +"$(($2 + 1))" "$1" | grep -c ": LOOKUP /$3\$"; }
+
+# NOBODY CMD...: CMD as uid/gid 65534 with no groups. The tests that use it mount with
+# --allow-other and make their temp dir reachable (chmod 755 "$T").
+NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+# shm_of FILE: the host backend's shared-memory object behind FILE's handle, in /dev/shm
+shm_of() {
+	local shm
+	shm=$(getfattr --absolute-names --only-values -n user.tensor.ipc_handle "$1" | tail -c +9 | tr -d '\0')
+	echo "/dev/shm/${shm#/}"
+}
+
+# send JSON: qsend with a 2 s wait (the daemon pops every 0.5 s at the most).
+send() { qsend "$1" 2; }
+# jfield JSON KEY: one field of a JSON reply (PARSE_ERROR when it is no JSON)
+jfield() { /usr/bin/python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(d.get(sys.argv[2]))" "$1" "$2" 2>/dev/null || echo PARSE_ERROR; }

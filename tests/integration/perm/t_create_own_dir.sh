@@ -1,0 +1,10 @@
+# Another uid creates in a directory it owns, and the tensor is its creator's.
+. "$(dirname "$0")/../lib.sh"
+one_mount --allow-other
+chmod 755 "$T"   # for uid 65534
+mkdir "$M/d" && chown 65534 "$M/d"
+create_mine() { echo hi > "$M/d/mine"; }
+export M; export -f create_mine
+check "other uid creates in its own directory" $NOBODY bash -c create_mine
+eq "created tensor owned by its creator" 65534 "$(stat -c %u "$M/d/mine")"
+finish
