@@ -258,12 +258,16 @@ fails_with() {
 # gone PATH DESC: a failed command left nothing at PATH
 gone() { if [ -e "$1" ]; then nok "$2: $1 left behind"; else ok "$2: nothing left behind"; fi; }
 
+# f32_23 PATH: makes the tensor PATH, f32 [2,3] (24 bytes of zeros)
+f32_23() {
+	touch "$1"
+	setfattr -n user.tensor.dtype -v f32 "$1"
+	setfattr -n user.tensor.shape -v '[2,3]' "$1"
+}
 # make_t23: the tensor $M/t, f32 [2,3], and unchanged DESC, a check that its record is
 # still what it was then (a refused change must leave nothing behind).
 make_t23() {
-	touch "$M/t"
-	setfattr -n user.tensor.dtype -v f32 "$M/t"
-	setfattr -n user.tensor.shape -v '[2,3]' "$M/t"
+	f32_23 "$M/t"
 	T23=$(rcli hgetall tensorfs:tensor:t | md5sum)
 }
 unchanged() { eq "$1 changes nothing" "$T23" "$(rcli hgetall tensorfs:tensor:t | md5sum)"; }
@@ -297,3 +301,19 @@ shm_of() {
 send() { qsend "$1" 2; }
 # jfield JSON KEY: one field of a JSON reply (PARSE_ERROR when it is no JSON)
 jfield() { /usr/bin/python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(d.get(sys.argv[2]))" "$1" "$2" 2>/dev/null || echo PARSE_ERROR; }
+
+# redis_password PASSWORD: the test's Redis asks for PASSWORD from now on, and rcli and
+# URL give it.
+redis_password() {
+	redis-cli -s "$SOCK" config set requirepass "$1" >/dev/null
+	URL="unix://:$1@$SOCK"
+	RPASS=$1
+	rcli() { tfs_flush; redis-cli -s "$SOCK" -a "$RPASS" --no-auth-warning "$@"; }
+}
+
+# client_mount: the client tests' start: client_tools, and one mount on the host backend
+# (the handles the library maps are shared memory) with 64 MiB.
+client_mount() {
+	client_tools
+	one_mount --node n1 --backend host --max-bytes 64M
+}

@@ -1,12 +1,10 @@
 # Eight processes at once create, write, read back, reshape, rename and unlink tensors (in
 # their own and in one shared directory, with open readers racing unlink) while queue
 # clients create and delete. At the end: every byte checked, statfs back to zero, no
-# tensor or unlinked keys left in Redis.
-. "$(dirname "$0")/lib.sh"
-start_redis || exit 1
-M=$T/m
-mount_tfs "$M" || exit 1
-cd "$T"
+# tensor, unlinked or directory keys left in Redis.
+TEST_TIMEOUT=500
+. "$(dirname "$0")/../lib.sh"
+one_mount
 P=8 N=25
 head -c 300000 /dev/urandom > "$T/src"
 mkdir "$M/shared"
@@ -46,10 +44,11 @@ queue_client() {   # create and delete through the queue, checking each reply
 	done
 }
 
-for i in $(seq $P); do worker "$i" > "$T/w$i.err" 2>&1 & done
-for i in 1 2; do queue_client "$i" > "$T/q$i.err" 2>&1 & done
+pids=()
+for i in $(seq $P); do worker "$i" > "$T/w$i.err" 2>&1 & pids+=($!); done
+for i in 1 2; do queue_client "$i" > "$T/q$i.err" 2>&1 & pids+=($!); done
 wait_start=$SECONDS
-for j in $(jobs -p); do [ "$j" = "${MNT_PID[$M]}" ] || [ "$j" = "$REDIS_PID" ] || wait "$j"; done
+wait "${pids[@]}"
 echo "    $P workers x $N cycles and 2 queue clients took $((SECONDS - wait_start)) s"
 for i in $(seq $P); do
 	eq "worker $i: every step succeeded" "" "$(head -5 "$T/w$i.err")"
@@ -59,46 +58,9 @@ for i in 1 2; do
 	eq "queue client $i: every reply ok" "" "$(head -3 "$T/q$i.err")"
 	eq "queue client $i: all rounds ran" 20 "$(wc -l < "$T/q$i.done")"
 done
-
-# One name, two creators at once: the mount (a FUSE create waits for its name claim
-# without the namespace lock) and the lifecycle queue. Each name is made exactly once.
-race_mount() {
-	local k
-	for k in $(seq 40 -1 1); do ( set -C; : > "$M/dup/n$k" ) 2>/dev/null && echo "$k"; done
-}
-race_queue() {   # all 40 in one LPUSH (from n1 up, the mount from n40 down), then the replies
-	local k r cmds=()
-	for k in $(seq 40); do
-		cmds+=("{\"op\":\"create\",\"name\":\"dup/n$k\",\"dtype\":\"u8\",\"shape\":[8],\"id\":\"$k\",\"reply\":\"tc:dup\"}")
-	done
-	redis-cli -s "$SOCK" lpush tensor_lifecycle "${cmds[@]}" >/dev/null
-	for k in $(seq 40); do
-		r=$(redis-cli -s "$SOCK" brpop tc:dup 5 | tail -n 1)
-		case "$r" in
-		*'"ok":true'*) echo "$r" | grep -o '"id":"[0-9]*"' | grep -o '[0-9]*' ;;
-		*EEXIST*) ;;
-		*) echo "reply: $r" >&2 ;;
-		esac
-	done
-}
-mkdir "$M/dup"
-race_mount > "$T/dup.m" & rm_pid=$!
-race_queue > "$T/dup.q" 2> "$T/dup.err" & rq_pid=$!
-wait $rm_pid $rq_pid
-eq "one name, two creators: every name made" 40 "$(sort -un "$T/dup.m" "$T/dup.q" | wc -l)"
-eq "one name, two creators: none made twice" 40 "$(cat "$T/dup.m" "$T/dup.q" | wc -l)"
-eq "one name, two creators: no reply but ok or EEXIST" "" "$(head -3 "$T/dup.err")"
-eq "one name, two creators: 40 listed" 40 "$(ls "$M/dup" | wc -l)"
-rm -f "$M"/dup/n*
-rmdir "$M/dup"
-echo "    the mount won $(wc -l < "$T/dup.m") names, the queue $(wc -l < "$T/dup.q")"
 check "the mount is still up" mountpoint -q "$M"
 eq "shared dir is empty" "" "$(ls -A "$M/shared")"
 rmdir "$M/shared"
-eq "statfs: no bytes in use" 0 "$(used_bytes "$M")"
-eq "no tensor records left" "" "$(rcli --scan --pattern 'tensorfs:tensor:*')"
-eq "no unlinked records left" "" "$(rcli --scan --pattern 'tensorfs:unlinked:*')"
+check_nothing_left "$M"
 eq "no dir records left but the root" "tensorfs:dir:" "$(rcli --scan --pattern 'tensorfs:dir:*')"
-eq "no shared memory objects left" "" "$(ls /dev/shm | grep "^tensorfs\.${MNT_PID[$M]}\." || true)"
-cd /
 finish
