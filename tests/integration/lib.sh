@@ -312,8 +312,28 @@ redis_password() {
 }
 
 # client_mount: the client tests' start: client_tools, and one mount on the host backend
-# (the handles the library maps are shared memory) with 64 MiB.
+# (the handles the library maps are shared memory) with 64 MiB, node n1, which the
+# library's queue commands name (TFS_NODE).
 client_mount() {
 	client_tools
+	export TFS_NODE=n1
 	one_mount --node n1 --backend host --max-bytes 64M
+}
+
+# ctl_mounts: the tensorctl tests' start: a Redis, $M (node n1) and $M2 (a 1 MiB mount on
+# another prefix), the temp dir as working directory, and the input files of
+# tensorctl/make_files.py in it.
+ctl_mounts() {
+	one_mount --node n1
+	M2=$T/small
+	mount_tfs "$M2" --node n1 --prefix small --max-bytes 1M || exit 1
+	check "test files made (python3 stdlib)" /usr/bin/python3 "$ROOT/tests/integration/tensorctl/make_files.py" "$T"
+	[ $FAILS -eq 0 ] || exit 1
+}
+# ctl_two: the tensorctl listing tests' tensors: $M/a (f32 [2,3,4], 96 bytes), $M/sc (a
+# bf16 scalar, 2 bytes) and the directory $M/d.
+ctl_two() {
+	"$CTL" create "$M/a" --dtype f32 --shape 2,3,4
+	"$CTL" create "$M/sc" --dtype bfloat16 --shape '[]' --device 0
+	mkdir "$M/d"
 }
