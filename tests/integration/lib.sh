@@ -150,22 +150,6 @@ if [[ "$0" == */integration/*/t_*.sh ]]; then
 	_watchdog "${TEST_TIMEOUT:-180}" & WATCHDOG=$!
 fi
 
-# qsend JSON [TIMEOUT]: pushes a lifecycle command with an id ("r<n>") and a reply key
-# ("tq:reply:<n>") added, and prints the reply popped from that key (nothing after TIMEOUT
-# seconds, default 3).
-QN=0
-qsend() {
-	QN=$((QN + 1))
-	local json=${1/\}/,\"id\":\"r$QN\",\"reply\":\"tq:reply:$QN\"\}}
-	rcli lpush tensor_lifecycle "$json" >/dev/null
-	rcli brpop "tq:reply:$QN" "${2:-3}" | tail -n 1
-}
-
-# stat helpers
-size_of() { stat -c %s "$1"; }
-xget() { getfattr --only-values -n "user.tensor.$2" "$1" 2>/dev/null; }
-used_bytes() { stat -f -c '%b %f %S' "$1" | awk '{print ($1-$2)*$3}'; }
-
 # one_mount [options...]: the common start: a Redis, one mount at $M with OPTIONS, and
 # the test's temp dir as the working directory. Exits the test when either fails.
 one_mount() {
@@ -337,3 +321,19 @@ ctl_two() {
 	"$CTL" create "$M/sc" --dtype bfloat16 --shape '[]' --device 0
 	mkdir "$M/d"
 }
+
+# qsend JSON [TIMEOUT]: pushes a lifecycle command with an id ("r<n>") and a reply key
+# ("tq:reply:<n>") added, and prints the reply popped from that key (nothing after TIMEOUT
+# seconds, default 3).
+QN=0
+qsend() {
+	QN=$((QN + 1))
+	local json=${1/\}/,\"id\":\"r$QN\",\"reply\":\"tq:reply:$QN\"\}}
+	rcli lpush tensor_lifecycle "$json" >/dev/null
+	rcli brpop "tq:reply:$QN" "${2:-3}" | tail -n 1
+}
+
+# stat helpers
+size_of() { stat -c %s "$1"; }
+xget() { getfattr --only-values -n "user.tensor.$2" "$1" 2>/dev/null; }
+used_bytes() { stat -f -c '%b %f %S' "$1" | awk '{print ($1-$2)*$3}'; }
