@@ -271,9 +271,13 @@ two_nodes() {
 # daemon logs each one it serves; libfuse's own lines do not name the path).
 lookups_since() { tail -n +"$(($2 + 1))" "$1" | grep -c ": LOOKUP /$3\$"; }
 
-# NOBODY CMD...: CMD as uid/gid 65534 with no groups. The tests that use it mount with
-# --allow-other and make their temp dir reachable (chmod 755 "$T").
+# NOBODY CMD...: CMD as uid/gid 65534 with no groups, for tests that start with
+# other_uid_mount: one_mount with --allow-other, and the temp dir open to that uid.
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+other_uid_mount() {
+	one_mount --allow-other "$@"
+	chmod 755 "$T"
+}
 # shm_of FILE: the host backend's shared-memory object behind FILE's handle, in /dev/shm
 shm_of() {
 	local shm

@@ -1,8 +1,7 @@
 # After chmod 644 another uid reads the bytes and maps the handle (the host backend's
 # shared-memory object follows the mode), and still cannot write.
 . "$(dirname "$0")/../lib.sh"
-one_mount --allow-other
-chmod 755 "$T"   # for uid 65534
+other_uid_mount
 head -c 5000 /dev/urandom > "$T/src"
 cp "$T/src" "$M/a"
 chmod 600 "$M/a"

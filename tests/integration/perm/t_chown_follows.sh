@@ -1,8 +1,7 @@
 # chown shows in stat and in Redis, the host backend's shared-memory object follows the
 # owner, and the new owner can write.
 . "$(dirname "$0")/../lib.sh"
-one_mount --allow-other
-chmod 755 "$T"   # for uid 65534
+other_uid_mount
 head -c 5000 /dev/urandom > "$M/a"
 chmod 644 "$M/a"
 chown 65534:65534 "$M/a"

@@ -1,7 +1,6 @@
 # Another uid creates in a directory it owns, and the tensor is its creator's.
 . "$(dirname "$0")/../lib.sh"
-one_mount --allow-other
-chmod 755 "$T"   # for uid 65534
+other_uid_mount
 mkdir "$M/d" && chown 65534 "$M/d"
 create_mine() { echo hi > "$M/d/mine"; }
 export M; export -f create_mine

@@ -2,8 +2,7 @@
 # root's directory refuses it a create; on the host backend the shared-memory object
 # follows the mode, so the handle cannot be mapped around the check either.
 . "$(dirname "$0")/../lib.sh"
-one_mount --allow-other
-chmod 755 "$T"   # for uid 65534
+other_uid_mount
 head -c 5000 /dev/urandom > "$T/src"
 cp "$T/src" "$M/a"
 chmod 600 "$M/a"
