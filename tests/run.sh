@@ -32,7 +32,7 @@ for b in "${builds[@]}"; do
 		[ -x "$t" ] || continue
 		count "$b/$(basename "$t")" < <("$t" 2>&1; rc=$?; [ $rc -eq 0 ] || echo "not ok - $(basename "$t") exited $rc"; san_reports "$(basename "$t")")
 	done
-	for f in tests/integration/t_*.sh tests/integration/*/t_*.sh; do
+	for f in tests/integration/*/t_*.sh; do
 		[ -e "$f" ] || continue
 		name=${f#tests/integration/}; name=${name%.sh}
 		if [ -n "${TESTS:-}" ] && [[ " $TESTS " != *" $name "* ]]; then continue; fi
