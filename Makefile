@@ -145,7 +145,7 @@ run:
 	$(DAEMON) $(TFS_OPTS) $(MOUNTPOINT)
 	@echo "tensorfs mounted on $(MOUNTPOINT); unmount with: fusermount3 -u $(MOUNTPOINT)"
 
-# With LOCK_STATS: its code is then tested (t_lifecycle), under the sanitizers too.
+# With LOCK_STATS: its code is then tested (lifecycle/t_sigterm_unmounts), under the sanitizers too.
 asan:
 	$(MAKE) O=build-asan SANITIZE=1 OPTIMIZATION=-O1 LOCK_STATS=1
 

@@ -3,7 +3,7 @@
 # build build-asan), then the library's tests under valgrind on the first build without
 # ASan, and ends with the line "N passed, N failed[, N skipped]".
 # Integration tests need root (FUSE mounts), redis-server, fusermount3, getfattr.
-# TESTS="t_basic t_queue posix/t_efbig" limits the integration files run.
+# TESTS="basic/t_xattrs queue/t_batch posix/t_efbig" limits the integration files run.
 set -u
 cd "$(dirname "$0")/.."
 builds=("$@")
@@ -32,7 +32,8 @@ for b in "${builds[@]}"; do
 		[ -x "$t" ] || continue
 		count "$b/$(basename "$t")" < <("$t" 2>&1; rc=$?; [ $rc -eq 0 ] || echo "not ok - $(basename "$t") exited $rc"; san_reports "$(basename "$t")")
 	done
-	for f in tests/integration/t_*.sh tests/integration/*/t_*.sh; do
+	for f in tests/integration/*/t_*.sh; do
+		[ -e "$f" ] || continue
 		name=${f#tests/integration/}; name=${name%.sh}
 		if [ -n "${TESTS:-}" ] && [[ " $TESTS " != *" $name "* ]]; then continue; fi
 		t0=$SECONDS
@@ -50,21 +51,24 @@ for b in "${builds[@]}"; do
 		[ -e /dev/nvidiactl ] && echo "    # $name: $((SECONDS - t0)) s"
 	done
 done
-# The valgrind pass (issue 4): the unit tests of libtensorfs and the client programs of
-# t_client.sh (TFS_VALGRIND=1; the daemon stays native, ASan checks it) under
-# tests/valgrind.sh, on the first build given without ASan (its programs cannot run under
-# valgrind).
+# The valgrind pass (issue 4): the unit tests of libtensorfs and the client tests
+# (tests/integration/client/, TFS_VALGRIND=1: their client programs run under
+# tests/valgrind.sh; the daemon stays native, ASan checks it), on the first build given
+# without ASan (its programs cannot run under valgrind).
 vgb=
 for b in "${builds[@]}"; do [[ "$b" == *asan* ]] || { vgb=$b; break; }; done
 vgtests=(test_client test_lib)
-if [ -z "${TESTS:-}" ] || [[ " $TESTS " == *" t_client "* ]]; then vgtests+=(t_client); fi
+for f in tests/integration/client/t_*.sh; do
+	name=${f#tests/integration/}; name=${name%.sh}
+	if [ -z "${TESTS:-}" ] || [[ " $TESTS " == *" $name "* ]]; then vgtests+=("$name"); fi
+done
 for t in "${vgtests[@]}"; do
 	if [ -z "$vgb" ]; then
 		count "valgrind/$t" <<< "skip - $t under valgrind: no build without ASan among: ${builds[*]}"
 	elif ! command -v valgrind >/dev/null; then
 		count "$vgb/valgrind/$t" <<< "skip - $t under valgrind: valgrind is not installed (scripts/install-deps.sh installs it)"
-	elif [ "$t" = t_client ]; then
-		count "$vgb/valgrind/$t" < <(TFS_VALGRIND=1 BUILD="$vgb" timeout 600 bash tests/integration/t_client.sh 2>&1; rc=$?; [ $rc -eq 0 ] || echo "not ok - t_client under valgrind exited $rc")
+	elif [[ "$t" == client/* ]]; then
+		count "$vgb/valgrind/$t" < <(TFS_VALGRIND=1 BUILD="$vgb" timeout 600 bash "tests/integration/$t.sh" 2>&1; rc=$?; [ $rc -eq 0 ] || echo "not ok - $t under valgrind exited $rc")
 	else
 		count "$vgb/valgrind/$t" < <(tests/valgrind.sh "$vgb/tests/$t" 2>&1; rc=$?; [ $rc -eq 0 ] || echo "not ok - $t under valgrind exited $rc")
 	fi

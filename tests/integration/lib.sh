@@ -123,11 +123,208 @@ umount_tfs() {
 
 finish() {
 	local d
+	valgrind_verdict
 	for d in "${!MNT_PID[@]}"; do umount_tfs "$d"; done
 	stop_redis
 	if [ $FAILS -eq 0 ]; then rm -rf "$T"; else echo "kept $T for inspection"; fi
 }
-trap 'for d in "${!MNT_PID[@]}"; do fusermount3 -uz "$d" 2>/dev/null; kill "${MNT_PID[$d]}" 2>/dev/null; done; [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null' EXIT
+trap '[ -n "$WATCHDOG" ] && kill "$WATCHDOG" 2>/dev/null; for d in "${!MNT_PID[@]}"; do fusermount3 -uz "$d" 2>/dev/null; kill "${MNT_PID[$d]}" 2>/dev/null; done; [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null' EXIT
+
+# Every integration test runs under a watchdog: past TEST_TIMEOUT seconds (default 180; a
+# test that needs longer sets it before sourcing this file) it reports the timeout and ends the
+# test's child processes, the daemons among them, so that a process stuck in a FUSE
+# request returns (bash runs no trap while a foreground command runs), then the test.
+_watchdog() {
+	local s c
+	trap - EXIT
+	trap 'kill $s 2>/dev/null; exit 0' TERM
+	sleep "$1" </dev/null >/dev/null 2>&1 & s=$!
+	wait $s
+	echo "not ok - $(basename "$(dirname "$0")")/$(basename "$0"): timed out after $1 s"
+	for c in $(ps -o pid= --ppid $$); do [ "$c" = "$BASHPID" ] || kill "$c" 2>/dev/null; done
+	kill -TERM $$
+}
+WATCHDOG=
+if [[ "$0" == */integration/*/t_*.sh ]]; then
+	trap 'exit 124' TERM
+	_watchdog "${TEST_TIMEOUT:-180}" & WATCHDOG=$!
+fi
+
+# one_mount [options...]: the common start: a Redis, one mount at $M with OPTIONS, and
+# the test's temp dir as the working directory. Exits the test when either fails.
+one_mount() {
+	start_redis || exit 1
+	M=$T/m
+	mount_tfs "$M" "$@" || exit 1
+	cd "$T" || exit 1
+}
+
+# within CMD...: CMD succeeds within 0.3 s. Another node's change, or one made in Redis
+# by hand, reaches a mount through Redis's invalidation messages, a few µs behind Redis
+# itself; 0.3 s is well short of the second after which the kernel would ask again anyway.
+within() { for _ in $(seq 30); do "$@" >/dev/null 2>&1 && return 0; sleep 0.01; done; return 1; }
+# soon CMD...: CMD succeeds within 2 s (a start-up step just after the mount appears).
+soon() { for _ in $(seq 40); do "$@" >/dev/null 2>&1 && return 0; sleep 0.05; done; return 1; }
+
+# check_nothing_left DIR: once everything in the mount DIR is removed, no memory, record
+# or shared-memory object of its daemon is left.
+check_nothing_left() {
+	sleep 0.2
+	eq "statfs used back to 0" 0 "$(used_bytes "$1")"
+	eq "no tensor records left" "" "$(rcli --scan --pattern 'tensorfs:tensor:*')"
+	eq "no unlinked records left" "" "$(rcli --scan --pattern 'tensorfs:unlinked:*')"
+	eq "no shm objects left" "" "$(ls /dev/shm | grep "^tensorfs\.${MNT_PID[$1]}\." || true)"
+}
+
+# client_tools: TOOL (tests/integration/tfs_client_tool.c) and EX (the examples) for the
+# client tests. With TFS_VALGRIND=1 (tests/run.sh's valgrind pass, plain build) they run
+# under tests/valgrind.sh (the daemon does not: ASan checks it), each run logging to its
+# own file in $VG; the checks see the programs' own output and exit status, and
+# valgrind_verdict fails on any non-empty log (an error path that leaks still prints its
+# error).
+VG=
+client_tools() {
+	local p
+	TOOL="$HELPERS/tfs_client_tool"
+	EX="$ROOT/$BUILD/examples"
+	[ "${TFS_VALGRIND:-0}" = 1 ] || return 0
+	VG=$T/vg
+	mkdir -p "$VG/bin"
+	for p in "$TOOL" "$EX/open_by_path" "$EX/queue_lifecycle"; do
+		printf '#!/bin/sh\nVG_LOG=%s exec %s %s "$@"\n' "$VG" "$ROOT/tests/valgrind.sh" "$p" \
+			> "$VG/bin/${p##*/}"
+		chmod +x "$VG/bin/${p##*/}"
+	done
+	TOOL=$VG/bin/tfs_client_tool
+	EX=$VG/bin
+}
+# out CMD...: its stdout (and stderr), whatever the exit status
+out() { "$@" 2>&1; true; }
+# valgrind_verdict: under TFS_VALGRIND=1, one check over the client runs of this test.
+valgrind_verdict() {
+	local runs bad f
+	[ -n "$VG" ] || return 0
+	runs=$(find "$VG" -maxdepth 1 -name '*.log' | wc -l)
+	bad=$(find "$VG" -maxdepth 1 -name '*.log' -size +0 | sort)
+	if [ "$runs" -eq 0 ]; then
+		echo "skip - valgrind: no client program ran"
+	elif [ -z "$bad" ]; then
+		ok "valgrind: $runs client runs, no memory errors, nothing definitely or indirectly lost"
+	else
+		nok "valgrind: $(echo "$bad" | grep -c .) of $runs client runs reported errors or leaks"
+		for f in $bad; do echo "      $f:"; sed 's/^/        /' "$f" | head -40; done
+	fi
+}
+# run_py PATH: examples/dlpack_torch.py prints its own "skip - ..." (host backend, no
+# CuPy/PyTorch/GPU) or runs and must exit 0.
+run_py() {
+	local o rc
+	command -v python3 >/dev/null || { echo "skip - dlpack_torch.py: no python3"; return; }
+	o=$(python3 "$ROOT/examples/dlpack_torch.py" "$1" 2>&1); rc=$?
+	case "$o" in
+	"skip - "*) echo "$o" ;;
+	*) if [ $rc -eq 0 ]; then ok "examples/dlpack_torch.py: $o"; else nok "examples/dlpack_torch.py: $o"; fi ;;
+	esac
+}
+
+# tensorctl's failures are one message, and a non-zero exit: fails_with DESC TEXT CMD...
+CTL="$ROOT/$BUILD/tensorctl"
+fails_with() {
+	local d=$1 e=$2 rc; shift 2
+	"$@" >"$T/last.out" 2>"$T/last.err"; rc=$?
+	if [ $rc -eq 0 ]; then nok "$d (succeeded, expected '$e')"; return; fi
+	if grep -q -- "$e" "$T/last.err" && [ "$(wc -l < "$T/last.err")" -le 2 ] && grep -q '^tensorctl: ' "$T/last.err"; then
+		ok "$d"
+	else
+		nok "$d (rc $rc, expected one message with '$e')"; sed 's/^/      /' "$T/last.err" | head -5
+	fi
+}
+# gone PATH DESC: a failed command left nothing at PATH
+gone() { if [ -e "$1" ]; then nok "$2: $1 left behind"; else ok "$2: nothing left behind"; fi; }
+
+# f32_23 PATH: makes the tensor PATH, f32 [2,3] (24 bytes of zeros)
+f32_23() {
+	touch "$1"
+	setfattr -n user.tensor.dtype -v f32 "$1"
+	setfattr -n user.tensor.shape -v '[2,3]' "$1"
+}
+# make_t23: the tensor $M/t, f32 [2,3], and unchanged DESC, a check that its record is
+# still what it was then (a refused change must leave nothing behind).
+make_t23() {
+	f32_23 "$M/t"
+	T23=$(rcli hgetall tensorfs:tensor:t | md5sum)
+}
+unchanged() { eq "$1 changes nothing" "$T23" "$(rcli hgetall tensorfs:tensor:t | md5sum)"; }
+# not CMD...: CMD fails (for check: "check 'gone' not mountpoint -q DIR")
+not() { ! "$@"; }
+
+# two_nodes: a Redis and two mounts of it, $A (node n1) and $B (node n2).
+two_nodes() {
+	start_redis || exit 1
+	A=$T/a
+	B=$T/b
+	mount_tfs "$A" --node n1 || exit 1
+	mount_tfs "$B" --node n2 || exit 1
+	cd "$T" || exit 1
+}
+# lookups_since LOG LINE NAME: LOOKUPs of /NAME in a --debug log after line LINE (the
+# daemon logs each one it serves; libfuse's own lines do not name the path).
+lookups_since() { tail -n +"$(($2 + 1))" "$1" | grep -c ": LOOKUP /$3\$"; }
+
+# NOBODY CMD...: CMD as uid/gid 65534 with no groups, for tests that start with
+# other_uid_mount: one_mount with --allow-other, and the temp dir open to that uid.
+NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+other_uid_mount() {
+	one_mount --allow-other "$@"
+	chmod 755 "$T"
+}
+# shm_of FILE: the host backend's shared-memory object behind FILE's handle, in /dev/shm
+shm_of() {
+	local shm
+	shm=$(getfattr --absolute-names --only-values -n user.tensor.ipc_handle "$1" | tail -c +9 | tr -d '\0')
+	echo "/dev/shm/${shm#/}"
+}
+
+# send JSON: qsend with a 2 s wait (the daemon pops every 0.5 s at the most).
+send() { qsend "$1" 2; }
+# jfield JSON KEY: one field of a JSON reply (PARSE_ERROR when it is no JSON)
+jfield() { /usr/bin/python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(d.get(sys.argv[2]))" "$1" "$2" 2>/dev/null || echo PARSE_ERROR; }
+
+# redis_password PASSWORD: the test's Redis asks for PASSWORD from now on, and rcli and
+# URL give it.
+redis_password() {
+	redis-cli -s "$SOCK" config set requirepass "$1" >/dev/null
+	URL="unix://:$1@$SOCK"
+	RPASS=$1
+	rcli() { tfs_flush; redis-cli -s "$SOCK" -a "$RPASS" --no-auth-warning "$@"; }
+}
+
+# client_mount: the client tests' start: client_tools, and one mount on the host backend
+# (the handles the library maps are shared memory) with 64 MiB, node n1, which the
+# library's queue commands name (TFS_NODE).
+client_mount() {
+	client_tools
+	export TFS_NODE=n1
+	one_mount --node n1 --backend host --max-bytes 64M
+}
+
+# ctl_mounts: the tensorctl tests' start: a Redis, $M (node n1) and $M2 (a 1 MiB mount on
+# another prefix), the temp dir as working directory, and the input files of
+# tensorctl/make_files.py in it.
+ctl_mounts() {
+	one_mount --node n1
+	M2=$T/small
+	mount_tfs "$M2" --node n1 --prefix small --max-bytes 1M || exit 1
+	check "test files made (python3 stdlib)" /usr/bin/python3 "$ROOT/tests/integration/tensorctl/make_files.py" "$T"
+	[ $FAILS -eq 0 ] || exit 1
+}
+# ctl_two: the tensorctl listing tests' tensors: $M/a (f32 [2,3,4], 96 bytes), $M/sc (a
+# bf16 scalar, 2 bytes) and the directory $M/d.
+ctl_two() {
+	"$CTL" create "$M/a" --dtype f32 --shape 2,3,4
+	"$CTL" create "$M/sc" --dtype bfloat16 --shape '[]' --device 0
+	mkdir "$M/d"
+}
 
 # qsend JSON [TIMEOUT]: pushes a lifecycle command with an id ("r<n>") and a reply key
 # ("tq:reply:<n>") added, and prints the reply popped from that key (nothing after TIMEOUT

@@ -1,5 +1,5 @@
-/* A command-line front to libtensorfs for t_client.sh: each subcommand calls the library
- * once and prints the result, or "error: <errno name>: <message>" and exits 1. */
+/* A command-line front to libtensorfs for the client tests (client/t_*.sh): each subcommand
+ * calls the library once and prints the result, or "error: <errno name>: <message>" and exits 1. */
 #include <dlpack/dlpack.h>
 #include <errno.h>
 #include <fcntl.h>

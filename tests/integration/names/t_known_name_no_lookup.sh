@@ -1,0 +1,18 @@
+# The kernel keeps the names it looked up (fs/kernel_cache.c): an open of a known name is
+# one FUSE request, not two; with -o entry_timeout=0 each open looks the name up again.
+. "$(dirname "$0")/../lib.sh"
+start_redis || exit 1
+A=$T/a
+C=$T/c
+mount_tfs "$A" --node n1 --debug || exit 1
+mount_tfs "$C" --node n3 --debug -o entry_timeout=0 || exit 1
+printf 'ABCD' > "$A/x"
+n=$(wc -l < "$T/a.log")
+for _ in $(seq 10); do cat "$A/x" > /dev/null; done
+eq "10 opens of a known name: no LOOKUP" 0 "$(lookups_since "$T/a.log" "$n" x)"
+eq "10 opens of a known name: 10 OPENs" 10 "$(tail -n +"$((n + 1))" "$T/a.log" | grep -c "opcode: OPEN ")"
+n=$(wc -l < "$T/c.log")
+for _ in $(seq 10); do : < "$C/x"; done
+check "with -o entry_timeout=0 each open looks the name up" \
+	test "$(lookups_since "$T/c.log" "$n" x)" -ge 10
+finish
