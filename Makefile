@@ -186,11 +186,10 @@ clean:
 
 .PHONY: all deps run asan test test-gpu bench install uninstall clean
 
-# --- tensorctl (issue 5): tools/tensorctl/*.c link into one binary; its format parsers
-# (npy.c, safetensors.c) also link into tests/unit/test_formats.c. ---
+# --- tensorctl (issue 5): tools/tensorctl/*.c link into one binary, a front-end of
+# libtensorfs (tfs_load/tfs_save; the format parsers are lib/fmt_*.c). ---
 CTL_SRCS=$(sort $(wildcard tools/tensorctl/*.c))
 CTL_OBJS=$(CTL_SRCS:%.c=$(O)/%.o)
-CTL_FMT_OBJS=$(O)/tools/tensorctl/npy.o $(O)/tools/tensorctl/safetensors.o
 CTL=$(O)/tensorctl
 ifneq ($(CTL_SRCS),)
 all: $(CTL)
@@ -198,9 +197,6 @@ endif
 $(CTL_OBJS): $(wildcard tools/tensorctl/*.h)
 $(CTL): $(CTL_OBJS) $(STLIB)
 	$(CC) $(REAL_LDFLAGS) -o $@ $^ $(LIB_LIBS)
-$(O)/tests/test_formats: tests/unit/test_formats.c $(CTL_FMT_OBJS) $(STLIB) lib/*.h tools/tensorctl/*.h
-	@mkdir -p $(dir $@)
-	$(CC) $(REAL_CFLAGS) -Itools/tensorctl -o $@ $< $(CTL_FMT_OBJS) $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
 install: install-tensorctl
 install-tensorctl: $(CTL)
 	mkdir -p $(DESTDIR)$(PREFIX)/$(BINARY_PATH) $(DESTDIR)$(PREFIX)/share/man/man1

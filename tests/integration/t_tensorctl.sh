@@ -176,7 +176,7 @@ fi
 "$CTL" create "$M/h" --dtype bf16 --shape 4
 fails_with "bf16 has no .npy form" "no .npy equivalent" "$CTL" save "$M/h" h.npy
 gone h.npy "failed save"
-check "no temporary file left by a failed save" bash -c "! ls | grep -q tensorctl-"
+check "no temporary file left by a failed save" bash -c "! ls | grep -q tfs-"
 
 # .safetensors
 check "load safetensors" "$CTL" load m.safetensors "$M/m"

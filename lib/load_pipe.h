@@ -1,0 +1,43 @@
+/* The copy pipeline of tfs_load and tfs_save: moves the byte ranges of one file into (or
+ * out of) a list of tensors with several threads, while other threads prepare (create,
+ * shape, open) the tensors still to come. Private to libtensorfs. */
+#ifndef TFS_LOAD_PIPE_H
+#define TFS_LOAD_PIPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tensorfs.h"
+
+struct tfs_pipe_item {
+	/* Filled by the caller, or by prepare() for items not ready yet. */
+	tfs_tensor *t;          /* mapped: bytes move to/from its memory; NULL: through fd */
+	int fd;                 /* the tensor's file when t is NULL, else -1 */
+	uint64_t foff, bytes;   /* the tensor's bytes in the file */
+	int state;              /* private: 0 being prepared, 1 ready, < 0 failed */
+};
+
+struct tfs_pipe {
+	int fd;                 /* the file: read by loads, written by saves */
+	const char *fname;      /* for messages */
+	int to_tensor;          /* 1: file -> tensors, 0: tensors -> file */
+	size_t n;
+	struct tfs_pipe_item *items;
+	/* NULL when every item is ready. Otherwise called once per item, in order, from the
+	 * pipeline's preparing threads: fills items[i].t or .fd; returns 0, or a negative
+	 * errno after tfs_seterr (the message is kept for the caller). */
+	int (*prepare)(void *arg, size_t i);
+	void *arg;
+	int threads;            /* copy threads; <= 0: min(8, CPUs) */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
+	const volatile int *cancel;
+};
+
+/* Runs the pipeline to its end. 0, or the first failure's negative errno with its message
+ * in tfs_errmsg() of the calling thread; the other threads stop at their next piece. Every
+ * copy has completed (device copies synchronised) when it returns, failed or not. Items
+ * that prepare() made stay as they are for the caller to release. */
+int tfs_pipe_run(struct tfs_pipe *p);
+
+#endif

@@ -1,0 +1,304 @@
+/* tfs_save: a tensor, or a directory of tensors, into a raw, .npy or .safetensors file
+ * (tensorfs.h). The output is written to a temporary file beside it, sized at once, filled
+ * by the pipeline's threads (load_pipe.c) and renamed over the name at the end. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "client_internal.h"
+#include "dtype.h"
+#include "formats.h"
+#include "load_pipe.h"
+
+#define META_XATTR "user.safetensors.metadata"
+#define MAX_DEPTH 64
+
+/* One tensor of the source, open. */
+struct src {
+	char *name;                    /* relative to the saved directory ("" for one tensor) */
+	int fd;
+	tfs_tensor *t;                 /* NULL: read through fd */
+	struct tfs_meta m;
+};
+
+struct save {
+	const struct tfs_save_opts *o;
+	const char *root;
+	size_t n, cap;
+	struct src *s;
+};
+
+void tfs_save_opts_init(struct tfs_save_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->format = TFS_FORMAT_AUTO;
+}
+
+/* Opens the tensor at path: its metadata, and its mapping unless via_file. */
+static int open_src(struct save *sv, const char *path, const char *name)
+{
+	struct src *s;
+	struct stat st;
+	char buf[4096];
+	ssize_t n;
+	int rc;
+
+	if (sv->n == sv->cap) {
+		size_t cap = sv->cap ? 2 * sv->cap : 16;
+		struct src *ns = realloc(sv->s, cap * sizeof(*ns));
+
+		if (!ns)
+			return tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+		sv->s = ns;
+		sv->cap = cap;
+	}
+	s = &sv->s[sv->n];
+	memset(s, 0, sizeof(*s));
+	s->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (s->fd < 0)
+		return tfs_seterr(-errno, "%s: %s", path, tfs_strerror(errno));
+	if (!(s->name = strdup(name))) {
+		close(s->fd);
+		return tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+	}
+	sv->n++;
+	n = fgetxattr(s->fd, "user.tensor.meta", buf, sizeof(buf) - 1);
+	if (n < 0)
+		return tfs_seterr(-errno, "%s: %s", path, tfs_strerror(errno));
+	buf[n] = 0;
+	if ((rc = tfs_meta_from_json(buf, (size_t)n, &s->m)))
+		return tfs_seterr(rc, "%s: malformed user.tensor.meta: %s", path, tfs_strerror(rc));
+	if (fstat(s->fd, &st))
+		return tfs_seterr(-errno, "%s: %s", path, tfs_strerror(errno));
+	if ((uint64_t)st.st_size != s->m.bytes)
+		return tfs_seterr(-EAGAIN, "%s: changed while saving: %s", path, tfs_strerror(EAGAIN));
+	if (s->m.bytes && !sv->o->via_file && !tfs_open_fd(s->fd, &s->t)) {
+		struct tfs_tensor_info info;
+
+		tfs_tensor_get_info(s->t, &info);
+		if (info.bytes != s->m.bytes)
+			return tfs_seterr(-EAGAIN, "%s: changed while saving: %s", path,
+					  tfs_strerror(EAGAIN));
+	}
+	return 0;
+}
+
+static int walk(struct save *sv, const char *rel, int depth)
+{
+	char path[PATH_MAX * 2], sub[PATH_MAX];
+	struct dirent **ents;
+	int n, rc = 0;
+
+	snprintf(path, sizeof(path), "%s%s%s", sv->root, *rel ? "/" : "", rel);
+	if (depth > MAX_DEPTH)
+		return tfs_seterr(-ELOOP, "%s: too deep: %s", path, tfs_strerror(ELOOP));
+	n = scandir(path, &ents, NULL, alphasort);
+	if (n < 0)
+		return tfs_seterr(-errno, "%s: %s", path, tfs_strerror(errno));
+	for (int i = 0; i < n; i++) {
+		const char *d = ents[i]->d_name;
+		char full[PATH_MAX * 2];
+		struct stat st;
+
+		if (rc || !strcmp(d, ".") || !strcmp(d, ".."))
+			goto next;
+		if ((size_t)snprintf(sub, sizeof(sub), "%s%s%s", rel, *rel ? "/" : "", d) >= sizeof(sub)) {
+			rc = tfs_seterr(-ENAMETOOLONG, "%s/%s: %s", path, d, tfs_strerror(ENAMETOOLONG));
+			goto next;
+		}
+		snprintf(full, sizeof(full), "%s/%s", sv->root, sub);
+		if (stat(full, &st))
+			rc = tfs_seterr(-errno, "%s: %s", full, tfs_strerror(errno));
+		else if (S_ISDIR(st.st_mode))
+			rc = walk(sv, sub, depth + 1);
+		else
+			rc = open_src(sv, full, sub);
+next:
+		free(ents[i]);
+	}
+	free(ents);
+	return rc;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct src *)a)->name, ((const struct src *)b)->name);
+}
+
+/* The safetensors header, and each tensor's place in the file (items in header order). */
+static int layout_st(struct save *sv, uint8_t **hdr, long *hlen, struct tfs_pipe_item *items)
+{
+	struct st_header h = { 0 };
+	char md[65537];
+	ssize_t n;
+	int rc = 0;
+
+	h.e = calloc(sv->n ? sv->n : 1, sizeof(*h.e));
+	if (!h.e)
+		return tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+	for (size_t i = 0; i < sv->n; i++) {
+		h.e[i] = (struct st_entry){ .name = strdup(sv->s[i].name), .dtype = sv->s[i].m.dtype,
+					    .shape = sv->s[i].m.shape };
+		h.n++;
+		if (!h.e[i].name) {
+			rc = tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+			goto out;
+		}
+	}
+	n = getxattr(sv->root, META_XATTR, md, sizeof(md) - 1);
+	if (n > 0) {
+		md[n] = 0;
+		if (!(h.metadata = strdup(md))) {
+			rc = tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+			goto out;
+		}
+	}
+	tfs_st_layout(&h);
+	*hlen = tfs_st_format(&h, hdr);
+	if (*hlen < 0) {
+		rc = tfs_seterr((int)*hlen, "%s: cannot write the header: %s", sv->root,
+				tfs_strerror((int)*hlen));
+		goto out;
+	}
+	/* sv->s is sorted by name (walk order with '/' is not strcmp order: sort again) */
+	qsort(sv->s, sv->n, sizeof(*sv->s), by_name);
+	for (size_t i = 0; i < h.n; i++) {
+		struct src key = { .name = h.e[i].name };
+		struct src *s = bsearch(&key, sv->s, sv->n, sizeof(*sv->s), by_name);
+
+		items[i] = (struct tfs_pipe_item){ .t = s->t, .fd = s->t ? -1 : s->fd,
+						   .foff = (uint64_t)*hlen + h.e[i].begin,
+						   .bytes = h.e[i].end - h.e[i].begin };
+	}
+out:
+	tfs_st_free(&h);
+	return rc;
+}
+
+int tfs_save(const char *src, const char *file, const struct tfs_save_opts *opts)
+{
+	struct tfs_save_opts defaults;
+	struct save sv = { 0 };
+	struct tfs_pipe_item *items = NULL;
+	struct tfs_pipe p;
+	enum tfs_format f;
+	struct stat st;
+	uint8_t *hdr = NULL, nhdr[4096];
+	long hlen = 0;
+	uint64_t total;
+	char tmp[PATH_MAX + 32];
+	int rc, out = -1;
+
+	if (!opts) {
+		tfs_save_opts_init(&defaults);
+		opts = &defaults;
+	}
+	sv.o = opts;
+	sv.root = src;
+	if (!src || !file || !*file)
+		return tfs_seterr(-EINVAL, "tfs_save: NULL or empty argument");
+	if (stat(src, &st))
+		return tfs_seterr(-errno, "%s: %s", src, tfs_strerror(errno));
+	f = opts->format;
+	if (f == TFS_FORMAT_AUTO) {
+		size_t n = strlen(file);
+
+		if (S_ISDIR(st.st_mode) || (n > 12 && !strcmp(file + n - 12, ".safetensors")))
+			f = TFS_FORMAT_SAFETENSORS;
+		else if (n > 4 && !strcmp(file + n - 4, ".npy"))
+			f = TFS_FORMAT_NPY;
+		else
+			f = TFS_FORMAT_RAW;
+	}
+	if ((unsigned)f > TFS_FORMAT_SAFETENSORS)
+		return tfs_seterr(-EINVAL, "format %d: unknown: %s", (int)f, tfs_strerror(EINVAL));
+	if (!!S_ISDIR(st.st_mode) != (f == TFS_FORMAT_SAFETENSORS))
+		return tfs_seterr(-EINVAL, "%s: %s: %s", src, S_ISDIR(st.st_mode) ?
+				  "a directory saves only as safetensors" :
+				  "a single tensor saves as raw or npy", tfs_strerror(EINVAL));
+	if (!opts->replace && !lstat(file, &st))
+		return tfs_seterr(-EEXIST, "%s: %s", file, tfs_strerror(EEXIST));
+	rc = f == TFS_FORMAT_SAFETENSORS ? walk(&sv, "", 0) : open_src(&sv, src, "");
+	if (rc)
+		goto out;
+	if (!(items = calloc(sv.n ? sv.n : 1, sizeof(*items)))) {
+		rc = tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+		goto out;
+	}
+	if (f == TFS_FORMAT_SAFETENSORS) {
+		if ((rc = layout_st(&sv, &hdr, &hlen, items)))
+			goto out;
+	} else {
+		struct src *s = &sv.s[0];
+
+		if (f == TFS_FORMAT_NPY) {
+			hlen = tfs_npy_format(s->m.dtype, &s->m.shape, nhdr, sizeof(nhdr));
+			if (hlen < 0) {
+				rc = tfs_seterr((int)hlen, "%s: dtype %s has no .npy equivalent: %s", src,
+						tfs_dtype_name(s->m.dtype), tfs_strerror((int)-hlen));
+				goto out;
+			}
+		}
+		items[0] = (struct tfs_pipe_item){ .t = s->t, .fd = s->t ? -1 : s->fd,
+						   .foff = (uint64_t)hlen, .bytes = s->m.bytes };
+	}
+	total = (uint64_t)hlen;
+	for (size_t i = 0; i < sv.n; i++)
+		total += items[i].bytes;
+	snprintf(tmp, sizeof(tmp), "%s.tfs-XXXXXX", file);
+	out = mkostemp(tmp, O_CLOEXEC);
+	if (out < 0) {
+		rc = tfs_seterr(-errno, "%s: %s", file, tfs_strerror(errno));
+		goto out;
+	}
+	{
+		mode_t um = umask(0);
+
+		umask(um);
+		fchmod(out, 0666 & ~um);
+	}
+	/* sized at once: the threads' writes fill it in place, none extends it */
+	errno = 0;
+	if (ftruncate(out, (off_t)total) ||
+	    (hlen && pwrite(out, hdr ? (void *)hdr : (void *)nhdr, (size_t)hlen, 0) != hlen)) {
+		rc = tfs_seterr(errno ? -errno : -EIO, "%s: write: %s", file,
+				tfs_strerror(errno ? errno : EIO));
+		goto out;
+	}
+	p = (struct tfs_pipe){ .fd = out, .fname = file, .to_tensor = 0, .n = sv.n,
+			       .items = items, .threads = opts->threads, .progress = opts->progress,
+			       .progress_arg = opts->progress_arg, .cancel = opts->cancel };
+	if ((rc = tfs_pipe_run(&p)))
+		goto out;
+	if (rename(tmp, file))
+		rc = tfs_seterr(-errno, "%s: %s", file, tfs_strerror(errno));
+out:
+	{
+		char msg[512];
+
+		snprintf(msg, sizeof(msg), "%s", tfs_errmsg());
+		if (out >= 0) {
+			close(out);
+			if (rc)
+				unlink(tmp);
+		}
+		for (size_t i = 0; i < sv.n; i++) {
+			tfs_close(sv.s[i].t);
+			close(sv.s[i].fd);
+			free(sv.s[i].name);
+		}
+		if (rc)
+			tfs_seterr(rc, "%s", msg);
+	}
+	free(sv.s);
+	free(items);
+	free(hdr);
+	return rc;
+}
