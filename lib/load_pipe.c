@@ -177,6 +177,26 @@ static int pwrite_full(int fd, const void *buf, size_t n, uint64_t off)
 	return 0;
 }
 
+/* A save's bytes into the file: copied into its mapping (several threads fill one file at
+ * once; pwrite calls on one file take turns on its inode lock), else written. */
+static int file_put(struct run *r, const void *buf, size_t len, uint64_t foff)
+{
+	char *dst;
+
+	if (!r->p->fmap)
+		return pwrite_full(r->p->fd, buf, len, foff);
+	dst = r->p->fmap + foff;
+#ifdef MADV_POPULATE_WRITE
+	{
+		uintptr_t a = (uintptr_t)dst & ~(uintptr_t)4095;
+
+		madvise((void *)a, (size_t)((uintptr_t)dst + len - a), MADV_POPULATE_WRITE);
+	}
+#endif
+	memcpy(dst, buf, len);
+	return 0;
+}
+
 /* A file-side failure: the load reads the file, the save writes it. */
 static void fail_file(struct run *r, int rc)
 {
@@ -242,7 +262,7 @@ static int drain(struct worker *w, int b)
 		fail(r, -EIO, "cudaMemcpyAsync: %s", w->cu->GetErrorString(e));
 		return -EIO;
 	}
-	if (!r->p->to_tensor && (rc = pwrite_full(r->p->fd, w->buf[b].p, w->wlen[b], w->wfoff[b]))) {
+	if (!r->p->to_tensor && (rc = file_put(r, w->buf[b].p, w->wlen[b], w->wfoff[b]))) {
 		fail_file(r, rc);
 		return rc;
 	}
@@ -341,7 +361,7 @@ static int copy_host(struct worker *w, char *mem, const struct piece *pc, uint64
 	}
 #endif
 	rc = r->p->to_tensor ? pread_full(r->p->fd, mem, pc->len, foff)
-			     : pwrite_full(r->p->fd, mem, pc->len, foff);
+			     : file_put(r, mem, pc->len, foff);
 	if (rc)
 		fail_file(r, rc);
 	return rc;
@@ -372,7 +392,9 @@ static int copy_file(struct worker *w, int tfd, const struct piece *pc, uint64_t
 				     tfs_strerror(rc == -ENODATA ? EAGAIN : rc));
 			return rc;
 		}
-		if ((rc = pwrite_full(out, w->fbuf, len, ooff))) {
+		rc = r->p->to_tensor ? pwrite_full(out, w->fbuf, len, ooff)
+				     : file_put(r, w->fbuf, len, ooff);
+		if (rc) {
 			if (r->p->to_tensor)
 				fail(r, rc, "a tensor of %s: write through the mount: %s",
 				     r->p->fname, tfs_strerror(rc));

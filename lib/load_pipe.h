@@ -19,6 +19,8 @@ struct tfs_pipe_item {
 
 struct tfs_pipe {
 	int fd;                 /* the file: read by loads, written by saves */
+	char *fmap;             /* saves: the file mapped shared and writable (its blocks
+				 * allocated, so a write fault cannot fail), or NULL: pwrite */
 	const char *fname;      /* for messages */
 	int to_tensor;          /* 1: file -> tensors, 0: tensors -> file */
 	size_t n;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -193,7 +194,7 @@ int tfs_save(const char *src, const char *file, const struct tfs_save_opts *opts
 	uint8_t *hdr = NULL, nhdr[4096];
 	long hlen = 0;
 	uint64_t total;
-	char tmp[PATH_MAX + 32];
+	char tmp[PATH_MAX + 32], *fmap = NULL;
 	int rc, out = -1;
 
 	if (!opts) {
@@ -272,10 +273,27 @@ int tfs_save(const char *src, const char *file, const struct tfs_save_opts *opts
 				tfs_strerror(errno ? errno : EIO));
 		goto out;
 	}
-	p = (struct tfs_pipe){ .fd = out, .fname = file, .to_tensor = 0, .n = sv.n,
+	/* Blocks allocated first: a write fault on the mapping then never meets ENOSPC
+	 * (which would be SIGBUS); where fallocate is not supported, pwrite. */
+	if (total && !getenv("TFS_SAVE_PWRITE")) {
+		if (!fallocate(out, 0, 0, (off_t)total)) {
+			fmap = mmap(NULL, (size_t)total, PROT_READ | PROT_WRITE, MAP_SHARED, out, 0);
+			if (fmap == MAP_FAILED)
+				fmap = NULL;
+		} else if (errno == ENOSPC || errno == EFBIG) {
+			rc = tfs_seterr(-errno, "%s: %s", file, tfs_strerror(errno));
+			goto out;
+		}
+	}
+	p = (struct tfs_pipe){ .fd = out, .fmap = fmap, .fname = file, .to_tensor = 0, .n = sv.n,
 			       .items = items, .threads = opts->threads, .progress = opts->progress,
 			       .progress_arg = opts->progress_arg, .cancel = opts->cancel };
-	if ((rc = tfs_pipe_run(&p)))
+	rc = tfs_pipe_run(&p);
+	if (fmap) {
+		munmap(fmap, (size_t)total);
+		fmap = NULL;
+	}
+	if (rc)
 		goto out;
 	if (rename(tmp, file))
 		rc = tfs_seterr(-errno, "%s: %s", file, tfs_strerror(errno));

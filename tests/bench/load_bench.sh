@@ -8,6 +8,7 @@
 #   - a 2 GiB raw file: `tensorctl load`;
 #   - save (the directory back to a safetensors file in the page cache): `tensorctl save`
 #     and tfs_save in a warm process;
+#   - what a cold process pays before its first load: the CUDA context, the pinned buffers;
 #   - once: creating and shaping the 53 tensors without copying (allocation + the daemon's
 #     zero-fill), and a sweep of copy threads x piece sizes.
 # Prints every timing, then a Markdown table of medians. Needs the cuda backend, python3
@@ -34,7 +35,7 @@ now() { date +%s.%N; }
 timed() {   # timed ROW BYTES CMD...: one line "ROW SECONDS GB/s"
 	local row=$1 bytes=$2 t0 t1; shift 2
 	t0=$(now); "$@" || { echo "$row failed" >&2; return 1; }; t1=$(now)
-	echo "$row $(echo "$t1 - $t0" | bc -l) $(echo "$bytes / ($t1 - $t0) / 1000000000" | bc -l)"
+	awk -v r="$row" -v a="$t0" -v b="$t1" -v n="$bytes" 'BEGIN { printf "%s %.4f %.2f\n", r, b - a, n / (b - a) / 1e9 }'
 }
 : > "$LOG"
 for p in $(seq "$PASSES"); do
@@ -42,11 +43,13 @@ for p in $(seq "$PASSES"); do
 	timed tensorctl-load "$SZ" "$CTL" load -q "$ST" "$M/st" | tee -a "$LOG"
 	python3 "$PY" load "$ST" 1 | tee -a "$LOG"
 	"$LB" load "$ST" "$M/lb" 2 | tee -a "$LOG"
-	timed tensorctl-load-raw "$RSZ" "$CTL" load -q "$RAW" "$M/raw" | tee -a "$LOG"
+	timed tensorctl-load-raw "$RSZ" "$CTL" load -q --format raw "$RAW" "$M/raw" | tee -a "$LOG"
 	rm -f "$T/out.safetensors"
 	timed tensorctl-save "$SZ" "$CTL" save -q "$M/st" "$T/out.safetensors" | tee -a "$LOG"
 	cmp "$ST" "$T/out.safetensors" || echo "save differs from the source" | tee -a "$LOG"
 	"$LB" save "$ST" "$M/lbs" "$T/out2.safetensors" 2 | tee -a "$LOG"
+	TFS_SAVE_PWRITE=1 "$LB" save "$ST" "$M/lbs" "$T/out2.safetensors" 2 | tee -a "$LOG"
+	"$LB" cold "$ST" "$M/lbc" | tee -a "$LOG"
 	rm -rf "$M/st" "$M/raw" "$T/out.safetensors" "$T/out2.safetensors"
 	timed tensorctl-load-fuse "$SZ" env TENSORCTL_COPY=fuse "$CTL" load -q "$ST" "$M/st" | tee -a "$LOG"
 	rm -rf "$M/st"
