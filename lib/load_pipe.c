@@ -1,6 +1,6 @@
 /* The copy pipeline of tfs_load and tfs_save (load_pipe.h).
  *
- * The file's ranges are cut into pieces of at most CHUNK bytes, never across tensors, and
+ * The file's ranges are cut into pieces of at most 4 MiB (TFS_LOAD_CHUNK_MB), never across tensors, and
  * copy threads take them in file order (the kernel's readahead sees one sequential
  * reader). A piece of a tensor still being prepared waits for it; preparing threads work
  * through the tensors in the same order, so the copy follows right behind them.
@@ -460,7 +460,8 @@ static size_t chunk_size(void)
 	const char *s = getenv("TFS_LOAD_CHUNK_MB");
 	long mb = s ? strtol(s, NULL, 10) : 0;
 
-	return mb > 0 && mb <= 256 ? (size_t)mb << 20 : (size_t)8 << 20;
+	/* 4 MiB: the best of 4-32 MiB with 8 threads on the H200 (tests/bench/RESULTS-gpu.md) */
+	return mb > 0 && mb <= 256 ? (size_t)mb << 20 : (size_t)4 << 20;
 }
 
 static int cut(struct run *r)

@@ -12,7 +12,7 @@
 struct tfs_pipe_item {
 	/* Filled by the caller, or by prepare() for items not ready yet. */
 	tfs_tensor *t;          /* mapped: bytes move to/from its memory; NULL: through fd */
-	int fd;                 /* the tensor's file when t is NULL, else -1 */
+	int fd;                 /* the tensor's file, used when t is NULL; or -1 */
 	uint64_t foff, bytes;   /* the tensor's bytes in the file */
 	int state;              /* private: 0 being prepared, 1 ready, < 0 failed */
 };

@@ -34,6 +34,8 @@ struct save {
 	const char *root;
 	size_t n, cap;
 	struct src *s;
+	struct tfs_pipe_item *items;   /* in file order */
+	struct src **by_item;          /* the source of items[i] */
 };
 
 void tfs_save_opts_init(struct tfs_save_opts *o)
@@ -80,14 +82,26 @@ static int open_src(struct save *sv, const char *path, const char *name)
 		return tfs_seterr(-errno, "%s: %s", path, tfs_strerror(errno));
 	if ((uint64_t)st.st_size != s->m.bytes)
 		return tfs_seterr(-EAGAIN, "%s: changed while saving: %s", path, tfs_strerror(EAGAIN));
-	if (s->m.bytes && !sv->o->via_file && !tfs_open_fd(s->fd, &s->t)) {
-		struct tfs_tensor_info info;
+	return 0;
+}
 
-		tfs_tensor_get_info(s->t, &info);
-		if (info.bytes != s->m.bytes)
-			return tfs_seterr(-EAGAIN, "%s: changed while saving: %s", path,
-					  tfs_strerror(EAGAIN));
-	}
+/* The pipeline's prepare(): maps tensor i (opening CUDA handles takes a while: the
+ * pipeline's threads do it in parallel, and copy what is mapped meanwhile). Without a
+ * mapping here (no libcudart, via_file) the bytes are read through the file. */
+static int map_one(void *arg, size_t i)
+{
+	struct save *sv = arg;
+	struct tfs_pipe_item *it = &sv->items[i];
+	struct src *s = sv->by_item[i];
+	struct tfs_tensor_info info;
+
+	if (!s->m.bytes || sv->o->via_file || tfs_open_fd(s->fd, &s->t))
+		return 0;
+	tfs_tensor_get_info(s->t, &info);
+	if (info.bytes != s->m.bytes)
+		return tfs_seterr(-EAGAIN, "%s/%s: changed while saving: %s", sv->root, s->name,
+				  tfs_strerror(EAGAIN));
+	it->t = s->t;
 	return 0;
 }
 
@@ -174,8 +188,8 @@ static int layout_st(struct save *sv, uint8_t **hdr, long *hlen, struct tfs_pipe
 		struct src key = { .name = h.e[i].name };
 		struct src *s = bsearch(&key, sv->s, sv->n, sizeof(*sv->s), by_name);
 
-		items[i] = (struct tfs_pipe_item){ .t = s->t, .fd = s->t ? -1 : s->fd,
-						   .foff = (uint64_t)*hlen + h.e[i].begin,
+		sv->by_item[i] = s;
+		items[i] = (struct tfs_pipe_item){ .fd = s->fd, .foff = (uint64_t)*hlen + h.e[i].begin,
 						   .bytes = h.e[i].end - h.e[i].begin };
 	}
 out:
@@ -229,7 +243,10 @@ int tfs_save(const char *src, const char *file, const struct tfs_save_opts *opts
 	rc = f == TFS_FORMAT_SAFETENSORS ? walk(&sv, "", 0) : open_src(&sv, src, "");
 	if (rc)
 		goto out;
-	if (!(items = calloc(sv.n ? sv.n : 1, sizeof(*items)))) {
+	items = calloc(sv.n ? sv.n : 1, sizeof(*items));
+	sv.by_item = calloc(sv.n ? sv.n : 1, sizeof(*sv.by_item));
+	sv.items = items;
+	if (!items || !sv.by_item) {
 		rc = tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
 		goto out;
 	}
@@ -247,8 +264,9 @@ int tfs_save(const char *src, const char *file, const struct tfs_save_opts *opts
 				goto out;
 			}
 		}
-		items[0] = (struct tfs_pipe_item){ .t = s->t, .fd = s->t ? -1 : s->fd,
-						   .foff = (uint64_t)hlen, .bytes = s->m.bytes };
+		sv.by_item[0] = s;
+		items[0] = (struct tfs_pipe_item){ .fd = s->fd, .foff = (uint64_t)hlen,
+						   .bytes = s->m.bytes };
 	}
 	total = (uint64_t)hlen;
 	for (size_t i = 0; i < sv.n; i++)
@@ -273,9 +291,10 @@ int tfs_save(const char *src, const char *file, const struct tfs_save_opts *opts
 				tfs_strerror(errno ? errno : EIO));
 		goto out;
 	}
-	/* Blocks allocated first: a write fault on the mapping then never meets ENOSPC
-	 * (which would be SIGBUS); where fallocate is not supported, pwrite. */
-	if (total && !getenv("TFS_SAVE_PWRITE")) {
+	/* pwrite measured faster on ext4 (tests/bench/RESULTS-gpu.md); TFS_SAVE_MMAP=1 fills a
+	 * shared mapping instead, its blocks allocated first so a write fault never meets
+	 * ENOSPC (which would be SIGBUS); where fallocate is not supported, pwrite. */
+	if (total && getenv("TFS_SAVE_MMAP")) {
 		if (!fallocate(out, 0, 0, (off_t)total)) {
 			fmap = mmap(NULL, (size_t)total, PROT_READ | PROT_WRITE, MAP_SHARED, out, 0);
 			if (fmap == MAP_FAILED)
@@ -286,7 +305,7 @@ int tfs_save(const char *src, const char *file, const struct tfs_save_opts *opts
 		}
 	}
 	p = (struct tfs_pipe){ .fd = out, .fmap = fmap, .fname = file, .to_tensor = 0, .n = sv.n,
-			       .items = items, .threads = opts->threads, .progress = opts->progress,
+			       .items = items, .prepare = map_one, .arg = &sv, .threads = opts->threads, .progress = opts->progress,
 			       .progress_arg = opts->progress_arg, .cancel = opts->cancel };
 	rc = tfs_pipe_run(&p);
 	if (fmap) {
@@ -316,6 +335,7 @@ out:
 			tfs_seterr(rc, "%s", msg);
 	}
 	free(sv.s);
+	free(sv.by_item);
 	free(items);
 	free(hdr);
 	return rc;

@@ -146,7 +146,7 @@ int main(int argc, char **argv)
 				break;
 			}
 			dt = bench_now() - t0;
-			printf("%s %.4f %.2f\n", getenv("TFS_SAVE_PWRITE") ? "lib-save-pwrite" : "lib-save", dt, fsize(argv[4]) / dt / 1e9);
+			printf("lib-save%s %.4f %.2f\n", getenv("LB_TAG") ? getenv("LB_TAG") : "", dt, fsize(argv[4]) / dt / 1e9);
 			fflush(stdout);
 		}
 		rm_tree(argv[3]);

@@ -13,7 +13,9 @@
 #     zero-fill), and a sweep of copy threads x piece sizes.
 # Prints every timing, then a Markdown table of medians. Needs the cuda backend, python3
 # with torch and safetensors (the GPU machine).
-#   usage: tests/bench/load_bench.sh [BUILD]      (env: PASSES=3)
+#   - the file system's own rate for one writer (dd of the file, 8 MiB blocks), and saves
+#     into /dev/shm (tmpfs), by pwrite and through a shared mapping (TFS_SAVE_MMAP=1).
+#   usage: tests/bench/load_bench.sh [BUILD]      (env: PASSES=3, SWEEP=0 skips the sweep)
 set -u
 BUILD=${1:-build}
 . "$(dirname "$0")/../integration/lib.sh"
@@ -26,7 +28,7 @@ start_redis || exit 1
 M=$T/m
 mount_tfs "$M" --node bench || exit 1
 echo "backend: $BACKEND; $(nproc) cores; $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1); /tmp on $(df --output=fstype "$T" | tail -1)"
-ST=$T/model.safetensors RAW=$T/raw.bin LOG=$T/times.txt
+ST=$T/model.safetensors RAW=$T/raw.bin LOG=$T/times.txt SHM=/dev/shm/tfs-load-bench.$$
 python3 "$PY" make "$ST" || exit 1
 head -c $((2 << 30)) "$ST" > "$RAW"
 cat "$ST" "$RAW" > /dev/null
@@ -48,14 +50,19 @@ for p in $(seq "$PASSES"); do
 	timed tensorctl-save "$SZ" "$CTL" save -q "$M/st" "$T/out.safetensors" | tee -a "$LOG"
 	cmp "$ST" "$T/out.safetensors" || echo "save differs from the source" | tee -a "$LOG"
 	"$LB" save "$ST" "$M/lbs" "$T/out2.safetensors" 2 | tee -a "$LOG"
-	TFS_SAVE_PWRITE=1 "$LB" save "$ST" "$M/lbs" "$T/out2.safetensors" 2 | tee -a "$LOG"
+	TFS_SAVE_MMAP=1 LB_TAG=-mmap "$LB" save "$ST" "$M/lbs" "$T/out2.safetensors" 2 | tee -a "$LOG"
+	LB_TAG=-devshm "$LB" save "$ST" "$M/lbs" "$SHM" 2 | tee -a "$LOG"
+	TFS_SAVE_MMAP=1 LB_TAG=-devshm-mmap "$LB" save "$ST" "$M/lbs" "$SHM" 2 | tee -a "$LOG"
+	rm -f "$SHM" "$T/dd.bin"
+	timed dd-write-8M-to-tmp "$SZ" dd if="$ST" of="$T/dd.bin" bs=8M status=none | tee -a "$LOG"
+	rm -f "$T/dd.bin"
 	"$LB" cold "$ST" "$M/lbc" | tee -a "$LOG"
 	rm -rf "$M/st" "$M/raw" "$T/out.safetensors" "$T/out2.safetensors"
 	timed tensorctl-load-fuse "$SZ" env TENSORCTL_COPY=fuse "$CTL" load -q "$ST" "$M/st" | tee -a "$LOG"
 	rm -rf "$M/st"
 done
 "$LB" alloc "$ST" "$M/alloc" | tee -a "$LOG"
-"$LB" sweep "$ST" "$M/sw" | tee -a "$LOG"
+[ "${SWEEP:-1}" = 0 ] || "$LB" sweep "$ST" "$M/sw" | tee -a "$LOG"
 echo
 echo "file: $SZ bytes safetensors, $RSZ bytes raw; $PASSES passes; GB = 1e9 bytes"
 echo
@@ -65,5 +72,5 @@ awk '$1 !~ /^#/ && NF == 3 { n[$1]++; s[$1, n[$1]] = $2; g[$1, n[$1]] = $3; if (
 END { for (i = 1; i <= k; i++) { r = name[i]; c = n[r];
 	for (a = 1; a <= c; a++) for (b = a + 1; b <= c; b++) if (s[r, b] < s[r, a]) { t = s[r, a]; s[r, a] = s[r, b]; s[r, b] = t; t = g[r, a]; g[r, a] = g[r, b]; g[r, b] = t }
 	m = int((c + 1) / 2); printf "| %s | %.3f | %.2f | %d |\n", r, s[r, m], g[r, m], c } }' "$LOG"
-rm -f "$ST" "$RAW"
+rm -f "$ST" "$RAW" "$SHM"
 finish >/dev/null
