@@ -13,6 +13,8 @@
 #     zero-fill), and a sweep of copy threads x piece sizes.
 # Prints every timing, then a Markdown table of medians. Needs the cuda backend, python3
 # with torch and safetensors (the GPU machine).
+#   - the same load into a host-backend mount (POSIX shared memory), mapped and through
+#     the FUSE files;
 #   - the file system's own rate for one writer (dd of the file, 8 MiB blocks), and saves
 #     into /dev/shm (tmpfs), by pwrite and through a shared mapping (TFS_SAVE_MMAP=1).
 #   usage: tests/bench/load_bench.sh [BUILD]      (env: PASSES=3, SWEEP=0 skips the sweep)
@@ -27,7 +29,9 @@ PASSES=${PASSES:-3}
 start_redis || exit 1
 M=$T/m
 mount_tfs "$M" --node bench || exit 1
-echo "backend: $BACKEND; $(nproc) cores; $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1); /tmp on $(df --output=fstype "$T" | tail -1)"
+H=$T/h
+mount_tfs "$H" --node benchhost --prefix hb --backend host || exit 1
+echo "backends: cuda on $M, host on $H; $(nproc) cores; $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1); /tmp on $(df --output=fstype "$T" | tail -1)"
 ST=$T/model.safetensors RAW=$T/raw.bin LOG=$T/times.txt SHM=/dev/shm/tfs-load-bench.$$
 python3 "$PY" make "$ST" || exit 1
 head -c $((2 << 30)) "$ST" > "$RAW"
@@ -60,6 +64,10 @@ for p in $(seq "$PASSES"); do
 	rm -rf "$M/st" "$M/raw" "$T/out.safetensors" "$T/out2.safetensors"
 	timed tensorctl-load-fuse "$SZ" env TENSORCTL_COPY=fuse "$CTL" load -q "$ST" "$M/st" | tee -a "$LOG"
 	rm -rf "$M/st"
+	timed host-backend-tensorctl-load "$SZ" "$CTL" load -q "$ST" "$H/st" | tee -a "$LOG"
+	rm -rf "$H/st"
+	timed host-backend-tensorctl-load-fuse "$SZ" env TENSORCTL_COPY=fuse "$CTL" load -q "$ST" "$H/st" | tee -a "$LOG"
+	rm -rf "$H/st"
 done
 "$LB" alloc "$ST" "$M/alloc" | tee -a "$LOG"
 [ "${SWEEP:-1}" = 0 ] || "$LB" sweep "$ST" "$M/sw" | tee -a "$LOG"
