@@ -369,6 +369,19 @@ fail:
 	return rc;
 }
 
+/* The pipeline's finish(): tensor i is full; its mapping and descriptor go now, so a file
+ * of thousands of tensors never holds them all open. */
+static void done_one(void *arg, size_t i)
+{
+	struct load *l = arg;
+
+	tfs_close(l->items[i].t);
+	l->items[i].t = NULL;
+	if (l->items[i].fd >= 0)
+		close(l->items[i].fd);
+	l->items[i].fd = -1;
+}
+
 static int rm_one(const char *p, const struct stat *st, int type, struct FTW *ftw)
 {
 	(void)st;
@@ -430,7 +443,7 @@ int tfs_load(const char *file, const char *dest, const struct tfs_load_opts *opt
 	if (l.is_dir && (rc = make_dirs(&l)))
 		goto out;
 	p = (struct tfs_pipe){ .fd = l.fd, .fname = file, .to_tensor = 1, .n = l.n,
-			       .items = l.items, .prepare = make_one, .arg = &l,
+			       .items = l.items, .prepare = make_one, .finish = done_one, .arg = &l,
 			       .threads = opts->threads, .progress = opts->progress,
 			       .progress_arg = opts->progress_arg, .cancel = opts->cancel };
 	rc = tfs_pipe_run(&p);

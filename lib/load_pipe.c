@@ -41,6 +41,7 @@ struct run {
 	struct piece *pieces;
 	size_t npieces;
 	size_t next_piece, next_prep;  /* atomics */
+	size_t finished;               /* items whose bytes all moved; under mu */
 	uint64_t done, total;          /* done: atomic */
 	size_t chunk;
 	int stop;                      /* atomic: a failure or a cancel */
@@ -141,6 +142,21 @@ static int stopped(struct run *r)
 	return __atomic_load_n(&r->stop, __ATOMIC_RELAXED);
 }
 
+/* len more bytes of item i moved; the last ones finish it. */
+static void moved(struct run *r, size_t i, uint64_t len)
+{
+	struct tfs_pipe_item *it = &r->p->items[i];
+
+	if (__atomic_sub_fetch(&it->left, len, __ATOMIC_ACQ_REL) != 0)
+		return;
+	if (r->p->finish)
+		r->p->finish(r->p->arg, i);
+	pthread_mutex_lock(&r->mu);
+	r->finished++;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
 static int pread_full(int fd, void *buf, size_t n, uint64_t off)
 {
 	size_t got = 0;
@@ -220,6 +236,11 @@ static void *prep_main(void *arg)
 
 		if (i >= p->n)
 			break;
+		/* items are taken in order and finish about in order: wait for room */
+		pthread_mutex_lock(&r->mu);
+		while (i >= r->finished + TFS_PIPE_WINDOW && !r->stop)
+			pthread_cond_wait(&r->cv, &r->mu);
+		pthread_mutex_unlock(&r->mu);
 		rc = stopped(r) ? -ECANCELED : p->prepare(p->arg, i);
 		if (rc && rc != -ECANCELED)
 			fail(r, rc, "%s", tfs_errmsg());
@@ -227,6 +248,8 @@ static void *prep_main(void *arg)
 		p->items[i].state = rc ? rc : 1;
 		pthread_cond_broadcast(&r->cv);
 		pthread_mutex_unlock(&r->mu);
+		if (!rc && p->items[i].bytes == 0)
+			moved(r, i, 0);
 	}
 	pthread_mutex_lock(&r->mu);
 	r->running--;
@@ -244,7 +267,8 @@ struct worker {
 	struct pinbuf buf[NBUF];
 	int busy[NBUF];                /* a copy from/to buf[b] was queued */
 	uint64_t wfoff[NBUF];          /* save: where buf[b] goes in the file */
-	size_t wlen[NBUF];
+	size_t wlen[NBUF];             /* the piece in buf[b]: its length and item */
+	size_t witem[NBUF];
 	unsigned k;
 	char *fbuf;                    /* through FUSE */
 };
@@ -266,6 +290,7 @@ static int drain(struct worker *w, int b)
 		fail_file(r, rc);
 		return rc;
 	}
+	moved(r, w->witem[b], w->wlen[b]);
 	return 0;
 }
 
@@ -336,8 +361,9 @@ static int copy_cuda(struct worker *w, char *dev, const struct piece *pc, uint64
 	} else {
 		e = w->cu->MemcpyAsync(w->buf[b].p, dev, pc->len, CUDA_D2H, w->stream);
 		w->wfoff[b] = foff;
-		w->wlen[b] = pc->len;
 	}
+	w->wlen[b] = pc->len;
+	w->witem[b] = pc->item;
 	if (e || (e = w->cu->EventRecord(w->ev[b], w->stream))) {
 		fail(r, -EIO, "cudaMemcpyAsync: %s", w->cu->GetErrorString(e));
 		return -EIO;
@@ -425,6 +451,16 @@ static void *copy_main(void *arg)
 			break;
 		pc = &r->pieces[k];
 		it = &p->items[pc->item];
+		/* Before waiting for an item still being prepared, finish the pieces queued on
+		 * the device: the preparing threads may be waiting for items to finish. */
+		if (__atomic_load_n(&it->state, __ATOMIC_ACQUIRE) == 0 && w->dev >= 0) {
+			int b, rc2 = 0;
+
+			for (b = 0; b < NBUF && !rc2; b++)
+				rc2 = drain(w, b);
+			if (rc2)
+				break;
+		}
 		pthread_mutex_lock(&r->mu);
 		while (__atomic_load_n(&it->state, __ATOMIC_ACQUIRE) == 0 && !r->stop)
 			pthread_cond_wait(&r->cv, &r->mu);
@@ -432,12 +468,15 @@ static void *copy_main(void *arg)
 		if (it->state < 0 || stopped(r))
 			break;
 		foff = it->foff + pc->off;
-		if (!it->t)
-			rc = copy_file(w, it->fd, pc, foff);
-		else if (tfs_tensor_on_host(it->t))
-			rc = copy_host(w, (char *)it->t->data + pc->off, pc, foff);
-		else if (!(rc = cuda_setup(w, it->t->meta.device)))
-			rc = copy_cuda(w, (char *)it->t->data + pc->off, pc, foff);
+		if (!it->t) {
+			if (!(rc = copy_file(w, it->fd, pc, foff)))
+				moved(r, pc->item, pc->len);
+		} else if (tfs_tensor_on_host(it->t)) {
+			if (!(rc = copy_host(w, (char *)it->t->data + pc->off, pc, foff)))
+				moved(r, pc->item, pc->len);
+		} else if (!(rc = cuda_setup(w, it->t->meta.device))) {
+			rc = copy_cuda(w, (char *)it->t->data + pc->off, pc, foff);   /* moved() at drain */
+		}
 		if (rc)
 			break;
 		__atomic_fetch_add(&r->done, pc->len, __ATOMIC_RELAXED);
@@ -497,12 +536,19 @@ int tfs_pipe_run(struct tfs_pipe *p)
 		nthreads = cpus > 0 && cpus < 8 ? (int)cpus : 8;
 	if (nthreads > MAX_THREADS)
 		nthreads = MAX_THREADS;
-	for (size_t i = 0; i < p->n; i++)
+	pthread_mutex_init(&r.mu, NULL);
+	pthread_cond_init(&r.cv, NULL);
+	for (size_t i = 0; i < p->n; i++) {
 		p->items[i].state = p->prepare ? 0 : 1;
+		p->items[i].left = p->items[i].bytes;
+	}
+	for (size_t i = 0; i < p->n && !p->prepare; i++)
+		if (p->items[i].bytes == 0)
+			moved(&r, i, 0);
 	if (p->prepare)
 		nprep = p->n < 4 ? (int)p->n : 4;
 	if ((rc = cut(&r)))
-		return rc;
+		goto out;
 	if ((size_t)nthreads > r.npieces)
 		nthreads = r.npieces ? (int)r.npieces : 0;
 	th = calloc((size_t)(nthreads + nprep) + 1, sizeof(*th));
@@ -511,8 +557,6 @@ int tfs_pipe_run(struct tfs_pipe *p)
 		rc = tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
 		goto out;
 	}
-	pthread_mutex_init(&r.mu, NULL);
-	pthread_cond_init(&r.cv, NULL);
 	for (int i = 0; i < nprep + nthreads; i++) {
 		int e;
 
@@ -572,9 +616,9 @@ int tfs_pipe_run(struct tfs_pipe *p)
 		if (p->items[i].state == 0)
 			p->items[i].state = -ECANCELED;
 	rc = r.err ? tfs_seterr(r.err, "%s", r.msg) : 0;
+out:
 	pthread_cond_destroy(&r.cv);
 	pthread_mutex_destroy(&r.mu);
-out:
 	free(r.pieces);
 	free(th);
 	free(w);

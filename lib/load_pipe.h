@@ -9,12 +9,15 @@
 
 #include "tensorfs.h"
 
+#define TFS_PIPE_WINDOW 64
+
 struct tfs_pipe_item {
 	/* Filled by the caller, or by prepare() for items not ready yet. */
 	tfs_tensor *t;          /* mapped: bytes move to/from its memory; NULL: through fd */
 	int fd;                 /* the tensor's file, used when t is NULL; or -1 */
 	uint64_t foff, bytes;   /* the tensor's bytes in the file */
 	int state;              /* private: 0 being prepared, 1 ready, < 0 failed */
+	uint64_t left;          /* private: bytes not yet moved */
 };
 
 struct tfs_pipe {
@@ -30,6 +33,11 @@ struct tfs_pipe {
 	 * errno after tfs_seterr (the message is kept for the caller). */
 	int (*prepare)(void *arg, size_t i);
 	void *arg;
+	/* NULL, or called once per item whose bytes have all moved (device copies
+	 * synchronised), from a pipeline thread: the caller may release it then. At most
+	 * TFS_PIPE_WINDOW items are prepared and not yet finished, so a file of many tensors
+	 * does not hold them all open at once. */
+	void (*finish)(void *arg, size_t i);
 	int threads;            /* copy threads; <= 0: min(8, CPUs) */
 	void (*progress)(void *arg, uint64_t done, uint64_t total);
 	void *progress_arg;

@@ -21,10 +21,12 @@
 #define META_XATTR "user.safetensors.metadata"
 #define MAX_DEPTH 64
 
-/* One tensor of the source, open. */
+/* One tensor of the source: its metadata, read by the walk; the pipeline's preparing
+ * threads open it (fd, t) and its finish() closes it again. */
 struct src {
 	char *name;                    /* relative to the saved directory ("" for one tensor) */
-	int fd;
+	char *path;
+	int fd;                        /* -1 while not open */
 	tfs_tensor *t;                 /* NULL: read through fd */
 	struct tfs_meta m;
 };
@@ -44,11 +46,11 @@ void tfs_save_opts_init(struct tfs_save_opts *o)
 	o->format = TFS_FORMAT_AUTO;
 }
 
-/* Opens the tensor at path: its metadata, and its mapping unless via_file. */
-static int open_src(struct save *sv, const char *path, const char *name)
+/* Adds the tensor at path with its metadata (no descriptor is kept: a directory of
+ * thousands of tensors is opened a window at a time). */
+static int add_src(struct save *sv, const char *path, const char *name)
 {
 	struct src *s;
-	struct stat st;
 	char buf[4096];
 	ssize_t n;
 	int rc;
@@ -64,45 +66,65 @@ static int open_src(struct save *sv, const char *path, const char *name)
 	}
 	s = &sv->s[sv->n];
 	memset(s, 0, sizeof(*s));
-	s->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (s->fd < 0)
-		return tfs_seterr(-errno, "%s: %s", path, tfs_strerror(errno));
-	if (!(s->name = strdup(name))) {
-		close(s->fd);
-		return tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
-	}
+	s->fd = -1;
+	s->name = strdup(name);
+	s->path = strdup(path);
 	sv->n++;
-	n = fgetxattr(s->fd, "user.tensor.meta", buf, sizeof(buf) - 1);
+	if (!s->name || !s->path)
+		return tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+	n = getxattr(path, "user.tensor.meta", buf, sizeof(buf) - 1);
 	if (n < 0)
 		return tfs_seterr(-errno, "%s: %s", path, tfs_strerror(errno));
 	buf[n] = 0;
 	if ((rc = tfs_meta_from_json(buf, (size_t)n, &s->m)))
 		return tfs_seterr(rc, "%s: malformed user.tensor.meta: %s", path, tfs_strerror(rc));
-	if (fstat(s->fd, &st))
-		return tfs_seterr(-errno, "%s: %s", path, tfs_strerror(errno));
-	if ((uint64_t)st.st_size != s->m.bytes)
-		return tfs_seterr(-EAGAIN, "%s: changed while saving: %s", path, tfs_strerror(EAGAIN));
 	return 0;
 }
 
-/* The pipeline's prepare(): maps tensor i (opening CUDA handles takes a while: the
- * pipeline's threads do it in parallel, and copy what is mapped meanwhile). Without a
- * mapping here (no libcudart, via_file) the bytes are read through the file. */
+/* The pipeline's prepare(): opens and maps tensor i (opening CUDA handles takes a while:
+ * the pipeline's threads do it in parallel, and copy what is mapped meanwhile). Without
+ * a mapping here (no libcudart, another node's tensor, via_file) the bytes are read
+ * through the file. */
 static int map_one(void *arg, size_t i)
 {
 	struct save *sv = arg;
 	struct tfs_pipe_item *it = &sv->items[i];
 	struct src *s = sv->by_item[i];
 	struct tfs_tensor_info info;
+	struct stat st;
 
+	s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+	if (s->fd < 0)
+		return tfs_seterr(-errno, "%s: %s", s->path, tfs_strerror(errno));
+	if (fstat(s->fd, &st))
+		return tfs_seterr(-errno, "%s: %s", s->path, tfs_strerror(errno));
+	if ((uint64_t)st.st_size != s->m.bytes)
+		return tfs_seterr(-EAGAIN, "%s: changed while saving: %s", s->path,
+				  tfs_strerror(EAGAIN));
+	it->fd = s->fd;
 	if (!s->m.bytes || sv->o->via_file || tfs_open_fd(s->fd, &s->t))
 		return 0;
 	tfs_tensor_get_info(s->t, &info);
 	if (info.bytes != s->m.bytes)
-		return tfs_seterr(-EAGAIN, "%s/%s: changed while saving: %s", sv->root, s->name,
+		return tfs_seterr(-EAGAIN, "%s: changed while saving: %s", s->path,
 				  tfs_strerror(EAGAIN));
 	it->t = s->t;
 	return 0;
+}
+
+/* The pipeline's finish(): tensor i is in the file. */
+static void unmap_one(void *arg, size_t i)
+{
+	struct save *sv = arg;
+	struct src *s = sv->by_item[i];
+
+	tfs_close(s->t);
+	s->t = NULL;
+	sv->items[i].t = NULL;
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	sv->items[i].fd = -1;
 }
 
 static int walk(struct save *sv, const char *rel, int depth)
@@ -134,7 +156,7 @@ static int walk(struct save *sv, const char *rel, int depth)
 		else if (S_ISDIR(st.st_mode))
 			rc = walk(sv, sub, depth + 1);
 		else
-			rc = open_src(sv, full, sub);
+			rc = add_src(sv, full, sub);
 next:
 		free(ents[i]);
 	}
@@ -189,7 +211,7 @@ static int layout_st(struct save *sv, uint8_t **hdr, long *hlen, struct tfs_pipe
 		struct src *s = bsearch(&key, sv->s, sv->n, sizeof(*sv->s), by_name);
 
 		sv->by_item[i] = s;
-		items[i] = (struct tfs_pipe_item){ .fd = s->fd, .foff = (uint64_t)*hlen + h.e[i].begin,
+		items[i] = (struct tfs_pipe_item){ .fd = -1, .foff = (uint64_t)*hlen + h.e[i].begin,
 						   .bytes = h.e[i].end - h.e[i].begin };
 	}
 out:
@@ -240,7 +262,7 @@ int tfs_save(const char *src, const char *file, const struct tfs_save_opts *opts
 				  "a single tensor saves as raw or npy", tfs_strerror(EINVAL));
 	if (!opts->replace && !lstat(file, &st))
 		return tfs_seterr(-EEXIST, "%s: %s", file, tfs_strerror(EEXIST));
-	rc = f == TFS_FORMAT_SAFETENSORS ? walk(&sv, "", 0) : open_src(&sv, src, "");
+	rc = f == TFS_FORMAT_SAFETENSORS ? walk(&sv, "", 0) : add_src(&sv, src, "");
 	if (rc)
 		goto out;
 	items = calloc(sv.n ? sv.n : 1, sizeof(*items));
@@ -265,7 +287,7 @@ int tfs_save(const char *src, const char *file, const struct tfs_save_opts *opts
 			}
 		}
 		sv.by_item[0] = s;
-		items[0] = (struct tfs_pipe_item){ .fd = s->fd, .foff = (uint64_t)hlen,
+		items[0] = (struct tfs_pipe_item){ .fd = -1, .foff = (uint64_t)hlen,
 						   .bytes = s->m.bytes };
 	}
 	total = (uint64_t)hlen;
@@ -305,7 +327,7 @@ int tfs_save(const char *src, const char *file, const struct tfs_save_opts *opts
 		}
 	}
 	p = (struct tfs_pipe){ .fd = out, .fmap = fmap, .fname = file, .to_tensor = 0, .n = sv.n,
-			       .items = items, .prepare = map_one, .arg = &sv, .threads = opts->threads, .progress = opts->progress,
+			       .items = items, .prepare = map_one, .finish = unmap_one, .arg = &sv, .threads = opts->threads, .progress = opts->progress,
 			       .progress_arg = opts->progress_arg, .cancel = opts->cancel };
 	rc = tfs_pipe_run(&p);
 	if (fmap) {
@@ -328,8 +350,10 @@ out:
 		}
 		for (size_t i = 0; i < sv.n; i++) {
 			tfs_close(sv.s[i].t);
-			close(sv.s[i].fd);
+			if (sv.s[i].fd >= 0)
+				close(sv.s[i].fd);
 			free(sv.s[i].name);
+			free(sv.s[i].path);
 		}
 		if (rc)
 			tfs_seterr(rc, "%s", msg);
