@@ -1,4 +1,5 @@
-/* Unit tests of tensorctl's .npy and .safetensors parsers and writers (no daemon). */
+/* Unit tests of the .npy and .safetensors parsers and writers of libtensorfs (lib/fmt_*.c:
+ * no I/O, no daemon). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
