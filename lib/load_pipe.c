@@ -1,9 +1,10 @@
 /* The copy pipeline of tfs_load and tfs_save (load_pipe.h).
  *
- * The file's ranges are cut into pieces of at most 4 MiB (TFS_LOAD_CHUNK_MB), never across tensors, and
- * copy threads take them in file order (the kernel's readahead sees one sequential
- * reader). A piece of a tensor still being prepared waits for it; preparing threads work
- * through the tensors in the same order, so the copy follows right behind them.
+ * The file's ranges are cut into pieces of at most 4 MiB (TFS_LOAD_CHUNK_MB), never across
+ * tensors, and copy threads take them in file order (the kernel's readahead sees one
+ * sequential reader). A piece of a tensor still being prepared waits for it; preparing
+ * threads work through the tensors in the same order, so the copy follows right behind
+ * them, at most TFS_PIPE_WINDOW tensors ahead of the last one finished.
  *
  * Host backend: pread/pwrite straight between the file and the mapped shared memory.
  * cuda: each copy thread owns a stream and NBUF pinned buffers (from a process-wide cache,
