@@ -327,7 +327,8 @@ int tfs_save(const char *src, const char *file, const struct tfs_save_opts *opts
 		}
 	}
 	p = (struct tfs_pipe){ .fd = out, .fmap = fmap, .fname = file, .to_tensor = 0, .n = sv.n,
-			       .items = items, .prepare = map_one, .finish = unmap_one, .arg = &sv, .threads = opts->threads, .progress = opts->progress,
+			       .items = items, .prepare = map_one, .finish = unmap_one, .arg = &sv,
+			       .threads = opts->threads, .progress = opts->progress,
 			       .progress_arg = opts->progress_arg, .cancel = opts->cancel };
 	rc = tfs_pipe_run(&p);
 	if (fmap) {
