@@ -193,11 +193,10 @@ clean:
 
 .PHONY: all deps run asan test test-gpu bench install uninstall clean
 
-# --- tensorctl (issue 5): tools/tensorctl/*.c link into one binary; its format parsers
-# (npy.c, safetensors.c) also link into tests/unit/test_formats.c. ---
+# --- tensorctl (issue 5): tools/tensorctl/*.c link into one binary, a front-end of
+# libtensorfs (tfs_load/tfs_save; the format parsers are lib/fmt_*.c). ---
 CTL_SRCS=$(sort $(wildcard tools/tensorctl/*.c))
 CTL_OBJS=$(CTL_SRCS:%.c=$(O)/%.o)
-CTL_FMT_OBJS=$(O)/tools/tensorctl/npy.o $(O)/tools/tensorctl/safetensors.o
 CTL=$(O)/tensorctl
 ifneq ($(CTL_SRCS),)
 all: $(CTL)
@@ -205,9 +204,6 @@ endif
 $(CTL_OBJS): $(wildcard tools/tensorctl/*.h)
 $(CTL): $(CTL_OBJS) $(STLIB)
 	$(CC) $(REAL_LDFLAGS) -o $@ $^ $(LIB_LIBS)
-$(O)/tests/test_formats: tests/unit/test_formats.c $(CTL_FMT_OBJS) $(STLIB) lib/*.h tools/tensorctl/*.h
-	@mkdir -p $(dir $@)
-	$(CC) $(REAL_CFLAGS) -Itools/tensorctl -o $@ $< $(CTL_FMT_OBJS) $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
 # tensorctl top's reading of the daemon's counters (topstats.c), tested alone.
 $(O)/tests/test_topstats: tests/unit/test_topstats.c $(O)/tools/tensorctl/topstats.o $(STLIB) tools/tensorctl/*.h
 	@mkdir -p $(dir $@)

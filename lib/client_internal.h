@@ -30,8 +30,18 @@ struct tfs_cudart {
 	int (*IpcGetEventHandle)(tfs_cuda_ipc_handle *h, void *ev);
 	int (*IpcOpenEventHandle)(void **ev, tfs_cuda_ipc_handle h);
 	int (*StreamWaitEvent)(void *stream, void *ev, unsigned int flags);
+	/* the loader's pipeline (load_pipe.c) */
+	int (*HostAlloc)(void **p, size_t n, unsigned int flags);
+	int (*FreeHost)(void *p);
+	int (*StreamCreateWithFlags)(void **stream, unsigned int flags);
+	int (*StreamDestroy)(void *stream);
+	int (*StreamSynchronize)(void *stream);
+	int (*EventSynchronize)(void *ev);
+	int (*MemcpyAsync)(void *dst, const void *src, size_t n, int kind, void *stream);
 };
 #define TFS_CUDA_MEMCPY_DEFAULT 4           /* cudaMemcpyDefault */
+#define TFS_CUDA_HOST_ALLOC_PORTABLE 1      /* cudaHostAllocPortable */
+#define TFS_CUDA_STREAM_NON_BLOCKING 1      /* cudaStreamNonBlocking */
 #define TFS_CUDA_IPC_LAZY_PEER 1            /* cudaIpcMemLazyEnablePeerAccess */
 #define TFS_CUDA_EVENT_DISABLE_TIMING 2
 #define TFS_CUDA_EVENT_INTERPROCESS 4

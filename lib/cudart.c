@@ -48,6 +48,13 @@ static void load(void)
 	SYM(IpcGetEventHandle, "cudaIpcGetEventHandle");
 	SYM(IpcOpenEventHandle, "cudaIpcOpenEventHandle");
 	SYM(StreamWaitEvent, "cudaStreamWaitEvent");
+	SYM(HostAlloc, "cudaHostAlloc");
+	SYM(FreeHost, "cudaFreeHost");
+	SYM(StreamCreateWithFlags, "cudaStreamCreateWithFlags");
+	SYM(StreamDestroy, "cudaStreamDestroy");
+	SYM(StreamSynchronize, "cudaStreamSynchronize");
+	SYM(EventSynchronize, "cudaEventSynchronize");
+	SYM(MemcpyAsync, "cudaMemcpyAsync");
 	load_rc = 0;
 	return;
 fail:

@@ -146,6 +146,71 @@ int tfs_delete(tfs_client *c, const char *name);
 int tfs_mark_written(tfs_tensor *t, void *stream);
 int tfs_wait_written(tfs_tensor *t, void *stream);
 
+/* ---- Files <-> tensors: tfs_load and tfs_save (load.c, save.c, load_pipe.c) ----
+ *
+ * Bytes move between the file and the tensors' memory without FUSE: the tensors are
+ * opened by path (tfs_open) and several threads read the file into them (host backend:
+ * straight into the mapping; cuda: into pinned buffers, then cudaMemcpyAsync on several
+ * streams). Formats: raw bytes, NumPy .npy, .safetensors (a directory of tensors, names
+ * with '/' make subdirectories, "__metadata__" kept as the directory's attribute
+ * user.safetensors.metadata).
+ *
+ * Errors: 0 or a negative errno, with tfs_errmsg() naming the file or tensor and the
+ * reason. A failed tfs_load removes everything it made (dest does not exist after it); a
+ * failed tfs_save leaves no file (it writes a temporary file beside file and renames it).
+ * Both are thread-safe and may run concurrently. The pinned buffers of the cuda path are
+ * allocated at the first use and kept for the next calls (tfs_load_release frees them). */
+enum tfs_format { TFS_FORMAT_AUTO, TFS_FORMAT_RAW, TFS_FORMAT_NPY, TFS_FORMAT_SAFETENSORS };
+
+struct tfs_load_opts {
+	enum tfs_format format;       /* AUTO: .npy magic, a safetensors header, else the
+				       * file name's extension, else raw */
+	tfs_dtype dtype;              /* raw only (default TFS_U8) */
+	int ndim;                     /* raw only: -1 (default) = one dim from the file size */
+	int64_t shape[TFS_MAX_DIMS];
+	int device;                   /* GPU ordinal; -1 (default): the directory's default */
+	int threads;                  /* copy threads; 0 (default): min(8, CPUs) */
+	int via_file;                 /* 1: through the FUSE files (pread/pwrite, 1 MiB) */
+	/* Called from the calling thread about ten times a second, and once at the end. */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
+	const volatile int *cancel;   /* when *cancel becomes nonzero: stop, -EINTR */
+};
+/* Fills *o with the defaults above. */
+void tfs_load_opts_init(struct tfs_load_opts *o);
+
+/* Loads file into dest, a path on a tensorfs mount that must not exist yet: one tensor
+ * (raw, npy) or a directory of tensors (safetensors). The file is checked whole before
+ * anything is made (header, every tensor's dtype, shape and byte range, names); tensors
+ * are then created and shaped in parallel and filled as they come. opts may be NULL
+ * (defaults). Errors: -EEXIST (dest exists), -EBADMSG (malformed or truncated file),
+ * -ENOTSUP (an .npy in Fortran order or big-endian; a dtype tensorfs lacks), -EINVAL (raw
+ * size not a whole number of elements, or not the shape's; a tensor name that cannot be a
+ * file name), -ENOSPC, -EINTR (cancelled), -EIO (a copy failed), the errnos of open(2),
+ * read(2) and setxattr(2). */
+int tfs_load(const char *file, const char *dest, const struct tfs_load_opts *opts);
+
+struct tfs_save_opts {
+	enum tfs_format format;       /* AUTO: safetensors for a directory, else by file
+				       * name (.npy), else raw */
+	int threads;                  /* as tfs_load_opts */
+	int via_file;
+	int replace;                  /* 1: replace an existing file (else -EEXIST) */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
+	const volatile int *cancel;
+};
+void tfs_save_opts_init(struct tfs_save_opts *o);
+/* Writes the tensor (raw, npy) or the directory of tensors (safetensors, laid out as the
+ * safetensors library does, so a load and a save give back the same bytes) at src to
+ * file. Errors: -EEXIST, -EINVAL (a directory as raw/npy or a tensor as safetensors),
+ * -ENOTSUP (a dtype with no .npy form: bf16, fp8), -EAGAIN (a tensor changed size while
+ * saved), -EINTR, -EIO, the errnos of open(2), write(2) and getxattr(2). */
+int tfs_save(const char *src, const char *file, const struct tfs_save_opts *opts);
+
+/* Frees the cached pinned buffers (none in use: call it when no tfs_load/tfs_save runs). */
+void tfs_load_release(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,4 +1,5 @@
-/* Unit tests of tensorctl's .npy and .safetensors parsers and writers (no daemon). */
+/* Unit tests of the .npy and .safetensors parsers and writers of libtensorfs (lib/fmt_*.c:
+ * no I/O, no daemon). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +37,7 @@ static int npy_try(const char *dict, struct npy_info *ni)
 	size_t n = npy_make(buf, dict);
 	char why[256];
 
-	return npy_parse(buf, n, ni, why, sizeof(why));
+	return tfs_npy_parse(buf, n, ni, why, sizeof(why));
 }
 
 static void test_npy(void)
@@ -79,36 +80,36 @@ static void test_npy(void)
 		      &ni) == -EBADMSG, "npy: byte count overflow refused");
 	check(npy_try("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } junk", &ni) ==
 	      -EBADMSG, "npy: garbage after dict refused");
-	check(npy_header_size((const uint8_t *)"GARBAGE!!!!!", 12, &hs) == -EBADMSG,
+	check(tfs_npy_header_size((const uint8_t *)"GARBAGE!!!!!", 12, &hs) == -EBADMSG,
 	      "npy: bad magic refused");
 	m = npy_make(buf, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }");
-	check(npy_parse(buf, m - 10, &ni, NULL, 0) == -EBADMSG, "npy: truncated header refused");
+	check(tfs_npy_parse(buf, m - 10, &ni, NULL, 0) == -EBADMSG, "npy: truncated header refused");
 
 	/* writer: the bytes numpy.save writes */
 	{
 		struct tfs_shape sh = { 2, { 2, 3 } };
 
-		n = npy_format(TFS_F32, &sh, buf2, sizeof(buf2));
+		n = tfs_npy_format(TFS_F32, &sh, buf2, sizeof(buf2));
 		m = npy_make(buf, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }");
 		check(n == (long)m && memcmp(buf, buf2, m) == 0, "npy: writer matches numpy (2-D)");
 		tfs_shape_1d(&sh, 7);
-		n = npy_format(TFS_U8, &sh, buf2, sizeof(buf2));
+		n = tfs_npy_format(TFS_U8, &sh, buf2, sizeof(buf2));
 		m = npy_make(buf, "{'descr': '|u1', 'fortran_order': False, 'shape': (7,), }");
 		check(n == (long)m && memcmp(buf, buf2, m) == 0, "npy: writer matches numpy (1-D)");
 		sh.ndim = 0;
-		n = npy_format(TFS_F64, &sh, buf2, sizeof(buf2));
-		check(n > 0 && npy_parse(buf2, (size_t)n, &ni, NULL, 0) == 0 && ni.shape.ndim == 0 &&
+		n = tfs_npy_format(TFS_F64, &sh, buf2, sizeof(buf2));
+		check(n > 0 && tfs_npy_parse(buf2, (size_t)n, &ni, NULL, 0) == 0 && ni.shape.ndim == 0 &&
 		      ni.dtype == TFS_F64 && n % 64 == 0, "npy: scalar round trip, 64-byte aligned");
-		check(npy_format(TFS_BF16, &sh, buf2, sizeof(buf2)) == -ENOTSUP,
+		check(tfs_npy_format(TFS_BF16, &sh, buf2, sizeof(buf2)) == -ENOTSUP,
 		      "npy: bf16 has no numpy dtype");
-		check(npy_format(TFS_F32, &sh, buf2, 16) == -ENOSPC, "npy: small buffer refused");
+		check(tfs_npy_format(TFS_F32, &sh, buf2, 16) == -ENOSPC, "npy: small buffer refused");
 	}
 }
 
 static int st_try(const char *json, uint64_t data, struct st_header *h)
 {
 	char why[256];
-	int rc = st_parse(json, strlen(json), data, h, why, sizeof(why));
+	int rc = tfs_st_parse(json, strlen(json), data, h, why, sizeof(why));
 
 	if (rc)
 		printf("# %s\n", why);
@@ -129,12 +130,12 @@ static void test_st(void)
 	      h.n == 2 && !strcmp(h.e[0].name, "b") && h.e[0].dtype == TFS_F32 &&
 	      h.e[1].dtype == TFS_BF16 && h.e[1].begin == 24 && h.metadata &&
 	      !strcmp(h.metadata, "{\"format\":\"pt\"}"), "st: valid header parsed");
-	st_free(&h);
+	tfs_st_free(&h);
 	check(st_try("{\"a\":{\"dtype\":\"F8_E4M3\",\"shape\":[],\"data_offsets\":[0,1]}}", 1, &h) == 0 &&
 	      h.e[0].dtype == TFS_F8E4M3 && h.e[0].shape.ndim == 0, "st: scalar fp8");
-	st_free(&h);
+	tfs_st_free(&h);
 	check(st_try("{}", 0, &h) == 0 && h.n == 0, "st: empty file");
-	st_free(&h);
+	tfs_st_free(&h);
 	check(st_try("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 4, &h) == -EBADMSG,
 	      "st: offsets past the end refused");
 	check(st_try("{\"a\":{\"dtype\":\"U8\",\"shape\":[8],\"data_offsets\":[0,8]},"
@@ -159,13 +160,13 @@ static void test_st(void)
 	      "st: duplicate name refused");
 	check(st_try("[1,2]", 0, &h) == -EBADMSG, "st: non-object header refused");
 	check(st_try("{\"a\":", 0, &h) == -EBADMSG, "st: truncated JSON refused");
-	check(st_header_len(first, 24, &hl) == 0 && hl == 16, "st: header length fits");
-	check(st_header_len(first, 23, &hl) == -EBADMSG, "st: header length larger than the file refused");
-	check(st_header_len(first, 4, &hl) == -EBADMSG, "st: file shorter than 8 bytes refused");
+	check(tfs_st_header_len(first, 24, &hl) == 0 && hl == 16, "st: header length fits");
+	check(tfs_st_header_len(first, 23, &hl) == -EBADMSG, "st: header length larger than the file refused");
+	check(tfs_st_header_len(first, 4, &hl) == -EBADMSG, "st: file shorter than 8 bytes refused");
 	{
 		uint8_t huge[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
-		check(st_header_len(huge, 1000, &hl) == -EBADMSG, "st: 2^64-1 header length refused");
+		check(tfs_st_header_len(huge, 1000, &hl) == -EBADMSG, "st: 2^64-1 header length refused");
 	}
 
 	/* writer: layout like the safetensors library, then parse back */
@@ -183,18 +184,18 @@ static void test_st(void)
 		size_t wl = strlen(want), padded = (wl + 7) / 8 * 8;
 
 		memcpy(w.e, e, sizeof(e));
-		st_layout(&w);
-		n = st_format(&w, &out);
+		tfs_st_layout(&w);
+		n = tfs_st_format(&w, &out);
 		check(n == (long)(8 + padded) && out[0] == padded && out[1] == 0 &&
 		      !memcmp(out + 8, want, wl) && (padded == wl || out[8 + wl] == ' '),
 		      "st: writer orders by itemsize then name, pads with spaces");
-		check(n > 0 && st_parse((char *)out + 8, (size_t)n - 8, 23, &h, NULL, 0) == 0 &&
+		check(n > 0 && tfs_st_parse((char *)out + 8, (size_t)n - 8, 23, &h, NULL, 0) == 0 &&
 		      h.n == 3 && !strcmp(h.e[2].name, "z"), "st: written header parses back");
-		st_free(&h);
+		tfs_st_free(&h);
 		free(out);
-		st_free(&w);
+		tfs_st_free(&w);
 	}
-	check(st_dtype_name(TFS_BF16) && !strcmp(st_dtype_name(TFS_BF16), "BF16"), "st: BF16 name");
+	check(tfs_st_dtype_name(TFS_BF16) && !strcmp(tfs_st_dtype_name(TFS_BF16), "BF16"), "st: BF16 name");
 }
 
 int main(void)

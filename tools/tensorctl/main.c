@@ -44,15 +44,16 @@ static const struct ctl_cmd cmds[] = {
 	  "total, used, free, the number of tensors, and tensors and bytes per device.\n" },
 	{ "stat", cmd_df, "stat [--json] [PATH]\nThe same as df.\n" },
 	{ "load", cmd_load,
-	  "load [-q] [--format raw|npy|safetensors] [--dtype DT --shape DIMS] [--device N] FILE DEST\n"
+	  "load [-q] [--format raw|npy|safetensors] [--dtype DT --shape DIMS] [--device N] [-j N] FILE DEST\n"
 	  "Copies FILE into a new tensor DEST (.npy: dtype and shape from its header; raw:\n"
 	  "--dtype (default u8) and --shape (default 1-D)). A .safetensors file becomes the\n"
 	  "directory DEST with one tensor per entry; its __metadata__ is kept as the\n"
 	  "directory's user.safetensors.metadata attribute. The format comes from --format,\n"
 	  "else the file's first bytes. DEST must not exist. On failure nothing is left.\n"
+	  "-j, --threads N: copy threads (default min(8, CPUs)).\n"
 	  "-q: no progress bar (it shows only on a terminal, for 16 MiB or more).\n" },
 	{ "save", cmd_save,
-	  "save [-q] [--format raw|npy|safetensors] [-f] NAME FILE\n"
+	  "save [-q] [--format raw|npy|safetensors] [-f] [-j N] NAME FILE\n"
 	  "Writes tensor NAME to FILE: raw bytes, .npy, or (NAME a directory) a .safetensors\n"
 	  "file of every tensor under it. The format comes from --format, else FILE's\n"
 	  "extension (.npy, .safetensors), else raw. FILE must not exist unless -f.\n" },

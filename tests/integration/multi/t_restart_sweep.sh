@@ -1,5 +1,7 @@
-# A daemon killed without unmounting leaves its records; its next start removes them
-# (and logs it), leaves other nodes' tensors alone and frees the names.
+# A daemon killed without unmounting, its memory keeper with it (all of tensorfs gone, as
+# when the OOM killer takes both), leaves its records; its next start, with a new keeper
+# that holds nothing, removes them (and logs it), leaves other nodes' tensors alone and
+# frees the names.
 . "$(dirname "$0")/../lib.sh"
 two_nodes
 printf 'ABCDEFGH' > "$A/x"
@@ -7,7 +9,8 @@ echo n2 > "$B/qn2"
 tfs_flush
 not_listed() { ! ls "$A" | grep -qx x; }
 new_x() { echo new > "$A/x" && [ "$(cat "$A/x")" = new ]; }
-kill -9 "${MNT_PID[$A]}"; wait "${MNT_PID[$A]}" 2>/dev/null
+d=$(daemon_pid "$A")
+kill -9 "${MNT_PID[$A]}" $d; wait "${MNT_PID[$A]}" 2>/dev/null
 unset "MNT_PID[$A]"
 fusermount3 -uz "$A"
 eq "records of the dead n1 are still there" 1 "$(rcli exists tensorfs:tensor:x)"

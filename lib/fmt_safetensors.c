@@ -18,7 +18,7 @@ static const struct { tfs_dtype dt; const char *name; } st_types[] = {
 	{ TFS_F64, "F64" }, { TFS_F8E4M3, "F8_E4M3" }, { TFS_F8E5M2, "F8_E5M2" },
 };
 
-int st_dtype_parse(const char *s, tfs_dtype *out)
+int tfs_st_dtype_parse(const char *s, tfs_dtype *out)
 {
 	for (size_t i = 0; i < sizeof(st_types) / sizeof(st_types[0]); i++)
 		if (!strcmp(s, st_types[i].name)) {
@@ -28,7 +28,7 @@ int st_dtype_parse(const char *s, tfs_dtype *out)
 	return -ENOTSUP;
 }
 
-const char *st_dtype_name(tfs_dtype dt)
+const char *tfs_st_dtype_name(tfs_dtype dt)
 {
 	for (size_t i = 0; i < sizeof(st_types) / sizeof(st_types[0]); i++)
 		if (st_types[i].dt == dt)
@@ -36,7 +36,7 @@ const char *st_dtype_name(tfs_dtype dt)
 	return NULL;
 }
 
-int st_header_len(const uint8_t first8[8], uint64_t file_size, uint64_t *hlen)
+int tfs_st_header_len(const uint8_t first8[8], uint64_t file_size, uint64_t *hlen)
 {
 	uint64_t n = 0;
 
@@ -48,7 +48,7 @@ int st_header_len(const uint8_t first8[8], uint64_t file_size, uint64_t *hlen)
 	return 0;
 }
 
-void st_free(struct st_header *h)
+void tfs_st_free(struct st_header *h)
 {
 	for (size_t i = 0; i < h->n; i++)
 		free(h->e[i].name);
@@ -75,7 +75,7 @@ static int get_u64(const cJSON *v, uint64_t *out)
 	return 0;
 }
 
-int st_parse(const char *json, size_t len, uint64_t data_size, struct st_header *h,
+int tfs_st_parse(const char *json, size_t len, uint64_t data_size, struct st_header *h,
 	     char *why, size_t whylen)
 {
 	cJSON *o = cJSON_ParseWithLength(json, len), *it;
@@ -143,7 +143,7 @@ int st_parse(const char *json, size_t len, uint64_t data_size, struct st_header 
 				  "tensor '%s' lacks dtype, shape or data_offsets", e->name);
 			goto out;
 		}
-		if (st_dtype_parse(dt->valuestring, &e->dtype)) {
+		if (tfs_st_dtype_parse(dt->valuestring, &e->dtype)) {
 			rc = tfs_errf(why, whylen, -ENOTSUP, "tensor '%s': unknown dtype '%s'", e->name,
 				  dt->valuestring);
 			goto out;
@@ -200,7 +200,7 @@ int st_parse(const char *json, size_t len, uint64_t data_size, struct st_header 
 out:
 	cJSON_Delete(o);
 	if (rc)
-		st_free(h);
+		tfs_st_free(h);
 	return rc;
 }
 
@@ -230,7 +230,7 @@ static int by_layout(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-void st_layout(struct st_header *h)
+void tfs_st_layout(struct st_header *h)
 {
 	uint64_t off = 0, bytes;
 
@@ -243,7 +243,7 @@ void st_layout(struct st_header *h)
 	}
 }
 
-long st_format(const struct st_header *h, uint8_t **out)
+long tfs_st_format(const struct st_header *h, uint8_t **out)
 {
 	cJSON *o = cJSON_CreateObject(), *t, *a;
 	char *js = NULL, num[32];
@@ -265,12 +265,12 @@ long st_format(const struct st_header *h, uint8_t **out)
 	for (size_t i = 0; i < h->n; i++) {
 		const struct st_entry *e = &h->e[i];
 
-		if (!st_dtype_name(e->dtype)) {
+		if (!tfs_st_dtype_name(e->dtype)) {
 			rc = -ENOTSUP;
 			goto out;
 		}
 		t = cJSON_AddObjectToObject(o, e->name);
-		if (!t || !cJSON_AddStringToObject(t, "dtype", st_dtype_name(e->dtype)))
+		if (!t || !cJSON_AddStringToObject(t, "dtype", tfs_st_dtype_name(e->dtype)))
 			goto out;
 		a = cJSON_AddArrayToObject(t, "shape");
 		if (!a)

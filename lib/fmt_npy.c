@@ -15,7 +15,7 @@ static const struct { tfs_dtype dt; const char *descr; } npy_types[] = {
 	{ TFS_I64, "<i8" }, { TFS_F16, "<f2" }, { TFS_F32, "<f4" }, { TFS_F64, "<f8" },
 };
 
-int npy_header_size(const uint8_t *b, size_t n, uint64_t *hsize)
+int tfs_npy_header_size(const uint8_t *b, size_t n, uint64_t *hsize)
 {
 	if (n < 10 || memcmp(b, npy_magic, 6) != 0)
 		return -EBADMSG;
@@ -102,7 +102,7 @@ static int pyshape(struct cur *c, struct tfs_shape *sh)
 	}
 }
 
-int npy_parse(const uint8_t *b, size_t n, struct npy_info *out, char *why, size_t whylen)
+int tfs_npy_parse(const uint8_t *b, size_t n, struct npy_info *out, char *why, size_t whylen)
 {
 	uint64_t hsize;
 	struct cur c;
@@ -110,7 +110,7 @@ int npy_parse(const uint8_t *b, size_t n, struct npy_info *out, char *why, size_
 	int have_descr = 0, have_shape = 0, have_order = 0, fortran = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (npy_header_size(b, n, &hsize))
+	if (tfs_npy_header_size(b, n, &hsize))
 		return tfs_errf(why, whylen, -EBADMSG, "not an .npy file (bad magic or version)");
 	if (hsize > n)
 		return tfs_errf(why, whylen, -EBADMSG, "header truncated");
@@ -176,7 +176,7 @@ int npy_parse(const uint8_t *b, size_t n, struct npy_info *out, char *why, size_
 		    descr);
 }
 
-long npy_format(tfs_dtype dt, const struct tfs_shape *sh, uint8_t *buf, size_t size)
+long tfs_npy_format(tfs_dtype dt, const struct tfs_shape *sh, uint8_t *buf, size_t size)
 {
 	const char *descr = NULL;
 	char dict[64 + 24 * TFS_MAX_DIMS];

@@ -1,0 +1,627 @@
+/* The copy pipeline of tfs_load and tfs_save (load_pipe.h).
+ *
+ * The file's ranges are cut into pieces of at most 4 MiB (TFS_LOAD_CHUNK_MB), never across
+ * tensors, and copy threads take them in file order (the kernel's readahead sees one
+ * sequential reader). A piece of a tensor still being prepared waits for it; preparing
+ * threads work through the tensors in the same order, so the copy follows right behind
+ * them, at most TFS_PIPE_WINDOW tensors ahead of the last one finished.
+ *
+ * Host backend: pread/pwrite straight between the file and the mapped shared memory.
+ * cuda: each copy thread owns a stream and NBUF pinned buffers (from a process-wide cache,
+ * allocated once); a load reads piece k into buffer k % NBUF and queues its
+ * cudaMemcpyAsync, so the DMA of one piece overlaps the read of the next; a save queues
+ * the device-to-host copy of piece k and writes piece k - 1 meanwhile. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client_internal.h"
+#include "load_pipe.h"
+
+#define NBUF 2
+#define MAX_THREADS 64
+#define FILE_BLOCK (1u << 20)          /* through FUSE: the mount's max_read/max_write */
+#define CUDA_H2D 1                     /* cudaMemcpyHostToDevice */
+#define CUDA_D2H 2
+
+struct piece {
+	size_t item;
+	uint64_t off, len;             /* inside the tensor */
+};
+
+struct run {
+	struct tfs_pipe *p;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;             /* an item became ready or failed; a thread ended */
+	struct piece *pieces;
+	size_t npieces;
+	size_t next_piece, next_prep;  /* atomics */
+	size_t finished;               /* items whose bytes all moved; under mu */
+	uint64_t done, total;          /* done: atomic */
+	size_t chunk;
+	int stop;                      /* atomic: a failure or a cancel */
+	int running;                   /* threads not yet finished; under mu */
+	int err;                       /* the first failure; under mu */
+	char msg[512];
+};
+
+/* ---- pinned buffers, kept for the process (tfs_load_release frees them) ---- */
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+struct pinned { struct pinned *next; size_t size; };
+static struct pinned *pool;            /* free buffers, each behind its 4 KiB header */
+struct pinbuf { void *p; size_t size; };
+
+static int pinned_get(const struct tfs_cudart *cu, size_t size, struct pinbuf *b)
+{
+	struct pinned **pp, *e;
+	int e2;
+
+	pthread_mutex_lock(&pool_mu);
+	for (pp = &pool; *pp; pp = &(*pp)->next)
+		if ((*pp)->size == size)
+			break;
+	e = *pp;
+	if (e)
+		*pp = e->next;
+	pthread_mutex_unlock(&pool_mu);
+	if (e) {
+		b->p = (char *)e + 4096;
+		b->size = size;
+		return 0;
+	}
+	/* the header sits in front of the buffer, inside the pinned allocation: one page */
+	if ((e2 = cu->HostAlloc((void **)&e, size + 4096, TFS_CUDA_HOST_ALLOC_PORTABLE)))
+		return tfs_seterr(-ENOMEM, "cudaHostAlloc(%zu): %s", size, cu->GetErrorString(e2));
+	e->size = size;
+	b->p = (char *)e + 4096;
+	b->size = size;
+	return 0;
+}
+
+static void pinned_put(struct pinbuf *b)
+{
+	struct pinned *e;
+
+	if (!b->p)
+		return;
+	e = (struct pinned *)((char *)b->p - 4096);
+	pthread_mutex_lock(&pool_mu);
+	e->next = pool;
+	pool = e;
+	pthread_mutex_unlock(&pool_mu);
+	b->p = NULL;
+}
+
+void tfs_load_release(void)
+{
+	const struct tfs_cudart *cu;
+	struct pinned *e;
+	int rc;
+
+	pthread_mutex_lock(&pool_mu);
+	e = pool;
+	pool = NULL;
+	pthread_mutex_unlock(&pool_mu);
+	if (!e || !(cu = tfs_cudart_get(&rc)))
+		return;
+	while (e) {
+		struct pinned *next = e->next;
+
+		cu->FreeHost(e);
+		e = next;
+	}
+}
+/* Headers are 4096 bytes: the buffer starts page-aligned, as O_DIRECT and DMA like. */
+_Static_assert(sizeof(struct pinned) <= 4096, "pinned header");
+
+/* ---- failures ---- */
+static void fail(struct run *r, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(struct run *r, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&r->mu);
+	if (!r->err) {
+		r->err = rc;
+		va_start(ap, fmt);
+		vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
+		va_end(ap);
+	}
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
+static int stopped(struct run *r)
+{
+	return __atomic_load_n(&r->stop, __ATOMIC_RELAXED);
+}
+
+/* len more bytes of item i moved; the last ones finish it. */
+static void moved(struct run *r, size_t i, uint64_t len)
+{
+	struct tfs_pipe_item *it = &r->p->items[i];
+
+	if (__atomic_sub_fetch(&it->left, len, __ATOMIC_ACQ_REL) != 0)
+		return;
+	if (r->p->finish)
+		r->p->finish(r->p->arg, i);
+	pthread_mutex_lock(&r->mu);
+	r->finished++;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
+static int pread_full(int fd, void *buf, size_t n, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			return -ENODATA;
+		got += (size_t)k;
+	}
+	return 0;
+}
+
+static int pwrite_full(int fd, const void *buf, size_t n, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t k = pwrite(fd, (const char *)buf + done, n - done, (off_t)(off + done));
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			return -EIO;
+		done += (size_t)k;
+	}
+	return 0;
+}
+
+/* A save's bytes into the file: copied into its mapping (several threads fill one file at
+ * once; pwrite calls on one file take turns on its inode lock), else written. */
+static int file_put(struct run *r, const void *buf, size_t len, uint64_t foff)
+{
+	char *dst;
+
+	if (!r->p->fmap)
+		return pwrite_full(r->p->fd, buf, len, foff);
+	dst = r->p->fmap + foff;
+#ifdef MADV_POPULATE_WRITE
+	{
+		uintptr_t a = (uintptr_t)dst & ~(uintptr_t)4095;
+
+		madvise((void *)a, (size_t)((uintptr_t)dst + len - a), MADV_POPULATE_WRITE);
+	}
+#endif
+	memcpy(dst, buf, len);
+	return 0;
+}
+
+/* A file-side failure: the load reads the file, the save writes it. */
+static void fail_file(struct run *r, int rc)
+{
+	if (rc == -ENODATA)
+		fail(r, -EBADMSG, "%s: read: the file is shorter than its header says: %s",
+		     r->p->fname, tfs_strerror(EBADMSG));
+	else
+		fail(r, rc, "%s: %s: %s", r->p->fname, r->p->to_tensor ? "read" : "write",
+		     tfs_strerror(rc));
+}
+
+/* ---- preparing threads ---- */
+static void *prep_main(void *arg)
+{
+	struct run *r = arg;
+	struct tfs_pipe *p = r->p;
+
+	for (;;) {
+		size_t i = __atomic_fetch_add(&r->next_prep, 1, __ATOMIC_RELAXED);
+		int rc;
+
+		if (i >= p->n)
+			break;
+		/* items are taken in order and finish about in order: wait for room */
+		pthread_mutex_lock(&r->mu);
+		while (i >= r->finished + TFS_PIPE_WINDOW && !r->stop)
+			pthread_cond_wait(&r->cv, &r->mu);
+		pthread_mutex_unlock(&r->mu);
+		rc = stopped(r) ? -ECANCELED : p->prepare(p->arg, i);
+		if (rc && rc != -ECANCELED)
+			fail(r, rc, "%s", tfs_errmsg());
+		pthread_mutex_lock(&r->mu);
+		p->items[i].state = rc ? rc : 1;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+		if (!rc && p->items[i].bytes == 0)
+			moved(r, i, 0);
+	}
+	pthread_mutex_lock(&r->mu);
+	r->running--;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+/* ---- copy threads ---- */
+struct worker {
+	struct run *r;
+	const struct tfs_cudart *cu;
+	int dev;                       /* the device of stream/ev; -1: none yet */
+	void *stream, *ev[NBUF];
+	struct pinbuf buf[NBUF];
+	int busy[NBUF];                /* a copy from/to buf[b] was queued */
+	uint64_t wfoff[NBUF];          /* save: where buf[b] goes in the file */
+	size_t wlen[NBUF];             /* the piece in buf[b]: its length and item */
+	size_t witem[NBUF];
+	unsigned k;
+	char *fbuf;                    /* through FUSE */
+};
+
+/* Waits for buffer b's queued copy; a save then writes it out. */
+static int drain(struct worker *w, int b)
+{
+	struct run *r = w->r;
+	int e, rc;
+
+	if (!w->busy[b])
+		return 0;
+	w->busy[b] = 0;
+	if ((e = w->cu->EventSynchronize(w->ev[b]))) {
+		fail(r, -EIO, "cudaMemcpyAsync: %s", w->cu->GetErrorString(e));
+		return -EIO;
+	}
+	if (!r->p->to_tensor && (rc = file_put(r, w->buf[b].p, w->wlen[b], w->wfoff[b]))) {
+		fail_file(r, rc);
+		return rc;
+	}
+	moved(r, w->witem[b], w->wlen[b]);
+	return 0;
+}
+
+static void cuda_drop(struct worker *w)
+{
+	for (int b = 0; b < NBUF; b++) {
+		drain(w, b);
+		if (w->ev[b])
+			w->cu->EventDestroy(w->ev[b]);
+		w->ev[b] = NULL;
+	}
+	if (w->stream)
+		w->cu->StreamDestroy(w->stream);
+	w->stream = NULL;
+	w->dev = -1;
+}
+
+static int cuda_setup(struct worker *w, int dev)
+{
+	struct run *r = w->r;
+	int rc, e, prev;
+
+	if (w->dev == dev)
+		return 0;
+	if (!w->cu && !(w->cu = tfs_cudart_get(&rc))) {
+		fail(r, rc, "%s", tfs_errmsg());
+		return rc;
+	}
+	cuda_drop(w);
+	if ((rc = tfs_cuda_enter(w->cu, dev, &prev))) {
+		fail(r, rc, "%s", tfs_errmsg());
+		return rc;
+	}
+	if ((e = w->cu->StreamCreateWithFlags(&w->stream, TFS_CUDA_STREAM_NON_BLOCKING))) {
+		w->stream = NULL;
+		goto fail;
+	}
+	for (int b = 0; b < NBUF; b++) {
+		if ((e = w->cu->EventCreateWithFlags(&w->ev[b], TFS_CUDA_EVENT_DISABLE_TIMING))) {
+			w->ev[b] = NULL;
+			goto fail;
+		}
+		if (!w->buf[b].p && (rc = pinned_get(w->cu, r->chunk, &w->buf[b]))) {
+			fail(r, rc, "%s", tfs_errmsg());
+			return rc;
+		}
+	}
+	w->dev = dev;
+	return 0;
+fail:
+	fail(r, -EIO, "CUDA stream setup on device %d: %s", dev, w->cu->GetErrorString(e));
+	return -EIO;
+}
+
+static int copy_cuda(struct worker *w, char *dev, const struct piece *pc, uint64_t foff)
+{
+	struct run *r = w->r;
+	int b = (int)(w->k++ % NBUF), rc, e;
+
+	if ((rc = drain(w, b)))
+		return rc;
+	if (r->p->to_tensor) {
+		if ((rc = pread_full(r->p->fd, w->buf[b].p, pc->len, foff))) {
+			fail_file(r, rc);
+			return rc;
+		}
+		e = w->cu->MemcpyAsync(dev, w->buf[b].p, pc->len, CUDA_H2D, w->stream);
+	} else {
+		e = w->cu->MemcpyAsync(w->buf[b].p, dev, pc->len, CUDA_D2H, w->stream);
+		w->wfoff[b] = foff;
+	}
+	w->wlen[b] = pc->len;
+	w->witem[b] = pc->item;
+	if (e || (e = w->cu->EventRecord(w->ev[b], w->stream))) {
+		fail(r, -EIO, "cudaMemcpyAsync: %s", w->cu->GetErrorString(e));
+		return -EIO;
+	}
+	w->busy[b] = 1;
+	return 0;
+}
+
+static int copy_host(struct worker *w, char *mem, const struct piece *pc, uint64_t foff)
+{
+	struct run *r = w->r;
+	int rc;
+
+#ifdef MADV_POPULATE_WRITE
+	/* one call maps the piece instead of one fault per page */
+	{
+		uintptr_t a = (uintptr_t)mem & ~(uintptr_t)4095;
+
+		madvise((void *)a, (size_t)((uintptr_t)mem + pc->len - a),
+			r->p->to_tensor ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
+	}
+#endif
+	rc = r->p->to_tensor ? pread_full(r->p->fd, mem, pc->len, foff)
+			     : file_put(r, mem, pc->len, foff);
+	if (rc)
+		fail_file(r, rc);
+	return rc;
+}
+
+static int copy_file(struct worker *w, int tfd, const struct piece *pc, uint64_t foff)
+{
+	struct run *r = w->r;
+	int rc;
+
+	if (!w->fbuf && posix_memalign((void **)&w->fbuf, 4096, FILE_BLOCK)) {
+		w->fbuf = NULL;
+		fail(r, -ENOMEM, "%s", tfs_strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	for (uint64_t d = 0; d < pc->len; d += FILE_BLOCK) {
+		size_t len = pc->len - d < FILE_BLOCK ? (size_t)(pc->len - d) : FILE_BLOCK;
+		int in = r->p->to_tensor ? r->p->fd : tfd, out = r->p->to_tensor ? tfd : r->p->fd;
+		uint64_t ioff = r->p->to_tensor ? foff + d : pc->off + d;
+		uint64_t ooff = r->p->to_tensor ? pc->off + d : foff + d;
+
+		if ((rc = pread_full(in, w->fbuf, len, ioff))) {
+			if (r->p->to_tensor)
+				fail_file(r, rc);
+			else
+				fail(r, rc == -ENODATA ? -EAGAIN : rc,
+				     "a tensor of %s: read through the mount: %s", r->p->fname,
+				     tfs_strerror(rc == -ENODATA ? EAGAIN : rc));
+			return rc;
+		}
+		rc = r->p->to_tensor ? pwrite_full(out, w->fbuf, len, ooff)
+				     : file_put(r, w->fbuf, len, ooff);
+		if (rc) {
+			if (r->p->to_tensor)
+				fail(r, rc, "a tensor of %s: write through the mount: %s",
+				     r->p->fname, tfs_strerror(rc));
+			else
+				fail_file(r, rc);
+			return rc;
+		}
+		if (stopped(r))
+			return -ECANCELED;
+	}
+	return 0;
+}
+
+static void *copy_main(void *arg)
+{
+	struct worker *w = arg;
+	struct run *r = w->r;
+	struct tfs_pipe *p = r->p;
+
+	while (!stopped(r)) {
+		size_t k = __atomic_fetch_add(&r->next_piece, 1, __ATOMIC_RELAXED);
+		const struct piece *pc;
+		struct tfs_pipe_item *it;
+		uint64_t foff;
+		int rc;
+
+		if (k >= r->npieces)
+			break;
+		pc = &r->pieces[k];
+		it = &p->items[pc->item];
+		/* Before waiting for an item still being prepared, finish the pieces queued on
+		 * the device: the preparing threads may be waiting for items to finish. */
+		if (__atomic_load_n(&it->state, __ATOMIC_ACQUIRE) == 0 && w->dev >= 0) {
+			int b, rc2 = 0;
+
+			for (b = 0; b < NBUF && !rc2; b++)
+				rc2 = drain(w, b);
+			if (rc2)
+				break;
+		}
+		pthread_mutex_lock(&r->mu);
+		while (__atomic_load_n(&it->state, __ATOMIC_ACQUIRE) == 0 && !r->stop)
+			pthread_cond_wait(&r->cv, &r->mu);
+		pthread_mutex_unlock(&r->mu);
+		if (it->state < 0 || stopped(r))
+			break;
+		foff = it->foff + pc->off;
+		if (!it->t) {
+			if (!(rc = copy_file(w, it->fd, pc, foff)))
+				moved(r, pc->item, pc->len);
+		} else if (tfs_tensor_on_host(it->t)) {
+			if (!(rc = copy_host(w, (char *)it->t->data + pc->off, pc, foff)))
+				moved(r, pc->item, pc->len);
+		} else if (!(rc = cuda_setup(w, it->t->meta.device))) {
+			rc = copy_cuda(w, (char *)it->t->data + pc->off, pc, foff);   /* moved() at drain */
+		}
+		if (rc)
+			break;
+		__atomic_fetch_add(&r->done, pc->len, __ATOMIC_RELAXED);
+	}
+	if (w->dev >= 0)
+		cuda_drop(w);
+	for (int b = 0; b < NBUF; b++)
+		pinned_put(&w->buf[b]);
+	free(w->fbuf);
+	w->fbuf = NULL;
+	pthread_mutex_lock(&r->mu);
+	r->running--;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+static size_t chunk_size(void)
+{
+	const char *s = getenv("TFS_LOAD_CHUNK_MB");
+	long mb = s ? strtol(s, NULL, 10) : 0;
+
+	/* 4 MiB: the best of 4-32 MiB with 8 threads on the H200 (tests/bench/RESULTS-gpu.md) */
+	return mb > 0 && mb <= 256 ? (size_t)mb << 20 : (size_t)4 << 20;
+}
+
+static int cut(struct run *r)
+{
+	struct tfs_pipe *p = r->p;
+	size_t n = 0, k = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		n += (size_t)((p->items[i].bytes + r->chunk - 1) / r->chunk);
+	if (n && !(r->pieces = calloc(n, sizeof(*r->pieces))))
+		return tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+	for (size_t i = 0; i < p->n; i++) {
+		r->total += p->items[i].bytes;
+		for (uint64_t off = 0; off < p->items[i].bytes; off += r->chunk) {
+			uint64_t left = p->items[i].bytes - off;
+
+			r->pieces[k++] = (struct piece){ i, off, left < r->chunk ? left : r->chunk };
+		}
+	}
+	r->npieces = n;
+	return 0;
+}
+
+int tfs_pipe_run(struct tfs_pipe *p)
+{
+	struct run r = { .p = p, .chunk = chunk_size() };
+	struct worker *w = NULL;
+	pthread_t *th = NULL;
+	int nthreads = p->threads, nprep = 0, started = 0, rc;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (nthreads <= 0)
+		nthreads = cpus > 0 && cpus < 8 ? (int)cpus : 8;
+	if (nthreads > MAX_THREADS)
+		nthreads = MAX_THREADS;
+	pthread_mutex_init(&r.mu, NULL);
+	pthread_cond_init(&r.cv, NULL);
+	for (size_t i = 0; i < p->n; i++) {
+		p->items[i].state = p->prepare ? 0 : 1;
+		p->items[i].left = p->items[i].bytes;
+	}
+	for (size_t i = 0; i < p->n && !p->prepare; i++)
+		if (p->items[i].bytes == 0)
+			moved(&r, i, 0);
+	if (p->prepare)
+		nprep = p->n < 4 ? (int)p->n : 4;
+	if ((rc = cut(&r)))
+		goto out;
+	if ((size_t)nthreads > r.npieces)
+		nthreads = r.npieces ? (int)r.npieces : 0;
+	th = calloc((size_t)(nthreads + nprep) + 1, sizeof(*th));
+	w = calloc((size_t)nthreads + 1, sizeof(*w));
+	if (!th || !w) {
+		rc = tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+		goto out;
+	}
+	for (int i = 0; i < nprep + nthreads; i++) {
+		int e;
+
+		pthread_mutex_lock(&r.mu);
+		r.running++;
+		pthread_mutex_unlock(&r.mu);
+		if (i < nprep) {
+			e = pthread_create(&th[i], NULL, prep_main, &r);
+		} else {
+			w[i - nprep] = (struct worker){ .r = &r, .dev = -1 };
+			e = pthread_create(&th[i], NULL, copy_main, &w[i - nprep]);
+		}
+		if (e) {
+			pthread_mutex_lock(&r.mu);
+			r.running--;
+			pthread_mutex_unlock(&r.mu);
+			fail(&r, -e, "pthread_create: %s", tfs_strerror(e));
+			/* items nobody will prepare count as failed, so no copy thread waits */
+			if (i < nprep && started == 0) {
+				for (size_t j = 0; j < p->n; j++)
+					p->items[j].state = -ECANCELED;
+			}
+			break;
+		}
+		started++;
+	}
+	/* the calling thread reports progress and watches for a cancel */
+	pthread_mutex_lock(&r.mu);
+	while (r.running > 0) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&r.cv, &r.mu, &ts);
+		if (p->cancel && *p->cancel && !r.err) {
+			pthread_mutex_unlock(&r.mu);
+			fail(&r, -EINTR, "interrupted: %s", tfs_strerror(EINTR));
+			pthread_mutex_lock(&r.mu);
+		}
+		if (p->progress) {
+			pthread_mutex_unlock(&r.mu);
+			p->progress(p->progress_arg, __atomic_load_n(&r.done, __ATOMIC_RELAXED), r.total);
+			pthread_mutex_lock(&r.mu);
+		}
+	}
+	pthread_mutex_unlock(&r.mu);
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	if (p->progress && !r.err)
+		p->progress(p->progress_arg, r.done, r.total);
+	/* items left unprepared after a failure count as failed, never ready */
+	for (size_t i = 0; i < p->n; i++)
+		if (p->items[i].state == 0)
+			p->items[i].state = -ECANCELED;
+	rc = r.err ? tfs_seterr(r.err, "%s", r.msg) : 0;
+out:
+	pthread_cond_destroy(&r.cv);
+	pthread_mutex_destroy(&r.mu);
+	free(r.pieces);
+	free(th);
+	free(w);
+	return rc;
+}

@@ -1,0 +1,367 @@
+/* tfs_save: a tensor, or a directory of tensors, into a raw, .npy or .safetensors file
+ * (tensorfs.h). The output is written to a temporary file beside it, sized at once, filled
+ * by the pipeline's threads (load_pipe.c) and renamed over the name at the end. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "client_internal.h"
+#include "dtype.h"
+#include "formats.h"
+#include "load_pipe.h"
+
+#define META_XATTR "user.safetensors.metadata"
+#define MAX_DEPTH 64
+
+/* One tensor of the source: its metadata, read by the walk; the pipeline's preparing
+ * threads open it (fd, t) and its finish() closes it again. */
+struct src {
+	char *name;                    /* relative to the saved directory ("" for one tensor) */
+	char *path;
+	int fd;                        /* -1 while not open */
+	tfs_tensor *t;                 /* NULL: read through fd */
+	struct tfs_meta m;
+};
+
+struct save {
+	const struct tfs_save_opts *o;
+	const char *root;
+	size_t n, cap;
+	struct src *s;
+	struct tfs_pipe_item *items;   /* in file order */
+	struct src **by_item;          /* the source of items[i] */
+};
+
+void tfs_save_opts_init(struct tfs_save_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->format = TFS_FORMAT_AUTO;
+}
+
+/* Adds the tensor at path with its metadata (no descriptor is kept: a directory of
+ * thousands of tensors is opened a window at a time). */
+static int add_src(struct save *sv, const char *path, const char *name)
+{
+	struct src *s;
+	char buf[4096];
+	ssize_t n;
+	int rc;
+
+	if (sv->n == sv->cap) {
+		size_t cap = sv->cap ? 2 * sv->cap : 16;
+		struct src *ns = realloc(sv->s, cap * sizeof(*ns));
+
+		if (!ns)
+			return tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+		sv->s = ns;
+		sv->cap = cap;
+	}
+	s = &sv->s[sv->n];
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	s->name = strdup(name);
+	s->path = strdup(path);
+	sv->n++;
+	if (!s->name || !s->path)
+		return tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+	n = getxattr(path, "user.tensor.meta", buf, sizeof(buf) - 1);
+	if (n < 0)
+		return tfs_seterr(-errno, "%s: %s", path, tfs_strerror(errno));
+	buf[n] = 0;
+	if ((rc = tfs_meta_from_json(buf, (size_t)n, &s->m)))
+		return tfs_seterr(rc, "%s: malformed user.tensor.meta: %s", path, tfs_strerror(rc));
+	return 0;
+}
+
+/* The pipeline's prepare(): opens and maps tensor i (opening CUDA handles takes a while:
+ * the pipeline's threads do it in parallel, and copy what is mapped meanwhile). Without
+ * a mapping here (no libcudart, another node's tensor, via_file) the bytes are read
+ * through the file. */
+static int map_one(void *arg, size_t i)
+{
+	struct save *sv = arg;
+	struct tfs_pipe_item *it = &sv->items[i];
+	struct src *s = sv->by_item[i];
+	struct tfs_tensor_info info;
+	struct stat st;
+
+	s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+	if (s->fd < 0)
+		return tfs_seterr(-errno, "%s: %s", s->path, tfs_strerror(errno));
+	if (fstat(s->fd, &st))
+		return tfs_seterr(-errno, "%s: %s", s->path, tfs_strerror(errno));
+	if ((uint64_t)st.st_size != s->m.bytes)
+		return tfs_seterr(-EAGAIN, "%s: changed while saving: %s", s->path,
+				  tfs_strerror(EAGAIN));
+	it->fd = s->fd;
+	if (!s->m.bytes || sv->o->via_file || tfs_open_fd(s->fd, &s->t))
+		return 0;
+	tfs_tensor_get_info(s->t, &info);
+	if (info.bytes != s->m.bytes)
+		return tfs_seterr(-EAGAIN, "%s: changed while saving: %s", s->path,
+				  tfs_strerror(EAGAIN));
+	it->t = s->t;
+	return 0;
+}
+
+/* The pipeline's finish(): tensor i is in the file. */
+static void unmap_one(void *arg, size_t i)
+{
+	struct save *sv = arg;
+	struct src *s = sv->by_item[i];
+
+	tfs_close(s->t);
+	s->t = NULL;
+	sv->items[i].t = NULL;
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	sv->items[i].fd = -1;
+}
+
+static int walk(struct save *sv, const char *rel, int depth)
+{
+	char path[PATH_MAX * 2], sub[PATH_MAX];
+	struct dirent **ents;
+	int n, rc = 0;
+
+	snprintf(path, sizeof(path), "%s%s%s", sv->root, *rel ? "/" : "", rel);
+	if (depth > MAX_DEPTH)
+		return tfs_seterr(-ELOOP, "%s: too deep: %s", path, tfs_strerror(ELOOP));
+	n = scandir(path, &ents, NULL, alphasort);
+	if (n < 0)
+		return tfs_seterr(-errno, "%s: %s", path, tfs_strerror(errno));
+	for (int i = 0; i < n; i++) {
+		const char *d = ents[i]->d_name;
+		char full[PATH_MAX * 2];
+		struct stat st;
+
+		if (rc || !strcmp(d, ".") || !strcmp(d, ".."))
+			goto next;
+		if ((size_t)snprintf(sub, sizeof(sub), "%s%s%s", rel, *rel ? "/" : "", d) >= sizeof(sub)) {
+			rc = tfs_seterr(-ENAMETOOLONG, "%s/%s: %s", path, d, tfs_strerror(ENAMETOOLONG));
+			goto next;
+		}
+		snprintf(full, sizeof(full), "%s/%s", sv->root, sub);
+		if (stat(full, &st))
+			rc = tfs_seterr(-errno, "%s: %s", full, tfs_strerror(errno));
+		else if (S_ISDIR(st.st_mode))
+			rc = walk(sv, sub, depth + 1);
+		else
+			rc = add_src(sv, full, sub);
+next:
+		free(ents[i]);
+	}
+	free(ents);
+	return rc;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct src *)a)->name, ((const struct src *)b)->name);
+}
+
+/* The safetensors header, and each tensor's place in the file (items in header order). */
+static int layout_st(struct save *sv, uint8_t **hdr, long *hlen, struct tfs_pipe_item *items)
+{
+	struct st_header h = { 0 };
+	char md[65537];
+	ssize_t n;
+	int rc = 0;
+
+	h.e = calloc(sv->n ? sv->n : 1, sizeof(*h.e));
+	if (!h.e)
+		return tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+	for (size_t i = 0; i < sv->n; i++) {
+		h.e[i] = (struct st_entry){ .name = strdup(sv->s[i].name), .dtype = sv->s[i].m.dtype,
+					    .shape = sv->s[i].m.shape };
+		h.n++;
+		if (!h.e[i].name) {
+			rc = tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+			goto out;
+		}
+	}
+	n = getxattr(sv->root, META_XATTR, md, sizeof(md) - 1);
+	if (n > 0) {
+		md[n] = 0;
+		if (!(h.metadata = strdup(md))) {
+			rc = tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+			goto out;
+		}
+	}
+	tfs_st_layout(&h);
+	*hlen = tfs_st_format(&h, hdr);
+	if (*hlen < 0) {
+		rc = tfs_seterr((int)*hlen, "%s: cannot write the header: %s", sv->root,
+				tfs_strerror((int)*hlen));
+		goto out;
+	}
+	/* sv->s is sorted by name (walk order with '/' is not strcmp order: sort again) */
+	qsort(sv->s, sv->n, sizeof(*sv->s), by_name);
+	for (size_t i = 0; i < h.n; i++) {
+		struct src key = { .name = h.e[i].name };
+		struct src *s = bsearch(&key, sv->s, sv->n, sizeof(*sv->s), by_name);
+
+		sv->by_item[i] = s;
+		items[i] = (struct tfs_pipe_item){ .fd = -1, .foff = (uint64_t)*hlen + h.e[i].begin,
+						   .bytes = h.e[i].end - h.e[i].begin };
+	}
+out:
+	tfs_st_free(&h);
+	return rc;
+}
+
+int tfs_save(const char *src, const char *file, const struct tfs_save_opts *opts)
+{
+	struct tfs_save_opts defaults;
+	struct save sv = { 0 };
+	struct tfs_pipe_item *items = NULL;
+	struct tfs_pipe p;
+	enum tfs_format f;
+	struct stat st;
+	uint8_t *hdr = NULL, nhdr[4096];
+	long hlen = 0;
+	uint64_t total;
+	char tmp[PATH_MAX + 32], *fmap = NULL;
+	int rc, out = -1;
+
+	if (!opts) {
+		tfs_save_opts_init(&defaults);
+		opts = &defaults;
+	}
+	sv.o = opts;
+	sv.root = src;
+	if (!src || !file || !*file)
+		return tfs_seterr(-EINVAL, "tfs_save: NULL or empty argument");
+	if (stat(src, &st))
+		return tfs_seterr(-errno, "%s: %s", src, tfs_strerror(errno));
+	f = opts->format;
+	if (f == TFS_FORMAT_AUTO) {
+		size_t n = strlen(file);
+
+		if (S_ISDIR(st.st_mode) || (n > 12 && !strcmp(file + n - 12, ".safetensors")))
+			f = TFS_FORMAT_SAFETENSORS;
+		else if (n > 4 && !strcmp(file + n - 4, ".npy"))
+			f = TFS_FORMAT_NPY;
+		else
+			f = TFS_FORMAT_RAW;
+	}
+	if ((unsigned)f > TFS_FORMAT_SAFETENSORS)
+		return tfs_seterr(-EINVAL, "format %d: unknown: %s", (int)f, tfs_strerror(EINVAL));
+	if (!!S_ISDIR(st.st_mode) != (f == TFS_FORMAT_SAFETENSORS))
+		return tfs_seterr(-EINVAL, "%s: %s: %s", src, S_ISDIR(st.st_mode) ?
+				  "a directory saves only as safetensors" :
+				  "a single tensor saves as raw or npy", tfs_strerror(EINVAL));
+	if (!opts->replace && !lstat(file, &st))
+		return tfs_seterr(-EEXIST, "%s: %s", file, tfs_strerror(EEXIST));
+	rc = f == TFS_FORMAT_SAFETENSORS ? walk(&sv, "", 0) : add_src(&sv, src, "");
+	if (rc)
+		goto out;
+	items = calloc(sv.n ? sv.n : 1, sizeof(*items));
+	sv.by_item = calloc(sv.n ? sv.n : 1, sizeof(*sv.by_item));
+	sv.items = items;
+	if (!items || !sv.by_item) {
+		rc = tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+		goto out;
+	}
+	if (f == TFS_FORMAT_SAFETENSORS) {
+		if ((rc = layout_st(&sv, &hdr, &hlen, items)))
+			goto out;
+	} else {
+		struct src *s = &sv.s[0];
+
+		if (f == TFS_FORMAT_NPY) {
+			hlen = tfs_npy_format(s->m.dtype, &s->m.shape, nhdr, sizeof(nhdr));
+			if (hlen < 0) {
+				rc = tfs_seterr((int)hlen, "%s: dtype %s has no .npy equivalent: %s", src,
+						tfs_dtype_name(s->m.dtype), tfs_strerror((int)-hlen));
+				goto out;
+			}
+		}
+		sv.by_item[0] = s;
+		items[0] = (struct tfs_pipe_item){ .fd = -1, .foff = (uint64_t)hlen,
+						   .bytes = s->m.bytes };
+	}
+	total = (uint64_t)hlen;
+	for (size_t i = 0; i < sv.n; i++)
+		total += items[i].bytes;
+	snprintf(tmp, sizeof(tmp), "%s.tfs-XXXXXX", file);
+	out = mkostemp(tmp, O_CLOEXEC);
+	if (out < 0) {
+		rc = tfs_seterr(-errno, "%s: %s", file, tfs_strerror(errno));
+		goto out;
+	}
+	{
+		mode_t um = umask(0);
+
+		umask(um);
+		fchmod(out, 0666 & ~um);
+	}
+	/* sized at once: the threads' writes fill it in place, none extends it */
+	errno = 0;
+	if (ftruncate(out, (off_t)total) ||
+	    (hlen && pwrite(out, hdr ? (void *)hdr : (void *)nhdr, (size_t)hlen, 0) != hlen)) {
+		rc = tfs_seterr(errno ? -errno : -EIO, "%s: write: %s", file,
+				tfs_strerror(errno ? errno : EIO));
+		goto out;
+	}
+	/* pwrite measured faster on ext4 (tests/bench/RESULTS-gpu.md); TFS_SAVE_MMAP=1 fills a
+	 * shared mapping instead, its blocks allocated first so a write fault never meets
+	 * ENOSPC (which would be SIGBUS); where fallocate is not supported, pwrite. */
+	if (total && getenv("TFS_SAVE_MMAP")) {
+		if (!fallocate(out, 0, 0, (off_t)total)) {
+			fmap = mmap(NULL, (size_t)total, PROT_READ | PROT_WRITE, MAP_SHARED, out, 0);
+			if (fmap == MAP_FAILED)
+				fmap = NULL;
+		} else if (errno == ENOSPC || errno == EFBIG) {
+			rc = tfs_seterr(-errno, "%s: %s", file, tfs_strerror(errno));
+			goto out;
+		}
+	}
+	p = (struct tfs_pipe){ .fd = out, .fmap = fmap, .fname = file, .to_tensor = 0, .n = sv.n,
+			       .items = items, .prepare = map_one, .finish = unmap_one, .arg = &sv,
+			       .threads = opts->threads, .progress = opts->progress,
+			       .progress_arg = opts->progress_arg, .cancel = opts->cancel };
+	rc = tfs_pipe_run(&p);
+	if (fmap) {
+		munmap(fmap, (size_t)total);
+		fmap = NULL;
+	}
+	if (rc)
+		goto out;
+	if (rename(tmp, file))
+		rc = tfs_seterr(-errno, "%s: %s", file, tfs_strerror(errno));
+out:
+	{
+		char msg[512];
+
+		snprintf(msg, sizeof(msg), "%s", tfs_errmsg());
+		if (out >= 0) {
+			close(out);
+			if (rc)
+				unlink(tmp);
+		}
+		for (size_t i = 0; i < sv.n; i++) {
+			tfs_close(sv.s[i].t);
+			if (sv.s[i].fd >= 0)
+				close(sv.s[i].fd);
+			free(sv.s[i].name);
+			free(sv.s[i].path);
+		}
+		if (rc)
+			tfs_seterr(rc, "%s", msg);
+	}
+	free(sv.s);
+	free(sv.by_item);
+	free(items);
+	free(hdr);
+	return rc;
+}
