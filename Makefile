@@ -154,6 +154,10 @@ test:
 test-gpu: all
 	tests/gpu/run.sh build
 
+# The Python package alone (make test runs it too): venv, offline pip install, pytest.
+test-python: all
+	tests/python/run.sh build
+
 bench: all
 	tests/bench/run.sh build
 
@@ -184,7 +188,7 @@ uninstall:
 clean:
 	rm -rf build build-asan
 
-.PHONY: all deps run asan test test-gpu bench install uninstall clean
+.PHONY: all deps run asan test test-gpu test-python bench install uninstall clean
 
 # --- tensorctl (issue 5): tools/tensorctl/*.c link into one binary; its format parsers
 # (npy.c, safetensors.c) also link into tests/unit/test_formats.c. ---
