@@ -175,3 +175,16 @@ _config = None
 def pytest_configure(config):
     global _config
     _config = config
+
+
+def pytest_collectreport(report):
+    """A module skipped or broken at import shows as a line too."""
+    if report.outcome == "passed" or _config is None:
+        return
+    tr = _config.pluginmanager.getplugin("terminalreporter")
+    name = "python/" + report.nodeid.split("/")[-1]
+    if report.skipped:
+        why = report.longrepr[2] if isinstance(report.longrepr, tuple) else "skipped"
+        tr.write("\nskip - %s: %s\n" % (name, why), flush=True)
+    else:
+        tr.write("\nnot ok - %s (collection)\n" % name, flush=True)
