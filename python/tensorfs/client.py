@@ -5,7 +5,7 @@ machine. A tensor got through the queue is held by this process (node, pid) unti
 delete(name) releases it, or until the daemon sees the process gone.
 """
 from ctypes import byref, c_int64, c_void_p
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from . import _lib, dtypes
 from .errors import lib_error
@@ -53,7 +53,8 @@ class Client:
             raise ValueError("operation on a closed tensorfs.Client")
         return self._h
 
-    def create(self, name: str, dtype: Any, shape: Any, device: Optional[int] = None) -> Tensor:
+    def create(self, name: str, dtype: Any, shape: Sequence[int],
+               device: Optional[int] = None) -> Tensor:
         """Makes the tensor name (zero-filled) through the queue, then gets it: the
         Tensor returned is held by this process (release it with delete(name); a second
         delete removes the name). Raises FileExistsError, ENOENT (no parent directory),

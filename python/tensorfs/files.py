@@ -9,11 +9,11 @@ import json
 import os
 import shutil
 import subprocess
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from . import _lib, dtypes
 from .errors import errno_from_text, make_error
-from .tensor import Tensor, _fspath, open as _open, shape_tuple
+from .tensor import PathLike, Tensor, _fspath, open as _open, shape_tuple
 
 FORMATS = ("raw", "npy", "safetensors")
 
@@ -22,7 +22,7 @@ def _oserror(e: OSError, p: str):
     return make_error(e.errno or errno.EIO, "%s: %s" % (p, e.strerror), p)
 
 
-def ls(path: Any = ".") -> List[str]:
+def ls(path: PathLike = ".") -> List[str]:
     """The entries of a directory of the mount, sorted; directories end with "/"."""
     p = _fspath(path)
     try:
@@ -33,7 +33,7 @@ def ls(path: Any = ".") -> List[str]:
         raise _oserror(e, p) from None
 
 
-def info(path: Any) -> Dict[str, Any]:
+def info(path: PathLike) -> Dict[str, Any]:
     """The tensor's metadata (user.tensor.meta) as a dict, dtype spelled as numpy does:
     dtype, shape, bytes, device, node, backend, refcount, ipc_handle, ipc_offset, mode,
     uid, gid, ctime, mtime. ENODATA (a tensorfs.Error) for a directory or a file that is
@@ -52,7 +52,7 @@ def info(path: Any) -> Dict[str, Any]:
     return meta
 
 
-def rm(path: Any, recursive: bool = False, missing_ok: bool = False) -> None:
+def rm(path: PathLike, recursive: bool = False, missing_ok: bool = False) -> None:
     """Removes a tensor (its memory goes when the last holder lets go), or with recursive
     a directory and everything under it."""
     p = _fspath(path)
@@ -99,8 +99,8 @@ def _abs(p: str) -> str:
     return os.path.abspath(p)
 
 
-def load(file: Any, dest: Any, format: Optional[str] = None, dtype: Any = None,
-         shape: Any = None, device: Optional[int] = None) -> Optional[Tensor]:
+def load(file: PathLike, dest: PathLike, format: Optional[str] = None, dtype: Any = None,
+         shape: Optional[Sequence[int]] = None, device: Optional[int] = None) -> Optional[Tensor]:
     """Copies a .safetensors, .npy or raw file into the mount at dest (which must not
     exist). A .safetensors file becomes the directory dest with one tensor per entry
     (None is returned); npy and raw give one tensor, returned opened read-only. format is
@@ -118,7 +118,8 @@ def load(file: Any, dest: Any, format: Optional[str] = None, dtype: Any = None,
     return None if os.path.isdir(d) else _open(d)
 
 
-def save(src: Any, file: Any, format: Optional[str] = None, overwrite: bool = False) -> None:
+def save(src: PathLike, file: PathLike, format: Optional[str] = None,
+         overwrite: bool = False) -> None:
     """Writes the tensor src as raw bytes or .npy, or the directory src as one
     .safetensors file (format from the argument, else the file's extension). file must
     not exist unless overwrite; a failed save leaves nothing."""

@@ -8,12 +8,13 @@ import ctypes
 import errno
 import os
 from ctypes import byref, c_void_p
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple, Union
 
 from . import _dlpack, _lib, dtypes
 from .errors import Error, lib_error, make_error
 
 _MODES = {"r": os.O_RDONLY, "r+": os.O_RDWR, "rw": os.O_RDWR}
+PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
 
 class Tensor:
@@ -86,7 +87,8 @@ class Tensor:
             return (_dlpack.KDL_CPU, 0)
         return (_dlpack.KDL_CUDA, self.device_index)
 
-    def __dlpack__(self, stream: Optional[int] = None, max_version: Optional[Tuple[int, int]] = None,
+    def __dlpack__(self, stream: Optional[int] = None,
+                   max_version: Optional[Tuple[int, int]] = None,
                    dl_device: Optional[Tuple[int, int]] = None, copy: Optional[bool] = None) -> Any:
         """A "dltensor" capsule viewing this tensor's memory (no copy). stream is accepted
         and needs no synchronisation: tensorfs memory has no work pending in this process
@@ -151,7 +153,7 @@ class Tensor:
             raise lib_error(rc, self.path)
 
 
-def _fspath(path: Any) -> str:
+def _fspath(path: PathLike) -> str:
     p = os.fspath(path)
     if isinstance(p, bytes):
         p = os.fsdecode(p)
@@ -160,7 +162,7 @@ def _fspath(path: Any) -> str:
     return p
 
 
-def open(path: Any, mode: str = "r") -> Tensor:  # noqa: A001 (the package's verb)
+def open(path: PathLike, mode: str = "r") -> Tensor:  # noqa: A001 (the package's verb)
     """Opens the tensor file at path on a tensorfs mount: "r" read-only, "r+" read-write.
     The open file is the reference that keeps the memory alive (the kernel drops it when
     the process dies). Raises tensorfs.Error (ENOENT, EACCES, ENOTSUP when not on a
@@ -224,7 +226,8 @@ def _make(p: str, dt: int, dims: Sequence[int], device: Optional[int]) -> Tensor
         raise
 
 
-def create(path: Any, dtype: Any, shape: Any, device: Optional[int] = None) -> Tensor:
+def create(path: PathLike, dtype: Any, shape: Sequence[int],
+           device: Optional[int] = None) -> Tensor:
     """Makes a zero-filled tensor file at path (which must not exist) and opens it
     read-write. dtype: a numpy/torch name or dtype, or tensorfs' short name; shape: ints;
     device: the GPU ordinal (default: the directory's, else the mount's). Raises
@@ -248,7 +251,7 @@ def _compact(t: "_dlpack.DLTensor", dims: Tuple[int, ...]) -> bool:
     return True
 
 
-def publish(path: Any, array: Any, device: Optional[int] = None) -> Tensor:
+def publish(path: PathLike, array: Any, device: Optional[int] = None) -> Tensor:
     """Copies array (anything with __dlpack__: numpy, torch, cupy, jax; on the CPU or a
     GPU) into a new tensor at path and returns it opened read-write. A GPU array is copied
     device to device; its GPU is the new tensor's unless device says otherwise. The array

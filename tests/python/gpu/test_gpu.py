@@ -1,6 +1,5 @@
 """The Python package on the cuda backend (tests/gpu/t_python.sh runs these with
 TFS_BACKEND=cuda): torch, CuPy and JAX through DLPack, zero-copy, across processes."""
-import os
 import subprocess
 import sys
 import textwrap
@@ -105,3 +104,17 @@ def test_jax(mnt):
     b = jnp.linspace(0, 1, 77, dtype=jnp.float32)
     with tensorfs.publish(mnt.path("jp"), b) as t:
         assert t.read() == bytes(memoryview(jax.device_get(b)))
+
+
+def test_publish_fp8_from_torch(mnt):
+    if not hasattr(torch, "float8_e4m3fn"):
+        pytest.skip("this torch has no float8_e4m3fn")
+    src = torch.linspace(-4, 4, 64, device="cuda").to(torch.float8_e4m3fn)
+    try:
+        src.__dlpack__()
+    except Exception as e:                  # noqa: BLE001 (whatever torch raises)
+        pytest.skip("torch exports no fp8 through DLPack: %s" % e)
+    with tensorfs.publish(mnt.path("f8"), src) as t:
+        assert (t.dtype, t.shape) == ("float8_e4m3fn", (64,))
+        assert t.read() == src.view(torch.uint8).cpu().numpy().tobytes()
+    assert tensorfs.info(mnt.path("f8"))["dtype"] == "float8_e4m3fn"
