@@ -28,6 +28,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.dont_write_bytecode = True        # no __pycache__ in the source tree
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 
