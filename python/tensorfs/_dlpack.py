@@ -6,7 +6,7 @@ it is done; a capsule dropped unconsumed calls the deleter from its destructor.
 """
 import ctypes
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_int, c_int32, c_int64,
-                    c_uint8, c_uint16, c_uint64, c_void_p, py_object)
+                    c_uint8, c_uint16, c_uint32, c_uint64, c_void_p, py_object)
 
 KDL_CPU = 1
 KDL_CUDA = 2
@@ -97,17 +97,44 @@ def capsule(managed: int) -> object:
     return _New(managed, _NAME, _DESTRUCTOR_ADDR)
 
 
+class DLPackVersion(Structure):
+    _fields_ = [("major", c_uint32), ("minor", c_uint32)]
+
+
+class DLManagedTensorVersioned(Structure):
+    pass
+
+
+_DeleterV = CFUNCTYPE(None, POINTER(DLManagedTensorVersioned))
+DLManagedTensorVersioned._fields_ = [("version", DLPackVersion), ("manager_ctx", c_void_p),
+                                     ("deleter", _DeleterV), ("flags", c_uint64),
+                                     ("dl_tensor", DLTensor)]
+_NAME_V = b"dltensor_versioned"
+_USED_V = b"used_dltensor_versioned"
+
+
 class Borrowed:
-    """A framework's tensor taken through its capsule: .tensor (DLTensor), and release()
-    (the deleter call the consumer owes, idempotent)."""
+    """A framework's tensor taken through its capsule (DLPack 1.x "dltensor_versioned" or
+    the older "dltensor"): .tensor (DLTensor), and release() (the deleter call the
+    consumer owes, idempotent)."""
 
     def __init__(self, cap: object):
-        if not _IsValid(id(cap), _NAME):
-            raise TypeError("__dlpack__() did not return an unconsumed 'dltensor' capsule")
-        self._m = ctypes.cast(_GetPointer(cap, _NAME), POINTER(DLManagedTensor))
-        if _SetName(cap, _USED):
+        if _IsValid(id(cap), _NAME_V):
+            m = ctypes.cast(_GetPointer(cap, _NAME_V), POINTER(DLManagedTensorVersioned))
+            if m.contents.version.major != 1:
+                # Not consumed: the capsule's own destructor frees it.
+                raise BufferError("DLPack %d.%d capsule: only 1.x is understood"
+                                  % (m.contents.version.major, m.contents.version.minor))
+            used = _USED_V
+        elif _IsValid(id(cap), _NAME):
+            m = ctypes.cast(_GetPointer(cap, _NAME), POINTER(DLManagedTensor))
+            used = _USED
+        else:
+            raise TypeError("__dlpack__() did not return an unconsumed DLPack capsule")
+        if _SetName(cap, used):
             raise RuntimeError("PyCapsule_SetName failed")
-        self.tensor = self._m.contents.dl_tensor
+        self._m = m
+        self.tensor = m.contents.dl_tensor
 
     def release(self) -> None:
         m, self._m = self._m, None
@@ -119,3 +146,13 @@ class Borrowed:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def borrow(array: object) -> Borrowed:
+    """array's tensor through __dlpack__, asking for a DLPack 1.x capsule first (it can
+    say read-only, so numpy exports read-only arrays that way)."""
+    try:
+        cap = array.__dlpack__(max_version=(1, 0))
+    except TypeError:            # a producer older than DLPack 1.0's keyword
+        cap = array.__dlpack__()
+    return Borrowed(cap)

@@ -251,17 +251,74 @@ def _compact(t: "_dlpack.DLTensor", dims: Tuple[int, ...]) -> bool:
     return True
 
 
+# Buffer-protocol formats (struct module letters) -> kind; the size comes from itemsize.
+_BUF_KINDS = {"?": "bool", "e": "float", "f": "float", "d": "float", "b": "int", "h": "int",
+              "i": "int", "l": "int", "q": "int", "B": "uint", "H": "uint", "I": "uint",
+              "L": "uint", "Q": "uint"}
+
+
+def _buffer_dtype(mv: memoryview) -> int:
+    fmt = mv.format
+    if fmt[:1] in ("<", "=", "@"):     # native or little-endian: what this host is
+        fmt = fmt[1:]
+    kind = _BUF_KINDS.get(fmt)
+    if kind is None:
+        raise ValueError("buffer format %r has no tensorfs dtype" % mv.format)
+    return dtypes.code("bool" if kind == "bool" else "%s%d" % (kind, mv.itemsize * 8))
+
+
+def _unmake(p: str, out: Tensor) -> None:
+    out.close()
+    try:
+        os.unlink(p)
+    except OSError:
+        pass
+
+
+def _publish_buffer(p: str, obj: Any, device: Optional[int]) -> Tensor:
+    mv = memoryview(obj)
+    if not mv.c_contiguous:
+        raise ValueError("publish() needs a C-contiguous array (numpy.ascontiguousarray)")
+    dt = _buffer_dtype(mv)
+    out = _make(p, dt, tuple(mv.shape or ()), device)
+    try:
+        out.write(mv)
+    except BaseException:
+        _unmake(p, out)
+        raise
+    return out
+
+
+def _has_buffer(obj: Any) -> bool:
+    try:
+        memoryview(obj).release()
+        return True
+    except TypeError:
+        return False
+
+
 def publish(path: PathLike, array: Any, device: Optional[int] = None) -> Tensor:
-    """Copies array (anything with __dlpack__: numpy, torch, cupy, jax; on the CPU or a
-    GPU) into a new tensor at path and returns it opened read-write. A GPU array is copied
-    device to device; its GPU is the new tensor's unless device says otherwise. The array
-    must be C-contiguous. Raises as create(), TypeError when array has no __dlpack__,
-    ValueError for a non-contiguous array or a dtype tensorfs lacks; nothing is left
-    behind on failure."""
-    if not hasattr(array, "__dlpack__"):
-        raise TypeError("publish() needs an array with __dlpack__, not %s" % type(array).__name__)
+    """Copies array into a new tensor at path and returns it opened read-write. array is
+    anything with __dlpack__ (numpy, torch, cupy, jax; on the CPU or a GPU) or, when it
+    has none or refuses to export (numpy before 2.0 and a read-only array), the buffer
+    protocol (bytes: uint8). A GPU array is copied device to device; its GPU is the new
+    tensor's unless device says otherwise. The array must be C-contiguous. Raises as
+    create(), TypeError when array is neither, ValueError for a non-contiguous array or a
+    dtype tensorfs lacks; nothing is left behind on failure."""
     p = _fspath(path)
-    with _dlpack.Borrowed(array.__dlpack__()) as b:
+    borrowed = None
+    if hasattr(array, "__dlpack__"):
+        try:
+            borrowed = _dlpack.borrow(array)
+        except BufferError:
+            if not _has_buffer(array):
+                raise
+    elif not _has_buffer(array):
+        raise TypeError("publish() needs an array with __dlpack__ or the buffer protocol, "
+                        "not %s" % type(array).__name__)
+    if borrowed is None:
+        return _publish_buffer(p, array, device)
+    with borrowed as b:
         t = b.tensor
         dims = tuple(t.shape[i] for i in range(t.ndim))
         dt = dtypes.from_dlpack(t.dtype.code, t.dtype.bits, t.dtype.lanes)
@@ -287,11 +344,7 @@ def publish(path: PathLike, array: Any, device: Optional[int] = None) -> Tensor:
                 if rc:
                     raise lib_error(rc, p)
         except BaseException:
-            out.close()
-            try:
-                os.unlink(p)
-            except OSError:
-                pass
+            _unmake(p, out)
             raise
     return out
 

@@ -108,6 +108,23 @@ def test_publish_sliced_view_with_offset(mnt):
         assert list(numpy.from_dlpack(t)) == [5, 6, 7, 8]
 
 
+def test_publish_read_only_array_and_buffers(mnt):
+    a = numpy.arange(10, dtype=numpy.int16).reshape(2, 5)
+    a.flags.writeable = False                  # numpy < 2 refuses to export it by DLPack
+    with tensorfs.publish(mnt.path("ro"), a) as t:
+        assert (t.dtype, t.shape) == ("int16", (2, 5))
+        assert numpy.array_equal(numpy.from_dlpack(t), a)
+    with tensorfs.publish(mnt.path("b"), b"\x01\x02\x03") as t:
+        assert (t.dtype, t.shape, t.read()) == ("uint8", (3,), b"\x01\x02\x03")
+    import array
+    with tensorfs.publish(mnt.path("d"), array.array("d", [1.5, 2.5])) as t:
+        assert (t.dtype, t.shape) == ("float64", (2,))
+        assert list(numpy.from_dlpack(t)) == [1.5, 2.5]
+    with pytest.raises(ValueError):
+        tensorfs.publish(mnt.path("big-endian"), numpy.arange(3, dtype=">i4"))
+    assert tensorfs.ls(mnt.dir) == ["b", "d", "ro"]
+
+
 def test_publish_bad_input_leaves_nothing(mnt):
     with pytest.raises(TypeError):
         tensorfs.publish(mnt.path("n"), [1, 2, 3])
