@@ -118,3 +118,12 @@ def test_publish_fp8_from_torch(mnt):
         assert (t.dtype, t.shape) == ("float8_e4m3fn", (64,))
         assert t.read() == src.view(torch.uint8).cpu().numpy().tobytes()
     assert tensorfs.info(mnt.path("f8"))["dtype"] == "float8_e4m3fn"
+
+
+def test_publish_numpy_read_only_to_gpu(mnt):
+    numpy = pytest.importorskip("numpy")
+    a = numpy.arange(12, dtype=numpy.float32).reshape(3, 4)
+    a.flags.writeable = False              # numpy 2 exports it as a DLPack 1.x capsule
+    with tensorfs.publish(mnt.path("ro"), a) as t:
+        assert t.device == "cuda:0" and t.shape == (3, 4)
+        assert torch.equal(torch.from_dlpack(t).cpu(), torch.from_numpy(a.copy()))
