@@ -161,6 +161,10 @@ test:
 test-gpu: all
 	tests/gpu/run.sh build
 
+# The Python package alone (make test runs it too): venv, offline pip install, pytest.
+test-python: all
+	tests/python/run.sh build
+
 bench: all
 	$(SUDO) tests/bench/run.sh build
 
@@ -191,7 +195,7 @@ uninstall:
 clean:
 	rm -rf build build-asan
 
-.PHONY: all deps run asan test test-gpu bench install uninstall clean
+.PHONY: all deps run asan test test-gpu test-python bench install uninstall clean
 
 # --- tensorctl (issue 5): tools/tensorctl/*.c link into one binary, a front-end of
 # libtensorfs (tfs_load/tfs_save; the format parsers are lib/fmt_*.c). ---

@@ -3,7 +3,8 @@
 # build build-asan), then the library's tests under valgrind on the first build without
 # ASan, and ends with the line "N passed, N failed[, N skipped]".
 # Integration tests need root (FUSE mounts), redis-server, fusermount3, getfattr.
-# TESTS="basic/t_xattrs queue/t_batch posix/t_efbig" limits the integration files run.
+# TESTS="basic/t_xattrs queue/t_batch posix/t_efbig" limits the integration files run
+# ("python": the Python package's tests, tests/python/run.sh).
 set -u
 cd "$(dirname "$0")/.."
 builds=("$@")
@@ -40,6 +41,13 @@ for b in "${builds[@]}"; do
 		count "$b/$name" < <(BUILD="$b" timeout 600 bash "$f" 2>&1; rc=$?; [ $rc -eq 0 ] || echo "not ok - $name exited $rc"; san_reports "$name")
 		echo "    # $b/$name: $((SECONDS - t0)) s"
 	done
+	# The Python package (tests/python/run.sh: venv, offline pip install, pytest), on builds
+	# without ASan: an ASan libtensorfs cannot be loaded into python3.
+	if [[ "$b" != *asan* ]] && { [ -z "${TESTS:-}" ] || [[ " $TESTS " == *" python "* ]]; }; then
+		t0=$SECONDS
+		count "$b/python" < <(timeout 900 tests/python/run.sh "$b" 2>&1; rc=$?; [ $rc -eq 0 ] || echo "not ok - python exited $rc")
+		echo "    # $b/python: $((SECONDS - t0)) s"
+	fi
 	# GPU tests: without a CUDA device (or before make test-gpu built their helpers) each
 	# prints "skip - ..." lines.
 	for f in tests/gpu/t_*.sh; do

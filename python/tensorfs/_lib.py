@@ -1,0 +1,109 @@
+"""Loads libtensorfs and declares the C functions of lib/tensorfs.h for ctypes.
+
+Which library: $TENSORFS_LIBRARY (a path to libtensorfs.so), else the one recorded at
+install time (setup.py), else the system's libtensorfs.so.0 (ld.so.conf, then
+/usr/local/lib, where `make install` puts it). ctypes.CDLL releases the GIL during each
+call, so a call that waits (tfs_get on the queue) never blocks other threads.
+"""
+import ctypes
+import ctypes.util
+import os
+from ctypes import (POINTER, Structure, c_char_p, c_int, c_int64, c_size_t, c_uint64,
+                    c_void_p)
+from typing import List, Optional
+
+MAX_DIMS = 16
+
+
+class TensorInfo(Structure):
+    """struct tfs_tensor_info."""
+    _fields_ = [
+        ("data", c_void_p),
+        ("bytes", c_uint64),
+        ("dtype", c_int),
+        ("ndim", c_int),
+        ("shape", c_int64 * MAX_DIMS),
+        ("device", c_int),
+        ("on_host", c_int),
+        ("writable", c_int),
+    ]
+
+
+def _candidates() -> List[str]:
+    out = []
+    env = os.environ.get("TENSORFS_LIBRARY")
+    if env:
+        return [env]             # an explicit choice is never silently replaced
+    try:
+        from . import _config
+        if _config.LIBRARY:
+            out.append(_config.LIBRARY)
+    except ImportError:          # running from the source tree: no install step ran
+        here = os.path.dirname(os.path.abspath(__file__))
+        out.append(os.path.join(here, "..", "..", "build", "libtensorfs.so"))
+    out.append("libtensorfs.so.0")
+    found = ctypes.util.find_library("tensorfs")
+    if found:
+        out.append(found)
+    out.append("/usr/local/lib/libtensorfs.so.0")
+    return out
+
+
+def _load() -> ctypes.CDLL:
+    errors = []
+    for c in _candidates():
+        if os.sep in c and not os.path.exists(c):
+            errors.append("%s: no such file" % c)
+            continue
+        try:
+            return ctypes.CDLL(c)
+        except OSError as e:
+            errors.append(str(e))
+    raise ImportError("tensorfs: cannot load libtensorfs (build it with make, install it "
+                      "with make install, or set TENSORFS_LIBRARY to its path): " +
+                      "; ".join(errors))
+
+
+lib = _load()
+PATH = getattr(lib, "_name", "")
+
+
+def _fn(name: str, restype, *argtypes):
+    f = getattr(lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+    return f
+
+
+_p = POINTER(c_void_p)
+tfs_strerror = _fn("tfs_strerror", c_char_p, c_int)
+tfs_errmsg = _fn("tfs_errmsg", c_char_p)
+tfs_open = _fn("tfs_open", c_int, c_char_p, c_int, _p)
+tfs_open_fd = _fn("tfs_open_fd", c_int, c_int, _p)
+tfs_close = _fn("tfs_close", c_int, c_void_p)
+tfs_tensor_get_info = _fn("tfs_tensor_get_info", c_int, c_void_p, POINTER(TensorInfo))
+tfs_read = _fn("tfs_read", c_int, c_void_p, c_uint64, c_void_p, c_size_t)
+tfs_write = _fn("tfs_write", c_int, c_void_p, c_uint64, c_void_p, c_size_t)
+tfs_to_dlpack = _fn("tfs_to_dlpack", c_int, c_void_p, _p)
+tfs_connect = _fn("tfs_connect", c_int, c_char_p, c_int, _p)
+tfs_disconnect = _fn("tfs_disconnect", None, c_void_p)
+tfs_client_set_queue = _fn("tfs_client_set_queue", c_int, c_void_p, c_char_p)
+tfs_client_set_node = _fn("tfs_client_set_node", c_int, c_void_p, c_char_p)
+tfs_create = _fn("tfs_create", c_int, c_void_p, c_char_p, c_int, c_int, POINTER(c_int64), c_int)
+tfs_get = _fn("tfs_get", c_int, c_void_p, c_char_p, _p)
+tfs_delete = _fn("tfs_delete", c_int, c_void_p, c_char_p)
+tfs_mark_written = _fn("tfs_mark_written", c_int, c_void_p, c_void_p)
+tfs_wait_written = _fn("tfs_wait_written", c_int, c_void_p, c_void_p)
+
+
+def tensorctl_path() -> Optional[str]:
+    """The tensorctl binary beside the library (a build folder), else on PATH."""
+    env = os.environ.get("TENSORFS_TENSORCTL")
+    if env:
+        return env
+    if PATH and os.sep in PATH:
+        beside = os.path.join(os.path.dirname(os.path.realpath(PATH)), "tensorctl")
+        if os.access(beside, os.X_OK):
+            return beside
+    import shutil
+    return shutil.which("tensorctl")

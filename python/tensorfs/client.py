@@ -1,0 +1,112 @@
+"""tensorfs.connect: the lifecycle queue client (tfs_connect, tfs_create/get/delete).
+
+The queue names tensors by their path inside the mount ("models/w"), not by a path on this
+machine. A tensor got through the queue is held by this process (node, pid) until
+delete(name) releases it, or until the daemon sees the process gone.
+"""
+from ctypes import byref, c_int64, c_void_p
+from typing import Any, Optional, Sequence
+
+from . import _lib, dtypes
+from .errors import lib_error
+from .tensor import Tensor, shape_tuple
+
+
+def _name(name: str) -> bytes:
+    if not isinstance(name, str) or not name:
+        raise ValueError("a tensor name must be a non-empty str, not %r" % (name,))
+    if "\0" in name:
+        raise ValueError("tensor name contains a NUL character")
+    return name.encode()
+
+
+class Client:
+    """A connection to the Redis of a tensorfs daemon. Thread-safe (the library serialises
+    commands); close() or a with block disconnects. Tensors got through it stay valid
+    after close()."""
+
+    def __init__(self, url: str, timeout_ms: int = 5000, queue: Optional[str] = None,
+                 node: Optional[str] = None):
+        if not isinstance(url, str) or "\0" in url:
+            raise ValueError("url must be a str such as redis://host:6379 or unix:///path")
+        self.url = url
+        h = c_void_p()
+        rc = _lib.tfs_connect(url.encode(), int(timeout_ms), byref(h))
+        if rc:
+            raise lib_error(rc, url)
+        self._h: Optional[int] = h.value
+        try:
+            if queue is not None:
+                rc = _lib.tfs_client_set_queue(self._h, _name(queue))
+                if rc:
+                    raise lib_error(rc, queue)
+            if node is not None:
+                rc = _lib.tfs_client_set_node(self._h, _name(node))
+                if rc:
+                    raise lib_error(rc, node)
+        except BaseException:
+            self.close()
+            raise
+
+    def _handle(self) -> int:
+        if self._h is None:
+            raise ValueError("operation on a closed tensorfs.Client")
+        return self._h
+
+    def create(self, name: str, dtype: Any, shape: Sequence[int],
+               device: Optional[int] = None) -> Tensor:
+        """Makes the tensor name (zero-filled) through the queue, then gets it: the
+        Tensor returned is held by this process (release it with delete(name); a second
+        delete removes the name). Raises FileExistsError, ENOENT (no parent directory),
+        ENOSPC, ETIMEDOUT (no daemon serves the queue) as tensorfs.Error."""
+        dt = dtypes.code(dtype)
+        dims = shape_tuple(shape)
+        if device is not None and (isinstance(device, bool) or int(device) < 0):
+            raise ValueError("device must be a GPU ordinal >= 0, not %r" % (device,))
+        arr = (c_int64 * max(len(dims), 1))(*dims)
+        rc = _lib.tfs_create(self._handle(), _name(name), dt, len(dims), arr,
+                             -1 if device is None else int(device))
+        if rc:
+            raise lib_error(rc, name)
+        return self.get(name)
+
+    def get(self, name: str) -> Tensor:
+        """Records this process as a holder of name and opens the tensor."""
+        out = c_void_p()
+        rc = _lib.tfs_get(self._handle(), _name(name), byref(out))
+        if rc:
+            raise lib_error(rc, name)
+        return Tensor(out.value, None)
+
+    def delete(self, name: str) -> None:
+        """Releases this process's hold on name when it has one, else removes the name
+        (the memory goes when nothing else holds it)."""
+        rc = _lib.tfs_delete(self._handle(), _name(name))
+        if rc:
+            raise lib_error(rc, name)
+
+    def close(self) -> None:
+        h, self._h = self._h, None
+        if h is not None:
+            _lib.tfs_disconnect(h)
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_h", None) is not None and _lib is not None:
+            self.close()
+
+
+def connect(url: str, timeout_ms: int = 5000, queue: Optional[str] = None,
+            node: Optional[str] = None) -> Client:
+    """Connects to a tensorfs daemon's Redis: redis://[:password@]host[:port][/db] or
+    unix://[:password@]/path/to/socket. timeout_ms bounds connecting and each command's
+    wait; queue (default "tensor_lifecycle") and node (default: the hostname, which must
+    match the daemon's --node for holds to be reaped) as in tfs_client_set_queue/node."""
+    return Client(url, timeout_ms, queue, node)
+
+
