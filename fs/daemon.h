@@ -41,6 +41,7 @@ struct tfs_opts {
 	char *node;
 	char *prefix;
 	char *queue;
+	char *queue_users;       /* --user-queues: names or uids with a queue of their own */
 	char *max_bytes;         /* text: 64G, 512M, ... */
 	char *log;               /* log file; default stderr (foreground) or syslog */
 	int device;

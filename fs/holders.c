@@ -21,19 +21,22 @@ static int save_holder(struct tfsd_tensor *t, const struct tfs_holder *h)
 	return tfs_store_holder_save(t->key, h->node, h->pid, h->count, t->meta.refcount);
 }
 
-int tfs_tensor_hold(struct tfsd_tensor *t, const char *node, int64_t pid)
+int tfs_tensor_hold(struct tfsd_tensor *t, const char *node, int64_t pid, int64_t uid)
 {
 	struct tfs_holder *h;
 
 	for (h = t->holders; h; h = h->next)
 		if (h->pid == pid && strcmp(h->node, node) == 0)
 			break;
+	if (h && h->uid != uid)
+		return -EPERM;
 	if (!h) {
 		h = calloc(1, sizeof(*h));
 		if (!h)
 			return -ENOMEM;
 		snprintf(h->node, sizeof(h->node), "%s", node);
 		h->pid = pid;
+		h->uid = uid;
 		h->next = t->holders;
 		t->holders = h;
 	}
@@ -68,14 +71,14 @@ static int holder_drop(struct tfsd_tensor *t, struct tfs_holder *h, int64_t n)
 	return 0;
 }
 
-int tfs_tensor_release(struct tfsd_tensor *t, const char *node, int64_t pid)
+int tfs_tensor_release(struct tfsd_tensor *t, const char *node, int64_t pid, int64_t uid)
 {
 	struct tfs_holder *h;
 
 	for (h = t->holders; h; h = h->next)
 		if (h->pid == pid && strcmp(h->node, node) == 0)
 			break;
-	if (!h)
+	if (!h || (uid >= 0 && h->uid != uid))
 		return -ENOENT;
 	if (!holder_drop(t, h, 1))
 		tfs_tensor_drop_if_unused(t);

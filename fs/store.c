@@ -18,6 +18,7 @@
 #include "dtype.h"
 #include "log.h"
 #include "strutil.h"
+#include "queue_users.h"
 
 
 int tfs_store_tensor(const char *name, struct tfs_meta *m)
@@ -839,6 +840,16 @@ static const char reply_lua[] =
 	"if t == 'none' or ttl > 0 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end "
 	"return 1";
 
+/* After <queue>:u:, the rest of a per-user reply key: <uid>:reply:<something>. */
+static int queue_user_reply_key(const char *rest)
+{
+	const char *p = rest;
+
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return p > rest && strncmp(p, ":reply:", 7) == 0 && p[7] != '\0';
+}
+
 int tfs_store_reply_key_ok(const char *key)
 {
 	size_t pl = strlen(tfs_d.o.prefix), ql = strlen(tfs_d.o.queue);
@@ -852,6 +863,9 @@ int tfs_store_reply_key_ok(const char *key)
 		return 0;
 	if (key[0] == '{' && strncmp(key + 1, tfs_d.o.queue, ql) == 0 && key[ql + 1] == '}')
 		return 0;
+	/* Under the per-user lists only their reply keys: never a user's queue itself. */
+	if (strncmp(key, tfs_d.o.queue, ql) == 0 && strncmp(key + ql, ":u:", 3) == 0)
+		return queue_user_reply_key(key + ql + 3);
 	return 1;
 }
 
@@ -886,4 +900,108 @@ int tfs_store_dir_changed(const char *name, struct tfs_dirrec *d, int nsub)
 	}
 	tfs_dircache_put_dir(name, d, 0);
 	return 0;
+}
+
+/* --- per-user queues (queue_users.c, queue.c) --- */
+
+void tfs_store_queue_user_list(char *buf, size_t size, uid_t uid)
+{
+	snprintf(buf, size, "%s:u:%u", tfs_d.o.queue, (unsigned)uid);
+}
+
+void tfs_store_queue_acl_name(char *buf, size_t size, uid_t uid)
+{
+	snprintf(buf, size, "u%u.%s", (unsigned)uid, tfs_d.o.queue);
+}
+
+int tfs_store_reply_key_for(const char *key, uid_t uid)
+{
+	char list[600];
+	size_t n;
+
+	tfs_store_queue_user_list(list, sizeof(list), uid);
+	n = strlen(list);
+	return strncmp(key, list, n) == 0 && strncmp(key + n, ":reply:", 7) == 0 &&
+	       key[n + 7] != '\0' && tfs_store_reply_key_ok(key);
+}
+
+int tfs_store_queue_acl(uid_t uid, const char *password)
+{
+	char name[600], list[600], keys[700], replies[700], pass[128];
+	redisReply *r;
+	int rc;
+
+	tfs_store_queue_acl_name(name, sizeof(name), uid);
+	tfs_store_queue_user_list(list, sizeof(list), uid);
+	snprintf(keys, sizeof(keys), "~%s", list);
+	snprintf(replies, sizeof(replies), "~%s:reply:*", list);
+	snprintf(pass, sizeof(pass), ">%s", password);
+	/* reset first: whatever the user had before (an earlier daemon's password, wider
+	 * rules someone added) goes. Only what a queue client needs: push commands, pop
+	 * replies, connect, and ask who it is. */
+	r = tfs_conn_cmdf(&rc, "ACL SETUSER %s reset on %s %s %s -@all +lpush +rpush +brpop "
+			  "+blpop +rpop +lpop +llen +lrange +del +exists +ping +echo +hello "
+			  "+auth +select +acl|whoami +client|setname +client|id "
+			  "+quit +reset", name, pass, keys, replies);
+	if (!r)
+		return rc == -EPROTO ? -EACCES : rc;
+	rc = r->type == REDIS_REPLY_STATUS ? 0 : -EIO;
+	freeReplyObject(r);
+	return rc;
+}
+
+/* The lists the queue worker pops, in the order Redis tries them: the shared queue, this
+ * node's forwarded commands, then the per-user lists. NULL-free argv from index first. */
+static int pop_keys(const char **argv, int first, char (*lists)[600], int max)
+{
+	int n = 0;
+
+	argv[first + n++] = tfs_d.o.queue;
+	argv[first + n++] = tfs_d.node_queue;
+	for (int i = 0; n < max; i++) {
+		const struct tfs_quser *u = tfs_qusers_at((size_t)i);
+		if (!u)
+			break;
+		snprintf(lists[i], 600, "%s", u->list);
+		argv[first + n++] = lists[i];
+	}
+	return n;
+}
+
+redisReply *tfs_store_queue_pop_all(int *rc, int count, int lmpop)
+{
+	enum { MAXK = 260 };
+	static char lists[MAXK][600];        /* the queue thread's only */
+	const char *argv[MAXK + 8];
+	char nk[16], cnt[16];
+	redisReply *r;
+	char *cmd = NULL;
+	long long len;
+	int n, argc;
+
+	if (lmpop) {
+		argv[0] = "BLMPOP";
+		argv[1] = "0.5";
+		n = pop_keys(argv, 3, lists, MAXK);
+		snprintf(nk, sizeof(nk), "%d", n);
+		argv[2] = nk;
+		snprintf(cnt, sizeof(cnt), "%d", count);
+		argv[3 + n] = "RIGHT";
+		argv[4 + n] = "COUNT";
+		argv[5 + n] = cnt;
+		argc = 6 + n;
+	} else {
+		argv[0] = "BRPOP";
+		n = pop_keys(argv, 1, lists, MAXK);
+		argv[1 + n] = "0.5";
+		argc = 2 + n;
+	}
+	len = redisFormatCommandArgv(&cmd, argc, argv, NULL);
+	if (len < 0) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	r = tfs_conn_run(rc, cmd, (size_t)len);
+	redisFreeCommand(cmd);
+	return r;
 }

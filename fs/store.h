@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <hiredis/hiredis.h>
 
@@ -119,6 +120,22 @@ int tfs_store_reply_key_ok(const char *key);
  * expires after ttl seconds): -EPERM for a key that may not be answered on, else queued
  * (0 or -ENOMEM); a key of another type is left alone, silently. */
 int tfs_store_queue_reply(const char *key, const char *json, int ttl);
+
+/* --- per-user queues (queue_users.h) --- */
+/* The list uid pushes to: <queue>:u:<uid>. Its replies go under <list>:reply:. */
+void tfs_store_queue_user_list(char *buf, size_t size, uid_t uid);
+/* The Redis ACL user of uid: u<uid>.<queue> (no ':' or '@': it goes in a URL). */
+void tfs_store_queue_acl_name(char *buf, size_t size, uid_t uid);
+/* Whether key is one of uid's reply keys (<queue>:u:<uid>:reply:<x>) and may be answered
+ * on (tfs_store_reply_key_ok). */
+int tfs_store_reply_key_for(const char *key, uid_t uid);
+/* Makes (or resets) uid's ACL user with password: it may push to its list and pop its
+ * replies, nothing else. 0, -EACCES (the daemon may not ACL SETUSER), -EIO. */
+int tfs_store_queue_acl(uid_t uid, const char *password);
+/* Pops (waiting up to 0.5 s) from the shared queue, this node's list and every per-user
+ * list: lmpop: BLMPOP ... COUNT count, else BRPOP (one). The reply, or NULL with *rc as
+ * tfs_conn_cmdf's. The queue thread's only (a static buffer). */
+redisReply *tfs_store_queue_pop_all(int *rc, int count, int lmpop);
 
 /* --- start-up and change notifications --- */
 /* Removes the records this node left from an earlier run: 0 or -EIO. */

@@ -33,6 +33,29 @@ static int ensure_connected(tfs_client *c)
 	return c->ctx ? 0 : tfs_seterr(rc, "%s", err);
 }
 
+/* A client that logs in as a per-user queue's ACL user (u<uid>.<queue>, the name the
+ * daemon's --user-queues gives it) pushes to that user's list, <queue>:u:<uid>, and reads
+ * its replies under it: the only keys it may touch. Anyone else keeps the shared queue.
+ * Redis before 6 has no ACL WHOAMI: the shared queue too. */
+static void per_user_queue(tfs_client *c)
+{
+	const char *argv[2] = { "ACL", "WHOAMI" };
+	const char *p, *dot;
+	redisReply *r;
+	int rc;
+
+	r = tfs_redis_cmdv(c->ctx, 2, argv, NULL, &rc);
+	if (!r)
+		return;
+	p = r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS ? r->str : "";
+	dot = strchr(p, '.');
+	if (p[0] == 'u' && dot && dot > p + 1 && dot[1] &&
+	    strspn(p + 1, "0123456789") == (size_t)(dot - p - 1))
+		snprintf(c->queue, sizeof(c->queue), "%s:u:%.*s", dot + 1, (int)(dot - p - 1),
+			 p + 1);
+	freeReplyObject(r);
+}
+
 int tfs_connect(const char *url, int timeout_ms, tfs_client **out)
 {
 	char err[256];
@@ -55,6 +78,7 @@ int tfs_connect(const char *url, int timeout_ms, tfs_client **out)
 	c->node[sizeof(c->node) - 1] = '\0';
 	if ((rc = ensure_connected(c)))
 		goto fail;
+	per_user_queue(c);
 	pthread_mutex_init(&c->lock, NULL);
 	*out = c;
 	return 0;

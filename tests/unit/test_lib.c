@@ -1228,6 +1228,12 @@ static void test_url(void)
 	rc = tfs_url_parse("unix://:secret@/run/r.sock", &u, err, sizeof(err));
 	CHECK(rc == 0 && u.is_unix && strcmp(u.path, "/run/r.sock") == 0 &&
 	      strcmp(u.password, "secret") == 0, "url: unix://:secret@/run/r.sock");
+	rc = tfs_url_parse("unix://u7.q:pw@/run/r.sock?db=2", &u, err, sizeof(err));
+	CHECK(rc == 0 && u.is_unix && strcmp(u.path, "/run/r.sock") == 0 && u.db == 2 &&
+	      strcmp(u.user, "u7.q") == 0 && strcmp(u.password, "pw") == 0,
+	      "url: unix://user:password@/path (a per-user queue's credentials)");
+	rc = tfs_url_parse("unix://nocolon@/run/r.sock", &u, err, sizeof(err));
+	CHECK(rc == -EINVAL, "url: unix credentials without ':' refused");
 
 	/* Longest unix path that fits sun_path (107 bytes + NUL). */
 	strcpy(url, "unix://");
