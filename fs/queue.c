@@ -24,6 +24,11 @@
 #include "strutil.h"
 
 #define REPLY_TTL 60
+/* A node's registry key lives this long unless renewed (every second, by housekeeping):
+ * a node gone longer is dead to forwards. A forwarded command not popped within
+ * FORWARD_TTL goes with its list. */
+#define ALIVE_TTL 5
+#define FORWARD_TTL 60
 #define POP_BATCH 64
 /* Commands handled under one hold of the namespace lock, so that the claims of their
  * creates share one round trip; few enough that FUSE operations do not wait long. */
@@ -85,7 +90,7 @@ static void forward(const struct tfs_cmd *c, const char *json, size_t len, const
 		return;
 	}
 	if (!who) {
-		rc = tfs_store_queue_forward(owner, json, len);
+		rc = tfs_store_queue_forward_live(owner, json, len, FORWARD_TTL);
 	} else {
 		/* The sender's identity travels in front of the command ("u:<uid>\n"): only
 		 * daemons may push to node lists, so the owner can believe it. */
@@ -96,11 +101,13 @@ static void forward(const struct tfs_cmd *c, const char *json, size_t len, const
 		}
 		n = snprintf(buf, 32, "u:%u\n", (unsigned)who->uid);
 		memcpy(buf + n, json, len);
-		rc = tfs_store_queue_forward(owner, buf, len + (size_t)n);
+		rc = tfs_store_queue_forward_live(owner, buf, len + (size_t)n, FORWARD_TTL);
 		free(buf);
 	}
-	if (rc)
-		reply_err(c, ENOMEM, "cannot forward to the owning node");
+	if (rc == -EHOSTDOWN)
+		reply_err(c, EHOSTDOWN, "the node this command names is not alive");
+	else if (rc)
+		reply_err(c, -rc, "cannot forward to the owning node");
 }
 
 /* Who owns name when it is not in our table: 0 with owner filled, or -errno. */
@@ -349,6 +356,60 @@ static int sender(struct qcmd *q, const char *list, int from_node_queue)
 	return q->who ? 0 : -EACCES;
 }
 
+/* After a string's opening quote at *p: its end (the closing quote), or NULL. */
+static const char *str_end(const char *p, const char *end)
+{
+	for (; p < end; p++) {
+		if (*p == '\\')
+			p++;
+		else if (*p == '"')
+			return p;
+	}
+	return NULL;
+}
+
+/* A document the parser refused (truncated, nested past its limit) may still name its id
+ * and reply at the top level: read those two, when they are plain strings, so that the
+ * sender hears why. Values are skipped by counting brackets, never by recursion. */
+static void salvage(const char *json, size_t len, struct tfs_cmd *c)
+{
+	const char *p = json, *end = json + len, *k, *ke, *v, *ve;
+	int depth = 0;
+
+	while (p < end && *p != '{')
+		p++;
+	for (p++; p < end; p++) {
+		if (*p == '{' || *p == '[') {
+			depth++;
+		} else if (*p == '}' || *p == ']') {
+			if (depth-- == 0)
+				return;
+		} else if (*p == '"') {
+			k = p + 1;
+			if (!(ke = str_end(k, end)))
+				return;
+			p = ke;
+			if (depth)
+				continue;
+			for (v = ke + 1; v < end && (*v == ' ' || *v == ':' || *v == '\t' ||
+						     *v == '\n' || *v == '\r'); v++)
+				;
+			if (v >= end || *v != '"')
+				continue;
+			if (!(ve = str_end(v + 1, end)))
+				return;
+			p = ve;
+			/* Plain strings only: an escape might hide anything. */
+			if (memchr(v + 1, '\\', (size_t)(ve - v - 1)) || ve - v - 1 >= TFS_CMD_STR)
+				continue;
+			if (ke - k == 2 && memcmp(k, "id", 2) == 0 && !c->id[0])
+				memcpy(c->id, v + 1, (size_t)(ve - v - 1));
+			else if (ke - k == 5 && memcmp(k, "reply", 5) == 0 && !c->reply[0])
+				memcpy(c->reply, v + 1, (size_t)(ve - v - 1));
+		}
+	}
+}
+
 /* Popped commands, in order, CHUNK at a time under the namespace lock. */
 static void process(struct qcmd *q, redisReply **el, size_t n, const char *list,
 		    int from_node_queue)
@@ -367,6 +428,8 @@ static void process(struct qcmd *q, redisReply **el, size_t n, const char *list,
 			who_rc = sender(&q[k], list, from_node_queue);
 			q[k].rc = tfs_cmd_parse(q[k].json, q[k].len, &q[k].c, q[k].err,
 						sizeof(q[k].err));
+			if (q[k].rc && !q[k].c.reply[0])
+				salvage(q[k].json, q[k].len, &q[k].c);
 			if (who_rc && !q[k].rc) {
 				q[k].rc = who_rc;
 				snprintf(q[k].err, sizeof(q[k].err), "unknown sender");
@@ -407,6 +470,7 @@ static void housekeeping(int64_t *last_reap)
 	}
 	if (now != *last_reap) {
 		*last_reap = now;
+		tfs_store_alive_renew(ALIVE_TTL);
 		tfs_ns_lock();
 		tfs_tensor_reap();
 		tfs_ns_unlock();
@@ -500,5 +564,6 @@ void tfs_queue_stop(void)
 		return;
 	tfs_d.stopping = 1;
 	pthread_join(tfs_d.queue_thread, NULL);
+	tfs_store_alive_drop();
 	tfs_d.queue_started = 0;
 }

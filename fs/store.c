@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon.h"
 #include "conn.h"
@@ -1004,4 +1005,55 @@ redisReply *tfs_store_queue_pop_all(int *rc, int count, int lmpop)
 	r = tfs_conn_run(rc, cmd, (size_t)len);
 	redisFreeCommand(cmd);
 	return r;
+}
+
+/* --- the live-node registry (queue.c) --- */
+
+void tfs_store_alive_key(char *buf, size_t size, const char *node)
+{
+	snprintf(buf, size, "%s:alive:%s", tfs_d.o.prefix, node);
+}
+
+int tfs_store_alive_renew(int ttl)
+{
+	char key[600], t[16], pid[24];
+
+	tfs_store_alive_key(key, sizeof(key), tfs_d.o.node);
+	snprintf(t, sizeof(t), "%d", ttl);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	return tfs_writer_cmdf("SET %s %s EX %s", key, pid, t);
+}
+
+int tfs_store_alive_drop(void)
+{
+	char key[600];
+
+	tfs_store_alive_key(key, sizeof(key), tfs_d.o.node);
+	return tfs_writer_cmdf("DEL %s", key);
+}
+
+/* The push and the check of the owner's registry key in one step: a command never lands
+ * on the list of a node that is not there to pop it. The list expires when nobody pops it
+ * (its node died after the push). */
+static const char forward_lua[] =
+	"if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end "
+	"redis.call('LPUSH', KEYS[2], ARGV[1]) "
+	"redis.call('EXPIRE', KEYS[2], ARGV[2]) "
+	"return 1";
+
+int tfs_store_queue_forward_live(const char *node, const char *json, size_t len, int ttl)
+{
+	char alive[600], list[600], t[16];
+	redisReply *r;
+	int rc;
+
+	tfs_store_alive_key(alive, sizeof(alive), node);
+	tfs_store_node_queue(list, sizeof(list), node);
+	snprintf(t, sizeof(t), "%d", ttl);
+	r = tfs_conn_cmdf(&rc, "EVAL %s 2 %s %s %b %s", forward_lua, alive, list, json, len, t);
+	if (!r)
+		return rc == -EPROTO ? -EIO : rc;
+	rc = r->type == REDIS_REPLY_INTEGER ? (r->integer ? 0 : -EHOSTDOWN) : -EIO;
+	freeReplyObject(r);
+	return rc;
 }

@@ -137,6 +137,17 @@ int tfs_store_queue_acl(uid_t uid, const char *password);
  * tfs_conn_cmdf's. The queue thread's only (a static buffer). */
 redisReply *tfs_store_queue_pop_all(int *rc, int count, int lmpop);
 
+/* --- the live-node registry: <prefix>:alive:<node>, a key with a TTL its daemon renews --- */
+void tfs_store_alive_key(char *buf, size_t size, const char *node);
+/* Queued for the writer (0 or -ENOMEM): this node's key, expiring after ttl seconds; its
+ * removal at unmount. */
+int tfs_store_alive_renew(int ttl);
+int tfs_store_alive_drop(void);
+/* Pushes json onto node's list only if node's registry key exists (one script), the list
+ * expiring after ttl seconds unless popped: 0, -EHOSTDOWN (node not alive), -EIO.
+ * Synchronous: a round trip (bounded by the command timeout). */
+int tfs_store_queue_forward_live(const char *node, const char *json, size_t len, int ttl);
+
 /* --- start-up and change notifications --- */
 /* Removes the records this node left from an earlier run: 0 or -EIO. */
 int tfs_store_sweep_node(void);
