@@ -3,6 +3,7 @@
  * tensor), answers on the reply key, reaps holders whose process died, and rewrites this
  * node's records after Redis comes back. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,6 +246,15 @@ static int own_process(const struct tfs_quser *who, const char *node, int64_t pi
 	return stat(path, &st) == 0 && st.st_uid == who->uid;
 }
 
+/* Whether pid is a live process of this node as the daemon sees it (a pid of another pid
+ * namespace may name an unrelated process here: that is what leases are for). */
+static int local_process(const char *node, int64_t pid)
+{
+	if (strcmp(node, tfs_d.o.node) || pid <= 0 || pid > 0x3fffffff)
+		return 0;
+	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
 /* One command; caller holds ns. Its writes and its reply go to the writer together. */
 static void process_one(struct qcmd *q, int from_node_queue)
 {
@@ -291,13 +301,30 @@ static void process_one(struct qcmd *q, int from_node_queue)
 			reply_err(c, -rc, "permission denied");
 			goto out;
 		}
-		if (q->who && !own_process(q->who, node, c->pid)) {
-			reply_err(c, EPERM, "pid is not a process of the sender on this node");
+		/* Without a lease the hold lasts while its pid lives, which only a pid of this
+		 * node, in the daemon's pid namespace, can tell: anything else needs a lease,
+		 * or it could never be reaped. */
+		if (!c->lease && q->who && !own_process(q->who, node, c->pid)) {
+			reply_err(c, EPERM, "pid is not a process of the sender on this node "
+				  "(a holder elsewhere needs a 'lease')");
 			goto out;
 		}
-		rc = tfs_tensor_hold(t, node, c->pid, q->who ? (int64_t)q->who->uid : -1);
+		if (!c->lease && !q->who && !local_process(node, c->pid)) {
+			reply_err(c, ESRCH, "no such process on this node (a holder on another "
+				  "node or in another pid namespace needs a 'lease')");
+			goto out;
+		}
+		rc = tfs_tensor_hold(t, node, c->pid, q->who ? (int64_t)q->who->uid : -1, c->lease);
 		if (rc)
 			reply_err(c, -rc, "cannot record the holder");
+		else
+			reply_ok(c, t);
+		goto out;
+	}
+	if (c->op == TFS_OP_RENEW) {
+		rc = tfs_tensor_renew(t, node, c->pid, q->who ? (int64_t)q->who->uid : -1, c->lease);
+		if (rc)
+			reply_err(c, ESRCH, "that pid holds no leased reference to it");
 		else
 			reply_ok(c, t);
 		goto out;

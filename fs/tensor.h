@@ -19,6 +19,8 @@ struct tfs_holder {
 	char node[TFS_NODE_MAX];
 	int64_t pid;
 	int64_t uid;                 /* the per-user queue's sender, -1: the shared queue */
+	int64_t expires;             /* a lease's end (tfs_now seconds); 0: lasts while pid
+	                                lives on this node */
 	int64_t count;
 	struct tfs_holder *next;
 };
@@ -105,13 +107,18 @@ int tfs_tensor_get_open(struct tfsd_tensor *t, struct tfs_file *f);
  * is not NULL) is a malloc'd copy of the key it lives under now, else NULL. */
 int tfs_tensor_unlink(struct tfsd_tensor *t, char **ukey);
 int tfs_tensor_rename(struct tfsd_tensor *t, const char *newname);
-/* One more hold of (node, pid), taken by uid (-1: a trusted sender): -EPERM when that
- * (node, pid) holds it already for another sender (a pid reused before the reaper ran). */
-int tfs_tensor_hold(struct tfsd_tensor *t, const char *node, int64_t pid, int64_t uid);
+/* One more hold of (node, pid), taken by uid (-1: a trusted sender), lasting lease
+ * seconds unless renewed (0: while pid lives on this node): -EPERM when that (node, pid)
+ * holds it already for another sender (a pid reused before the reaper ran). */
+int tfs_tensor_hold(struct tfsd_tensor *t, const char *node, int64_t pid, int64_t uid,
+		    int64_t lease);
+/* Extends the lease of (node, pid)'s hold to lease seconds from now: -ENOENT as release. */
+int tfs_tensor_renew(struct tfsd_tensor *t, const char *node, int64_t pid, int64_t uid,
+		     int64_t lease);
 /* Drops one hold of (node, pid); -ENOENT when it holds none, or uid is not -1 and the
  * hold is not uid's. */
 int tfs_tensor_release(struct tfsd_tensor *t, const char *node, int64_t pid, int64_t uid);
-/* Drops holders of this node whose process is gone. */
+/* Drops holders of this node whose process is gone, and holds whose lease ran out. */
 void tfs_tensor_reap(void);
 int64_t tfs_tensor_refcount(const struct tfsd_tensor *t);
 /* Rewrites every local record (after Redis came back). */
