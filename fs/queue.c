@@ -14,6 +14,7 @@
 #include "daemon.h"
 #include "conn.h"
 #include "kernel_cache.h"
+#include "node.h"
 #include "queue.h"
 #include "queue_auth.h"
 #include "queue_users.h"
@@ -157,6 +158,27 @@ static const char *create_err(int rc)
 	       rc == -ENOSPC ? "out of device memory" : "cannot create";
 }
 
+/* An entry of name's directory came or went through the queue: its mtime and ctime move
+ * as they do through the mount, and the kernel's copy of its attributes goes (the daemon's
+ * own writes are not reported back to it). Best effort: the change itself was made. */
+static void parent_changed(const char *name)
+{
+	char parent[TFS_PATH_MAX];
+	const char *base;
+	struct tfs_dirrec d;
+	uint64_t pid, id;
+
+	tfs_split(name, parent, sizeof(parent), &base);
+	if (tfs_store_dir(parent, &d) || tfs_store_dir_changed(parent, &d, 0)) {
+		tfs_log(LOG_INFO, "queue: %s: cannot update its directory's times", name);
+		return;
+	}
+	if (!parent[0])
+		tfs_kcache_forget_attr(TFS_ROOT_ID);
+	else if (tfs_node_find(parent, &pid, &id) == 0 && id)
+		tfs_kcache_forget_attr(id);
+}
+
 /* cl: the name claimed ahead by preclaim (pd: the parent's record then), or NULL to
  * claim it now. */
 static void do_create(const struct tfs_cmd *c, struct tfs_store_claim *cl,
@@ -199,6 +221,7 @@ static void do_create(const struct tfs_cmd *c, struct tfs_store_claim *cl,
 	}
 	tfs_log(LOG_DEBUG, "queue: created %s", c->name);
 	tfs_kcache_forget(c->name);      /* the kernel may still know a tensor gone before it */
+	parent_changed(c->name);
 	reply_ok(c, t);
 }
 
@@ -342,6 +365,7 @@ static void process_one(struct qcmd *q, int from_node_queue)
 	} else if ((rc = tfs_qauth_unlink(q->who, c->name, &t->meta)) == 0 &&
 		   (rc = tfs_tensor_unlink(t, NULL)) == 0) {
 		tfs_kcache_forget(c->name);
+		parent_changed(c->name);
 	}
 	if (rc)
 		reply_err(c, -rc, rc == -ESRCH ? "that pid holds no reference to it (a delete "
