@@ -101,6 +101,7 @@ static int setattr_tensor(struct tfsd_tensor *t, const struct stat *a, int to_se
 	}
 	if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW))
 		set_time(&t->atime, to_set & FUSE_SET_ATTR_ATIME_NOW, &a->st_atim);
+	tfs_tensor_fold_times(t);    /* an earlier write's time must not override this one */
 	if (to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW))
 		set_time(&t->mtime, to_set & FUSE_SET_ATTR_MTIME_NOW, &a->st_mtim);
 	if (to_set & FUSE_SET_ATTR_CTIME)
@@ -435,6 +436,7 @@ void tfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
 	struct tfs_file *f = file_of(fi);
 	struct tfsd_tensor *t = f->t;
 	uint64_t end = (uint64_t)off + size;
+	struct timespec now;
 	int rc, killed = 0;
 
 	if (!t) {
@@ -476,8 +478,11 @@ void tfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	clock_gettime(CLOCK_REALTIME, &t->mtime);
-	t->ctime = t->mtime;
+	/* Not under ns (writes never wait for metadata): one atomic store, which the next
+	 * reader of the times folds in (tfs_tensor_fold_times). */
+	clock_gettime(CLOCK_REALTIME, &now);
+	__atomic_store_n(&t->wtime_ns, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec,
+			 __ATOMIC_RELAXED);
 	__atomic_store_n(&t->dirty, 1, __ATOMIC_RELAXED);
 	if (killed)
 		tfs_kcache_forget_attr(ino);

@@ -38,6 +38,8 @@ struct tfsd_tensor {
 	struct tfs_file *files;      /* open files, for EBUSY on reshape */
 	struct timespec atime, mtime, ctime;
 	int dirty;                   /* mtime changed since the record was written */
+	int64_t wtime_ns;            /* the last write()'s time, stored by op_write without
+	                                ns (atomic), 0 once folded into mtime and ctime */
 	int has_mark;                /* mark: the last user.tensorfs.event set on it (an */
 	uint8_t mark[TFS_IPC_HANDLE_SIZE];  /* IPC event); reads wait for it. Under io. */
 	pthread_rwlock_t io;         /* read/write copies share it; resize/free take it alone */
@@ -118,6 +120,11 @@ int tfs_tensor_renew(struct tfsd_tensor *t, const char *node, int64_t pid, int64
 /* Drops one hold of (node, pid); -ENOENT when it holds none, or uid is not -1 and the
  * hold is not uid's. */
 int tfs_tensor_release(struct tfsd_tensor *t, const char *node, int64_t pid, int64_t uid);
+/* Folds the last write()'s time into mtime and ctime where it is later: write() stores it
+ * atomically, not under ns, so that writes never wait for metadata. Caller holds ns;
+ * every reader of mtime/ctime calls it first, and a setattr of mtime before setting it
+ * (a write after a utimensat into the future leaves that future mtime). */
+void tfs_tensor_fold_times(struct tfsd_tensor *t);
 /* Drops holders of this node whose process is gone, and holds whose lease ran out. */
 void tfs_tensor_reap(void);
 int64_t tfs_tensor_refcount(const struct tfsd_tensor *t);
