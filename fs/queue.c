@@ -194,9 +194,11 @@ static void do_create(const struct tfs_cmd *c, struct tfs_store_claim *cl,
 		d = *pd;
 	} else {
 		rc = parent_of(c, &d);
+		if (rc == -ENOENT && who)
+			rc = tfs_qauth_search(who, c->name);
 		if (rc) {
 			reply_err(c, -rc, rc == -ENOENT ? "parent directory does not exist" :
-				  "Redis error");
+				  rc == -EACCES ? "permission denied" : "Redis error");
 			return;
 		}
 		if ((rc = tfs_qauth_create(who, c->name, &d))) {
@@ -306,11 +308,17 @@ static void process_one(struct qcmd *q, int from_node_queue)
 	t = tfs_table_find(c->name);
 	if (!t) {
 		rc = owner_of(c->name, owner, sizeof(owner));
+		/* Through the mount, a name under a directory the sender may not search is
+		 * EACCES, whatever it is. */
+		if ((rc == -ENOENT || rc == -EISDIR) && q->who &&
+		    tfs_qauth_search(q->who, c->name) == -EACCES)
+			rc = -EACCES;
 		if (rc == 0)
 			forward(c, q->json, q->len, owner, from_node_queue, q->who);
 		else
 			reply_err(c, -rc, rc == -ENOENT ? "no such tensor" :
-				  rc == -EISDIR ? "is a directory" : "Redis error");
+				  rc == -EISDIR ? "is a directory" :
+				  rc == -EACCES ? "permission denied" : "Redis error");
 		goto out;
 	}
 	if (c->op == TFS_OP_GET) {

@@ -62,6 +62,16 @@ static int walk(const struct tfs_quser *u, const char *name, struct tfs_dirrec *
 	return 0;
 }
 
+int tfs_qauth_search(const struct tfs_quser *who, const char *name)
+{
+	int rc;
+
+	if (!who)
+		return -ENOENT;
+	rc = walk(who, name, NULL);
+	return rc == -EACCES ? -EACCES : -ENOENT;
+}
+
 int tfs_qauth_create(const struct tfs_quser *who, const char *name,
 		     const struct tfs_dirrec *parent)
 {

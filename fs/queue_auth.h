@@ -10,6 +10,10 @@
 /* Each returns 0 when who may, -EACCES or -EPERM when not, -ENOENT / -EIO when a
  * directory on the way cannot be read. who NULL: a trusted sender (the shared queue),
  * always 0. Caller holds ns (directory records come from the cache or Redis). */
+/* What a name that was not found may tell who: -EACCES when a directory above it that
+ * exists may not be searched (the mount says so too: nothing about what lies below),
+ * else -ENOENT. */
+int tfs_qauth_search(const struct tfs_quser *who, const char *name);
 /* Create name: search on every directory above it, write on parent (its record). */
 int tfs_qauth_create(const struct tfs_quser *who, const char *name,
 		     const struct tfs_dirrec *parent);

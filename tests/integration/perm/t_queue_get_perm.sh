@@ -15,6 +15,12 @@ eq "root's 0600 tensor: EACCES" EACCES "$(jfield "$r" error)"
 check "no handle in the reply" sh -c "! echo '$r' | grep -q ipc_handle"
 r=$(usend "{\"op\":\"get\",\"name\":\"private/w\",\"pid\":$upid}")
 eq "a 0644 tensor in root's 0700 directory: EACCES" EACCES "$(jfield "$r" error)"
+r=$(usend "{\"op\":\"get\",\"name\":\"private/none\",\"pid\":$upid}")
+eq "a missing name under it: EACCES too, as through the mount (not ENOENT)" EACCES "$(jfield "$r" error)"
+r=$(usend '{"op":"create","name":"private/nodir/x","dtype":"u8","shape":[1]}')
+eq "a create under a missing directory there: EACCES" EACCES "$(jfield "$r" error)"
+r=$(usend "{\"op\":\"get\",\"name\":\"none\",\"pid\":$upid}")
+eq "a missing name where it may search: ENOENT" ENOENT "$(jfield "$r" error)"
 eq "neither got a reference" "1 1" "$(xget "$M/secret" refcount) $(xget "$M/private/w" refcount)"
 r=$(usend "{\"op\":\"get\",\"name\":\"open\",\"pid\":$rpid}")
 eq "a get naming root's process: EPERM" EPERM "$(jfield "$r" error)"
