@@ -179,6 +179,18 @@ static void parent_changed(const char *name)
 		tfs_kcache_forget_attr(id);
 }
 
+/* The name the queue removed: the kernel's node for it (a process has it open, or looked
+ * it up a moment ago) now serves the tensor where it lives on (ukey), or nothing, as after
+ * rm through the mount; it never follows the name to a tensor made under it later. */
+static void detach(const char *name, const char *ukey)
+{
+	uint64_t parent, id;
+	const char *base = strrchr(name, '/');
+
+	if (tfs_node_find(name, &parent, &id) == 0 && parent)
+		tfs_node_detach(parent, base ? base + 1 : name, ukey);
+}
+
 /* cl: the name claimed ahead by preclaim (pd: the parent's record then), or NULL to
  * claim it now. */
 static void do_create(const struct tfs_cmd *c, struct tfs_store_claim *cl,
@@ -364,6 +376,7 @@ static void process_one(struct qcmd *q, int from_node_queue)
 	 * delete or one after the hold was reaped must not remove the name for everyone
 	 * (ESRCH). Without a pid: the name's reference (the create's), as rm does. */
 	struct tfs_meta m = t->meta;
+	char *ukey = NULL;
 	m.refcount = tfs_tensor_refcount(t) - 1;
 	if (c->pid) {
 		/* A per-user sender drops only holds it took itself. */
@@ -371,9 +384,11 @@ static void process_one(struct qcmd *q, int from_node_queue)
 		if (rc == -ENOENT)
 			rc = -ESRCH;
 	} else if ((rc = tfs_qauth_unlink(q->who, c->name, &t->meta)) == 0 &&
-		   (rc = tfs_tensor_unlink(t, NULL)) == 0) {
+		   (rc = tfs_tensor_unlink(t, &ukey)) == 0) {
 		tfs_kcache_forget(c->name);
 		parent_changed(c->name);
+		detach(c->name, ukey);
+		free(ukey);
 	}
 	if (rc)
 		reply_err(c, -rc, rc == -ESRCH ? "that pid holds no reference to it (a delete "

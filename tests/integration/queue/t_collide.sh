@@ -24,7 +24,7 @@ worker() {   # worker ID: mount operations on the shared names, errors expected
 		7) truncate -s $((RANDOM % 3000)) "$M/$n" ;;
 		8) exec 3<"$M/$n" && { sleep 0.01; exec 3<&-; } ;;
 		esac
-	done 2>/dev/null
+	done 2>>"$T/errors.$1"
 }
 qclient() {   # qclient ID HOLDER: queue commands on the same names, one reply list each
 	local i n op sent=0
@@ -54,6 +54,15 @@ for p in "${pids[@]}"; do
 	wait "$p" 2>/dev/null
 done
 eq "every worker finished within 2 minutes" 1 $ok
+# Failures are expected (names come and go under the workers), but only the errors a local
+# filesystem gives: never the daemon's internal EREMOTE. ESTALE still reaches a program
+# when the queue removes a name between the kernel's retried lookup and the operation
+# (issue 15, item 15, open): counted, not yet asserted.
+cat "$T"/errors.* > "$T/errors"
+eq "no 'Object is remote' reached a program" 0 "$(grep -c 'Object is remote' "$T/errors")"
+echo "# todo (issue 15 item 15): $(grep -c 'Stale file handle' "$T/errors") 'Stale file handle' reached programs"
+grep -E 'Stale file handle|Object is remote' "$T/errors" | sed 's/:.*//' | sort | uniq -c | sed 's/^/#   /'
+
 for _ in $(seq 100); do
 	[ "$(rcli llen co:reply:q1)" = "$N" ] && [ "$(rcli llen co:reply:q2)" = "$N" ] && break
 	sleep 0.1
