@@ -952,17 +952,21 @@ int tfs_store_queue_acl(uid_t uid, const char *password)
 }
 
 /* The lists the queue worker pops, in the order Redis tries them: the shared queue, this
- * node's forwarded commands, then the per-user lists. NULL-free argv from index first. */
+ * node's forwarded commands, then the per-user lists, starting one further each time:
+ * Redis pops the first list that has something, and one user's flood must not starve
+ * the others. argv from index first. */
 static int pop_keys(const char **argv, int first, char (*lists)[600], int max)
 {
+	static size_t turn;          /* the queue thread's only */
+	size_t users = tfs_qusers_count();
 	int n = 0;
 
 	argv[first + n++] = tfs_d.o.queue;
 	argv[first + n++] = tfs_d.node_queue;
-	for (int i = 0; n < max; i++) {
-		const struct tfs_quser *u = tfs_qusers_at((size_t)i);
-		if (!u)
-			break;
+	turn++;
+	for (size_t i = 0; i < users && n < max; i++) {
+		const struct tfs_quser *u = tfs_qusers_at((turn + i) % users);
+
 		snprintf(lists[i], 600, "%s", u->list);
 		argv[first + n++] = lists[i];
 	}
