@@ -17,6 +17,7 @@ struct tfs_client {
 	struct tfs_redis_url url;
 	redisContext *ctx;           /* NULL after a broken connection: reconnects */
 	int timeout_ms;
+	int lease;                   /* seconds; 0: holds last while the process lives */
 	uint64_t seq;
 	char queue[TFS_CMD_STR];
 	char node[TFS_NODE_MAX];
@@ -117,6 +118,16 @@ int tfs_client_set_node(tfs_client *c, const char *node)
 	return set_str(c, c ? c->node : NULL, TFS_NODE_MAX, node, "node name");
 }
 
+int tfs_client_set_lease(tfs_client *c, int seconds)
+{
+	if (!c || seconds < 0 || seconds > 86400)
+		return tfs_seterr(-EINVAL, "tfs_client_set_lease: seconds must be 0 to 86400");
+	pthread_mutex_lock(&c->lock);
+	c->lease = seconds;
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
 /* Sends cmd (op, name and arguments filled) and waits for its reply; *m gets the
  * metadata of an ok reply. Called with c->lock held. */
 static int roundtrip(tfs_client *c, struct tfs_cmd *cmd, struct tfs_meta *m)
@@ -134,6 +145,8 @@ static int roundtrip(tfs_client *c, struct tfs_cmd *cmd, struct tfs_meta *m)
 	/* -1: a command that names no holder (a delete of the name). */
 	cmd->pid = cmd->pid < 0 ? 0 : getpid();
 	snprintf(cmd->node, sizeof(cmd->node), "%s", c->node);
+	if (cmd->op == TFS_OP_GET || cmd->op == TFS_OP_RENEW)
+		cmd->lease = c->lease;
 	snprintf(cmd->id, sizeof(cmd->id), "%s:%d:%llu", c->node, (int)getpid(),
 		 (unsigned long long)++c->seq);
 	snprintf(cmd->reply, sizeof(cmd->reply), "%.100s:reply:%.140s", c->queue, cmd->id);
@@ -276,6 +289,25 @@ int tfs_delete(tfs_client *c, const char *name)
 		cmd->pid = -1;
 		rc = run(c, cmd, &m);
 	}
+	free(cmd);
+	return rc;
+}
+
+int tfs_renew(tfs_client *c, const char *name)
+{
+	struct tfs_cmd *cmd;
+	struct tfs_meta m;
+	int rc;
+
+	if (!c)
+		return tfs_seterr(-EINVAL, "tfs_renew: NULL client");
+	if ((rc = name_ok(name)))
+		return rc;
+	if (!c->lease)
+		return tfs_seterr(-EINVAL, "tfs_renew: no lease set (tfs_client_set_lease)");
+	if (!(cmd = new_cmd(TFS_OP_RENEW, name)))
+		return -ENOMEM;
+	rc = run(c, cmd, &m);
 	free(cmd);
 	return rc;
 }
