@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "conn.h"
 #include "daemon.h"
 #include "queue_users.h"
 #include "store.h"
@@ -246,7 +247,9 @@ void tfs_qusers_cleanup(void)
 	for (size_t i = 0; i < nusers; i++) {
 		snprintf(path, sizeof(path), "%s/%u.url", dir, (unsigned)users[i].uid);
 		unlink(path);
+		tfs_store_queue_acl_drop(users[i].uid, passwords[i]);
 	}
+	tfs_conn_close_thread();
 	rmdir(dir);
 	dir[0] = '\0';
 }

@@ -33,8 +33,8 @@ int tfs_qusers_parse(const char *spec);
 int tfs_qusers_setup(void);
 /* Makes the ACL users again (after Redis came back, possibly empty): 0 or -EIO. */
 int tfs_qusers_acl(void);
-/* Removes the credential files and their directory. The ACL users stay: a later daemon
- * replaces their passwords. */
+/* Removes the credential files and their directory, and takes this daemon's passwords
+ * back from the ACL users (which stay, with the passwords of other nodes' daemons). */
 void tfs_qusers_cleanup(void);
 /* The table, which does not change after setup: count, and entry i. */
 size_t tfs_qusers_count(void);

@@ -937,10 +937,11 @@ int tfs_store_queue_acl(uid_t uid, const char *password)
 	snprintf(keys, sizeof(keys), "~%s", list);
 	snprintf(replies, sizeof(replies), "~%s:reply:*", list);
 	snprintf(pass, sizeof(pass), ">%s", password);
-	/* reset first: whatever the user had before (an earlier daemon's password, wider
-	 * rules someone added) goes. Only what a queue client needs: push commands, pop
-	 * replies, connect, and ask who it is. */
-	r = tfs_conn_cmdf(&rc, "ACL SETUSER %s reset on %s %s %s -@all +lpush +rpush +brpop "
+	/* Rules reset first (wider ones someone added go), passwords added: daemons of other
+	 * nodes serving the same list keep theirs; each takes its own back at unmount. Only
+	 * what a queue client needs: push commands, pop replies, connect, ask who it is. */
+	r = tfs_conn_cmdf(&rc, "ACL SETUSER %s on resetkeys resetchannels %s %s %s -@all +lpush "
+			  "+rpush +brpop "
 			  "+blpop +rpop +lpop +llen +lrange +del +exists +ping +echo +hello "
 			  "+auth +select +acl|whoami +client|setname +client|id "
 			  "+quit +reset", name, pass, keys, replies);
@@ -1060,4 +1061,18 @@ int tfs_store_queue_forward_live(const char *node, const char *json, size_t len,
 	rc = r->type == REDIS_REPLY_INTEGER ? (r->integer ? 0 : -EHOSTDOWN) : -EIO;
 	freeReplyObject(r);
 	return rc;
+}
+
+int tfs_store_queue_acl_drop(uid_t uid, const char *password)
+{
+	char name[600], pass[128];
+	redisReply *r;
+	int rc;
+
+	tfs_store_queue_acl_name(name, sizeof(name), uid);
+	snprintf(pass, sizeof(pass), "<%s", password);
+	/* Unordered: at unmount the writer has stopped. */
+	r = tfs_conn_cmdf_unordered(&rc, "ACL SETUSER %s %s", name, pass);
+	freeReplyObject(r);
+	return r ? 0 : rc;
 }

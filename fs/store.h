@@ -132,6 +132,8 @@ int tfs_store_reply_key_for(const char *key, uid_t uid);
 /* Makes (or resets) uid's ACL user with password: it may push to its list and pop its
  * replies, nothing else. 0, -EACCES (the daemon may not ACL SETUSER), -EIO. */
 int tfs_store_queue_acl(uid_t uid, const char *password);
+/* Takes password back from uid's ACL user (at unmount): 0 or tfs_conn_cmdf's errors. */
+int tfs_store_queue_acl_drop(uid_t uid, const char *password);
 /* Pops (waiting up to 0.5 s) from the shared queue, this node's list and every per-user
  * list: lmpop: BLMPOP ... COUNT count, else BRPOP (one). The reply, or NULL with *rc as
  * tfs_conn_cmdf's. The queue thread's only (a static buffer). */
