@@ -77,8 +77,10 @@ struct tfs_backend_ops {
 	/* Blocks until the work another process marked with this interprocess event (the
 	 * 64-byte handle libtensorfs's tfs_mark_written publishes) has completed, so the next
 	 * copy_out sees it. -ESTALE when the event cannot be opened (its process is gone: its
-	 * work is over). May be NULL: the host backend's memory needs no such wait. */
-	int (*wait_mark)(struct tfs_backend *be, struct tfs_alloc *a,
+	 * work is over). May be NULL: the host backend's memory needs no such wait. Takes the
+	 * device ordinal, not an allocation: the caller waits holding no lock of the tensor,
+	 * whose memory may move meanwhile. */
+	int (*wait_mark)(struct tfs_backend *be, int device,
 			 const uint8_t mark[TFS_IPC_HANDLE_SIZE]);
 
 	/* Host memory of bytes for the FUSE loop's request buffers, owned by the backend and

@@ -18,9 +18,9 @@
  *                        calling out of its module with none of them held.
  *
  * No unbounded wait under ns or an exclusive io: Redis round trips under ns are bounded by
- * the command timeout (1 s); a create waits for its claim with ns released (ops_file.c).
- * One known exception, under io shared: a read waits for the producer's written mark
- * (tfs_op_read), which blocks metadata changes of that tensor until the mark is reached.
+ * the command timeout (1 s); a create waits for its claim with ns released (ops_file.c);
+ * a read waits for the producer's written mark holding no lock of the tensor (it takes io
+ * shared again after the wait, ops_file.c).
  * Dropping a name from the kernel takes the kernel's lock of its directory, which a
  * request holds while it waits for ns: it is done from kernel_cache.c's own thread, never
  * under ns. */
@@ -41,6 +41,7 @@ struct tfs_opts {
 	char *node;
 	char *prefix;
 	char *queue;
+	char *queue_users;       /* --user-queues: names or uids with a queue of their own */
 	char *max_bytes;         /* text: 64G, 512M, ... */
 	char *log;               /* log file; default stderr (foreground) or syslog */
 	int device;

@@ -21,22 +21,30 @@ static int save_holder(struct tfsd_tensor *t, const struct tfs_holder *h)
 	return tfs_store_holder_save(t->key, h->node, h->pid, h->count, t->meta.refcount);
 }
 
-int tfs_tensor_hold(struct tfsd_tensor *t, const char *node, int64_t pid)
+int tfs_tensor_hold(struct tfsd_tensor *t, const char *node, int64_t pid, int64_t uid,
+		    int64_t lease)
 {
 	struct tfs_holder *h;
 
 	for (h = t->holders; h; h = h->next)
 		if (h->pid == pid && strcmp(h->node, node) == 0)
 			break;
+	if (h && h->uid != uid)
+		return -EPERM;
 	if (!h) {
 		h = calloc(1, sizeof(*h));
 		if (!h)
 			return -ENOMEM;
 		snprintf(h->node, sizeof(h->node), "%s", node);
 		h->pid = pid;
+		h->uid = uid;
+		h->expires = lease ? tfs_now() + lease : 0;
 		h->next = t->holders;
 		t->holders = h;
 	}
+	/* A later get with a lease extends it; without, a leased hold keeps its lease. */
+	if (lease && h->expires)
+		h->expires = tfs_now() + lease;
 	h->count++;
 	return save_holder(t, h);
 }
@@ -68,28 +76,52 @@ static int holder_drop(struct tfsd_tensor *t, struct tfs_holder *h, int64_t n)
 	return 0;
 }
 
-int tfs_tensor_release(struct tfsd_tensor *t, const char *node, int64_t pid)
+int tfs_tensor_release(struct tfsd_tensor *t, const char *node, int64_t pid, int64_t uid)
 {
 	struct tfs_holder *h;
 
 	for (h = t->holders; h; h = h->next)
 		if (h->pid == pid && strcmp(h->node, node) == 0)
 			break;
-	if (!h)
+	if (!h || (uid >= 0 && h->uid != uid))
 		return -ENOENT;
 	if (!holder_drop(t, h, 1))
 		tfs_tensor_drop_if_unused(t);
 	return 0;
 }
 
+int tfs_tensor_renew(struct tfsd_tensor *t, const char *node, int64_t pid, int64_t uid,
+		     int64_t lease)
+{
+	struct tfs_holder *h;
+
+	for (h = t->holders; h; h = h->next)
+		if (h->pid == pid && strcmp(h->node, node) == 0)
+			break;
+	if (!h || (uid >= 0 && h->uid != uid) || !h->expires)
+		return -ENOENT;
+	h->expires = tfs_now() + lease;
+	return 0;
+}
+
 static void reap_one(struct tfsd_tensor *t, void *arg)
 {
 	struct tfs_holder *h, *next;
+	int64_t now = *(int64_t *)arg;
 	int dropped = 0;
 
-	(void)arg;
 	for (h = t->holders; h; h = next) {
 		next = h->next;
+		if (h->expires) {
+			if (now < h->expires)
+				continue;
+			tfs_log(LOG_INFO, "%s: the lease of holder %s:%lld ran out, dropping its "
+				"%lld reference(s)", t->name, h->node, (long long)h->pid,
+				(long long)h->count);
+			holder_drop(t, h, h->count);
+			dropped = 1;
+			continue;
+		}
 		/* Only pids of this node can be checked; other nodes reap their own. */
 		if (strcmp(h->node, tfs_d.o.node) || h->pid <= 0)
 			continue;
@@ -106,5 +138,7 @@ static void reap_one(struct tfsd_tensor *t, void *arg)
 
 void tfs_tensor_reap(void)
 {
-	tfs_table_foreach(reap_one, NULL);
+	int64_t now = tfs_now();
+
+	tfs_table_foreach(reap_one, &now);
 }

@@ -22,6 +22,7 @@
 #include "kernel_cache.h"
 #include "loop.h"
 #include "queue.h"
+#include "queue_users.h"
 #include "private_redis.h"
 #include "store.h"
 #include "tensor.h"
@@ -46,6 +47,9 @@ static const struct fuse_opt opt_table[] = {
 	LONG_OPT("node", node),
 	LONG_OPT("prefix", prefix),
 	LONG_OPT("queue", queue),
+	/* Not "--queue-users": fuse_opt takes any argument starting "--queue" for --queue. */
+	LONG_OPT("user-queues", queue_users),
+	OPT("user_queues=%s", queue_users),
 	LONG_OPT("max-bytes", max_bytes),
 	OPT("max_bytes=%s", max_bytes),
 	LONG_OPT("log", log),
@@ -77,6 +81,8 @@ static void usage(const char *prog)
 	       "    --node NAME         this node's name in Redis records (default: hostname)\n"
 	       "    --prefix P          Redis key prefix (default tensorfs)\n"
 	       "    --queue KEY         lifecycle queue list (default tensor_lifecycle)\n"
+	       "    --user-queues LIST  users (names or uids, comma-separated) given a queue\n"
+	       "                        of their own, served with their permissions (README)\n"
 	       "    --max-bytes SIZE    cap on memory for tensors: 512M, 64G, ... (default: all)\n"
 	       "    --log FILE          log here instead of syslog when in the background\n"
 	       "    --allow-other       let other users use the mount (permissions still apply)\n"
@@ -282,6 +288,13 @@ int main(int argc, char *argv[])
 			"without ':', '{', '}' or '*' (node under %d bytes)", TFS_NODE_MAX);
 		goto out_args;
 	}
+	if (o->queue_users && !o->redis) {
+		tfs_log(LOG_ERR, "--user-queues needs --redis: the private redis-server's socket "
+			"is the daemon's alone");
+		goto out_args;
+	}
+	if (tfs_qusers_parse(o->queue_users))
+		goto out_args;
 	if (o->max_bytes && parse_size(o->max_bytes, &tfs_d.max_bytes)) {
 		tfs_log(LOG_ERR, "--max-bytes '%s' is not a size like 512M or 64G", o->max_bytes);
 		goto out_args;
@@ -404,6 +417,8 @@ int main(int argc, char *argv[])
 		goto out_backend;
 	}
 	rc = 1;
+	if (tfs_qusers_setup())
+		goto out_backend;
 	if (fuse_set_signal_handlers(se))
 		goto out_backend;
 	if (tfs_kcache_start(se, o->entry_timeout))
@@ -454,6 +469,7 @@ out_backend:
 	}
 	tfs_d.be_ops->fini(tfs_d.be);
 out_unmount:
+	tfs_qusers_cleanup();
 	fuse_session_unmount(se);
 out_fuse:
 	fuse_session_destroy(se);
@@ -469,7 +485,7 @@ out_args:
 	notify_parent(&notify_fd, (char)rc);
 	free(cmd.mountpoint);
 	fuse_opt_free_args(&args);
-	free(o->redis); free(o->backend); free(o->node); free(o->prefix); free(o->queue);
+	free(o->redis); free(o->backend); free(o->node); free(o->prefix); free(o->queue); free(o->queue_users);
 	free(o->max_bytes); free(o->log);
 	return rc;
 }

@@ -36,7 +36,7 @@ int tfs_ops_resolve_path(const char *path, struct tfs_target *x);
 /* The attributes of what x names, st_ino set to id (0: the record's inode number, the
  * node id a lookup then asks for). */
 void tfs_ops_stat(const struct tfs_target *x, uint64_t id, struct stat *st);
-void tfs_ops_stat_tensor(const struct tfsd_tensor *t, uint64_t id, struct stat *st);
+void tfs_ops_stat_tensor(struct tfsd_tensor *t, uint64_t id, struct stat *st);
 
 /* Replies to a LOOKUP, MKDIR or MKNOD with st for name in parent: the node is looked up
  * (one FORGET owed) and the entry kept for tfs_kcache_entry_timeout(). */

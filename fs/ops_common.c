@@ -54,8 +54,9 @@ int tfs_ops_resolve(const struct tfs_where *w, struct tfs_target *x)
 	return x->t ? 0 : -ENOENT;
 }
 
-void tfs_ops_stat_tensor(const struct tfsd_tensor *t, uint64_t id, struct stat *st)
+void tfs_ops_stat_tensor(struct tfsd_tensor *t, uint64_t id, struct stat *st)
 {
+	tfs_tensor_fold_times(t);
 	memset(st, 0, sizeof(*st));
 	st->st_ino = id ? id : t->meta.ino;
 	st->st_mode = S_IFREG | (t->meta.mode & 07777);

@@ -102,6 +102,7 @@ static int setattr_tensor(struct tfsd_tensor *t, const struct stat *a, int to_se
 	}
 	if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW))
 		set_time(&t->atime, to_set & FUSE_SET_ATTR_ATIME_NOW, &a->st_atim);
+	tfs_tensor_fold_times(t);    /* an earlier write's time must not override this one */
 	if (to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW))
 		set_time(&t->mtime, to_set & FUSE_SET_ATTR_MTIME_NOW, &a->st_mtim);
 	if (to_set & FUSE_SET_ATTR_CTIME)
@@ -354,17 +355,37 @@ void tfs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_err(req, 0);
 }
 
-/* A producer marked the tensor written (tfs_mark_written): its kernel may still be
- * running, and cat must not see half of its output. Caller holds t->io. */
-static void wait_mark(struct tfsd_tensor *t)
-{
-	int rc = tfs_d.be_ops->wait_mark(tfs_d.be, t->alloc, t->mark);
+/* How many newer marks a read waits for before it reads what the memory holds: a
+ * producer marking faster than its kernels end must not keep a reader waiting forever. */
+#define MARK_WAITS 4
 
-	/* Its process gone: its work ended with it. Anything else: the read goes on with
-	 * what the memory holds, as it did before marks existed, and says so. */
-	if (rc && rc != -ESTALE)
-		tfs_log(LOG_WARNING, "%s: cannot wait for its written mark: %s", t->name,
-			strerror(-rc));
+/* A producer marked the tensor written (tfs_mark_written): its kernel may still be
+ * running, and cat must not see half of its output. Takes t->io shared and returns with
+ * it held. The wait itself holds no lock of the tensor: resizes, owner moves and new marks
+ * take io exclusive under ns, and a slow producer must not stall every metadata
+ * operation. After the wait the mark is looked at again: a newer one is waited for too. */
+static void lock_after_mark(struct tfsd_tensor *t)
+{
+	uint8_t mark[TFS_IPC_HANDLE_SIZE], done[TFS_IPC_HANDLE_SIZE];
+	int rc, device, waited = 0;
+
+	for (int i = 0;; i++) {
+		pthread_rwlock_rdlock(&t->io);
+		if (!t->has_mark || !tfs_d.be_ops->wait_mark || !t->alloc || i == MARK_WAITS ||
+		    (waited && memcmp(t->mark, done, sizeof(done)) == 0))
+			return;
+		memcpy(mark, t->mark, sizeof(mark));
+		device = t->meta.device;
+		pthread_rwlock_unlock(&t->io);
+		rc = tfs_d.be_ops->wait_mark(tfs_d.be, device, mark);
+		/* Its process gone: its work ended with it. Anything else: the read goes on
+		 * with what the memory holds, as it did before marks existed, and says so. */
+		if (rc && rc != -ESTALE)
+			tfs_log(LOG_WARNING, "%s: cannot wait for its written mark: %s", t->name,
+				strerror(-rc));
+		memcpy(done, mark, sizeof(done));
+		waited = 1;
+	}
 }
 
 /* The cuda backend leaves the bytes in a file of its own (read_fd), which the reply
@@ -386,9 +407,7 @@ void tfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, EREMOTE);
 		return;
 	}
-	pthread_rwlock_rdlock(&t->io);
-	if (t->has_mark && tfs_d.be_ops->wait_mark && t->alloc)
-		wait_mark(t);
+	lock_after_mark(t);
 	if (off < 0 || (uint64_t)off >= t->meta.bytes)
 		size = 0;
 	else if (size > t->meta.bytes - (uint64_t)off)
@@ -437,6 +456,7 @@ void tfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
 	struct tfs_file *f = file_of(fi);
 	struct tfsd_tensor *t = f->t;
 	uint64_t end = (uint64_t)off + size;
+	struct timespec now;
 	int rc, killed = 0;
 
 	tfs_stats_io(TFS_ST_WRITES, size);
@@ -479,8 +499,11 @@ void tfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	clock_gettime(CLOCK_REALTIME, &t->mtime);
-	t->ctime = t->mtime;
+	/* Not under ns (writes never wait for metadata): one atomic store, which the next
+	 * reader of the times folds in (tfs_tensor_fold_times). */
+	clock_gettime(CLOCK_REALTIME, &now);
+	__atomic_store_n(&t->wtime_ns, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec,
+			 __ATOMIC_RELAXED);
 	__atomic_store_n(&t->dirty, 1, __ATOMIC_RELAXED);
 	if (killed)
 		tfs_kcache_forget_attr(ino);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon.h"
 #include "conn.h"
@@ -18,6 +19,7 @@
 #include "dtype.h"
 #include "log.h"
 #include "strutil.h"
+#include "queue_users.h"
 
 
 int tfs_store_tensor(const char *name, struct tfs_meta *m)
@@ -922,6 +924,16 @@ static const char reply_lua[] =
 	"if t == 'none' or ttl > 0 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end "
 	"return 1";
 
+/* After <queue>:u:, the rest of a per-user reply key: <uid>:reply:<something>. */
+static int queue_user_reply_key(const char *rest)
+{
+	const char *p = rest;
+
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return p > rest && strncmp(p, ":reply:", 7) == 0 && p[7] != '\0';
+}
+
 int tfs_store_reply_key_ok(const char *key)
 {
 	size_t pl = strlen(tfs_d.o.prefix), ql = strlen(tfs_d.o.queue);
@@ -935,6 +947,9 @@ int tfs_store_reply_key_ok(const char *key)
 		return 0;
 	if (key[0] == '{' && strncmp(key + 1, tfs_d.o.queue, ql) == 0 && key[ql + 1] == '}')
 		return 0;
+	/* Under the per-user lists only their reply keys: never a user's queue itself. */
+	if (strncmp(key, tfs_d.o.queue, ql) == 0 && strncmp(key + ql, ":u:", 3) == 0)
+		return queue_user_reply_key(key + ql + 3);
 	return 1;
 }
 
@@ -969,4 +984,178 @@ int tfs_store_dir_changed(const char *name, struct tfs_dirrec *d, int nsub)
 	}
 	tfs_dircache_put_dir(name, d, 0);
 	return 0;
+}
+
+/* --- per-user queues (queue_users.c, queue.c) --- */
+
+void tfs_store_queue_user_list(char *buf, size_t size, uid_t uid)
+{
+	snprintf(buf, size, "%s:u:%u", tfs_d.o.queue, (unsigned)uid);
+}
+
+void tfs_store_queue_acl_name(char *buf, size_t size, uid_t uid)
+{
+	snprintf(buf, size, "u%u.%s", (unsigned)uid, tfs_d.o.queue);
+}
+
+int tfs_store_reply_key_for(const char *key, uid_t uid)
+{
+	char list[600];
+	size_t n;
+
+	tfs_store_queue_user_list(list, sizeof(list), uid);
+	n = strlen(list);
+	return strncmp(key, list, n) == 0 && strncmp(key + n, ":reply:", 7) == 0 &&
+	       key[n + 7] != '\0' && tfs_store_reply_key_ok(key);
+}
+
+int tfs_store_queue_acl(uid_t uid, const char *password)
+{
+	char name[600], list[600], keys[700], replies[700], pass[128];
+	redisReply *r;
+	int rc;
+
+	tfs_store_queue_acl_name(name, sizeof(name), uid);
+	tfs_store_queue_user_list(list, sizeof(list), uid);
+	snprintf(keys, sizeof(keys), "~%s", list);
+	snprintf(replies, sizeof(replies), "~%s:reply:*", list);
+	snprintf(pass, sizeof(pass), ">%s", password);
+	/* Rules reset first (wider ones someone added go), passwords added: daemons of other
+	 * nodes serving the same list keep theirs; each takes its own back at unmount. Only
+	 * what a queue client needs: push commands, pop replies, connect, ask who it is. */
+	r = tfs_conn_cmdf(&rc, "ACL SETUSER %s on resetkeys resetchannels %s %s %s -@all +lpush "
+			  "+rpush +brpop "
+			  "+blpop +rpop +lpop +llen +lrange +del +exists +ping +echo +hello "
+			  "+auth +select +acl|whoami +client|setname +client|id "
+			  "+quit +reset", name, pass, keys, replies);
+	if (!r)
+		return rc == -EPROTO ? -EACCES : rc;
+	rc = r->type == REDIS_REPLY_STATUS ? 0 : -EIO;
+	freeReplyObject(r);
+	return rc;
+}
+
+/* The lists the queue worker pops, in the order Redis tries them: the shared queue, this
+ * node's forwarded commands, then the per-user lists, starting one further each time:
+ * Redis pops the first list that has something, and one user's flood must not starve
+ * the others. argv from index first. */
+static int pop_keys(const char **argv, int first, char (*lists)[600], int max)
+{
+	static size_t turn;          /* the queue thread's only */
+	size_t users = tfs_qusers_count();
+	int n = 0;
+
+	argv[first + n++] = tfs_d.o.queue;
+	argv[first + n++] = tfs_d.node_queue;
+	turn++;
+	for (size_t i = 0; i < users && n < max; i++) {
+		const struct tfs_quser *u = tfs_qusers_at((turn + i) % users);
+
+		snprintf(lists[i], 600, "%s", u->list);
+		argv[first + n++] = lists[i];
+	}
+	return n;
+}
+
+redisReply *tfs_store_queue_pop_all(int *rc, int count, int lmpop)
+{
+	enum { MAXK = 260 };
+	static char lists[MAXK][600];        /* the queue thread's only */
+	const char *argv[MAXK + 8];
+	char nk[16], cnt[16];
+	redisReply *r;
+	char *cmd = NULL;
+	long long len;
+	int n, argc;
+
+	if (lmpop) {
+		argv[0] = "BLMPOP";
+		argv[1] = "0.5";
+		n = pop_keys(argv, 3, lists, MAXK);
+		snprintf(nk, sizeof(nk), "%d", n);
+		argv[2] = nk;
+		snprintf(cnt, sizeof(cnt), "%d", count);
+		argv[3 + n] = "RIGHT";
+		argv[4 + n] = "COUNT";
+		argv[5 + n] = cnt;
+		argc = 6 + n;
+	} else {
+		argv[0] = "BRPOP";
+		n = pop_keys(argv, 1, lists, MAXK);
+		argv[1 + n] = "0.5";
+		argc = 2 + n;
+	}
+	len = redisFormatCommandArgv(&cmd, argc, argv, NULL);
+	if (len < 0) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	r = tfs_conn_run(rc, cmd, (size_t)len);
+	redisFreeCommand(cmd);
+	return r;
+}
+
+/* --- the live-node registry (queue.c) --- */
+
+void tfs_store_alive_key(char *buf, size_t size, const char *node)
+{
+	snprintf(buf, size, "%s:alive:%s", tfs_d.o.prefix, node);
+}
+
+int tfs_store_alive_renew(int ttl)
+{
+	char key[600], t[16], pid[24];
+
+	tfs_store_alive_key(key, sizeof(key), tfs_d.o.node);
+	snprintf(t, sizeof(t), "%d", ttl);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	return tfs_writer_cmdf("SET %s %s EX %s", key, pid, t);
+}
+
+int tfs_store_alive_drop(void)
+{
+	char key[600];
+
+	tfs_store_alive_key(key, sizeof(key), tfs_d.o.node);
+	return tfs_writer_cmdf("DEL %s", key);
+}
+
+/* The push and the check of the owner's registry key in one step: a command never lands
+ * on the list of a node that is not there to pop it. The list expires when nobody pops it
+ * (its node died after the push). */
+static const char forward_lua[] =
+	"if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end "
+	"redis.call('LPUSH', KEYS[2], ARGV[1]) "
+	"redis.call('EXPIRE', KEYS[2], ARGV[2]) "
+	"return 1";
+
+int tfs_store_queue_forward_live(const char *node, const char *json, size_t len, int ttl)
+{
+	char alive[600], list[600], t[16];
+	redisReply *r;
+	int rc;
+
+	tfs_store_alive_key(alive, sizeof(alive), node);
+	tfs_store_node_queue(list, sizeof(list), node);
+	snprintf(t, sizeof(t), "%d", ttl);
+	r = tfs_conn_cmdf(&rc, "EVAL %s 2 %s %s %b %s", forward_lua, alive, list, json, len, t);
+	if (!r)
+		return rc == -EPROTO ? -EIO : rc;
+	rc = r->type == REDIS_REPLY_INTEGER ? (r->integer ? 0 : -EHOSTDOWN) : -EIO;
+	freeReplyObject(r);
+	return rc;
+}
+
+int tfs_store_queue_acl_drop(uid_t uid, const char *password)
+{
+	char name[600], pass[128];
+	redisReply *r;
+	int rc;
+
+	tfs_store_queue_acl_name(name, sizeof(name), uid);
+	snprintf(pass, sizeof(pass), "<%s", password);
+	/* Unordered: at unmount the writer has stopped. */
+	r = tfs_conn_cmdf_unordered(&rc, "ACL SETUSER %s %s", name, pass);
+	freeReplyObject(r);
+	return r ? 0 : rc;
 }

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <hiredis/hiredis.h>
 
@@ -119,6 +120,35 @@ int tfs_store_reply_key_ok(const char *key);
  * expires after ttl seconds): -EPERM for a key that may not be answered on, else queued
  * (0 or -ENOMEM); a key of another type is left alone, silently. */
 int tfs_store_queue_reply(const char *key, const char *json, int ttl);
+
+/* --- per-user queues (queue_users.h) --- */
+/* The list uid pushes to: <queue>:u:<uid>. Its replies go under <list>:reply:. */
+void tfs_store_queue_user_list(char *buf, size_t size, uid_t uid);
+/* The Redis ACL user of uid: u<uid>.<queue> (no ':' or '@': it goes in a URL). */
+void tfs_store_queue_acl_name(char *buf, size_t size, uid_t uid);
+/* Whether key is one of uid's reply keys (<queue>:u:<uid>:reply:<x>) and may be answered
+ * on (tfs_store_reply_key_ok). */
+int tfs_store_reply_key_for(const char *key, uid_t uid);
+/* Makes (or resets) uid's ACL user with password: it may push to its list and pop its
+ * replies, nothing else. 0, -EACCES (the daemon may not ACL SETUSER), -EIO. */
+int tfs_store_queue_acl(uid_t uid, const char *password);
+/* Takes password back from uid's ACL user (at unmount): 0 or tfs_conn_cmdf's errors. */
+int tfs_store_queue_acl_drop(uid_t uid, const char *password);
+/* Pops (waiting up to 0.5 s) from the shared queue, this node's list and every per-user
+ * list: lmpop: BLMPOP ... COUNT count, else BRPOP (one). The reply, or NULL with *rc as
+ * tfs_conn_cmdf's. The queue thread's only (a static buffer). */
+redisReply *tfs_store_queue_pop_all(int *rc, int count, int lmpop);
+
+/* --- the live-node registry: <prefix>:alive:<node>, a key with a TTL its daemon renews --- */
+void tfs_store_alive_key(char *buf, size_t size, const char *node);
+/* Queued for the writer (0 or -ENOMEM): this node's key, expiring after ttl seconds; its
+ * removal at unmount. */
+int tfs_store_alive_renew(int ttl);
+int tfs_store_alive_drop(void);
+/* Pushes json onto node's list only if node's registry key exists (one script), the list
+ * expiring after ttl seconds unless popped: 0, -EHOSTDOWN (node not alive), -EIO.
+ * Synchronous: a round trip (bounded by the command timeout). */
+int tfs_store_queue_forward_live(const char *node, const char *json, size_t len, int ttl);
 
 /* --- start-up and change notifications --- */
 /* A record of this node found at start-up (tfs_store_node_records). */

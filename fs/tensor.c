@@ -29,9 +29,30 @@ int64_t tfs_tensor_refcount(const struct tfsd_tensor *t)
 	return n;
 }
 
+static int64_t ns_of(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+/* Never backwards: a change made under ns after the write (a reshape) keeps its later
+ * ctime, which clients compare to know their cached metadata is stale. */
+void tfs_tensor_fold_times(struct tfsd_tensor *t)
+{
+	int64_t w = __atomic_exchange_n(&t->wtime_ns, 0, __ATOMIC_RELAXED);
+	struct timespec ts = { (time_t)(w / 1000000000), (long)(w % 1000000000) };
+
+	if (!w)
+		return;
+	if (w > ns_of(&t->mtime))
+		t->mtime = ts;
+	if (w > ns_of(&t->ctime))
+		t->ctime = ts;
+}
+
 /* replace: the key may hold a stale record, whose other fields must go. */
 static int save(struct tfsd_tensor *t, int replace)
 {
+	tfs_tensor_fold_times(t);
 	t->meta.refcount = tfs_tensor_refcount(t);
 	t->meta.mtime = t->mtime.tv_sec;
 	t->meta.ctime_ns = (int64_t)t->ctime.tv_sec * 1000000000 + t->ctime.tv_nsec;

@@ -18,6 +18,9 @@ struct tfs_store_claim;
 struct tfs_holder {
 	char node[TFS_NODE_MAX];
 	int64_t pid;
+	int64_t uid;                 /* the per-user queue's sender, -1: the shared queue */
+	int64_t expires;             /* a lease's end (tfs_now seconds); 0: lasts while pid
+	                                lives on this node */
 	int64_t count;
 	struct tfs_holder *next;
 };
@@ -35,6 +38,8 @@ struct tfsd_tensor {
 	struct tfs_file *files;      /* open files, for EBUSY on reshape */
 	struct timespec atime, mtime, ctime;
 	int dirty;                   /* mtime changed since the record was written */
+	int64_t wtime_ns;            /* the last write()'s time, stored by op_write without
+	                                ns (atomic), 0 once folded into mtime and ctime */
 	int has_mark;                /* mark: the last user.tensorfs.event set on it (an */
 	uint8_t mark[TFS_IPC_HANDLE_SIZE];  /* IPC event); reads wait for it. Under io. */
 	pthread_rwlock_t io;         /* read/write copies share it; resize/free take it alone */
@@ -104,10 +109,23 @@ int tfs_tensor_get_open(struct tfsd_tensor *t, struct tfs_file *f);
  * is not NULL) is a malloc'd copy of the key it lives under now, else NULL. */
 int tfs_tensor_unlink(struct tfsd_tensor *t, char **ukey);
 int tfs_tensor_rename(struct tfsd_tensor *t, const char *newname);
-int tfs_tensor_hold(struct tfsd_tensor *t, const char *node, int64_t pid);
-/* Drops one hold of (node, pid); -ENOENT when it holds none. */
-int tfs_tensor_release(struct tfsd_tensor *t, const char *node, int64_t pid);
-/* Drops holders of this node whose process is gone. */
+/* One more hold of (node, pid), taken by uid (-1: a trusted sender), lasting lease
+ * seconds unless renewed (0: while pid lives on this node): -EPERM when that (node, pid)
+ * holds it already for another sender (a pid reused before the reaper ran). */
+int tfs_tensor_hold(struct tfsd_tensor *t, const char *node, int64_t pid, int64_t uid,
+		    int64_t lease);
+/* Extends the lease of (node, pid)'s hold to lease seconds from now: -ENOENT as release. */
+int tfs_tensor_renew(struct tfsd_tensor *t, const char *node, int64_t pid, int64_t uid,
+		     int64_t lease);
+/* Drops one hold of (node, pid); -ENOENT when it holds none, or uid is not -1 and the
+ * hold is not uid's. */
+int tfs_tensor_release(struct tfsd_tensor *t, const char *node, int64_t pid, int64_t uid);
+/* Folds the last write()'s time into mtime and ctime where it is later: write() stores it
+ * atomically, not under ns, so that writes never wait for metadata. Caller holds ns;
+ * every reader of mtime/ctime calls it first, and a setattr of mtime before setting it
+ * (a write after a utimensat into the future leaves that future mtime). */
+void tfs_tensor_fold_times(struct tfsd_tensor *t);
+/* Drops holders of this node whose process is gone, and holds whose lease ran out. */
 void tfs_tensor_reap(void);
 int64_t tfs_tensor_refcount(const struct tfsd_tensor *t);
 /* Rewrites every local record (after Redis came back). */

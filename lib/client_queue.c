@@ -17,6 +17,7 @@ struct tfs_client {
 	struct tfs_redis_url url;
 	redisContext *ctx;           /* NULL after a broken connection: reconnects */
 	int timeout_ms;
+	int lease;                   /* seconds; 0: holds last while the process lives */
 	uint64_t seq;
 	char queue[TFS_CMD_STR];
 	char node[TFS_NODE_MAX];
@@ -31,6 +32,29 @@ static int ensure_connected(tfs_client *c)
 		return 0;
 	c->ctx = tfs_redis_connect(&c->url, c->timeout_ms, &rc, err, sizeof(err));
 	return c->ctx ? 0 : tfs_seterr(rc, "%s", err);
+}
+
+/* A client that logs in as a per-user queue's ACL user (u<uid>.<queue>, the name the
+ * daemon's --user-queues gives it) pushes to that user's list, <queue>:u:<uid>, and reads
+ * its replies under it: the only keys it may touch. Anyone else keeps the shared queue.
+ * Redis before 6 has no ACL WHOAMI: the shared queue too. */
+static void per_user_queue(tfs_client *c)
+{
+	const char *argv[2] = { "ACL", "WHOAMI" };
+	const char *p, *dot;
+	redisReply *r;
+	int rc;
+
+	r = tfs_redis_cmdv(c->ctx, 2, argv, NULL, &rc);
+	if (!r)
+		return;
+	p = r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS ? r->str : "";
+	dot = strchr(p, '.');
+	if (p[0] == 'u' && dot && dot > p + 1 && dot[1] &&
+	    strspn(p + 1, "0123456789") == (size_t)(dot - p - 1))
+		snprintf(c->queue, sizeof(c->queue), "%s:u:%.*s", dot + 1, (int)(dot - p - 1),
+			 p + 1);
+	freeReplyObject(r);
 }
 
 int tfs_connect(const char *url, int timeout_ms, tfs_client **out)
@@ -55,6 +79,7 @@ int tfs_connect(const char *url, int timeout_ms, tfs_client **out)
 	c->node[sizeof(c->node) - 1] = '\0';
 	if ((rc = ensure_connected(c)))
 		goto fail;
+	per_user_queue(c);
 	pthread_mutex_init(&c->lock, NULL);
 	*out = c;
 	return 0;
@@ -93,6 +118,16 @@ int tfs_client_set_node(tfs_client *c, const char *node)
 	return set_str(c, c ? c->node : NULL, TFS_NODE_MAX, node, "node name");
 }
 
+int tfs_client_set_lease(tfs_client *c, int seconds)
+{
+	if (!c || seconds < 0 || seconds > 86400)
+		return tfs_seterr(-EINVAL, "tfs_client_set_lease: seconds must be 0 to 86400");
+	pthread_mutex_lock(&c->lock);
+	c->lease = seconds;
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
 /* Sends cmd (op, name and arguments filled) and waits for its reply; *m gets the
  * metadata of an ok reply. Called with c->lock held. */
 static int roundtrip(tfs_client *c, struct tfs_cmd *cmd, struct tfs_meta *m)
@@ -110,6 +145,8 @@ static int roundtrip(tfs_client *c, struct tfs_cmd *cmd, struct tfs_meta *m)
 	/* -1: a command that names no holder (a delete of the name). */
 	cmd->pid = cmd->pid < 0 ? 0 : getpid();
 	snprintf(cmd->node, sizeof(cmd->node), "%s", c->node);
+	if (cmd->op == TFS_OP_GET || cmd->op == TFS_OP_RENEW)
+		cmd->lease = c->lease;
 	snprintf(cmd->id, sizeof(cmd->id), "%s:%d:%llu", c->node, (int)getpid(),
 		 (unsigned long long)++c->seq);
 	snprintf(cmd->reply, sizeof(cmd->reply), "%.100s:reply:%.140s", c->queue, cmd->id);
@@ -252,6 +289,25 @@ int tfs_delete(tfs_client *c, const char *name)
 		cmd->pid = -1;
 		rc = run(c, cmd, &m);
 	}
+	free(cmd);
+	return rc;
+}
+
+int tfs_renew(tfs_client *c, const char *name)
+{
+	struct tfs_cmd *cmd;
+	struct tfs_meta m;
+	int rc;
+
+	if (!c)
+		return tfs_seterr(-EINVAL, "tfs_renew: NULL client");
+	if ((rc = name_ok(name)))
+		return rc;
+	if (!c->lease)
+		return tfs_seterr(-EINVAL, "tfs_renew: no lease set (tfs_client_set_lease)");
+	if (!(cmd = new_cmd(TFS_OP_RENEW, name)))
+		return -ENOMEM;
+	rc = run(c, cmd, &m);
 	free(cmd);
 	return rc;
 }

@@ -114,6 +114,8 @@ int tfs_cmd_parse(const char *json, size_t len, struct tfs_cmd *cmd, char *err, 
 		cmd->op = TFS_OP_GET;
 	else if (strcmp(op, "delete") == 0)
 		cmd->op = TFS_OP_DELETE;
+	else if (strcmp(op, "renew") == 0)
+		cmd->op = TFS_OP_RENEW;
 	else {
 		rc = tfs_errf(err, errlen, -EINVAL, "unknown op '%s'", op);
 		goto out;
@@ -139,6 +141,18 @@ int tfs_cmd_parse(const char *json, size_t len, struct tfs_cmd *cmd, char *err, 
 			goto out;
 		}
 		cmd->pid = (int64_t)v->valuedouble;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(o, "lease");
+	if (v && !cJSON_IsNull(v)) {
+		if (!is_integer(v, 1, 86400)) {
+			rc = tfs_errf(err, errlen, -EINVAL, "'lease' must be whole seconds, 1 to 86400");
+			goto out;
+		}
+		cmd->lease = (int64_t)v->valuedouble;
+	}
+	if (cmd->op == TFS_OP_RENEW && (!cmd->lease || !cmd->pid)) {
+		rc = tfs_errf(err, errlen, -EINVAL, "renew needs 'pid' and 'lease'");
+		goto out;
 	}
 	v = cJSON_GetObjectItemCaseSensitive(o, "device");
 	if (v && !cJSON_IsNull(v)) {
@@ -186,7 +200,7 @@ out:
 
 char *tfs_cmd_build(const struct tfs_cmd *cmd)
 {
-	static const char *ops[] = { "", "create", "get", "delete" };
+	static const char *ops[] = { "", "create", "get", "delete", "renew" };
 	cJSON *o = cJSON_CreateObject(), *dims;
 	char *s;
 
@@ -205,6 +219,8 @@ char *tfs_cmd_build(const struct tfs_cmd *cmd)
 		cJSON_AddNumberToObject(o, "device", cmd->device);
 	if (cmd->pid)
 		cJSON_AddNumberToObject(o, "pid", (double)cmd->pid);
+	if (cmd->lease)
+		cJSON_AddNumberToObject(o, "lease", (double)cmd->lease);
 	if (cmd->node[0])
 		cJSON_AddStringToObject(o, "node", cmd->node);
 	if (cmd->id[0])

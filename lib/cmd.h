@@ -9,7 +9,7 @@
 #include "meta.h"
 #include "shape.h"
 
-enum tfs_op { TFS_OP_CREATE = 1, TFS_OP_GET, TFS_OP_DELETE };
+enum tfs_op { TFS_OP_CREATE = 1, TFS_OP_GET, TFS_OP_DELETE, TFS_OP_RENEW };
 
 #define TFS_CMD_STR 256
 
@@ -21,6 +21,8 @@ struct tfs_cmd {
 	struct tfs_shape shape;
 	int device;
 	int64_t pid;                   /* 0 when absent */
+	int64_t lease;                 /* get, renew: seconds the hold lasts unless renewed;
+	                                  0 when absent (the hold lasts while pid lives) */
 	char node[TFS_NODE_MAX];       /* "" when absent */
 	char id[TFS_CMD_STR];          /* "" when absent */
 	char reply[TFS_CMD_STR];       /* "" when absent: no answer is sent */

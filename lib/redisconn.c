@@ -25,11 +25,19 @@ int tfs_url_parse(const char *url, struct tfs_redis_url *u, char *err, size_t er
 
 		p = url + 7;
 		at = strchr(p, '@');
-		if (at && p[0] == ':') {
-			/* unix://:password@/path */
-			if ((size_t)(at - p - 1) >= sizeof(u->password))
+		if (at && p[0] != '/') {
+			/* unix://[user]:password@/path */
+			const char *colon = memchr(p, ':', (size_t)(at - p));
+
+			if (!colon)
+				return url_err(err, errlen, "unix URL credentials must be "
+					       "[user]:password@");
+			if ((size_t)(colon - p) >= sizeof(u->user))
+				return url_err(err, errlen, "user too long");
+			if ((size_t)(at - colon - 1) >= sizeof(u->password))
 				return url_err(err, errlen, "password too long");
-			memcpy(u->password, p + 1, (size_t)(at - p - 1));
+			memcpy(u->user, p, (size_t)(colon - p));
+			memcpy(u->password, colon + 1, (size_t)(at - colon - 1));
 			p = at + 1;
 		}
 		q = strchr(p, '?');

@@ -16,7 +16,7 @@ struct tfs_redis_url {
 	int db;
 };
 
-/* redis://[[user]:password@]host[:port][/db] or unix://[:password@]/path/to/sock[?db=N]. Pure parser:
+/* redis://[[user]:password@]host[:port][/db] or unix://[[user]:password@]/path/to/sock[?db=N]. Pure parser:
  * 0 or -EINVAL (with the reason in err, may be NULL). */
 int tfs_url_parse(const char *url, struct tfs_redis_url *u, char *err, size_t errlen);
 

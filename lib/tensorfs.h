@@ -107,8 +107,9 @@ int tfs_write(tfs_tensor *t, uint64_t off, const void *src, size_t len);
  * -ENOTSUP (dtype with no DLPack code), -ENOMEM. */
 int tfs_to_dlpack(tfs_tensor *t, struct DLManagedTensor **out);
 
-/* Connects to the Redis a tensorfs daemon uses: redis://[:password@]host[:port][/db] or
- * unix://[:password@]/path/to/sock. timeout_ms (<= 0: 5000) bounds connecting and how
+/* Connects to the Redis a tensorfs daemon uses: redis://[[user]:password@]host[:port][/db]
+ * or unix://[[user]:password@]/path/to/sock. With the credentials of a per-user queue
+ * (the daemon's --user-queues) the client sends to that user's queue. timeout_ms (<= 0: 5000) bounds connecting and how
  * long each queue command waits for its reply. *out is released with tfs_disconnect.
  * Errors: -EINVAL (bad URL), -ECONNREFUSED/-ENOENT/-ETIMEDOUT (unreachable), -EACCES
  * (password refused), -ENOMEM, -EIO. */
@@ -120,6 +121,11 @@ void tfs_disconnect(tfs_client *c);
  * Copied. 0 or -EINVAL (NULL, empty or too long). */
 int tfs_client_set_queue(tfs_client *c, const char *queue);
 int tfs_client_set_node(tfs_client *c, const char *node);
+/* Holds tfs_get takes from now on last seconds unless tfs_renew renews them in time (for
+ * a process the daemon cannot see: another machine, a container, another pid namespace);
+ * 0 (the default): the hold lasts while this process lives, which the daemon checks on
+ * its node. 0 or -EINVAL (outside 0..86400). */
+int tfs_client_set_lease(tfs_client *c, int seconds);
 
 /* Queue commands (docs/contract.md): each LPUSHes one JSON command with a unique reply key and
  * waits for the answer. Errors: the errno the daemon answers (-EEXIST, -ENOENT, -EINVAL,
@@ -136,6 +142,10 @@ int tfs_get(tfs_client *c, const char *name, tfs_tensor **out);
  * tensor is freed when nothing else holds it). On the queue these are two commands: a
  * delete naming this process (ESRCH when it holds nothing), then a delete of the name. */
 int tfs_delete(tfs_client *c, const char *name);
+/* Extends this process's leased hold of name by the client's lease from now: 0, -ESRCH
+ * (no leased hold: it ran out, or was taken without a lease), -EINVAL (no lease set), or
+ * the errors above. */
+int tfs_renew(tfs_client *c, const char *name);
 
 /* Cross-process ordering (cuda backend): tfs_mark_written records an interprocess CUDA
  * event on stream (a cudaStream_t, NULL = default stream) and stores its handle in the

@@ -243,7 +243,7 @@ int tfs_cuda_read_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, 
 void *tfs_cuda_io_region(struct tfs_backend *be, size_t bytes);
 
 /* marks.c. be->marks_mu, not held while it waits for the event. */
-int tfs_cuda_wait_mark(struct tfs_backend *be, struct tfs_alloc *a,
+int tfs_cuda_wait_mark(struct tfs_backend *be, int device,
 		       const uint8_t mark[TFS_IPC_HANDLE_SIZE]);
 
 #endif

@@ -48,20 +48,23 @@ static struct mark *mark_get(struct tfs_backend *be, int device, const cudaIpcEv
 	return m;
 }
 
-int tfs_cuda_wait_mark(struct tfs_backend *be, struct tfs_alloc *a,
+int tfs_cuda_wait_mark(struct tfs_backend *be, int device,
 		       const uint8_t mark[TFS_IPC_HANDLE_SIZE])
 {
 	cudaIpcEventHandle_t h;
+	struct cdev *d;
 	struct mark *m;
 	cudaError_t e;
 	int rc;
 
 	memcpy(&h, mark, sizeof(h));
-	rc = tfs_cuda_dev_current(a->dev);
+	if ((rc = tfs_cuda_dev_get(be, device, &d)) < 0)
+		return rc;
+	rc = tfs_cuda_dev_current(d);
 	if (rc < 0)
 		return rc;
 	pthread_mutex_lock(&be->marks_mu);
-	m = mark_get(be, a->dev->ordinal, &h, &e);
+	m = mark_get(be, d->ordinal, &h, &e);
 	pthread_mutex_unlock(&be->marks_mu);
 	if (!m)
 		return e == cudaErrorMemoryAllocation ? -ENOMEM : -ESTALE;
@@ -72,5 +75,5 @@ int tfs_cuda_wait_mark(struct tfs_backend *be, struct tfs_alloc *a,
 	m->users--;
 	pthread_mutex_unlock(&be->marks_mu);
 	return e == cudaSuccess ? 0 : tfs_cuda_fail(e, "waiting for the written mark",
-						    a->dev->ordinal);
+						    d->ordinal);
 }

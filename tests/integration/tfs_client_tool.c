@@ -208,6 +208,8 @@ int main(int argc, char **argv)
 			goto err;
 		if (getenv("TFS_QUEUE") && (rc = tfs_client_set_queue(c, getenv("TFS_QUEUE"))))
 			goto err;
+		if (getenv("TFS_LEASE") && (rc = tfs_client_set_lease(c, atoi(getenv("TFS_LEASE")))))
+			goto err;
 		if (!strcmp(cmd, "qcreate") && argc == 6) {      /* qcreate URL NAME DTYPE SHAPE */
 			struct tfs_shape sh;
 			int64_t dims[TFS_MAX_DIMS];
@@ -226,8 +228,12 @@ int main(int argc, char **argv)
 				goto err;
 			print_info(t);
 			fflush(stdout);
-			if (argc > 4)
-				sleep((unsigned)atoi(argv[4]));
+			/* With TFS_LEASE: renewed every second while it sleeps. */
+			for (int s = argc > 4 ? atoi(argv[4]) : 0; s > 0; s--) {
+				sleep(1);
+				if (getenv("TFS_LEASE") && (rc = tfs_renew(c, argv[3])))
+					goto err;
+			}
 		} else if (!strcmp(cmd, "qgetdel")) {            /* qgetdel URL NAME: get, read, delete */
 			if ((rc = tfs_get(c, argv[3], &t)))
 				goto err;

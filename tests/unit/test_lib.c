@@ -936,6 +936,16 @@ static void test_cmd_parse(void)
 	rc = cmd_parse("{\"op\":\"delete\",\"name\":\"x\"}", &c, err, sizeof(err));
 	CHECK(rc == 0 && c.op == TFS_OP_DELETE && strcmp(c.name, "x") == 0,
 	      "cmd: delete with only a name");
+	rc = cmd_parse("{\"op\":\"get\",\"name\":\"x\",\"pid\":5,\"lease\":30}", &c, err, sizeof(err));
+	CHECK(rc == 0 && c.op == TFS_OP_GET && c.lease == 30, "cmd: get with a lease");
+	rc = cmd_parse("{\"op\":\"renew\",\"name\":\"x\",\"pid\":5,\"lease\":1}", &c, err, sizeof(err));
+	CHECK(rc == 0 && c.op == TFS_OP_RENEW && c.lease == 1 && c.pid == 5, "cmd: renew");
+	rc = cmd_parse("{\"op\":\"renew\",\"name\":\"x\",\"pid\":5}", &c, err, sizeof(err));
+	CHECK(rc == -EINVAL, "cmd: renew without a lease refused");
+	rc = cmd_parse("{\"op\":\"get\",\"name\":\"x\",\"pid\":5,\"lease\":0}", &c, err, sizeof(err));
+	CHECK(rc == -EINVAL, "cmd: lease 0 refused");
+	rc = cmd_parse("{\"op\":\"get\",\"name\":\"x\",\"pid\":5,\"lease\":86401}", &c, err, sizeof(err));
+	CHECK(rc == -EINVAL, "cmd: lease over a day refused");
 	rc = cmd_parse("{\"op\":\"get\",\"name\":\"x\",\"pid\":null,\"device\":null,\"id\":null}", &c,
 		       err, sizeof(err));
 	CHECK(rc == 0 && c.pid == 0 && !c.has_device && c.id[0] == '\0', "cmd: null fields = absent");
@@ -1228,6 +1238,12 @@ static void test_url(void)
 	rc = tfs_url_parse("unix://:secret@/run/r.sock", &u, err, sizeof(err));
 	CHECK(rc == 0 && u.is_unix && strcmp(u.path, "/run/r.sock") == 0 &&
 	      strcmp(u.password, "secret") == 0, "url: unix://:secret@/run/r.sock");
+	rc = tfs_url_parse("unix://u7.q:pw@/run/r.sock?db=2", &u, err, sizeof(err));
+	CHECK(rc == 0 && u.is_unix && strcmp(u.path, "/run/r.sock") == 0 && u.db == 2 &&
+	      strcmp(u.user, "u7.q") == 0 && strcmp(u.password, "pw") == 0,
+	      "url: unix://user:password@/path (a per-user queue's credentials)");
+	rc = tfs_url_parse("unix://nocolon@/run/r.sock", &u, err, sizeof(err));
+	CHECK(rc == -EINVAL, "url: unix credentials without ':' refused");
 
 	/* Longest unix path that fits sun_path (107 bytes + NUL). */
 	strcpy(url, "unix://");
