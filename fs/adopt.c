@@ -17,6 +17,9 @@
 #include "tensor.h"
 #include "log.h"
 
+/* Seconds a hold of another node or pid namespace survives a restart without a renew. */
+#define ADOPT_LEASE 60
+
 struct tally {
 	int fresh;
 	uint64_t tensors, bytes, dropped;
@@ -90,6 +93,12 @@ static int adopt_one(struct tfs_store_rec *rec, void *arg)
 		h->node[sizeof(h->node) - 1] = '\0';
 		h->pid = rec->holders[i].pid;
 		h->count = rec->holders[i].count;
+		/* Who sent it and a lease's end live only in the daemon that died: a hold from
+		 * a process of this node stays while the process lives (as before); any other
+		 * becomes a lease its holder must renew within ADOPT_LEASE seconds. */
+		h->uid = -1;
+		if (strcmp(h->node, tfs_d.o.node) || h->pid <= 0)
+			h->expires = tfs_now() + ADOPT_LEASE;
 		h->next = t->holders;
 		t->holders = h;
 	}
