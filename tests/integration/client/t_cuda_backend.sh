@@ -25,7 +25,7 @@ else
 	check "cuda: another process waits on it" "$TOOL" wait "$G/c"
 	check "cuda: examples/open_by_path" "$EX/open_by_path" "$G/p1"
 	eq "cuda: open_by_path added 1" "626364" "$(od -An -tx1 "$G/p1" | tr -d ' ')"
-	check "cuda: queue create/get/delete" env TFS_QUEUE=gpu_q "$EX/queue_lifecycle" "$URL" gq
+	check "cuda: queue create/get/delete" env TFS_NODE=n1 TFS_QUEUE=gpu_q "$EX/queue_lifecycle" "$URL" gq
 	run_py "$G/c"
 fi
 finish

@@ -18,8 +18,9 @@ fails_with "umount of a directory inside a mount" "not a tensorfs mount point" "
 M4=$T/m4
 mkdir -p "$M4"
 "$CTL" mount "$M4" --redis "$URL" --prefix m4 --log "$T/m4.log"
-pid4=$(ps -eo pid=,args= | awk -v m="$M4" '$2 ~ /tensorfs$/ && $NF == m {print $1}' | head -1)
-if [ -n "$pid4" ] && kill -9 "$pid4"; then
+# The daemon and its memory keeper both (the keeper would start the daemon again).
+pid4=$(ps -eo pid=,args= | awk -v m="$M4" '$2 ~ /tensorfs$/ && $NF == m {print $1}')
+if [ -n "$pid4" ] && kill -9 $pid4; then
 	sleep 0.3
 	fails_with "ls of a mount whose daemon died" "daemon is gone" "$CTL" ls "$M4"
 	check "umount of a dead mount" "$CTL" umount "$M4"
