@@ -233,22 +233,44 @@ static void close_inherited(int keep)
 	closedir(d);
 }
 
-/* Starts a daemon again after a crash: the same program and arguments, with the keeper's
- * socket and the private redis-server's folder in the environment. */
-static int start_daemon(void)
+/* A socketpair and a fork: in the child (returns 0) sv[1] is the daemon's end, named in
+ * its environment (TFS_KEEPER_FD, TFS_KEEPER_PID); in the keeper (returns the child's pid)
+ * sv[0] is ours. -errno when either fails, nothing left open. */
+static pid_t fork_daemon(int sv[2])
 {
-	int sv[2];
-	pid_t pid;
 	char buf[32];
+	pid_t pid;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return -errno;
 	pid = fork();
 	if (pid < 0) {
+		pid = -errno;
 		close(sv[0]);
 		close(sv[1]);
-		return -errno;
+		return pid;
 	}
+	if (pid == 0) {
+		close(sv[0]);
+		snprintf(buf, sizeof(buf), "%d", sv[1]);
+		setenv("TFS_KEEPER_FD", buf, 1);
+		snprintf(buf, sizeof(buf), "%d", (int)getppid());
+		setenv("TFS_KEEPER_PID", buf, 1);
+		return 0;
+	}
+	close(sv[1]);
+	return pid;
+}
+
+/* Starts a daemon again after a crash: the same program and arguments, with the keeper's
+ * socket and the private redis-server's folder in the environment. */
+static int start_daemon(void)
+{
+	int sv[2];
+	pid_t pid = fork_daemon(sv);
+
+	if (pid < 0)
+		return (int)pid;
 	if (pid == 0) {
 		sigset_t all;
 
@@ -256,16 +278,11 @@ static int start_daemon(void)
 		sigemptyset(&all);
 		sigprocmask(SIG_SETMASK, &all, NULL);
 		fcntl(sv[1], F_SETFD, 0);
-		snprintf(buf, sizeof(buf), "%d", sv[1]);
-		setenv("TFS_KEEPER_FD", buf, 1);
-		snprintf(buf, sizeof(buf), "%d", (int)getppid());
-		setenv("TFS_KEEPER_PID", buf, 1);
 		if (k.conf->rundir && k.conf->rundir[0])
 			setenv("TFS_RUNDIR", k.conf->rundir, 1);
 		execv("/proc/self/exe", k.conf->argv);
 		_exit(127);
 	}
-	close(sv[1]);
 	k.sock = sv[0];
 	k.daemon = pid;
 	k.ready = k.bye = 0;
@@ -436,23 +453,11 @@ static void keeper_main(void)
 int tfs_keeper_fork(const struct tfs_keeper_conf *conf)
 {
 	int sv[2];
-	pid_t pid;
-	char buf[32];
+	pid_t pid = fork_daemon(sv);
 
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		return -errno;
-	}
+	if (pid < 0)
+		return (int)pid;
 	if (pid == 0) {
-		close(sv[0]);
-		snprintf(buf, sizeof(buf), "%d", sv[1]);
-		setenv("TFS_KEEPER_FD", buf, 1);
-		snprintf(buf, sizeof(buf), "%d", (int)getppid());
-		setenv("TFS_KEEPER_PID", buf, 1);
 		tfs_keeper_from_env();
 		return 0;
 	}

@@ -351,3 +351,16 @@ serves_within() {
 	for _ in $(seq "$n"); do stat "$2/." >/dev/null 2>&1 && mountpoint -q "$2" && return 0; sleep 0.05; done
 	return 1
 }
+# mount_private DIR: a host-backend mount with its own private redis-server (no --redis);
+# sets rpid and rsock to that server's pid and socket.
+mount_private() {
+	local line
+	mkdir -p "$1"
+	"$TFS" -f --log "$T/$(basename "$1").log" --backend host "$1" &
+	MNT_PID[$1]=$!
+	for _ in $(seq 100); do mountpoint -q "$1" && break; sleep 0.05; done
+	check "mounted with a private redis-server" mountpoint -q "$1"
+	line=$(grep -o "private redis-server (pid [0-9]*) at [^ ]*" "$T/$(basename "$1").log" | head -1)
+	rpid=$(echo "$line" | sed 's/.*pid \([0-9]*\).*/\1/')
+	rsock=${line##* at }
+}

@@ -3,14 +3,7 @@
 # its runtime directory (issue 16); unmount still stops it and removes the directory.
 . "$(dirname "$0")/../lib.sh"
 M=$T/m
-mkdir -p "$M"
-"$TFS" -f --log "$T/m.log" --backend host "$M" &
-MNT_PID[$M]=$!
-for _ in $(seq 100); do mountpoint -q "$M" && break; sleep 0.05; done
-check "mounted with a private redis-server" mountpoint -q "$M"
-line=$(grep -o "private redis-server (pid [0-9]*) at [^ ]*" "$T/m.log" | head -1)
-rpid=$(echo "$line" | sed 's/.*pid \([0-9]*\).*/\1/')
-rsock=${line##* at }
+mount_private "$M"
 head -c 300000 /dev/urandom > "$M/x"
 mkdir "$M/d"; chmod 0750 "$M/d"
 sum=$(md5sum < "$M/x")

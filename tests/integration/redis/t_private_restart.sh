@@ -2,14 +2,7 @@
 # append-only file and the mount keeps working, records included (issue 15, item 14).
 . "$(dirname "$0")/../lib.sh"
 M=$T/m
-mkdir -p "$M"
-"$TFS" -f --log "$T/m.log" --backend host "$M" &
-MNT_PID[$M]=$!
-for _ in $(seq 100); do mountpoint -q "$M" && break; sleep 0.05; done
-check "mounted with a private redis-server" mountpoint -q "$M"
-line=$(grep -o "private redis-server (pid [0-9]*) at [^ ]*" "$T/m.log" | head -1)
-rpid=$(echo "$line" | sed 's/.*pid \([0-9]*\).*/\1/')
-rsock=${line##* at }
+mount_private "$M"
 printf abcd > "$M/x"; sync "$M"
 check "redis-server pid $rpid is alive" kill -0 "$rpid"
 kill -9 "$rpid"
