@@ -93,17 +93,25 @@ tfs_create = _fn("tfs_create", c_int, c_void_p, c_char_p, c_int, c_int, POINTER(
 tfs_get = _fn("tfs_get", c_int, c_void_p, c_char_p, _p)
 tfs_delete = _fn("tfs_delete", c_int, c_void_p, c_char_p)
 tfs_mark_written = _fn("tfs_mark_written", c_int, c_void_p, c_void_p)
+
+
+class LoadOpts(Structure):
+    """struct tfs_load_opts (tensorfs.h); filled by tfs_load_opts_init."""
+    _fields_ = [("format", c_int), ("dtype", c_int), ("ndim", c_int),
+                ("shape", c_int64 * 16), ("device", c_int), ("threads", c_int),
+                ("via_file", c_int), ("progress", c_void_p), ("progress_arg", c_void_p),
+                ("cancel", c_void_p)]
+
+
+class SaveOpts(Structure):
+    """struct tfs_save_opts (tensorfs.h); filled by tfs_save_opts_init."""
+    _fields_ = [("format", c_int), ("threads", c_int), ("via_file", c_int),
+                ("replace", c_int), ("progress", c_void_p), ("progress_arg", c_void_p),
+                ("cancel", c_void_p)]
+
+
+tfs_load_opts_init = _fn("tfs_load_opts_init", None, POINTER(LoadOpts))
+tfs_save_opts_init = _fn("tfs_save_opts_init", None, POINTER(SaveOpts))
+tfs_load = _fn("tfs_load", c_int, c_char_p, c_char_p, POINTER(LoadOpts))
+tfs_save = _fn("tfs_save", c_int, c_char_p, c_char_p, POINTER(SaveOpts))
 tfs_wait_written = _fn("tfs_wait_written", c_int, c_void_p, c_void_p)
-
-
-def tensorctl_path() -> Optional[str]:
-    """The tensorctl binary beside the library (a build folder), else on PATH."""
-    env = os.environ.get("TENSORFS_TENSORCTL")
-    if env:
-        return env
-    if PATH and os.sep in PATH:
-        beside = os.path.join(os.path.dirname(os.path.realpath(PATH)), "tensorctl")
-        if os.access(beside, os.X_OK):
-            return beside
-    import shutil
-    return shutil.which("tensorctl")

@@ -1,18 +1,16 @@
 """ls, info, rm, load and save: tensors as files of the mount.
 
-load and save go through one function, _convert(), which today runs the tensorctl binary
-(tools/tensorctl: safetensors, npy and raw, checked headers, nothing left behind on
-failure); it is the one place to switch to a library call.
+load and save call libtensorfs's tfs_load and tfs_save (the parallel loader tensorctl uses:
+safetensors, npy and raw, checked headers, nothing left behind on failure).
 """
 import errno
 import json
 import os
 import shutil
-import subprocess
 from typing import Any, Dict, List, Optional, Sequence
 
 from . import _lib, dtypes
-from .errors import errno_from_text, make_error
+from .errors import lib_error, make_error
 from .tensor import PathLike, Tensor, _fspath, open as _open, shape_tuple
 
 FORMATS = ("raw", "npy", "safetensors")
@@ -68,30 +66,13 @@ def rm(path: PathLike, recursive: bool = False, missing_ok: bool = False) -> Non
         raise _oserror(e, p) from None
 
 
-def _convert(args: List[str]) -> None:
-    """Runs one load/save. Raises tensorfs.Error with the converter's message."""
-    ctl = _lib.tensorctl_path()
-    if not ctl:
-        raise make_error(errno.ENOENT, "tensorctl not found (beside libtensorfs, on PATH, or "
-                         "$TENSORFS_TENSORCTL)")
-    env = dict(os.environ)
-    env.pop("TENSORFS_MOUNT", None)          # names given here are paths, never relative to it
-    r = subprocess.run([ctl] + args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, env=env)
-    if r.returncode != 0:
-        msg = r.stderr.decode("utf-8", "replace").strip().splitlines()
-        text = msg[-1] if msg else "%s exited %d" % (ctl, r.returncode)
-        if text.startswith("tensorctl: "):
-            text = text[len("tensorctl: "):]
-        raise make_error(errno_from_text(text), text)
-
-
-def _fmt(fmt: Optional[str]) -> List[str]:
+def _format_code(fmt: Optional[str]) -> int:
+    """enum tfs_format: 0 auto, then FORMATS in order."""
     if fmt is None:
-        return []
+        return 0
     if fmt not in FORMATS:
         raise ValueError("format must be one of %s, not %r" % (", ".join(FORMATS), fmt))
-    return ["--format", fmt]
+    return 1 + FORMATS.index(fmt)
 
 
 def _abs(p: str) -> str:
@@ -106,15 +87,24 @@ def load(file: PathLike, dest: PathLike, format: Optional[str] = None, dtype: An
     (None is returned); npy and raw give one tensor, returned opened read-only. format is
     taken from the file's first bytes or its name unless given; a raw file is uint8 1-D
     unless dtype and shape say otherwise. Nothing is left behind on failure."""
-    args = ["load", "-q"] + _fmt(format)
+    o = _lib.LoadOpts()
+    _lib.tfs_load_opts_init(o)
+    o.format = _format_code(format)
     if dtype is not None:
-        args += ["--dtype", dtypes.short_name(dtypes.code(dtype))]
+        o.dtype = dtypes.code(dtype)
     if shape is not None:
-        args += ["--shape", "[" + ",".join(str(d) for d in shape_tuple(shape)) + "]"]
+        dims = shape_tuple(shape)
+        if len(dims) > len(o.shape):
+            raise ValueError("at most %d dimensions" % len(o.shape))
+        o.ndim = len(dims)
+        for i, n in enumerate(dims):
+            o.shape[i] = n
     if device is not None:
-        args += ["--device", str(int(device))]
+        o.device = int(device)
     d = _abs(_fspath(dest))
-    _convert(args + ["--", _abs(_fspath(file)), d])
+    rc = _lib.tfs_load(os.fsencode(_abs(_fspath(file))), os.fsencode(d), o)
+    if rc:
+        raise lib_error(rc, d)
     return None if os.path.isdir(d) else _open(d)
 
 
@@ -123,5 +113,11 @@ def save(src: PathLike, file: PathLike, format: Optional[str] = None,
     """Writes the tensor src as raw bytes or .npy, or the directory src as one
     .safetensors file (format from the argument, else the file's extension). file must
     not exist unless overwrite; a failed save leaves nothing."""
-    args = ["save", "-q"] + _fmt(format) + (["-f"] if overwrite else [])
-    _convert(args + ["--", _abs(_fspath(src)), _abs(_fspath(file))])
+    o = _lib.SaveOpts()
+    _lib.tfs_save_opts_init(o)
+    o.format = _format_code(format)
+    o.replace = 1 if overwrite else 0
+    f = _abs(_fspath(file))
+    rc = _lib.tfs_save(os.fsencode(_abs(_fspath(src))), os.fsencode(f), o)
+    if rc:
+        raise lib_error(rc, f)
