@@ -21,29 +21,24 @@ writer() {
 pids=()
 for w in 1 2 3 4; do writer $w & pids+=($!); done
 times=()
-bad=0 transient=0
+bad=0
 for c in $(seq 10); do
 	sleep 0.3
 	d=$(daemon_pid "$M")
 	[ -n "$d" ] || { nok "crash $c: no daemon to kill"; break; }
 	t0=$(date +%s%N)
 	kill -9 "$d"
-	# until a new daemon answers (the old mount may answer from the kernel's caches)
+	# until a new daemon answers: a new daemon, and its mount there (between the detach of
+	# the dead mount and the new mount, the bare directory answers stat -f)
 	ok=0
 	for _ in $(seq 1000); do
 		d2=$(daemon_pid "$M")
-		if [ -n "$d2" ] && [ "$d2" != "$d" ] && stat -f "$M" >/dev/null 2>&1; then ok=1; break; fi
+		if [ -n "$d2" ] && [ "$d2" != "$d" ] && mountpoint -q "$M" && stat -f "$M" >/dev/null 2>&1; then ok=1; break; fi
 		sleep 0.01
 	done
 	times+=($(( ($(date +%s%N) - t0) / 1000000 )))
 	[ $ok = 1 ] || { nok "crash $c: the mount did not serve again within 10 s"; break; }
-	# Known defect, counted and not yet asserted: right after a restart a lookup can answer
-	# ENOENT for a name that is there (seen about once in 30 restarts on 2 loaded cores).
-	if [ "$(sums)" != "$before" ]; then
-		transient=$((transient + 1))
-		sleep 0.5
-		[ "$(sums)" = "$before" ] || { bad=$((bad + 1)); echo "    # after crash $c:"; sums | sed 's/^/    #   /'; }
-	fi
+	[ "$(sums)" = "$before" ] || { bad=$((bad + 1)); echo "    # after crash $c:"; sums | sed 's/^/    #   /'; }
 done
 touch "$T/stop"
 wait "${pids[@]}"
@@ -51,7 +46,6 @@ eq "10 crashes under load: the mount served again each time" 10 "${#times[@]}"
 eq "the tensors that were not removed kept their bytes through every crash" 0 "$bad"
 sorted=$(printf '%s\n' "${times[@]}" | sort -n)
 echo "    # time to serve again after kill -9 (ms): p50 $(echo "$sorted" | sed -n 5p), max $(echo "$sorted" | tail -1); all: ${times[*]}"
-echo "    # todo: lookups that failed just after a restart and answered 0.5 s later: $transient"
 eq "10 restarts logged" 10 "$(grep -c "the daemon died of signal 9" "$T/m.log")"
 rm -rf "$M/keep" "$M/busy"
 within() { for _ in $(seq 100); do "$@" && return 0; sleep 0.05; done; return 1; }
