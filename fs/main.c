@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
@@ -176,6 +178,57 @@ static void clear_dead_mount(const char *mnt)
 		waitpid(p, NULL, 0);
 }
 
+#ifndef MOVE_MOUNT_BENEATH
+#define MOVE_MOUNT_BENEATH 0x00000200     /* Linux 6.5 */
+#endif
+
+/* The device of the topmost mount at mnt, from /proc/self/mountinfo (never stat: a mount
+ * nobody serves yet, or any more, would not answer). 0 when none is there. */
+static dev_t mount_dev(const char *mnt)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	char line[8192], point[4200];
+	unsigned maj, min;
+	dev_t dev = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*d %*d %u:%u %*s %4199s", &maj, &min, point) == 3 &&
+		    strcmp(point, mnt) == 0)
+			dev = makedev(maj, min);
+	fclose(f);
+	return dev;
+}
+
+/* Root, on a mount point whose daemon died: mounts in a staging folder, moves that mount
+ * beneath the dead one and detaches the dead one, so that the mount point never shows
+ * the bare directory below. 0 with *dev (the new mount's device) set; -1 when it does
+ * not apply or fails (nothing mounted: the caller detaches and mounts). */
+static int remount_beneath(struct fuse_session *se, const char *mnt, dev_t *dev)
+{
+	char stage[64] = "/tmp/tensorfs-stage.XXXXXX";
+	struct statfs sf;
+
+	if (geteuid() != 0 || statfs(mnt, &sf) == 0 || errno != ENOTCONN || !mkdtemp(stage))
+		return -1;
+	if (fuse_session_mount(se, stage)) {
+		rmdir(stage);
+		return -1;
+	}
+	if (syscall(SYS_move_mount, AT_FDCWD, stage, AT_FDCWD, mnt, MOVE_MOUNT_BENEATH)) {
+		tfs_log(LOG_INFO, "%s: cannot mount beneath the dead mount (%s): detaching it first",
+			mnt, strerror(errno));
+		fuse_session_unmount(se);
+		rmdir(stage);
+		return -1;
+	}
+	umount2(mnt, MNT_DETACH);
+	rmdir(stage);
+	*dev = mount_dev(mnt);
+	return 0;
+}
+
 /* Forks into the background; the parent waits for the child's verdict so that a failure
  * after the fork (CUDA init, say) still reaches the terminal as an exit status. */
 static int daemonize(int *notify_fd)
@@ -231,6 +284,7 @@ int main(int argc, char *argv[])
 	struct fuse_session *se = NULL;
 	char hostname[256], url[512], err[256], mntopts[128];
 	int rc = 1, notify_fd = -1, restart;
+	dev_t beneath_dev = 0;
 	struct tfs_keeper_conf kconf = { 0 };
 	redisContext *c;
 
@@ -356,8 +410,10 @@ int main(int argc, char *argv[])
 	se = fuse_session_new(&args, &tfs_ops, sizeof(tfs_ops), NULL);
 	if (!se)
 		goto out_nodes;
-	clear_dead_mount(cmd.mountpoint);
-	if (fuse_session_mount(se, cmd.mountpoint)) {
+	if (remount_beneath(se, cmd.mountpoint, &beneath_dev) == 0) {
+		tfs_log(LOG_NOTICE, "%s: mounted beneath the mount of a daemon that died, which "
+			"was then detached", cmd.mountpoint);
+	} else if (clear_dead_mount(cmd.mountpoint), fuse_session_mount(se, cmd.mountpoint)) {
 		tfs_log(LOG_ERR, "cannot mount on %s", cmd.mountpoint);
 		goto out_fuse;
 	}
@@ -471,6 +527,12 @@ out_backend:
 out_unmount:
 	tfs_qusers_cleanup();
 	fuse_session_unmount(se);
+	if (beneath_dev) {
+		/* libfuse unmounts where it mounted (the staging folder): ours is at the mount
+		 * point, unless someone unmounted it already. */
+		if (mount_dev(cmd.mountpoint) == beneath_dev)
+			umount2(cmd.mountpoint, MNT_DETACH);
+	}
 out_fuse:
 	fuse_session_destroy(se);
 out_nodes:
