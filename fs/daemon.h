@@ -10,6 +10,8 @@
  *                        ns; resizing, freeing, owner moves and written marks hold it
  *                        exclusive, always under ns. So a thread holding io never takes ns
  *                        (op_write lets go of io before it takes ns to grow the tensor).
+ *   2b. dirh->mu         an open directory's (ops_dir.c): a READDIR holds it, without ns,
+ *                        while it fills the listing (node.c, dircache.c, Redis) and replies.
  *   3. backend locks     fs/cuda/ (slots, zeroing, marks, memfd areas, start-up; see
  *                        fs/cuda/cuda_internal.h), pool.c, backend_host.c: taken inside
  *                        backend calls only.

@@ -276,6 +276,9 @@ struct dirh {
 	uint64_t id;
 	int users;                   /* READDIRs being served */
 	int released;
+	/* A READDIR from offset 0 refills buf while the reply of the one before may still be
+	 * leaving (the kernel has it; writev's caller has not returned): one at a time. */
+	pthread_mutex_t mu;
 	char *buf;
 	size_t len;
 	struct dirh *next;
@@ -296,6 +299,7 @@ static void dirh_free(struct dirh *h)
 	while (*pp != h)
 		pp = &(*pp)->next;
 	*pp = h->next;
+	pthread_mutex_destroy(&h->mu);
 	free(h->buf);
 	free(h);
 }
@@ -338,6 +342,7 @@ void tfs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	pthread_mutex_init(&h->mu, NULL);
 	pthread_mutex_lock(&dirs.mu);
 	h->id = ++dirs.next_id;
 	h->next = dirs.b[h->id % DIR_BUCKETS];
@@ -446,7 +451,7 @@ void tfs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, EBADF);
 		return;
 	}
-	/* The kernel serialises READDIRs of one open directory. */
+	pthread_mutex_lock(&h->mu);
 	if (off == 0 || !h->buf)
 		rc = dir_fill(req, ino, h);
 	if (rc)
@@ -456,6 +461,7 @@ void tfs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			       h->len - (size_t)off : size);
 	else
 		fuse_reply_buf(req, NULL, 0);
+	pthread_mutex_unlock(&h->mu);
 	dirh_put(h, 0);
 }
 
