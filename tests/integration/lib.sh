@@ -118,6 +118,13 @@ umount_tfs() {
 		nok "daemon on $(basename "$dir") exited $rc"
 		tail -40 "$T/$(basename "$dir").log" | sed 's/^/      /'
 	fi
+	# The memory keeper starts a daemon that crashed again, so a crash would pass
+	# unseen: unless the test kills daemons on purpose (EXPECT_RESTARTS=1), it fails it.
+	if [ -z "${EXPECT_RESTARTS:-}" ] && grep -q "keeper: the daemon \(died\|exited\)" "$T/$(basename "$dir").log" 2>/dev/null; then
+		nok "daemon on $(basename "$dir") crashed and was restarted"
+		grep -B20 "keeper: the daemon" "$T/$(basename "$dir").log" | head -40 | sed 's/^/      /'
+		rc=1
+	fi
 	return $rc
 }
 

@@ -2,6 +2,7 @@
 # tensors): no tensor that existed before a crash and was not removed is lost or changed
 # (issue 16). Prints the time to serve again (p50, max) as a comment; the figure itself is
 # a benchmark's business (tests/bench/RESULTS.md), not an assertion.
+EXPECT_RESTARTS=1
 . "$(dirname "$0")/../lib.sh"
 start_redis || exit 1
 M=$T/m

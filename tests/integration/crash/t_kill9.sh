@@ -2,6 +2,7 @@
 # daemon adopts the memory and the records. 20 tensors of known bytes (small ones and large
 # ones, in nested directories), one held through the queue by a live process, one open by a
 # live process, one mapped by a live process through its handle.
+EXPECT_RESTARTS=1
 . "$(dirname "$0")/../lib.sh"
 start_redis || exit 1
 M=$T/m

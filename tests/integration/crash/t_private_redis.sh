@@ -1,6 +1,7 @@
 # With the default private redis-server (no --redis), kill -9 of the daemon keeps the
 # records too: the server outlives the daemon and the restarted daemon finds it again in
 # its runtime directory (issue 16); unmount still stops it and removes the directory.
+EXPECT_RESTARTS=1
 . "$(dirname "$0")/../lib.sh"
 M=$T/m
 mount_private "$M"

@@ -1,5 +1,6 @@
 # A daemon that crashes in a loop is not restarted for ever: past --restarts crashes in a
 # minute the keeper says so in the log, frees the memory, detaches the dead mount and exits.
+EXPECT_RESTARTS=1
 . "$(dirname "$0")/../lib.sh"
 start_redis || exit 1
 M=$T/m

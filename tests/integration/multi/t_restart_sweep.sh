@@ -2,6 +2,7 @@
 # when the OOM killer takes both), leaves its records; its next start, with a new keeper
 # that holds nothing, removes them (and logs it), leaves other nodes' tensors alone and
 # frees the names.
+EXPECT_RESTARTS=1     # it kills the daemon and its keeper
 . "$(dirname "$0")/../lib.sh"
 two_nodes
 printf 'ABCDEFGH' > "$A/x"
