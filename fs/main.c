@@ -159,12 +159,8 @@ static int parse_size(const char *s, uint64_t *out)
  * mount can be made again (root can; others through fusermount3). */
 static void clear_dead_mount(const char *mnt)
 {
-	struct statfs st;
 	pid_t p;
 
-	/* statfs, not stat: the kernel answers stat from its attribute cache for a while. */
-	if (statfs(mnt, &st) == 0 || errno != ENOTCONN)
-		return;
 	tfs_log(LOG_NOTICE, "%s: the mount of a daemon that died is still there: detaching it",
 		mnt);
 	if (umount2(mnt, MNT_DETACH) == 0)
@@ -183,22 +179,58 @@ static void clear_dead_mount(const char *mnt)
 #endif
 
 /* The device of the topmost mount at mnt, from /proc/self/mountinfo (never stat: a mount
- * nobody serves yet, or any more, would not answer). 0 when none is there. */
-static dev_t mount_dev(const char *mnt)
+ * nobody serves yet, or any more, would not answer), and whether it is tensorfs's. 0 when
+ * none is there. */
+static dev_t mount_dev(const char *mnt, int *ours)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "r");
 	char line[8192], point[4200];
 	unsigned maj, min;
 	dev_t dev = 0;
 
+	if (ours)
+		*ours = 0;
 	if (!f)
 		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%*d %*d %u:%u %*s %4199s", &maj, &min, point) == 3 &&
-		    strcmp(point, mnt) == 0)
-			dev = makedev(maj, min);
+	while (fgets(line, sizeof(line), f)) {
+		const char *sep = strstr(line, " - ");
+
+		if (sscanf(line, "%*d %*d %u:%u %*s %4199s", &maj, &min, point) != 3 ||
+		    strcmp(point, mnt))
+			continue;
+		dev = makedev(maj, min);
+		if (ours)
+			*ours = sep && strncmp(sep + 3, "fuse.tensorfs ", 14) == 0;
+	}
 	fclose(f);
 	return dev;
+}
+
+/* Is the mount at mnt the dead one of a daemon that died? Started again by the keeper,
+ * a tensorfs mount there is our predecessor's: its connection is aborted (a process that
+ * still held /dev/fuse would keep it alive, and every access to it would hang), and it is
+ * not asked anything. Otherwise statfs, not stat (the kernel answers stat from its
+ * attribute cache for a while), says ENOTCONN. */
+static int dead_mount(const char *mnt, int restart)
+{
+	struct statfs sf;
+	char path[96];
+	int ours, fd;
+	dev_t dev;
+
+	if (!restart)
+		return statfs(mnt, &sf) != 0 && errno == ENOTCONN;
+	dev = mount_dev(mnt, &ours);
+	if (!dev || !ours)
+		return 0;
+	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/abort", minor(dev));
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, "1", 1) != 1)
+			tfs_log(LOG_DEBUG, "%s: cannot abort the dead connection", mnt);
+		close(fd);
+	}
+	return 1;
 }
 
 /* Root, on a mount point whose daemon died: mounts in a staging folder, moves that mount
@@ -208,9 +240,8 @@ static dev_t mount_dev(const char *mnt)
 static int remount_beneath(struct fuse_session *se, const char *mnt, dev_t *dev)
 {
 	char stage[64] = "/tmp/tensorfs-stage.XXXXXX";
-	struct statfs sf;
 
-	if (geteuid() != 0 || statfs(mnt, &sf) == 0 || errno != ENOTCONN || !mkdtemp(stage))
+	if (geteuid() != 0 || !mkdtemp(stage))
 		return -1;
 	if (fuse_session_mount(se, stage)) {
 		rmdir(stage);
@@ -225,7 +256,7 @@ static int remount_beneath(struct fuse_session *se, const char *mnt, dev_t *dev)
 	}
 	umount2(mnt, MNT_DETACH);
 	rmdir(stage);
-	*dev = mount_dev(mnt);
+	*dev = mount_dev(mnt, NULL);
 	return 0;
 }
 
@@ -285,6 +316,7 @@ int main(int argc, char *argv[])
 	char hostname[256], url[512], err[256], mntopts[128];
 	int rc = 1, notify_fd = -1, restart;
 	dev_t beneath_dev = 0;
+	int dead;
 	struct tfs_keeper_conf kconf = { 0 };
 	redisContext *c;
 
@@ -410,10 +442,12 @@ int main(int argc, char *argv[])
 	se = fuse_session_new(&args, &tfs_ops, sizeof(tfs_ops), NULL);
 	if (!se)
 		goto out_nodes;
-	if (remount_beneath(se, cmd.mountpoint, &beneath_dev) == 0) {
+	dead = dead_mount(cmd.mountpoint, restart);
+	if (dead && remount_beneath(se, cmd.mountpoint, &beneath_dev) == 0) {
 		tfs_log(LOG_NOTICE, "%s: mounted beneath the mount of a daemon that died, which "
 			"was then detached", cmd.mountpoint);
-	} else if (clear_dead_mount(cmd.mountpoint), fuse_session_mount(se, cmd.mountpoint)) {
+	} else if ((dead ? clear_dead_mount(cmd.mountpoint) : (void)0),
+		   fuse_session_mount(se, cmd.mountpoint)) {
 		tfs_log(LOG_ERR, "cannot mount on %s", cmd.mountpoint);
 		goto out_fuse;
 	}
@@ -530,7 +564,7 @@ out_unmount:
 	if (beneath_dev) {
 		/* libfuse unmounts where it mounted (the staging folder): ours is at the mount
 		 * point, unless someone unmounted it already. */
-		if (mount_dev(cmd.mountpoint) == beneath_dev)
+		if (mount_dev(cmd.mountpoint, NULL) == beneath_dev)
 			umount2(cmd.mountpoint, MNT_DETACH);
 	}
 out_fuse:
