@@ -466,6 +466,17 @@ int tfs_keeper_fork(const struct tfs_keeper_conf *conf)
 	k.daemon = pid;
 	k.sock = sv[0];
 	close_inherited(sv[0]);
+	if (conf->detach_stdio) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			if (!conf->stderr_is_log)
+				dup2(null, 2);
+			close(null);
+		}
+	}
 	keeper_main();
 	return 0;               /* not reached */
 }

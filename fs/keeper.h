@@ -85,6 +85,9 @@ struct tfs_keeper_conf {
 	int close_fd;           /* the FUSE device, -1 if none: not the keeper's */
 	int notify_fd;          /* the start-up pipe to the foreground process, -1 if none */
 	int restarts;           /* crashes restarted per KEEPER_RESTART_WINDOW; 0: none */
+	int detach_stdio;       /* in the background: stdin, stdout (and stderr when it is
+				 * not the log) become /dev/null, as the daemon's do */
+	int stderr_is_log;
 };
 
 /* Called by the process that is about to serve, after it forked into the background and

@@ -471,6 +471,8 @@ int main(int argc, char *argv[])
 		kconf.close_fd = fuse_session_fd(se);
 		kconf.notify_fd = notify_fd;
 		kconf.restarts = o->restarts;
+		kconf.detach_stdio = !cmd.foreground;
+		kconf.stderr_is_log = o->log != NULL;
 		if (tfs_keeper_fork(&kconf)) {
 			tfs_log(LOG_ERR, "cannot start the memory keeper: %s", strerror(errno));
 			goto out_unmount;
