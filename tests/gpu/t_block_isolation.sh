@@ -56,7 +56,9 @@ eq "the record names the new directory" "$(rcli hget tensorfs:dir:priv ino)" \
 # restart: the keeper keeps the blocks, the new daemon adopts them under the same keys
 d=$(daemon_pid "$M")
 kill -9 "$d"
-serves_within 20 "$M" && wait_for test -n "$(daemon_pid "$M")"
+restarted() { local p; p=$(daemon_pid "$M"); [ -n "$p" ] && [ "$p" != "$d" ]; }
+for _ in $(seq 200); do restarted && break; sleep 0.05; done
+serves_within 20 "$M"
 check "the daemon serves again" stat "$M/pub/x"
 check "the private tensor survived the restart" cmp "$T/m1" "$M/priv/secret"
 head -c 3000 /dev/zero | tr '\0' 'q' > "$M/pub/y"
