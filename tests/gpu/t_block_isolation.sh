@@ -8,6 +8,7 @@
 gpu_tests "tensors of a private and a public directory have different handles" \
 	"uid 65534 with the public handle reads none of the private tensor's bytes" \
 	"a rename into the private directory moves the tensor out of the public block" \
+	"a held tensor that shares its block is not moved to another directory" \
 	"after a restart a new public tensor shares the public block again"
 start_redis || exit 1
 M=$T/m
@@ -52,6 +53,20 @@ gone_from_pub() { nobody_dump "$hp" "$T/pub2.bin" && ! grep -q SECRET-2 "$T/pub2
 check "the public block, mapped again, soon holds none of it" wait_for gone_from_pub
 eq "the record names the new directory" "$(rcli hget tensorfs:dir:priv ino)" \
 	"$(rcli hget tensorfs:tensor:priv/moving dir)"
+
+# a tensor another process holds open and maps is not moved under it: EBUSY
+cp "$T/m2" "$M/pub/held"
+: > "$T/hold.out"
+"$CONSUMER" hold "$(hexh "$M/pub/held")" "$(xget "$M/pub/held" ipc_offset)" 16 0 \
+	< "$M/pub/held" > "$T/hold.out" 2>&1 &
+c=$!
+wait_for grep -q holding "$T/hold.out"
+check_err "a held tensor that shares its block is not moved to another directory" \
+	"busy" mv "$M/pub/held" "$M/priv/held"
+check "it is still where it was, in the public block" \
+	bash -c "cmp '$T/m2' '$M/pub/held' && test \"\$(hexh '$M/pub/held')\" = '$hp'"
+kill "$c"; wait "$c" 2>/dev/null
+check "once let go, it moves" mv "$M/pub/held" "$M/priv/held"
 
 # restart: the keeper keeps the blocks, the new daemon adopts them under the same keys
 d=$(daemon_pid "$M")
