@@ -213,9 +213,9 @@ static int rename_paths(const char *from, const char *to, unsigned int flags, pi
 	 * everything as it was. */
 	if (src.kind != 'd' && !same_dir(from, to)) {
 		old_dir = src.t->meta.dir;
-		if ((rc = tfs_tensor_place(src.t, to, pid)))
-			return rc;
 		placed = 1;
+		if ((rc = tfs_tensor_place(src.t, to, pid)))
+			goto unplace;
 	}
 	if (dst_rc == 0) {
 		rc = dst.kind == 'd' ? tfs_store_rmdir(to) : tfs_tensor_unlink(dst.t, ukey);
@@ -245,7 +245,8 @@ static int rename_paths(const char *from, const char *to, unsigned int flags, pi
 	}
 unplace:
 	/* Unless the name moved all the same (its old name's removal failed after). */
-	if (rc && placed && strcmp(src.t->name, to) && tfs_tensor_set_dir(src.t, old_dir, 0))
+	if (rc && placed && strcmp(src.t->name, to) && src.t->meta.dir != old_dir &&
+	    tfs_tensor_set_dir(src.t, old_dir, 0))
 		tfs_log(LOG_WARNING, "%s: rename failed, and its memory stays with the blocks of "
 			"%s", from, to);
 	return rc;

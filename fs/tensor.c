@@ -375,7 +375,10 @@ int tfs_tensor_set_dir(struct tfsd_tensor *t, uint64_t dir, pid_t pid)
 			return rc;
 	}
 	t->meta.dir = dir;
-	return rc;
+	/* The record, before the rename moves it whole: its handle may have changed, which
+	 * clients learn from its ctime. */
+	clock_gettime(CLOCK_REALTIME, &t->ctime);
+	return rc ? rc : tfs_tensor_save(t);
 }
 
 int tfs_tensor_place(struct tfsd_tensor *t, const char *name, pid_t pid)
@@ -592,10 +595,6 @@ int tfs_tensor_rename(struct tfsd_tensor *t, const char *newname)
 	t->key = k;
 	tfs_table_insert(t);
 	clock_gettime(CLOCK_REALTIME, &t->ctime);
-	/* The record moved whole; what changed (ctime, and the handle and directory after
-	 * tfs_tensor_place) follows. Failing, the name has moved all the same: the resync
-	 * after Redis comes back writes the record again. */
-	tfs_tensor_save(t);
 	return 0;
 }
 

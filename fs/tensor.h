@@ -101,8 +101,9 @@ uint64_t tfs_tensor_dir_id(const char *parent, const struct tfs_dirrec *d);
  * directory may share it (the cuda backend keeps each directory's tensors in blocks of
  * their own, fs/pool.h). -EBUSY when it would have to move and a process other than pid's
  * holds it (open, or through the queue; pid 0: no check), -ENOENT when the directory does
- * not exist, -EIO, -ENOSPC; nothing changed on error. tfs_tensor_set_dir with the old
- * t->meta.dir (pid 0) takes it back when the rename then fails. Caller holds ns. */
+ * not exist, -EIO, -ENOSPC. Both write the record when they succeed. On error
+ * t->meta.dir tells where the memory is: tfs_tensor_set_dir with the old t->meta.dir
+ * (pid 0) takes it back, as when the rename then fails. Caller holds ns. */
 int tfs_tensor_place(struct tfsd_tensor *t, const char *name, pid_t pid);
 int tfs_tensor_set_dir(struct tfsd_tensor *t, uint64_t dir, pid_t pid);
 /* chmod/chown of a tensor: the backend follows (its memory may move: the handle is taken
