@@ -112,6 +112,23 @@ struct tfs_pool_key tfs_pool_reader_key(uint32_t uid, uint32_t gid, uint32_t mod
 	return k;
 }
 
+struct tfs_pool_key tfs_pool_legacy_key(uint32_t uid, uint32_t gid, uint32_t mode)
+{
+	struct tfs_pool_key k;
+
+	k.a = uid;
+	if (mode & 0004)
+		k.b = 1ull << 33;
+	else if (mode & 0040)
+		k.b = gid;
+	else
+		k.b = 1ull << 32;
+	/* reader_key's b holds read bits only, below 1 << 9: the two never meet. */
+	k.b |= 1ull << 34;
+	k.c = 0;
+	return k;
+}
+
 /* ---- free index ---- */
 
 static int fent_cmp(uint64_t size, uint64_t seq, uint64_t off, const struct fent *e)

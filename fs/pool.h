@@ -46,6 +46,10 @@ struct tfs_pool_key {
  * removed and made again under the same name is another one. */
 struct tfs_pool_key tfs_pool_reader_key(uint32_t uid, uint32_t gid, uint32_t mode,
 					uint64_t dir);
+/* The key a daemon before directory keys gave a tensor (owner, and who of group and others
+ * reads): for its records (dir 0) when a restart adopts their blocks, which may mix tensors
+ * that tfs_pool_reader_key keeps apart. Never equal to a tfs_pool_reader_key key. */
+struct tfs_pool_key tfs_pool_legacy_key(uint32_t uid, uint32_t gid, uint32_t mode);
 
 struct tfs_pool_block_ops {
 	/* Obtain size bytes (a multiple of large_round or small/medium block size); return 0

@@ -426,8 +426,11 @@ int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_
 	if (!a)
 		return -ENOMEM;
 	a->dev = d;
-	/* The key the tensor was placed under: the record keeps everything it derives from. */
-	a->key = tfs_pool_reader_key(m->uid, m->gid, m->mode, m->dir);
+	/* The key the tensor was placed under: the record keeps everything it derives from.
+	 * A record of an older daemon has no dir: its block may mix what directory keys
+	 * keep apart, and stays as it was (its tensors move on chmod, chown or rename). */
+	a->key = m->dir ? tfs_pool_reader_key(m->uid, m->gid, m->mode, m->dir) :
+		 tfs_pool_legacy_key(m->uid, m->gid, m->mode);
 	rc = tfs_pool_adopt(d->pool, a->key, (uint64_t)(uintptr_t)f->cb->ptr, f->size, f->cb,
 			    m->ipc_offset, m->bytes, &a->chunk);
 	if (rc < 0) {

@@ -674,6 +674,14 @@ static void test_reader_key(void)
 	ok(same_key(0, 10, 0644, 7, 0, 11, 0644, 7), "0644 of two groups: one key");
 	ok(!same_key(0, 0, 0600, 7, 0, 0, 0200, 7), "0600 and 0200: two keys");
 	ok(same_key(0, 0, 0755, 7, 0, 0, 0644, 7), "execute and write bits do not matter");
+	/* Records of an older daemon (no dir) adopt under that daemon's keys. */
+	ok(key_eq(tfs_pool_legacy_key(5, 6, 0644), tfs_pool_legacy_key(5, 7, 0604)) &&
+	   key_eq(tfs_pool_legacy_key(5, 6, 0600), tfs_pool_legacy_key(5, 7, 0400)) &&
+	   !key_eq(tfs_pool_legacy_key(5, 6, 0640), tfs_pool_legacy_key(5, 7, 0640)),
+	   "a legacy key is the old owner/readers key");
+	ok(!key_eq(tfs_pool_legacy_key(5, 6, 0644), tfs_pool_reader_key(5, 6, 0644, 0)) &&
+	   !key_eq(tfs_pool_legacy_key(0, 0, 0600), tfs_pool_reader_key(0, 0, 0600, 0)),
+	   "a legacy key never equals a directory key");
 
 	/* The case of the issue: root's 0644 tensors, one in a 0700 directory, one in a
 	 * public one, never in one block; a second public one shares the first's. */
