@@ -33,6 +33,8 @@ struct tfs_backend_stats {
 	uint64_t nallocs;   /* live allocations */
 };
 
+#define TFS_BE_NOMOVE 1u   /* set_owner: refuse (-EBUSY) rather than move the memory */
+
 struct tfs_backend_ops {
 	const char *name;   /* "host" or "cuda" */
 
@@ -44,11 +46,13 @@ struct tfs_backend_ops {
 	/* Number of devices usable with alloc(); valid ordinals are 0..n-1. */
 	int (*device_count)(struct tfs_backend *be);
 
-	/* bytes > 0. uid/gid/mode describe the owner: a backend must never let a handle given
-	 * to one uid expose memory of another uid (the CUDA pool keeps per-uid blocks; the host
-	 * backend sets the owner and mode of its shared-memory object). */
+	/* bytes > 0. uid/gid/mode describe the owner and dir the directory the tensor lives in
+	 * (struct tfs_meta's dir): a handle must never expose memory its holder could not read
+	 * through the mount (the CUDA pool keeps blocks per owner, readers and directory:
+	 * tfs_pool_reader_key; the host backend sets the owner and mode of its shared-memory
+	 * object). */
 	int (*alloc)(struct tfs_backend *be, int device, uint64_t bytes, uid_t uid, gid_t gid,
-		     mode_t mode, struct tfs_alloc **out);
+		     mode_t mode, uint64_t dir, struct tfs_alloc **out);
 	void (*free)(struct tfs_backend *be, struct tfs_alloc *a);
 
 	/* Change the size, keeping min(old, new) bytes and zeroing the rest. May replace *a
@@ -60,9 +64,13 @@ struct tfs_backend_ops {
 	int (*export_handle)(struct tfs_backend *be, struct tfs_alloc *a,
 			     uint8_t handle[TFS_IPC_HANDLE_SIZE], uint64_t *offset);
 
-	/* Owner or mode changed (chown/chmod): host backend updates its shm object. May be NULL. */
+	/* Owner, mode or directory changed (chown, chmod, rename to another directory): the
+	 * host backend updates its shm object; the cuda backend moves the tensor to a block of
+	 * its new readers (its handle and offset change: export_handle again), unless flags
+	 * has TFS_BE_NOMOVE: then -EBUSY where it would have to move. On error nothing
+	 * changed. May be NULL. */
 	int (*set_owner)(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, gid_t gid,
-			 mode_t mode);
+			 mode_t mode, uint64_t dir, unsigned flags);
 
 	/* Copy between the tensor and ordinary (pageable) host memory. off+len must lie
 	 * inside the allocation. copy_in returns once the bytes are visible to any process

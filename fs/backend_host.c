@@ -246,12 +246,13 @@ static void charge_force(struct tfs_backend *be, int64_t used, int64_t reserved)
 }
 
 static int host_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t uid,
-		      gid_t gid, mode_t mode, struct tfs_alloc **out)
+		      gid_t gid, mode_t mode, uint64_t dir, struct tfs_alloc **out)
 {
 	struct tfs_alloc *a;
 	uint64_t mapped = round_page(be, bytes);
 	int rc;
 
+	(void)dir;      /* an object of its own per tensor */
 	if (device != 0)
 		return -EINVAL;
 	if ((rc = charge(be, (int64_t)bytes, (int64_t)mapped)))
@@ -358,9 +359,11 @@ static int host_export(struct tfs_backend *be, struct tfs_alloc *a,
 }
 
 static int host_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, gid_t gid,
-			  mode_t mode)
+			  mode_t mode, uint64_t dir, unsigned flags)
 {
 	(void)be;
+	(void)dir;      /* an object of its own: it never moves */
+	(void)flags;
 	if (fchown(a->fd, uid, gid) || fchmod(a->fd, mode & 0666))
 		return -errno;
 	return 0;

@@ -177,12 +177,15 @@ static int same_dir(const char *a, const char *b)
 	return la == lb && strncmp(a, b, la) == 0;
 }
 
-/* rename's checks and moves, under ns. *ukey: where a replaced tensor lives on. */
-static int rename_paths(const char *from, const char *to, unsigned int flags, char **ukey)
+/* rename's checks and moves, under ns. *ukey: where a replaced tensor lives on. pid: the
+ * caller's, for tfs_tensor_place's EBUSY. */
+static int rename_paths(const char *from, const char *to, unsigned int flags, pid_t pid,
+			char **ukey)
 {
 	struct tfs_target src, dst;
 	size_t fl = strlen(from);
-	int rc, dst_rc, replaced_dir = 0;
+	int rc, dst_rc, replaced_dir = 0, placed = 0;
+	uint64_t old_dir = 0;
 
 	*ukey = NULL;
 	rc = tfs_ops_resolve_path(from, &src);
@@ -204,9 +207,20 @@ static int rename_paths(const char *from, const char *to, unsigned int flags, ch
 			return -EISDIR;
 		if (dst.kind == 'r' || dst.kind == 'g')
 			return dst.kind == 'r' ? -EREMOTE : -EIO;
+	}
+	/* Into another directory, a tensor's memory first moves out of blocks its old
+	 * neighbours' readers map; before anything else changes, so that a refusal leaves
+	 * everything as it was. */
+	if (src.kind != 'd' && !same_dir(from, to)) {
+		old_dir = src.t->meta.dir;
+		placed = 1;
+		if ((rc = tfs_tensor_place(src.t, to, pid)))
+			goto unplace;
+	}
+	if (dst_rc == 0) {
 		rc = dst.kind == 'd' ? tfs_store_rmdir(to) : tfs_tensor_unlink(dst.t, ukey);
 		if (rc)
-			return rc;
+			goto unplace;
 		replaced_dir = dst.kind == 'd';
 	}
 	if (src.kind == 'd') {
@@ -229,6 +243,12 @@ static int rename_paths(const char *from, const char *to, unsigned int flags, ch
 		tfs_ops_dir_changed(from, -(src.kind == 'd'));
 		tfs_ops_dir_changed(to, (src.kind == 'd') - replaced_dir);
 	}
+unplace:
+	/* Unless the name moved all the same (its old name's removal failed after). */
+	if (rc && placed && strcmp(src.t->name, to) && src.t->meta.dir != old_dir &&
+	    tfs_tensor_set_dir(src.t, old_dir, 0))
+		tfs_log(LOG_WARNING, "%s: rename failed, and its memory stays with the blocks of "
+			"%s", from, to);
 	return rc;
 }
 
@@ -253,7 +273,7 @@ void tfs_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino
 	    (rc = tfs_node_child_path(newparent, newname, &to)))
 		goto out;
 	tfs_ns_lock();
-	rc = rename_paths(from, to, flags, &ukey);
+	rc = rename_paths(from, to, flags, fuse_req_ctx(req)->pid, &ukey);
 	tfs_ns_unlock();
 	if (rc == 0) {
 		if (ukey)

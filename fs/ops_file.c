@@ -218,7 +218,7 @@ static int new_file(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
 	if (rc)
 		goto out;
 	rc = tfs_tensor_create_linked(path, d.has_dtype ? d.dtype : TFS_U8, device, ctx->uid,
-				      ctx->gid, mode & 07777 & ~ctx->umask, f, &t);
+				      ctx->gid, mode & 07777 & ~ctx->umask, &d, f, &t);
 	if (rc == 0) {
 		tfs_ops_stat_tensor(t, 0, st);
 		tfs_ops_dir_changed(path, 0);

@@ -93,7 +93,40 @@ static uint64_t round_up(uint64_t v, uint64_t to)
 
 static int key_eq(struct tfs_pool_key x, struct tfs_pool_key y)
 {
-	return x.a == y.a && x.b == y.b;
+	return x.a == y.a && x.b == y.b && x.c == y.c;
+}
+
+struct tfs_pool_key tfs_pool_reader_key(uint32_t uid, uint32_t gid, uint32_t mode,
+					uint64_t dir)
+{
+	struct tfs_pool_key k;
+	uint32_t r = mode & 0444;
+
+	/* Group and others both reading (or neither): the group changes nothing, so tensors
+	 * that differ only in it still share. */
+	if (!(r & 0040) == !(r & 0004))
+		gid = 0;
+	k.a = (uint64_t)uid << 32 | gid;
+	k.b = r;
+	k.c = dir;
+	return k;
+}
+
+struct tfs_pool_key tfs_pool_legacy_key(uint32_t uid, uint32_t gid, uint32_t mode)
+{
+	struct tfs_pool_key k;
+
+	k.a = uid;
+	if (mode & 0004)
+		k.b = 1ull << 33;
+	else if (mode & 0040)
+		k.b = gid;
+	else
+		k.b = 1ull << 32;
+	/* reader_key's b holds read bits only, below 1 << 9: the two never meet. */
+	k.b |= 1ull << 34;
+	k.c = 0;
+	return k;
 }
 
 /* ---- free index ---- */
@@ -354,22 +387,36 @@ static int block_new(struct tfs_pool *p, struct arena *ar, int cls, uint64_t siz
 
 /* ---- arenas ---- */
 
-static struct arena *arena_find(struct tfs_pool *p, struct tfs_pool_key key)
+static void arena_free(struct arena *ar)
 {
-	struct arena *ar;
-
-	for (ar = p->arenas; ar; ar = ar->next)
-		if (key_eq(ar->key, key))
-			return ar;
-	return NULL;
+	for (int k = 0; k < NIDX; k++)
+		free(ar->idx[k].v);
+	free(ar);
 }
 
+/* The arena of key, first in the list (the next allocation is likely of the same key).
+ * With a key per directory, arenas come and go with directories: those left without a
+ * block are freed on the way, here, where no caller holds a pointer to them. */
 static struct arena *arena_get(struct tfs_pool *p, struct tfs_pool_key key)
 {
-	struct arena *ar = arena_find(p, key);
+	struct arena **pp = &p->arenas, *ar, *found = NULL;
 
-	if (ar)
-		return ar;
+	while ((ar = *pp)) {
+		if (!found && key_eq(ar->key, key)) {
+			*pp = ar->next;
+			found = ar;
+		} else if (!ar->blocks) {
+			*pp = ar->next;
+			arena_free(ar);
+		} else {
+			pp = &ar->next;
+		}
+	}
+	if (found) {
+		found->next = p->arenas;
+		p->arenas = found;
+		return found;
+	}
 	ar = calloc(1, sizeof(*ar));
 	if (!ar)
 		return NULL;
@@ -571,7 +618,6 @@ struct tfs_pool *tfs_pool_new(const struct tfs_pool_config *cfg,
 void tfs_pool_destroy(struct tfs_pool *p)
 {
 	struct arena *ar, *an;
-	int k;
 
 	if (!p)
 		return;
@@ -579,9 +625,7 @@ void tfs_pool_destroy(struct tfs_pool *p)
 		an = ar->next;
 		while (ar->blocks)
 			block_release(p, ar->blocks);
-		for (k = 0; k < NIDX; k++)
-			free(ar->idx[k].v);
-		free(ar);
+		arena_free(ar);
 	}
 	pthread_mutex_destroy(&p->mu);
 	free(p);

@@ -4,8 +4,8 @@
  * space for reuse.
  *
  * Isolation: whoever holds a CUDA IPC handle maps the whole cudaMalloc block, so every
- * block belongs to one key (the backend derives it from the owner and who may read the
- * tensor) and holds only allocations of that key, for its whole life.
+ * block belongs to one key (tfs_pool_reader_key: who may read the tensor through the
+ * mount) and holds only allocations of that key, for its whole life.
  *
  * Sizes (defaults, see tfs_pool_config_default):
  *  - every chunk is a multiple of 512 bytes and starts 512-aligned inside its block;
@@ -33,8 +33,23 @@ struct tfs_pool_chunk;      /* a live allocation */
 
 /* Who may share a block: allocations with equal keys may, others never do. */
 struct tfs_pool_key {
-	uint64_t a, b;
+	uint64_t a, b, c;
 };
+
+/* The key of a tensor of owner uid, group gid and permission bits mode in the directory
+ * whose identity is dir: equal keys mean the same readers through the mount. The owner,
+ * the read bits and, when it decides who reads (group and others do not both read or both
+ * not), the group settle who passes the tensor's own check; the directory settles who can
+ * reach it, since two tensors of one directory lie behind the same search permissions on
+ * the same path, whatever chmod or rename later does to that path's directories. A
+ * directory is its dir record's inode number, random and kept by renames, so a directory
+ * removed and made again under the same name is another one. */
+struct tfs_pool_key tfs_pool_reader_key(uint32_t uid, uint32_t gid, uint32_t mode,
+					uint64_t dir);
+/* The key a daemon before directory keys gave a tensor (owner, and who of group and others
+ * reads): for its records (dir 0) when a restart adopts their blocks, which may mix tensors
+ * that tfs_pool_reader_key keeps apart. Never equal to a tfs_pool_reader_key key. */
+struct tfs_pool_key tfs_pool_legacy_key(uint32_t uid, uint32_t gid, uint32_t mode);
 
 struct tfs_pool_block_ops {
 	/* Obtain size bytes (a multiple of large_round or small/medium block size); return 0

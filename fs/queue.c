@@ -229,7 +229,7 @@ static void do_create(const struct tfs_cmd *c, struct tfs_store_claim *cl,
 	if (who && (d.mode & S_ISGID))
 		gid = d.gid;
 	rc = tfs_tensor_create_claimed(cl, c->name, c->dtype, &c->shape, create_device(c, &d),
-				       uid, gid, 0644, 0, &t);
+				       uid, gid, 0644, &d, 0, &t);
 	if (rc) {
 		reply_err(c, -rc, create_err(rc));
 		return;

@@ -148,10 +148,35 @@ void tfs_tensor_claim_drop(const char *name, struct tfs_store_claim *claim)
 static int shape_set(struct tfsd_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
 		     int busy_check);
 
+uint64_t tfs_tensor_dir_id(const char *parent, const struct tfs_dirrec *d)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	if (d->ino)
+		return d->ino;
+	/* A record without an inode number (made by an older daemon or by a resync): its
+	 * path, hashed into the upper half of the range, where random inode numbers fall
+	 * as rarely as anywhere else. */
+	for (const unsigned char *p = (const unsigned char *)parent; *p; p++)
+		h = (h ^ *p) * 1099511628211ULL;
+	return (h | 1ull << 62) & INT64_MAX;
+}
+
+/* The directory identity of a tensor named name whose parent's record is parent_rec. */
+static uint64_t dir_of(const char *name, const struct tfs_dirrec *parent_rec)
+{
+	char parent[TFS_PATH_MAX];
+	const char *base;
+
+	tfs_split(name, parent, sizeof(parent), &base);
+	return tfs_tensor_dir_id(parent, parent_rec);
+}
+
 /* claim NULL: the name is ours already (tfs_tensor_create_linked). */
 static int create_made(struct tfs_store_claim *claim, const char *name, tfs_dtype dt,
 		       const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
-		       mode_t mode, int open, struct tfsd_tensor **out)
+		       mode_t mode, const struct tfs_dirrec *parent_rec, int open,
+		       struct tfsd_tensor **out)
 {
 	char key[TFS_KEYMAX];
 	struct tfsd_tensor *t;
@@ -189,6 +214,7 @@ static int create_made(struct tfs_store_claim *claim, const char *name, tfs_dtyp
 	t->meta.ino = tfs_node_new_ino();
 	t->meta.uid = uid;
 	t->meta.gid = gid;
+	t->meta.dir = dir_of(name, parent_rec);
 	t->linked = 1;
 	t->opens = open;
 	/* With a claim on its way, the memory is made meanwhile: zero-filling a small tensor
@@ -225,9 +251,10 @@ fail_struct:
 
 int tfs_tensor_create_claimed(struct tfs_store_claim *claim, const char *name, tfs_dtype dt,
 			      const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
-			      mode_t mode, int open, struct tfsd_tensor **out)
+			      mode_t mode, const struct tfs_dirrec *parent_rec, int open,
+			      struct tfsd_tensor **out)
 {
-	return create_made(claim, name, dt, sh, device, uid, gid, mode, open, out);
+	return create_made(claim, name, dt, sh, device, uid, gid, mode, parent_rec, open, out);
 }
 
 static void attach(struct tfsd_tensor *t, struct tfs_file *f)
@@ -238,10 +265,12 @@ static void attach(struct tfsd_tensor *t, struct tfs_file *f)
 }
 
 int tfs_tensor_create_linked(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,
-			     mode_t mode, struct tfs_file *f, struct tfsd_tensor **out)
+			     mode_t mode, const struct tfs_dirrec *parent_rec, struct tfs_file *f,
+			     struct tfsd_tensor **out)
 {
 	/* Created open, so the record's first write counts the open. */
-	int rc = create_made(NULL, name, dt, NULL, device, uid, gid, mode, f != NULL, out);
+	int rc = create_made(NULL, name, dt, NULL, device, uid, gid, mode, parent_rec, f != NULL,
+			     out);
 
 	if (rc == 0 && f)
 		attach(*out, f);
@@ -280,7 +309,7 @@ static int realloc_bytes(struct tfsd_tensor *t, uint64_t bytes)
 		t->alloc = NULL;
 	} else if (!t->alloc) {
 		rc = be->alloc(tfs_d.be, t->meta.device, bytes, t->meta.uid, t->meta.gid,
-			       t->meta.mode, &a);
+			       t->meta.mode, t->meta.dir, &a);
 		if (rc == 0)
 			t->alloc = a;
 	} else {
@@ -305,7 +334,7 @@ int tfs_tensor_set_owner(struct tfsd_tensor *t, uid_t uid, gid_t gid, mode_t mod
 		/* The CUDA backend may move a pooled tensor to a block of the new owner: no
 		 * copy may run meanwhile, and the handle must be taken again. */
 		pthread_rwlock_wrlock(&t->io);
-		rc = be->set_owner(tfs_d.be, t->alloc, uid, gid, mode);
+		rc = be->set_owner(tfs_d.be, t->alloc, uid, gid, mode, t->meta.dir, 0);
 		moved = rc == 0;
 		if (moved)
 			rc = export(t);
@@ -319,6 +348,50 @@ int tfs_tensor_set_owner(struct tfsd_tensor *t, uid_t uid, gid_t gid, mode_t mod
 	t->meta.gid = gid;
 	t->meta.mode = mode;
 	return rc;
+}
+
+int tfs_tensor_set_dir(struct tfsd_tensor *t, uint64_t dir, pid_t pid)
+{
+	const struct tfs_backend_ops *be = tfs_d.be_ops;
+	int rc = 0, moved = 1;
+
+	if (dir == t->meta.dir)
+		return 0;
+	if (t->alloc && be->set_owner) {
+		/* Memory others have mapped may stay where it is (a lone tensor's block is
+		 * retired to the new key) but never moves under them. */
+		unsigned flags = pid && tfs_tensor_busy(t, pid) ? TFS_BE_NOMOVE : 0;
+
+		pthread_rwlock_wrlock(&t->io);
+		rc = be->set_owner(tfs_d.be, t->alloc, t->meta.uid, t->meta.gid, t->meta.mode, dir,
+				   flags);
+		moved = rc == 0;
+		if (moved)
+			rc = export(t);
+		pthread_rwlock_unlock(&t->io);
+		if (rc == -ENOMEM)
+			rc = -ENOSPC;
+		if (!moved)
+			return rc;
+	}
+	t->meta.dir = dir;
+	/* The record, before the rename moves it whole: its handle may have changed, which
+	 * clients learn from its ctime. */
+	clock_gettime(CLOCK_REALTIME, &t->ctime);
+	return rc ? rc : tfs_tensor_save(t);
+}
+
+int tfs_tensor_place(struct tfsd_tensor *t, const char *name, pid_t pid)
+{
+	char parent[TFS_PATH_MAX];
+	const char *base;
+	struct tfs_dirrec d;
+	int rc;
+
+	tfs_split(name, parent, sizeof(parent), &base);
+	if ((rc = tfs_store_dir(parent, &d)))
+		return rc;
+	return tfs_tensor_set_dir(t, tfs_tensor_dir_id(parent, &d), pid);
 }
 
 /* tfs_tensor_shape but the record write. */

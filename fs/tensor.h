@@ -84,13 +84,28 @@ int tfs_tensor_claim(const char *name, int device, const struct tfs_dirrec *pare
 		     struct tfs_store_claim **claim);
 int tfs_tensor_create_claimed(struct tfs_store_claim *claim, const char *name, tfs_dtype dt,
 			      const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
-			      mode_t mode, int open, struct tfsd_tensor **out);
+			      mode_t mode, const struct tfs_dirrec *parent_rec, int open,
+			      struct tfsd_tensor **out);
 void tfs_tensor_claim_drop(const char *name, struct tfs_store_claim *claim);
 /* tfs_tensor_create_claimed for a name the caller has claimed already (tfs_tensor_claim, then
  * tfs_store_link_wait answered 0): on error the name is given back. f, when not NULL, is the
- * file it is created open for (as tfs_tensor_get_open, in the same record write). */
+ * file it is created open for (as tfs_tensor_get_open, in the same record write). Both take
+ * the parent directory's record (its identity decides where the memory may live). */
 int tfs_tensor_create_linked(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,
-			     mode_t mode, struct tfs_file *f, struct tfsd_tensor **out);
+			     mode_t mode, const struct tfs_dirrec *parent_rec, struct tfs_file *f,
+			     struct tfsd_tensor **out);
+/* The identity of the directory parent (a path) whose record is d, as struct tfs_meta's
+ * dir: its inode number, or when the record has none a hash of the path. */
+uint64_t tfs_tensor_dir_id(const char *parent, const struct tfs_dirrec *d);
+/* Before a rename of t to name in another directory: its memory goes where tensors of that
+ * directory may share it (the cuda backend keeps each directory's tensors in blocks of
+ * their own, fs/pool.h). -EBUSY when it would have to move and a process other than pid's
+ * holds it (open, or through the queue; pid 0: no check), -ENOENT when the directory does
+ * not exist, -EIO, -ENOSPC. Both write the record when they succeed. On error
+ * t->meta.dir tells where the memory is: tfs_tensor_set_dir with the old t->meta.dir
+ * (pid 0) takes it back, as when the rename then fails. Caller holds ns. */
+int tfs_tensor_place(struct tfsd_tensor *t, const char *name, pid_t pid);
+int tfs_tensor_set_dir(struct tfsd_tensor *t, uint64_t dir, pid_t pid);
 /* chmod/chown of a tensor: the backend follows (its memory may move: the handle is taken
  * again under the io lock). When the backend refuses, nothing changed. Caller holds ns. */
 int tfs_tensor_set_owner(struct tfsd_tensor *t, uid_t uid, gid_t gid, mode_t mode);

@@ -55,6 +55,7 @@ void tfs_meta_to_fields(const struct tfs_meta *m, struct tfs_meta_fields *f)
 	add_fmt(f, "uid", "%llu", m->uid, 0);
 	add_fmt(f, "gid", "%llu", m->gid, 0);
 	add_fmt(f, "ino", "%llu", (unsigned long long)m->ino, 0);
+	add_fmt(f, "dir", "%llu", (unsigned long long)m->dir, 0);
 }
 
 static int bad(char *why, size_t whylen, const char *field, const char *what)
@@ -114,6 +115,10 @@ int tfs_meta_from_fields(struct tfs_meta *m, size_t n, const char *const *field,
 			if (get_i64(v, vl, 0, INT64_MAX, &x))
 				return bad(why, whylen, "ino", "not an inode number");
 			m->ino = (uint64_t)x;
+		} else if (IS("dir")) {
+			if (get_i64(v, vl, 0, INT64_MAX, &x))
+				return bad(why, whylen, "dir", "not an inode number");
+			m->dir = (uint64_t)x;
 		} else if (IS("ctime_ns")) {
 			if (get_i64(v, vl, 0, INT64_MAX, &x))
 				return bad(why, whylen, "ctime_ns", "not a time");

@@ -37,11 +37,16 @@ struct tfs_meta {
 	/* The inode number the mount shows: random, made with the tensor and kept by renames
 	 * (the record moves whole), so the kernel's node ids stay the same; 0 if unknown. */
 	uint64_t ino;
+	/* The inode number of the directory the tensor lives in, or another identity of it
+	 * (the daemon's fs/tensor.c tfs_tensor_dir_id): the cuda backend's blocks hold
+	 * tensors of one directory only (fs/pool.h), and a restart finds the blocks' keys
+	 * here. 0 if unknown (a record of an older daemon). */
+	uint64_t dir;
 };
 
 /* Field/value pairs of the Redis hash. Values point into the struct's own buffers, so it
  * lives as long as the caller keeps it. */
-#define TFS_META_NFIELDS 17
+#define TFS_META_NFIELDS 18
 struct tfs_meta_fields {
 	int n;
 	const char *field[TFS_META_NFIELDS];

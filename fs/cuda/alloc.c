@@ -2,7 +2,7 @@
  * resize, IPC handles, owner moves, and stats(). Who may share a block: see
  * cuda_internal.h.
  *
- * Ownership changes (set_owner): a tensor alone in its block keeps its memory and the block
+ * Ownership changes (set_owner: chown, chmod, rename to another directory): a tensor alone in its block keeps its memory and the block
  * is retired (nothing else will be placed in it: holders of the old owner's handle may still
  * map it, as an open file descriptor survives chown on any filesystem). A tensor that shares
  * its block moves to a block of the new key (alloc, device copy, free): its handle and
@@ -150,25 +150,10 @@ static void block_put(void *ctx, uint64_t base, uint64_t size, void *cookie)
 
 const struct tfs_pool_block_ops tfs_cuda_block_ops = { block_get, block_put };
 
-/* Who may share a block with this tensor: its readers (see cuda_internal.h). */
-static struct tfs_pool_key owner_key(uid_t uid, gid_t gid, mode_t mode)
-{
-	struct tfs_pool_key k;
-
-	k.a = uid;
-	if (mode & S_IROTH)
-		k.b = 1ull << 33;               /* everyone */
-	else if (mode & S_IRGRP)
-		k.b = gid;                      /* owner and group gid */
-	else
-		k.b = 1ull << 32;               /* the owner alone */
-	return k;
-}
-
 /* ---- operations ---- */
 
 int tfs_cuda_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t uid, gid_t gid,
-		   mode_t mode, struct tfs_alloc **out)
+		   mode_t mode, uint64_t dir, struct tfs_alloc **out)
 {
 	struct tfs_alloc *a;
 	struct cdev *d;
@@ -183,7 +168,7 @@ int tfs_cuda_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t uid
 	if (!a)
 		return -ENOMEM;
 	a->dev = d;
-	a->key = owner_key(uid, gid, mode);
+	a->key = tfs_pool_reader_key(uid, gid, mode, dir);
 	rc = pool_alloc(d, a->key, bytes, &a->chunk);
 	if (rc < 0) {
 		tfs_log(rc == -ENOSPC ? LOG_INFO : LOG_ERR, "cuda: device %d: allocating %" PRIu64
@@ -305,9 +290,9 @@ int tfs_cuda_export_handle(struct tfs_backend *be, struct tfs_alloc *a,
 }
 
 int tfs_cuda_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, gid_t gid,
-		       mode_t mode)
+		       mode_t mode, uint64_t dir, unsigned flags)
 {
-	struct tfs_pool_key key = owner_key(uid, gid, mode);
+	struct tfs_pool_key key = tfs_pool_reader_key(uid, gid, mode, dir);
 	struct tfs_pool_chunk *nc;
 	struct cdev *d;
 	uint64_t bytes;
@@ -324,6 +309,8 @@ int tfs_cuda_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, g
 		return rc;
 	}
 	/* The block holds tensors of the old readers: move out of it. */
+	if (flags & TFS_BE_NOMOVE)
+		return -EBUSY;
 	rc = tfs_cuda_dev_current(d);
 	if (rc < 0)
 		return rc;
@@ -439,7 +426,11 @@ int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_
 	if (!a)
 		return -ENOMEM;
 	a->dev = d;
-	a->key = owner_key(m->uid, m->gid, m->mode);
+	/* The key the tensor was placed under: the record keeps everything it derives from.
+	 * A record of an older daemon has no dir: its block may mix what directory keys
+	 * keep apart, and stays as it was (its tensors move on chmod, chown or rename). */
+	a->key = m->dir ? tfs_pool_reader_key(m->uid, m->gid, m->mode, m->dir) :
+		 tfs_pool_legacy_key(m->uid, m->gid, m->mode);
 	rc = tfs_pool_adopt(d->pool, a->key, (uint64_t)(uintptr_t)f->cb->ptr, f->size, f->cb,
 			    m->ipc_offset, m->bytes, &a->chunk);
 	if (rc < 0) {

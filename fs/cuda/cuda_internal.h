@@ -5,9 +5,10 @@
  * Per device used (set up on first use; the default device in init()):
  *  - one pool of blocks. Pool keys say who may share a block: an IPC handle maps its whole
  *    cudaMalloc block, so tensors share a block only when exactly the same users can read
- *    them (same owner uid; the group too when group-readable; "everyone" when
- *    other-readable). A handle read by one user then exposes nothing that user could not
- *    read through the files anyway.
+ *    them through the mount: same owner, read bits and (when it decides) group, and the
+ *    same directory, which settles who can reach them (tfs_pool_reader_key). A handle
+ *    read by one user then exposes nothing that user could not read through the files
+ *    anyway.
  *  - STAGING_SLOTS slots, each a pinned buffer of SLOT_BYTES (one cudaHostAlloc for all:
  *    pinning costs ~50 ms per 64 MiB, so it is done once) and its own stream. A copy takes
  *    a free slot (waiting on a condition variable when all are busy), moves the data in
@@ -217,13 +218,13 @@ int tfs_cuda_device_count(struct tfs_backend *be);
  * pool's lock (and d->zmu when the device is full), free d->zmu, export_handle d->mu (the
  * block's handle cache), stats each device's zmu and pool lock in turn. */
 int tfs_cuda_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t uid, gid_t gid,
-		   mode_t mode, struct tfs_alloc **out);
+		   mode_t mode, uint64_t dir, struct tfs_alloc **out);
 void tfs_cuda_free(struct tfs_backend *be, struct tfs_alloc *a);
 int tfs_cuda_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t new_bytes);
 int tfs_cuda_export_handle(struct tfs_backend *be, struct tfs_alloc *a,
 			   uint8_t handle[TFS_IPC_HANDLE_SIZE], uint64_t *offset);
 int tfs_cuda_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, gid_t gid,
-		       mode_t mode);
+		       mode_t mode, uint64_t dir, unsigned flags);
 void tfs_cuda_stats(struct tfs_backend *be, struct tfs_backend_stats *st);
 /* backend.h's adopt and adopt_end (alloc.c); tfs_cuda_list_found at init (alloc.c). */
 int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out);

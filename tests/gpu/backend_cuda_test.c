@@ -135,7 +135,7 @@ static struct tfs_alloc *talloc(struct tfs_backend *be, uint64_t bytes, uid_t ui
 				mode_t mode)
 {
 	struct tfs_alloc *a = NULL;
-	int rc = B->alloc(be, device, bytes, uid, gid, mode, &a);
+	int rc = B->alloc(be, device, bytes, uid, gid, mode, 0, &a);
 
 	if (rc < 0) {
 		printf("# alloc of %" PRIu64 " bytes: %s\n", bytes, strerror(-rc));
@@ -410,13 +410,13 @@ static void test_isolation(struct tfs_backend *be)
 
 	/* chown of a tensor that shares its block moves it out. */
 	put_pattern(be, a3, 0, 4096, 7);
-	check(B->set_owner(be, a3, 3001, 100, 0600) == 0 && !handle_of(be, a3, h3, &o3) &&
+	check(B->set_owner(be, a3, 3001, 100, 0600, 0, 0) == 0 && !handle_of(be, a3, h3, &o3) &&
 	      memcmp(h3, h1, 64) != 0 && holds(be, a3, 0, 4096, 7),
 	      "set_owner of a shared-block tensor moves it away from the old owner's block");
 	/* chown of a tensor alone in its block keeps the memory (and the handle). */
 	l = talloc(be, 40 * MiB, 3000, 100, 0600);
 	if (l && !handle_of(be, l, hl, &ol) && put_pattern(be, l, 0, 40 * MiB, 8) == 0) {
-		check(B->set_owner(be, l, 3002, 100, 0600) == 0 && !handle_of(be, l, hx, &ox) &&
+		check(B->set_owner(be, l, 3002, 100, 0600, 0, 0) == 0 && !handle_of(be, l, hx, &ox) &&
 		      !memcmp(hl, hx, 64) && ox == ol && holds(be, l, 0, 40 * MiB, 8),
 		      "set_owner of a lone tensor keeps memory and handle");
 		l2 = talloc(be, 4096, 3002, 100, 0600);
@@ -496,14 +496,14 @@ static void test_enospc(void)
 
 	if (!check(B->init(&be2, device, 256 * MiB) == 0, "second backend with a 256 MiB cap"))
 		return;
-	while (n < 16 && (rc = B->alloc(be2, device, 32 * MiB, 5000, 5000, 0600, &v[n])) == 0)
+	while (n < 16 && (rc = B->alloc(be2, device, 32 * MiB, 5000, 5000, 0600, 0, &v[n])) == 0)
 		n++;
 	check(n == 8 && rc == -ENOSPC, "8 x 32 MiB fill the cap, the 9th is ENOSPC (%d, %d)", n, rc);
 	if (n < 1)
 		goto out;
 	put_pattern(be2, v[0], 0, 32 * MiB, 51);
 	B->stats(be2, &s0);
-	rc = B->alloc(be2, device, 4096, 5001, 5001, 0600, &x);
+	rc = B->alloc(be2, device, 4096, 5001, 5001, 0600, 0, &x);
 	rc2 = B->resize(be2, &v[0], 64 * MiB);
 	B->stats(be2, &s1);
 	check(rc == -ENOSPC && rc2 == -ENOSPC && !memcmp(&s0, &s1, sizeof(s0)) &&
@@ -514,12 +514,12 @@ static void test_enospc(void)
 	      " MiB, total %" PRIu64 " MiB", s0.used / MiB, s0.reserved / MiB, s0.total / MiB);
 	B->free(be2, v[--n]);
 	x = NULL;
-	rc = B->alloc(be2, device, 4096, 5001, 5001, 0600, &x);
+	rc = B->alloc(be2, device, 4096, 5001, 5001, 0600, 0, &x);
 	check(rc == 0 && holds(be2, x, 0, 4096, 0),
 	      "after a free, another owner allocates (the cached block is released for it)");
 	B->free(be2, x);
 	x = NULL;
-	rc = B->alloc(be2, device, 32 * MiB, 5000, 5000, 0600, &x);
+	rc = B->alloc(be2, device, 32 * MiB, 5000, 5000, 0600, 0, &x);
 	check(rc == -ENOSPC || rc == 0, "allocation after trimming behaves (%d)", rc);
 	B->free(be2, x);
 out:
@@ -724,7 +724,7 @@ static void test_alloc_rate(void)
 	       (double)sum / (double)GiB, (double)freeb / (double)GiB);
 	t0 = now();
 	for (i = 0; i < n; i++)
-		if (B->alloc(be3, device, sizes[i], 1000, 1000, 0644, &v[i]) < 0) {
+		if (B->alloc(be3, device, sizes[i], 1000, 1000, 0644, 0, &v[i]) < 0) {
 			v[i] = NULL;
 			fails++;
 		}
@@ -747,7 +747,7 @@ static void test_alloc_rate(void)
 	/* Again: now partly from the cache. */
 	t0 = now();
 	for (i = 0; i < n; i++)
-		if (B->alloc(be3, device, sizes[i], 1000, 1000, 0644, &v[i]) < 0)
+		if (B->alloc(be3, device, sizes[i], 1000, 1000, 0644, 0, &v[i]) < 0)
 			v[i] = NULL;
 	t1 = now();
 	for (i = 0; i < n; i++)
@@ -757,7 +757,7 @@ static void test_alloc_rate(void)
 	/* Small tensors only: the pool's path without cudaMalloc. */
 	t0 = now();
 	for (i = 0; i < NMAX; i++)
-		if (B->alloc(be3, device, 4 * KiB, 1000, 1000, 0644, &v[i]) < 0)
+		if (B->alloc(be3, device, 4 * KiB, 1000, 1000, 0644, 0, &v[i]) < 0)
 			v[i] = NULL;
 	t1 = now();
 	for (i = 0; i < NMAX; i++)

@@ -90,7 +90,7 @@ static void fake_init(struct fake *f, uint64_t cap)
 
 static struct tfs_pool_key K(uint64_t a)
 {
-	return (struct tfs_pool_key){ a, 0 };
+	return (struct tfs_pool_key){ a, 0, 0 };
 }
 
 static int pool_ok(struct tfs_pool *p)
@@ -181,7 +181,7 @@ static void test_isolation(void)
 	struct fake f;
 	struct tfs_pool *p;
 	struct tfs_pool_chunk *v[600];
-	struct tfs_pool_key keys[3] = { { 1, 0 }, { 2, 0 }, { 1, 1 } };
+	struct tfs_pool_key keys[3] = { { 1, 0, 0 }, { 2, 0, 0 }, { 1, 1, 0 } };
 	int i, n = 0, mixed = 0, j;
 
 	fake_init(&f, 0);
@@ -637,6 +637,144 @@ static void test_adopt(void)
 	ok(f.nblocks == 0, "every adopted block went back through put (%ld out)", f.nblocks);
 }
 
+static int same_key(uint32_t u1, uint32_t g1, uint32_t m1, uint64_t d1, uint32_t u2,
+		    uint32_t g2, uint32_t m2, uint64_t d2)
+{
+	return key_eq(tfs_pool_reader_key(u1, g1, m1, d1), tfs_pool_reader_key(u2, g2, m2, d2));
+}
+
+static unsigned narenas(struct tfs_pool *p)
+{
+	unsigned n = 0;
+
+	for (struct arena *ar = p->arenas; ar; ar = ar->next)
+		n++;
+	return n;
+}
+
+/* Issue 15 item 9: whoever reads one tensor may map every tensor of its block, so tensors
+ * share a block only when the same users can read both through the mount. */
+static void test_reader_key(void)
+{
+	struct fake f;
+	struct tfs_pool *p;
+	struct tfs_pool_chunk *pub, *priv, *pub2;
+	unsigned n;
+	int i;
+
+	ok(same_key(0, 0, 0644, 7, 0, 0, 0644, 7), "one directory, one owner, 0644: one key");
+	ok(!same_key(0, 0, 0644, 7, 0, 0, 0644, 8),
+	   "0644 tensors of one owner in two directories: two keys");
+	ok(!same_key(0, 0, 0644, 7, 1, 0, 0644, 7), "two owners: two keys");
+	ok(!same_key(0, 0, 0644, 7, 0, 0, 0640, 7), "0644 and 0640: two keys");
+	ok(!same_key(0, 10, 0640, 7, 0, 11, 0640, 7), "0640 of two groups: two keys");
+	ok(!same_key(0, 10, 0604, 7, 0, 11, 0604, 7),
+	   "0604 of two groups (the group is shut out): two keys");
+	ok(same_key(0, 10, 0600, 7, 0, 11, 0600, 7), "0600 of two groups: one key");
+	ok(same_key(0, 10, 0644, 7, 0, 11, 0644, 7), "0644 of two groups: one key");
+	ok(!same_key(0, 0, 0600, 7, 0, 0, 0200, 7), "0600 and 0200: two keys");
+	ok(same_key(0, 0, 0755, 7, 0, 0, 0644, 7), "execute and write bits do not matter");
+	/* Records of an older daemon (no dir) adopt under that daemon's keys. */
+	ok(key_eq(tfs_pool_legacy_key(5, 6, 0644), tfs_pool_legacy_key(5, 7, 0604)) &&
+	   key_eq(tfs_pool_legacy_key(5, 6, 0600), tfs_pool_legacy_key(5, 7, 0400)) &&
+	   !key_eq(tfs_pool_legacy_key(5, 6, 0640), tfs_pool_legacy_key(5, 7, 0640)),
+	   "a legacy key is the old owner/readers key");
+	ok(!key_eq(tfs_pool_legacy_key(5, 6, 0644), tfs_pool_reader_key(5, 6, 0644, 0)) &&
+	   !key_eq(tfs_pool_legacy_key(0, 0, 0600), tfs_pool_reader_key(0, 0, 0600, 0)),
+	   "a legacy key never equals a directory key");
+
+	/* The case of the issue: root's 0644 tensors, one in a 0700 directory, one in a
+	 * public one, never in one block; a second public one shares the first's. */
+	fake_init(&f, 0);
+	p = tfs_pool_new(NULL, &fake_ops, &f);
+	ok(tfs_pool_alloc(p, tfs_pool_reader_key(0, 0, 0644, 100), 4 * KiB, 0, &pub) == 0 &&
+	   tfs_pool_alloc(p, tfs_pool_reader_key(0, 0, 0644, 200), 4 * KiB, 0, &priv) == 0 &&
+	   tfs_pool_alloc(p, tfs_pool_reader_key(0, 0, 0644, 100), 4 * KiB, 0, &pub2) == 0,
+	   "three small tensors of root in two directories");
+	ok(tfs_pool_chunk_block_base(pub) != tfs_pool_chunk_block_base(priv),
+	   "the public and the private directory's tensors are in two blocks");
+	ok(tfs_pool_chunk_block_base(pub) == tfs_pool_chunk_block_base(pub2),
+	   "two tensors of one directory share a block");
+	/* A rename into the public directory: a tensor sharing its block moves (EBUSY tells
+	 * the backend to), a lone one takes its block along, retired. */
+	ok(tfs_pool_rekey(p, pub2, tfs_pool_reader_key(0, 0, 0644, 200)) == -EBUSY,
+	   "a tensor that shares its block cannot take it to another directory");
+	ok(tfs_pool_rekey(p, priv, tfs_pool_reader_key(0, 0, 0644, 100)) == 0 &&
+	   tfs_pool_chunk_block_base(priv) != tfs_pool_chunk_block_base(pub),
+	   "a lone tensor's block goes with it, and stays apart");
+	tfs_pool_free(p, pub);
+	tfs_pool_free(p, priv);
+	tfs_pool_free(p, pub2);
+
+	/* Keys come and go with directories: arenas without a block do not pile up. */
+	for (i = 0; i < 1000; i++) {
+		struct tfs_pool_chunk *c;
+
+		if (tfs_pool_alloc(p, tfs_pool_reader_key(0, 0, 0644, 1000 + (uint64_t)i), 4 * KiB,
+				   0, &c) == 0)
+			tfs_pool_free(p, c);
+	}
+	tfs_pool_trim(p);
+	i = tfs_pool_alloc(p, K(1), 4 * KiB, 0, &pub);
+	n = narenas(p);
+	ok(i == 0 && n == 1, "1,000 directories come and go: %u arena left", n);
+	tfs_pool_free(p, pub);
+	ok(pool_ok(p), "invariants hold");
+	tfs_pool_destroy(p);
+	ok(f.nblocks == 0, "no block leaked");
+}
+
+/* What a key per directory costs: the 10,000-tensor model spread over directories. */
+static void test_dir_efficiency(void)
+{
+	static struct tfs_pool_chunk *v[10000];
+	static const unsigned ndirs[] = { 1, 10, 100, 1000, 10000 };
+	struct fake f;
+	struct tfs_pool *p;
+	struct tfs_pool_stats st;
+	int i, n;
+
+	for (unsigned k = 0; k < sizeof(ndirs) / sizeof(ndirs[0]); k++) {
+		double r;
+
+		fake_init(&f, 0);
+		p = tfs_pool_new(NULL, &fake_ops, &f);
+		rng_state = 1;
+		for (n = 0; n < 10000; n++)
+			if (tfs_pool_alloc(p, tfs_pool_reader_key(1000, 1000, 0644,
+								  (uint64_t)n % ndirs[k]),
+					   log_uniform(4 * KiB, 64 * MiB), 0, &v[n]))
+				break;
+		tfs_pool_get_stats(p, &st);
+		r = (double)st.reserved / (double)st.used;
+		/* Each directory pays at most one partly used small and medium block (34 MiB)
+		 * on top of what one directory needs. */
+		ok(n == 10000 && st.reserved <= st.used * 105 / 100 + ndirs[k] * 34 * MiB,
+		   "10,000 tensors 4 KiB..64 MiB in %u directories: reserved/requested %.4f "
+		   "(%.2f GiB requested)", ndirs[k], r, (double)st.used / (1024.0 * MiB));
+		for (i = 0; i < n; i++)
+			tfs_pool_free(p, v[i]);
+		tfs_pool_destroy(p);
+	}
+
+	/* Small tensors of one directory still pack: 1,000 of 4..64 KiB, among 1,000 of
+	 * another directory, take a few 2 MiB blocks each. */
+	fake_init(&f, 0);
+	p = tfs_pool_new(NULL, &fake_ops, &f);
+	rng_state = 5;
+	for (n = 0; n < 2000; n++)
+		if (tfs_pool_alloc(p, tfs_pool_reader_key(0, 0, 0644, (uint64_t)n % 2),
+				   log_uniform(4 * KiB, 64 * KiB), 0, &v[n]))
+			break;
+	tfs_pool_get_stats(p, &st);
+	ok(n == 2000 && st.reserved <= st.used + 2 * 2 * MiB,
+	   "2,000 small tensors in 2 directories: %llu blocks for %.1f MiB requested",
+	   (unsigned long long)st.nblocks, (double)st.used / MiB);
+	for (i = 0; i < n; i++)
+		tfs_pool_free(p, v[i]);
+	tfs_pool_destroy(p);
+}
+
 int main(void)
 {
 	test_adopt();
@@ -647,6 +785,8 @@ int main(void)
 	test_resize();
 	test_rekey();
 	test_efficiency();
+	test_reader_key();
+	test_dir_efficiency();
 	test_threads();
 	printf("# %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
