@@ -4,6 +4,7 @@
 # public handle, finds the private tensor's bytes at no offset of the block it maps. A
 # rename into the private directory takes a tensor out of the public block; a restart of
 # the daemon (kill -9: the keeper restarts it) puts the blocks back under the same keys.
+EXPECT_RESTARTS=1     # it kills the daemon once
 . "$(dirname "$0")/gpulib.sh"
 gpu_tests "tensors of a private and a public directory have different handles" \
 	"uid 65534 with the public handle reads none of the private tensor's bytes" \

@@ -4,6 +4,7 @@
 # check: every way a tensor is made or moved records its directory's inode number, and a
 # restart keeps it. The blocks themselves: tests/gpu/t_block_isolation.sh and the key's
 # unit test in tests/unit/test_pool.c.
+EXPECT_RESTARTS=1     # it kills the daemon once
 . "$(dirname "$0")/../lib.sh"
 start_redis || exit 1
 M=$T/m
