@@ -31,6 +31,58 @@
  * headers. libfuse reads up to its own buffer size, 256 pages + 4 KiB, which this covers. */
 #define REQ_BUF_BYTES ((size_t)(1 << 20) + (64 << 10))
 
+#ifdef TFS_PROFILE_IO
+#include <time.h>
+
+/* [0] reads, [1] writes, [2] anything else: requests, ns from receive to return of
+ * process_buf (the op, its copy and the reply's write), ns in the copy alone. */
+static uint64_t prof_n[3], prof_ns[3], prof_copy_ns[2], prof_recv_ns[3];
+
+uint64_t tfs_prof_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void tfs_prof_copy(int write, uint64_t ns)
+{
+	__atomic_add_fetch(&prof_copy_ns[write ? 1 : 0], ns, __ATOMIC_RELAXED);
+}
+
+/* The opcode of the request in buf (struct fuse_in_header: len, then opcode). */
+static int prof_kind(const struct fuse_buf *b)
+{
+	uint32_t op;
+
+	memcpy(&op, (const char *)b->mem + 4, sizeof(op));
+	return op == 15 ? 0 : op == 16 ? 1 : 2;     /* FUSE_READ, FUSE_WRITE */
+}
+
+static void prof_account(const struct fuse_buf *b, uint64_t t_recv, uint64_t t0, uint64_t t1)
+{
+	int k = prof_kind(b);
+
+	__atomic_add_fetch(&prof_n[k], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&prof_ns[k], t1 - t0, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&prof_recv_ns[k], t0 - t_recv, __ATOMIC_RELAXED);
+}
+
+static void prof_print(void)
+{
+	static const char *name[3] = { "read", "write", "other" };
+
+	for (int k = 0; k < 3; k++)
+		if (prof_n[k])
+			tfs_log(LOG_NOTICE, "profile: %s: %llu requests, %.1f us in receive (incl. idle), "
+				"%.1f us in the op (incl. reply), %.1f us copying", name[k],
+				(unsigned long long)prof_n[k], prof_recv_ns[k] / 1e3 / prof_n[k],
+				prof_ns[k] / 1e3 / prof_n[k],
+				k < 2 ? prof_copy_ns[k] / 1e3 / prof_n[k] : 0.0);
+}
+#endif
+
 struct worker {
 	pthread_t thread;
 	int started;
@@ -54,6 +106,9 @@ static void *worker_main(void *arg)
 		w->fbuf.size = REQ_BUF_BYTES;
 		w->fbuf.flags = 0;
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+#ifdef TFS_PROFILE_IO
+		uint64_t t_recv = tfs_prof_now(), t0;
+#endif
 		res = fuse_session_receive_buf(lp.se, &w->fbuf);
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 		if (res == -EINTR)
@@ -69,9 +124,15 @@ static void *worker_main(void *arg)
 			break;
 		}
 		tfs_stats_add(TFS_ST_REQUESTS, 1);
+#ifdef TFS_PROFILE_IO
+		t0 = tfs_prof_now();
+#endif
 		tfs_writer_defer_wakes(1);
 		fuse_session_process_buf(lp.se, &w->fbuf);
 		tfs_writer_defer_wakes(0);
+#ifdef TFS_PROFILE_IO
+		prof_account(&w->fbuf, t_recv, t0, tfs_prof_now());
+#endif
 	}
 	sem_post(&lp.finish);
 	return NULL;
@@ -133,6 +194,9 @@ int tfs_loop_run(struct fuse_session *se, int nworkers)
 			pthread_join(ws[i].thread, NULL);
 	if (!rc)
 		rc = lp.err;
+#ifdef TFS_PROFILE_IO
+	prof_print();
+#endif
 	sem_destroy(&lp.finish);
 out_bufs:
 	if (!region)

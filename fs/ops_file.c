@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "loop.h"
 #include "ops.h"
 #include "stats.h"
 
@@ -416,6 +417,7 @@ void tfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		size = (size_t)(t->meta.bytes - (uint64_t)off);
 	bv = FUSE_BUFVEC_INIT(size);
 	tfs_stats_io(TFS_ST_READS, size);
+	TFS_PROF_START(t0);
 	if (size && tfs_d.be_ops->read_mem &&
 	    tfs_d.be_ops->read_mem(tfs_d.be, t->alloc, (uint64_t)off, size, &at) == 0) {
 		bv.buf[0].mem = (void *)at;
@@ -430,6 +432,7 @@ void tfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		     -ENOMEM;
 		bv.buf[0].mem = mem;
 	}
+	TFS_PROF_COPY(0, t0);
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else
@@ -498,7 +501,9 @@ void tfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
 			return;
 		}
 	}
+	TFS_PROF_START(t0);
 	rc = tfs_d.be_ops->copy_in(tfs_d.be, t->alloc, (uint64_t)off, buf, size);
+	TFS_PROF_COPY(1, t0);
 	pthread_rwlock_unlock(&t->io);
 	if (rc) {
 		fuse_reply_err(req, -rc);

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fuse_lowlevel.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,10 @@
 #define BIG_INO 2
 #define MAX_IO (1 << 20)
 
-static char zeros[MAX_IO];
+/* Each worker replies from a buffer of its own, of real pages: with one buffer for all, or
+ * the untouched zero page, every reply pins the same pages and 8 streams contend on their
+ * reference counts, which tensorfs replying from each stream's own memory does not. */
+static pthread_key_t buf_key;
 static off_t big_bytes = (off_t)2 << 30;
 
 static void stat_of(fuse_ino_t ino, struct stat *st)
@@ -83,12 +87,23 @@ static void null_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void null_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		      struct fuse_file_info *fi)
 {
+	char *buf = pthread_getspecific(buf_key);
+
 	(void)ino; (void)fi;
+	if (!buf) {
+		buf = aligned_alloc(4096, MAX_IO);
+		if (!buf || pthread_setspecific(buf_key, buf)) {
+			free(buf);
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		memset(buf, 0x5a, MAX_IO);
+	}
 	if (off >= big_bytes)
 		size = 0;
 	else if ((off_t)size > big_bytes - off)
 		size = (size_t)(big_bytes - off);
-	fuse_reply_buf(req, zeros, size < MAX_IO ? size : MAX_IO);
+	fuse_reply_buf(req, buf, size < MAX_IO ? size : MAX_IO);
 }
 
 static void null_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
@@ -119,6 +134,8 @@ int main(int argc, char **argv)
 
 	if (env)
 		big_bytes = strtoll(env, NULL, 0);
+	if (pthread_key_create(&buf_key, free))
+		return 1;
 	if (fuse_parse_cmdline(&args, &o) || !o.mountpoint) {
 		fprintf(stderr, "usage: %s MOUNTPOINT [-f] [-o opts]\n", argv[0]);
 		goto out;
