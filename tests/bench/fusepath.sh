@@ -5,7 +5,7 @@
 # (tfsbench io), `cat` and `dd bs=16M` of the whole file.
 #   tests/bench/fusepath.sh [BUILD [BASE_BUILD]]
 # BASE_BUILD: a second build (another commit's daemon) mounted beside BUILD's, for an A/B
-# in the same run. Prints one Markdown table of medians over PASSES passes (default 3).
+# in the same run (NEW_OPTS, BASE_OPTS: daemon options for each). Prints one Markdown table of medians over PASSES passes (default 3).
 # Needs root (FUSE) and redis-server; BUILD built by make.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -21,7 +21,8 @@ NULLFS=$ROOT/$B/bench/nullfs
 RES=$T/results
 
 start_redis || exit 1
-names=(nullfs) files=("$T/null/big")
+# Per filesystem: big, of IO_BYTES, for tfsbench; cat, of CAT_BYTES, for cat and dd.
+names=(nullfs) files=("$T/null/big") cats=("$T/null/cat")
 mkdir -p "$T/null"
 NULLFS_BYTES=$CAT_BYTES "$NULLFS" -f "$T/null" 2>"$T/null.log" &
 NULL_PID=$!
@@ -39,21 +40,26 @@ for be in "${backends[@]}"; do
 			[[ $BASE = /* ]] || bin=$ROOT/$BASE/tensorfs
 		fi
 		m=$T/$be-$v
-		TFS=$bin mount_tfs "$m" --node n$i --prefix p$i --queue q$i --backend "$be" || exit 1
-		names+=("$be${BASE:+ $v}") files+=("$m/big")
-		# The file, sized once: the passes time copies, not allocation.
-		"$BENCH" io "$m/big" "$CAT_BYTES" 1 write >/dev/null || exit 1
+		opts=${NEW_OPTS:-}
+		[ "$v" = base ] && opts=${BASE_OPTS:-}
+		# shellcheck disable=SC2086 # the options split into words
+		TFS=$bin mount_tfs "$m" --node n$i --prefix p$i --queue q$i --backend "$be" $opts || exit 1
+		names+=("$be${BASE:+ $v}") files+=("$m/big") cats+=("$m/cat")
+		# Sized and written once: the passes time copies, not allocation or first touch.
+		"$BENCH" io "$m/big" "$IO_BYTES" 1 write >/dev/null || exit 1
+		"$BENCH" io "$m/cat" "$CAT_BYTES" 1 write >/dev/null || exit 1
 		i=$((i + 1))
 	done
 done
 
-# gbps CMD...: runs CMD, prints CAT_BYTES / its wall time in GB/s
+# gbps FILE CMD...: runs CMD, prints FILE's size / CMD's wall time in GB/s
 gbps() {
-	local t0 t1
+	local t0 t1 b=$(stat -c %s "$1")
+	shift
 	t0=$(date +%s.%N)
 	"$@" >/dev/null 2>&1 || { echo fail; return; }
 	t1=$(date +%s.%N)
-	awk -v b="$CAT_BYTES" -v a="$t0" -v z="$t1" 'BEGIN {printf "%.2f\n", b / (z - a) / 1e9}'
+	awk -v b="$b" -v a="$t0" -v z="$t1" 'BEGIN {printf "%.2f\n", b / (z - a) / 1e9}'
 }
 
 for p in $(seq "$PASSES"); do
@@ -65,8 +71,9 @@ for p in $(seq "$PASSES"); do
 				echo "$k ${op}_$s ${v:-fail}" >>"$RES"
 			done
 		done
-		echo "$k cat $(gbps cat "$f")" >>"$RES"
-		echo "$k dd $(gbps dd if="$f" of=/dev/null bs=16M)" >>"$RES"
+		c=${cats[$k]}
+		echo "$k cat $(gbps "$c" cat "$c")" >>"$RES"
+		echo "$k dd $(gbps "$c" dd if="$c" of=/dev/null bs=16M)" >>"$RES"
 	done
 done
 
