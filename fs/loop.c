@@ -36,7 +36,10 @@
 #include "writer.h"
 #include "log.h"
 
-#define RECEIVERS 2
+#ifndef TFS_RECEIVERS
+#define TFS_RECEIVERS 2     /* overridable for measurement (tests/bench/fusepath.sh) */
+#endif
+#define RECEIVERS TFS_RECEIVERS
 
 /* What one request can need: a 1 MiB write (max_write) or a 64 KiB xattr value, plus
  * headers. libfuse reads up to its own buffer size, 256 pages + 4 KiB, which this covers. */
