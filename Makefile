@@ -116,6 +116,11 @@ $(O)/bench/%: tests/bench/%.c $(STLIB) lib/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(REAL_CFLAGS) -o $@ $< $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
 
+# The null FUSE filesystem of tests/bench/fusepath.sh: libfuse only.
+$(O)/bench/nullfs: tests/bench/nullfs.c
+	@mkdir -p $(dir $@)
+	$(CC) $(REAL_CFLAGS) -o $@ $< $(REAL_LDFLAGS) $(PKG_LIBS)
+
 $(O)/tensorfs.pc: Makefile
 	@mkdir -p $(O)
 	@echo "Generating $@ for pkgconfig..."

@@ -104,6 +104,15 @@ struct tfs_backend_ops {
 	int (*read_fd)(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,
 		       int *fd, off_t *pos);
 
+	/* Host memory holding len bytes at off, for a FUSE reply to write from: the kernel
+	 * copies them once, into the reader's buffer, with one write and no pipe. The host
+	 * backend's own mapping; the cuda backend's read area of the calling thread (read_fd's),
+	 * after a DMA into it. *mem stays valid while the caller holds the tensor's io lock
+	 * and until the thread's next read_mem() or read_fd(). -ENOTSUP: use read_fd or
+	 * copy_out. May be NULL. */
+	int (*read_mem)(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,
+			const void **mem);
+
 	/* A daemon started again after a crash (adopt.c) takes back the memory its keeper
 	 * still holds. adopt: the memory the record m names (handle, offset, bytes, device,
 	 * owner), as it is, counted as allocated: 0 with *out, -ENOENT when the keeper holds

@@ -389,6 +389,16 @@ static int host_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t o
 	return 0;
 }
 
+static int host_read_mem(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
+			 size_t len, const void **mem)
+{
+	(void)be;
+	if (off > a->bytes || len > a->bytes - off)
+		return -EINVAL;
+	*mem = (const char *)a->base + off;
+	return 0;
+}
+
 static void host_stats(struct tfs_backend *be, struct tfs_backend_stats *st)
 {
 	pthread_mutex_lock(&be->lock);
@@ -480,5 +490,6 @@ const struct tfs_backend_ops tfs_backend_host = {
 	.set_owner = host_set_owner,
 	.copy_in = host_copy_in,
 	.copy_out = host_copy_out,
+	.read_mem = host_read_mem,
 	.stats = host_stats,
 };

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "loop.h"
 #include "ops.h"
 #include "stats.h"
 
@@ -388,16 +389,18 @@ static void lock_after_mark(struct tfsd_tensor *t)
 	}
 }
 
-/* The cuda backend leaves the bytes in a file of its own (read_fd), which the reply
- * splices from: the kernel then copies them once, into the reader's buffer. The host
- * backend copies into memory that the reply writes from. The io lock is held until the
- * reply is written, so the memory cannot move under it. */
+/* The reply writes from memory the backend holds the bytes in (read_mem: the host
+ * backend's mapping, the cuda backend's pinned read area), so the kernel copies them once,
+ * into the reader's buffer, and the daemon not at all; where it cannot, from a file that
+ * the reply splices (read_fd), or from a copy. The io lock is held until the reply is
+ * written, so the memory cannot move under it. */
 void tfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		 struct fuse_file_info *fi)
 {
 	struct tfs_file *f = file_of(fi);
 	struct tfsd_tensor *t = f->t;
 	struct fuse_bufvec bv;
+	const void *at;
 	void *mem = NULL;
 	off_t pos;
 	int rc = 0, fd;
@@ -414,8 +417,12 @@ void tfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		size = (size_t)(t->meta.bytes - (uint64_t)off);
 	bv = FUSE_BUFVEC_INIT(size);
 	tfs_stats_io(TFS_ST_READS, size);
-	if (size && tfs_d.splice_reads &&
-	    tfs_d.be_ops->read_fd(tfs_d.be, t->alloc, (uint64_t)off, size, &fd, &pos) == 0) {
+	TFS_PROF_START(t0);
+	if (size && tfs_d.be_ops->read_mem &&
+	    tfs_d.be_ops->read_mem(tfs_d.be, t->alloc, (uint64_t)off, size, &at) == 0) {
+		bv.buf[0].mem = (void *)at;
+	} else if (size && tfs_d.splice_reads &&
+		   tfs_d.be_ops->read_fd(tfs_d.be, t->alloc, (uint64_t)off, size, &fd, &pos) == 0) {
 		bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 		bv.buf[0].fd = fd;
 		bv.buf[0].pos = pos;
@@ -425,6 +432,7 @@ void tfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		     -ENOMEM;
 		bv.buf[0].mem = mem;
 	}
+	TFS_PROF_COPY(0, t0);
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else
@@ -493,7 +501,9 @@ void tfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
 			return;
 		}
 	}
+	TFS_PROF_START(t0);
 	rc = tfs_d.be_ops->copy_in(tfs_d.be, t->alloc, (uint64_t)off, buf, size);
+	TFS_PROF_COPY(1, t0);
 	pthread_rwlock_unlock(&t->io);
 	if (rc) {
 		fuse_reply_err(req, -rc);

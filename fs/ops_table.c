@@ -26,8 +26,12 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	(void)userdata;
 	/* Requests are read into the workers' own buffers (loop.c), never through a pipe. */
 	conn->want &= ~FUSE_CAP_SPLICE_READ;
-	/* Replies to reads splice from the backend's file (tfs_op_read) where they can. */
-	if (tfs_d.be_ops->read_fd) {
+	/* Replies to reads write from the backend's memory (read_mem) where it has one: as few
+	 * copies as a splice and fewer system calls (tests/bench/RESULTS-gpu.md, issue 19).
+	 * Otherwise they splice from its file (read_fd) where a pipe holds a reply. */
+	if (tfs_d.be_ops->read_mem) {
+		tfs_log(LOG_INFO, "reads: replies write from the backend's memory");
+	} else if (tfs_d.be_ops->read_fd) {
 		tfs_d.splice_reads = (conn->capable & FUSE_CAP_SPLICE_WRITE) && pipe_holds_reply();
 		if (tfs_d.splice_reads)
 			conn->want |= FUSE_CAP_SPLICE_WRITE;

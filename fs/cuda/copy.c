@@ -195,8 +195,9 @@ int tfs_cuda_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 	return e == cudaSuccess ? 0 : tfs_cuda_fail(e, "copy from device", d->ordinal);
 }
 
-int tfs_cuda_read_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,
-		     int *fd, off_t *pos)
+/* One DMA of len bytes at off into the calling thread's read area: 0 with *out. */
+static int to_area(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,
+		   struct rarea **out)
 {
 	struct rarea *r;
 	int rc;
@@ -211,7 +212,31 @@ int tfs_cuda_read_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, 
 			      (const void *)(uintptr_t)(tfs_pool_chunk_addr(a->chunk) + off), len,
 			      cudaMemcpyDeviceToHost)) < 0)
 		return rc;
+	*out = r;
+	return 0;
+}
+
+int tfs_cuda_read_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,
+		     int *fd, off_t *pos)
+{
+	struct rarea *r;
+	int rc = to_area(be, a, off, len, &r);
+
+	if (rc < 0)
+		return rc;
 	*fd = r->fd;
 	*pos = 0;
+	return 0;
+}
+
+int tfs_cuda_read_mem(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,
+		      const void **mem)
+{
+	struct rarea *r;
+	int rc = to_area(be, a, off, len, &r);
+
+	if (rc < 0)
+		return rc;
+	*mem = r->p;
 	return 0;
 }

@@ -237,6 +237,8 @@ int tfs_cuda_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 		     const void *src, size_t len);
 int tfs_cuda_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 		      void *dst, size_t len);
+int tfs_cuda_read_mem(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,
+		      const void **mem);
 int tfs_cuda_read_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,
 		     int *fd, off_t *pos);
 

@@ -16,6 +16,7 @@ const struct tfs_backend_ops tfs_backend_cuda = {
 	.wait_mark = tfs_cuda_wait_mark,
 	.io_region = tfs_cuda_io_region,
 	.read_fd = tfs_cuda_read_fd,
+	.read_mem = tfs_cuda_read_mem,
 	.stats = tfs_cuda_stats,
 	.adopt = tfs_cuda_adopt,
 	.adopt_end = tfs_cuda_adopt_end,

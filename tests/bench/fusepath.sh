@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The FUSE request path against its ceiling (issue 19), in one run, alternating passes:
+# nullfs (tests/bench/nullfs.c: replies from a static buffer, writes discarded) and tensorfs
+# host and cuda mounts (cuda where a GPU is), each: 1 MiB pread/pwrite in 1 and 8 streams
+# (tfsbench io), `cat` and `dd bs=16M` of the whole file.
+#   tests/bench/fusepath.sh [BUILD [BASE_BUILD]]
+# BASE_BUILD: a second build (another commit's daemon) mounted beside BUILD's, for an A/B
+# in the same run (NEW_OPTS, BASE_OPTS: daemon options for each). Prints one Markdown table of medians over PASSES passes (default 3).
+# Needs root (FUSE) and redis-server; BUILD built by make.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+B=${1:-build}
+BASE=${2:-}
+BUILD=$B
+. tests/integration/lib.sh
+PASSES=${PASSES:-3}
+IO_BYTES=${IO_BYTES:-$((1 << 30))}      # per pread/pwrite measurement
+CAT_BYTES=${CAT_BYTES:-$((2 << 30))}    # the file cat and dd read whole
+BENCH=$ROOT/$B/bench/tfsbench
+NULLFS=$ROOT/$B/bench/nullfs
+RES=$T/results
+
+start_redis || exit 1
+# Per filesystem: big, of IO_BYTES, for tfsbench; cat, of CAT_BYTES, for cat and dd.
+names=(nullfs) files=("$T/null/big") cats=("$T/null/cat")
+mkdir -p "$T/null"
+NULLFS_BYTES=$CAT_BYTES "$NULLFS" -f "$T/null" 2>"$T/null.log" &
+NULL_PID=$!
+for _ in $(seq 100); do mountpoint -q "$T/null" && break; sleep 0.05; done
+mountpoint -q "$T/null" || { echo "nullfs did not mount"; cat "$T/null.log"; exit 1; }
+
+backends=(host)
+[ -e /dev/nvidiactl ] && backends+=(cuda)
+i=0
+for be in "${backends[@]}"; do
+	for v in new ${BASE:+base}; do
+		bin=$TFS
+		if [ "$v" = base ]; then
+			bin=$BASE/tensorfs
+			[[ $BASE = /* ]] || bin=$ROOT/$BASE/tensorfs
+		fi
+		m=$T/$be-$v
+		opts=${NEW_OPTS:-}
+		[ "$v" = base ] && opts=${BASE_OPTS:-}
+		# shellcheck disable=SC2086 # the options split into words
+		TFS=$bin mount_tfs "$m" --node n$i --prefix p$i --queue q$i --backend "$be" $opts || exit 1
+		names+=("$be${BASE:+ $v}") files+=("$m/big") cats+=("$m/cat")
+		# Sized and written once: the passes time copies, not allocation or first touch.
+		"$BENCH" io "$m/big" "$IO_BYTES" 1 write >/dev/null || exit 1
+		"$BENCH" io "$m/cat" "$CAT_BYTES" 1 write >/dev/null || exit 1
+		i=$((i + 1))
+	done
+done
+
+# gbps FILE CMD...: runs CMD, prints FILE's size / CMD's wall time in GB/s
+gbps() {
+	local t0 t1 b=$(stat -c %s "$1")
+	shift
+	t0=$(date +%s.%N)
+	"$@" >/dev/null 2>&1 || { echo fail; return; }
+	t1=$(date +%s.%N)
+	awk -v b="$b" -v a="$t0" -v z="$t1" 'BEGIN {printf "%.2f\n", b / (z - a) / 1e9}'
+}
+
+for p in $(seq "$PASSES"); do
+	for k in "${!names[@]}"; do
+		f=${files[$k]}
+		for s in 1 8; do
+			for op in read write; do
+				v=$("$BENCH" io "$f" "$IO_BYTES" $s $op | awk '{print $2}')
+				echo "$k ${op}_$s ${v:-fail}" >>"$RES"
+			done
+		done
+		c=${cats[$k]}
+		echo "$k cat $(gbps "$c" cat "$c")" >>"$RES"
+		echo "$k dd $(gbps "$c" dd if="$c" of=/dev/null bs=16M)" >>"$RES"
+	done
+done
+
+echo "# $(date -u +%FT%TZ) $(uname -n) $(uname -r); $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1); $(nproc) CPUs; libfuse $(pkg-config --modversion fuse3 2>/dev/null); fs.pipe-max-size $(cat /proc/sys/fs/pipe-max-size); fuse max_pages_limit $(cat /proc/sys/fs/fuse/max_pages_limit 2>/dev/null), enable_uring $(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null); median of $PASSES passes, GB/s"
+grep -ho "reads: [a-z ]*" "$T"/*.log 2>/dev/null | sort | uniq -c | sed 's/^ */# /'
+echo
+echo "| filesystem | read 1 | write 1 | read 8 | write 8 | cat | dd bs=16M |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+for k in "${!names[@]}"; do
+	printf "| %s" "${names[$k]}"
+	for m in read_1 write_1 read_8 write_8 cat dd; do
+		awk -v k="$k" -v m="$m" '$1 == k && $2 == m {print $3}' "$RES" | sort -g |
+			awk '{v[NR] = $1} END {printf " | %s", NR ? v[int((NR + 1) / 2)] : "-"}'
+	done
+	echo " |"
+done
+echo
+echo "all passes (filesystem index, measurement, GB/s):"
+sort -k1,1n -k2,2 "$RES" | awk '{a[$1" "$2] = a[$1" "$2] " " $3} END {for (x in a) print "  " x ":" a[x]}' | sort
+fusermount3 -u "$T/null"
+wait "$NULL_PID"
+cd /
+finish
