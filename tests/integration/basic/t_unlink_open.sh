@@ -5,7 +5,7 @@ one_mount --node n1
 head -c 3000000 /dev/urandom > "$T/rand"
 cp "$T/rand" "$M/u"
 not_listed() { ! ls "$M" | grep -qx u; }
-unlinked_keys() { rcli --scan --pattern "tensorfs:unlinked:$1*" | wc -l; }
+unlinked_keys() { rcli --scan --pattern "tensorfs:unlinked:${1:-}*" | wc -l; }
 record_moved() { [ "$(rcli exists tensorfs:tensor:u)" = 0 ] && [ "$(unlinked_keys n1:)" = 1 ]; }
 unlinked_refcount_1() { [ "$(rcli hget "$(rcli --scan --pattern 'tensorfs:unlinked:n1:*')" refcount)" = 1 ]; }
 reads_through_fd() { cmp "$T/rand" - <&5; }
