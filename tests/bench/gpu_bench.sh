@@ -35,7 +35,8 @@ if [ $have_cuda = 1 ]; then
 fi
 
 echo "# $(date -u +%FT%TZ) $(uname -n); $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo 'no GPU'); $(nproc) CPUs; fs.pipe-max-size $(cat /proc/sys/fs/pipe-max-size)"
-# Whether the cuda daemon's read replies splice (ops_table.c: needs a pipe that holds 1 MiB).
+# Whether the cuda daemon's read replies splice: since read_mem (backend.h) they are
+# written from the pinned read area instead, so this reports what the pipe would allow.
 [ $have_cuda = 1 ] && grep -ho "reads: [a-z ]*" "$T/cuda.log" | head -1 | sed 's/^/# cuda /'
 echo
 echo "| path | threads | read GB/s | write GB/s |"
