@@ -150,6 +150,21 @@ int tfs_store_alive_drop(void);
  * Synchronous: a round trip (bounded by the command timeout). */
 int tfs_store_queue_forward_live(const char *node, const char *json, size_t len, int ttl);
 
+/* --- what Redis lost, written back from what this node knows (mirror.h) --- */
+/* After Redis came back: when the root's record is missing (or a lookup found it missing
+ * since the last call), every directory the mirror knows that Redis lacks is written back
+ * with its record, user attributes and entry in its parent, parents first; each in one
+ * script that leaves an existing record alone. 0, -EIO (retried at the next call), -ENOMEM. */
+int tfs_store_restore_dirs(void);
+/* Whether Redis lost the root's record (missing now, or found missing by a lookup since
+ * the last tfs_store_restore_dirs): 1, 0, -EIO. A round trip. */
+int tfs_store_lost(void);
+/* The directories above name that Redis lacks, written back (the mirror's records, else
+ * mode 0755 owned by root): 0, -EIO, -ENOMEM, -ENAMETOOLONG. */
+int tfs_store_restore_parents(const char *name);
+/* The user attributes the mirror knows for record key, queued for the writer: 0, -ENOMEM. */
+int tfs_store_restore_attrs(const char *key);
+
 /* --- start-up and change notifications --- */
 /* A record of this node found at start-up (tfs_store_node_records). */
 struct tfs_store_holder {

@@ -525,35 +525,13 @@ int tfs_tensor_rename(struct tfsd_tensor *t, const char *newname)
 	return 0;
 }
 
-static int ensure_dirs(const char *name)
-{
-	char parent[TFS_PATH_MAX];
-	const char *base;
-	struct tfs_dirrec d;
-	int rc;
-
-	tfs_split(name, parent, sizeof(parent), &base);
-	rc = tfs_store_dir(parent, &d);
-	if (rc != -ENOENT)
-		return rc;
-	if (parent[0] && (rc = ensure_dirs(parent)))
-		return rc;
-	memset(&d, 0, sizeof(d));
-	d.mode = 0755;
-	d.ctime = d.mtime = tfs_now();
-	rc = tfs_store_dir_write(parent, &d);
-	if (rc == 0 && parent[0])
-		rc = tfs_store_link(parent, 'd');
-	return rc == -EEXIST ? 0 : rc;
-}
-
 static void resync_one(struct tfsd_tensor *t, void *arg)
 {
 	int *rc = arg;
 	int e;
 
 	if (t->linked) {
-		e = ensure_dirs(t->name);
+		e = tfs_store_restore_parents(t->name);
 		if (e == 0)
 			e = tfs_store_link(t->name, 't');
 		if (e && e != -EEXIST) {
@@ -563,7 +541,7 @@ static void resync_one(struct tfsd_tensor *t, void *arg)
 			return;
 		}
 	}
-	if (tfs_tensor_save(t))
+	if (tfs_tensor_save(t) || tfs_store_restore_attrs(t->key))
 		*rc = -EIO;
 	for (struct tfs_holder *h = t->holders; h; h = h->next) {
 		tfs_store_holder_save(t->key, h->node, h->pid, h->count, -1);
@@ -572,16 +550,10 @@ static void resync_one(struct tfsd_tensor *t, void *arg)
 
 int tfs_tensor_resync(void)
 {
-	struct tfs_dirrec root;
-	int rc = 0;
+	int rc = tfs_store_restore_dirs();
 
-	if (tfs_store_dir("", &root) == -ENOENT) {
-		memset(&root, 0, sizeof(root));
-		root.mode = 0755;
-		root.ctime = root.mtime = tfs_now();
-		if (tfs_store_dir_write("", &root))
-			return -EIO;
-	}
+	if (rc)
+		return rc;
 	tfs_table_foreach(resync_one, &rc);
 	return rc;
 }
