@@ -5,6 +5,7 @@
  *   <prefix>:dirents:<name>  hash, a directory's entries: child name -> 't' or 'd'
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,12 +260,14 @@ int tfs_store_restore_dirs(void)
 	__atomic_store_n(&root_lost, 0, __ATOMIC_RELEASE);
 	/* The root gone means Redis lost what it held: every directory this node knows
 	 * comes back, empty ones included, with its mode, owner, defaults and attributes. */
-	tfs_log(LOG_WARNING, "Redis lost the root's record: writing back the directories this node knows");
 	if ((rc = restore_known_dir("")) < 0)
 		return rc;
 	snprintf(kp, sizeof(kp), "%s:dir:", tfs_d.o.prefix);
 	if ((n = tfs_mirror_snapshot(kp, 0, &it)) < 0)
 		return n;
+	if (n > 0)
+		tfs_log(LOG_WARNING, "Redis lost the root's record: writing back the %d directories "
+			"this node knows", n);
 	qsort(it, n, sizeof(*it), depth_cmp);
 	rc = 0;
 	for (int i = 0; i < n && rc >= 0; i++)
@@ -411,6 +414,126 @@ int tfs_store_dir_write(const char *name, const struct tfs_dirrec *d)
 	return 0;
 }
 
+/* --- claims whose answer was lost --- */
+
+/* A claim sent but not answered (Redis stalled past the command timeout, or went away)
+ * may still have taken the name when Redis went on. Such names are remembered here: a
+ * retry of the same name by this node takes its own claim over, and the resync after
+ * Redis came back gives the others back. */
+struct lost_claim {
+	char *name;
+	char type;
+	struct lost_claim *next;
+};
+static pthread_mutex_t lost_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct lost_claim *lost_claims;
+
+/* Which record a claimed entry of type needs: tensor or dir. */
+static const char *record_kind(char type)
+{
+	return type == 'd' ? "dir" : "tensor";
+}
+
+/* The entry of name still of type and with no record behind it, in one step. remove:
+ * also take it out. 1 when so, 0 when not, -EIO. */
+static const char stale_claim_lua[] =
+	"if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end "
+	"if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end "
+	"if ARGV[3] == '1' then redis.call('HDEL', KEYS[1], ARGV[1]) end "
+	"return 1";
+
+static int stale_claim(const char *name, char type, int remove)
+{
+	char parent[TFS_PATH_MAX], ek[TFS_KEYMAX], rk[TFS_KEYMAX], t[2] = { type, 0 };
+	const char *base;
+	redisReply *r;
+	int rc;
+
+	tfs_split(name, parent, sizeof(parent), &base);
+	if (tfs_key(ek, sizeof(ek), "dirents", parent) ||
+	    tfs_key(rk, sizeof(rk), record_kind(type), name))
+		return -ENAMETOOLONG;
+	r = tfs_conn_cmdf(&rc, "EVAL %s 2 %s %s %s %s %s", stale_claim_lua, ek, rk, base, t,
+			  remove ? "1" : "0");
+	rc = r && r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -EIO;
+	freeReplyObject(r);
+	if (rc == 1 && remove)
+		tfs_dircache_set_type(parent, base, 0);
+	return rc;
+}
+
+static void lost_claim_add(const char *name, char type)
+{
+	struct lost_claim *l = calloc(1, sizeof(*l));
+
+	if (!l || !(l->name = strdup(name))) {
+		free(l);
+		tfs_log(LOG_ERR, "out of memory: the lost claim of /%s stays until unmount", name);
+		return;
+	}
+	l->type = type;
+	pthread_mutex_lock(&lost_mu);
+	l->next = lost_claims;
+	lost_claims = l;
+	pthread_mutex_unlock(&lost_mu);
+}
+
+/* Takes name's lost claim of type off the list: 1 when it was there. */
+static int lost_claim_take(const char *name, char type)
+{
+	struct lost_claim **p, *l;
+	int found = 0;
+
+	pthread_mutex_lock(&lost_mu);
+	for (p = &lost_claims; *p; p = &(*p)->next) {
+		if ((*p)->type == type && strcmp((*p)->name, name) == 0) {
+			l = *p;
+			*p = l->next;
+			free(l->name);
+			free(l);
+			found = 1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lost_mu);
+	return found;
+}
+
+int tfs_store_claims_settle(void)
+{
+	struct lost_claim *list, *l, *keep = NULL;
+	int rc = 0, e;
+
+	pthread_mutex_lock(&lost_mu);
+	list = lost_claims;
+	lost_claims = NULL;
+	pthread_mutex_unlock(&lost_mu);
+	while ((l = list)) {
+		list = l->next;
+		/* A name this node made since (a retry) is its own by now: nothing to give. */
+		e = l->type == 't' && tfs_table_find(l->name) ? 0 : stale_claim(l->name, l->type, 1);
+		if (e < 0) {
+			rc = e;
+			l->next = keep;
+			keep = l;
+			continue;
+		}
+		if (e == 1)
+			tfs_log(LOG_NOTICE, "/%s: a claim whose answer was lost, given back", l->name);
+		free(l->name);
+		free(l);
+	}
+	if (keep) {
+		pthread_mutex_lock(&lost_mu);
+		for (l = keep; l->next; l = l->next)
+			;
+		l->next = lost_claims;
+		lost_claims = keep;
+		pthread_mutex_unlock(&lost_mu);
+	}
+	return rc;
+}
+
 int tfs_store_link_send(const char *name, char type, const struct tfs_dirrec *parent_rec,
 		      struct tfs_store_claim **claim)
 {
@@ -473,10 +596,21 @@ int tfs_store_link_wait(const char *name, char type, struct tfs_store_claim *cla
 	free(claim);
 	if (!r) {
 		freeReplyObject(e);
+		if (rc != -ENOMEM && rc != -EPROTO)
+			lost_claim_add(name, type);   /* sent: it may yet take the name */
 		return rc == -ENOMEM ? rc : -EIO;
 	}
 	rc = r->type != REDIS_REPLY_INTEGER ? -EIO : r->integer == 1 ? 0 : -EEXIST;
 	freeReplyObject(r);
+	/* Taken by this node's own earlier claim whose answer was lost: a retry, ours. */
+	if (rc == -EEXIST && lost_claim_take(name, type)) {
+		int st = stale_claim(name, type, 0);
+
+		if (st == 1)
+			rc = 0;
+		else if (st < 0)
+			lost_claim_add(name, type);
+	}
 	tfs_split(name, parent, sizeof(parent), &base);
 	if (rc == 0 && (!e || e->type != REDIS_REPLY_INTEGER || e->integer == 0)) {
 		/* The parent went just before the claim (or its check failed): give the name

@@ -54,6 +54,13 @@ int tfs_store_link(const char *name, char type);
 int tfs_store_link_send(const char *name, char type, const struct tfs_dirrec *parent_rec,
 		      struct tfs_store_claim **claim);
 int tfs_store_link_wait(const char *name, char type, struct tfs_store_claim *claim);
+/* A claim whose answer was lost (-EIO from tfs_store_link_wait: Redis stalled or went away
+ * after it was sent) may have taken the name all the same. A later claim of the same name
+ * and type by this node takes it over (0, not -EEXIST) while no record is behind it; the
+ * rest are given back here, after Redis came back (each entry removed in one script only
+ * while still of that type with no record behind it, and not one of this node's tensors).
+ * Caller holds ns (the tensor table is read). 0 or -EIO (those not settled are kept). */
+int tfs_store_claims_settle(void);
 int tfs_store_unlink(const char *name);
 /* Looks up the entry type of name in its parent: 't', 'd', or -ENOENT. */
 int tfs_store_type(const char *name);

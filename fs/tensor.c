@@ -555,7 +555,7 @@ int tfs_tensor_resync(void)
 	if (rc)
 		return rc;
 	tfs_table_foreach(resync_one, &rc);
-	return rc;
+	return rc ? rc : tfs_store_claims_settle();
 }
 
 static void shutdown_one(struct tfsd_tensor *t, void *arg)
