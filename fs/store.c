@@ -939,7 +939,7 @@ int tfs_store_save_refcount(const char *key, int64_t refcount)
 	char n[24];
 
 	snprintf(n, sizeof(n), "%lld", (long long)refcount);
-	return tfs_writer_cmdf("HSET %s refcount %s", key, n);
+	return tfs_writer_hset1(key, "refcount", n);
 }
 
 int tfs_store_delete(const char *key)
