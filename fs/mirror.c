@@ -325,7 +325,8 @@ int tfs_mirror_snapshot(const char *prefix, int exact, struct tfs_mirror_item **
 
 	*out = NULL;
 	pthread_mutex_lock(&mu);
-	for (int b = 0; b < NBUCKETS && !err; b++) {
+	/* One key: its own bucket only. */
+	for (int b = exact ? (int)hash(prefix) : 0; b < NBUCKETS && !err; b = exact ? NBUCKETS : b + 1) {
 		for (struct entry *e = buckets[b]; e && !err; e = e->next) {
 			if (exact ? strcmp(e->key, prefix) : strncmp(e->key, prefix, pl))
 				continue;

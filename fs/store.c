@@ -209,10 +209,15 @@ static int restore_root(void)
 int tfs_store_restore_parents(const char *name)
 {
 	char parent[TFS_PATH_MAX];
+	struct tfs_dirrec d;
 	const char *base;
 	int rc;
 
 	tfs_split(name, parent, sizeof(parent), &base);
+	/* Usually cached: a resync of many tensors costs no round trip per tensor. */
+	rc = tfs_store_dir(parent, &d);
+	if (rc != -ENOENT)
+		return rc;
 	if (parent[0] && (rc = tfs_store_restore_parents(parent)))
 		return rc;
 	rc = restore_known_dir(parent);
