@@ -168,7 +168,10 @@ static int restore_dir(const char *name, const struct tfs_dirrec *d,
 	rc = r && r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -EIO;
 	freeReplyObject(r);
 	if (rc == 1) {
-		tfs_log(LOG_NOTICE, "directory /%s was missing from Redis: written back", name);
+		/* Without a record of its own it is a directory made anew (the root of a
+		 * fresh Redis, the parent of a tensor), not a loss worth a line. */
+		if (d != &def)
+			tfs_log(LOG_NOTICE, "directory /%s was missing from Redis: written back", name);
 		tfs_dircache_forget(name);
 		if (name[0])
 			tfs_dircache_forget(parent);
@@ -270,10 +273,11 @@ int tfs_store_restore_dirs(void)
 	snprintf(kp, sizeof(kp), "%s:dir:", tfs_d.o.prefix);
 	if ((n = tfs_mirror_snapshot(kp, 0, &it)) < 0)
 		return n;
-	if (n > 0)
+	if (n > 0) {
 		tfs_log(LOG_WARNING, "Redis lost the root's record: writing back the %d directories "
 			"this node knows", n);
-	qsort(it, n, sizeof(*it), depth_cmp);
+		qsort(it, n, sizeof(*it), depth_cmp);
+	}
 	rc = 0;
 	for (int i = 0; i < n && rc >= 0; i++)
 		if (it[i].has_dir && it[i].key[strlen(kp)])
