@@ -13,6 +13,8 @@ chmod 0700 "$M/e/f"
 echo data > "$M/d/a"
 setfattr -n user.note -v tensor-note "$M/d/a"
 chmod 0755 "$M"
+mkdir -m 0711 "$M/r1" && setfattr -n user.tag -v moved "$M/r1" && mv "$M/r1" "$M/r2"
+mkdir "$M/gone" && rmdir "$M/gone"
 ino_d=$(stat -c %i "$M/d")
 rcli shutdown nosave >/dev/null 2>&1
 wait "$REDIS_PID" 2>/dev/null; REDIS_PID=
@@ -31,6 +33,10 @@ eq "the tensor reads" data "$(cat "$M/d/a")"
 eq "empty directories come back" "e f" "$(echo $(ls "$M" | grep -x e) $(ls "$M/e" 2>&1))"
 eq "an empty directory's mode comes back" 700 "$(stat -c %a "$M/e/f" 2>&1)"
 eq "its parent counts it (st_nlink)" 3 "$(stat -c %h "$M/e" 2>&1)"
+eq "a renamed directory comes back under its new name" "711 moved" \
+	"$(stat -c %a "$M/r2" 2>&1) $(getfattr --only-values -n user.tag "$M/r2" 2>/dev/null)"
+check "not under its old name" not [ -e "$M/r1" ]
+check "a removed directory does not come back" not [ -e "$M/gone" ]
 check "new names work in a restored directory" sh -c "echo x > '$M/e/f/n'"
 check "the root record is back" [ "$(rcli exists tensorfs:dir:)" = 1 ]
 finish
