@@ -525,36 +525,71 @@ int tfs_tensor_rename(struct tfsd_tensor *t, const char *newname)
 	return 0;
 }
 
-static void resync_one(struct tfsd_tensor *t, void *arg)
-{
-	int *rc = arg;
-	int e;
+/* The resync's tensors, in chunks: every claim of a chunk is sent before the first is
+ * awaited, so a chunk costs one round trip, not one per tensor. */
+#define RESYNC_CHUNK 256
 
-	if (t->linked) {
-		e = tfs_store_restore_parents(t->name);
-		if (e == 0)
-			e = tfs_store_link(t->name, 't');
+struct resync {
+	struct tfsd_tensor *t[RESYNC_CHUNK];
+	struct tfs_store_claim *claim[RESYNC_CHUNK];
+	int err[RESYNC_CHUNK];
+	size_t n;
+	int rc;
+};
+
+static void resync_flush(struct resync *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		struct tfsd_tensor *t = r->t[i];
+		int e = r->err[i];
+
+		if (r->claim[i])
+			e = tfs_store_link_wait(t->name, 't', r->claim[i]);
 		if (e && e != -EEXIST) {
 			/* The record only once its name is back: a record in Redis then means
 			 * the tensor is listed again. The next pass retries. */
-			*rc = e;
-			return;
+			r->rc = e;
+			continue;
 		}
+		if (tfs_tensor_save(t) || tfs_store_restore_attrs(t->key))
+			r->rc = -EIO;
+		for (struct tfs_holder *h = t->holders; h; h = h->next)
+			tfs_store_holder_save(t->key, h->node, h->pid, h->count, -1);
 	}
-	if (tfs_tensor_save(t) || tfs_store_restore_attrs(t->key))
-		*rc = -EIO;
-	for (struct tfs_holder *h = t->holders; h; h = h->next) {
-		tfs_store_holder_save(t->key, h->node, h->pid, h->count, -1);
+	r->n = 0;
+}
+
+static void resync_one(struct tfsd_tensor *t, void *arg)
+{
+	struct resync *r = arg;
+	size_t i = r->n++;
+
+	r->t[i] = t;
+	r->claim[i] = NULL;
+	r->err[i] = 0;
+	if (t->linked) {
+		r->err[i] = tfs_store_restore_parents(t->name);
+		if (r->err[i] == 0)
+			r->err[i] = tfs_store_link_send(t->name, 't', NULL, &r->claim[i]);
 	}
+	if (r->n == RESYNC_CHUNK)
+		resync_flush(r);
 }
 
 int tfs_tensor_resync(void)
 {
+	struct resync *r;
 	int rc = tfs_store_restore_dirs();
 
 	if (rc)
 		return rc;
-	tfs_table_foreach(resync_one, &rc);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	tfs_table_foreach(resync_one, r);
+	resync_flush(r);
+	rc = r->rc;
+	free(r);
 	return rc ? rc : tfs_store_claims_settle();
 }
 
