@@ -80,10 +80,11 @@ static int user_field(char *buf, size_t size, const char *name)
 /* --- what Redis lost, given back (mirror.h) --- */
 
 /* A directory's record written back only when Redis lacks it, in one step (another node
- * may be restoring or making it at the same moment), with its entry in its parent. */
+ * may be restoring or making it at the same moment), with its entry in its parent. A field
+ * at a time: unpack() of thousands of user attributes would overflow Lua's stack. */
 static const char restore_dir_lua[] =
 	"if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end "
-	"redis.call('HSET', KEYS[1], unpack(ARGV, 2)) "
+	"for i = 2, #ARGV - 1, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end "
 	"if ARGV[1] ~= '' then redis.call('HSETNX', KEYS[2], ARGV[1], 'd') end "
 	"return 1";
 

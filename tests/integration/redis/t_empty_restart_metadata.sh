@@ -15,6 +15,9 @@ setfattr -n user.note -v tensor-note "$M/d/a"
 chmod 0755 "$M"
 mkdir -m 0711 "$M/r1" && setfattr -n user.tag -v moved "$M/r1" && mv "$M/r1" "$M/r2"
 mkdir "$M/gone" && rmdir "$M/gone"
+mkdir "$M/many"    # more fields than one Lua call may take as arguments (8000)
+/usr/bin/python3 -c 'import os, sys
+for i in range(4500): os.setxattr(sys.argv[1], "user.a%d" % i, b"%d" % i)' "$M/many"
 ino_d=$(stat -c %i "$M/d")
 rcli shutdown nosave >/dev/null 2>&1
 wait "$REDIS_PID" 2>/dev/null; REDIS_PID=
@@ -37,6 +40,8 @@ eq "a renamed directory comes back under its new name" "711 moved" \
 	"$(stat -c %a "$M/r2" 2>&1) $(getfattr --only-values -n user.tag "$M/r2" 2>/dev/null)"
 check "not under its old name" not [ -e "$M/r1" ]
 check "a removed directory does not come back" not [ -e "$M/gone" ]
+eq "a directory with 4500 attributes keeps them all" 4500 \
+	"$(getfattr -d -m '^user\.a' "$M/many" 2>/dev/null | grep -c '^user\.a')"
 check "new names work in a restored directory" sh -c "echo x > '$M/e/f/n'"
 check "the root record is back" [ "$(rcli exists tensorfs:dir:)" = 1 ]
 finish
