@@ -280,9 +280,14 @@ int tfs_store_restore_dirs(void)
 		qsort(it, n, sizeof(*it), depth_cmp);
 	}
 	rc = 0;
-	for (int i = 0; i < n && rc >= 0; i++)
-		if (it[i].has_dir && it[i].key[strlen(kp)])
-			rc = restore_dir(it[i].key + strlen(kp), &it[i].d, it[i].attrs);
+	/* One directory Redis refuses does not keep the others from coming back. */
+	for (int i = 0; i < n; i++) {
+		int e = it[i].has_dir && it[i].key[strlen(kp)] ?
+			restore_dir(it[i].key + strlen(kp), &it[i].d, it[i].attrs) : 0;
+
+		if (e < 0)
+			rc = e;
+	}
 	tfs_mirror_snapshot_free(it, n);
 	if (rc < 0)
 		__atomic_store_n(&root_lost, 1, __ATOMIC_RELEASE);   /* the next resync retries */
