@@ -550,6 +550,15 @@ static void housekeeping(int64_t *last_reap)
 		tfs_ns_lock();
 		tfs_tensor_reap();
 		tfs_ns_unlock();
+		/* Redis may lose records without ever dropping the connection (FLUSHALL, a
+		 * hand's DEL, a restart between two commands): the root's record is the
+		 * sign, checked once a second. */
+		if (!tfs_d.redis_down && tfs_store_lost() == 1) {
+			tfs_ns_lock();
+			if (tfs_tensor_resync() == 0)
+				tfs_log(LOG_NOTICE, "Redis had lost records: those of this node rewritten");
+			tfs_ns_unlock();
+		}
 	}
 }
 

@@ -5,6 +5,7 @@
  *   <prefix>:dirents:<name>  hash, a directory's entries: child name -> 't' or 'd'
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "writer.h"
 #include "dtype.h"
 #include "log.h"
+#include "mirror.h"
 #include "strutil.h"
 #include "queue_users.h"
 
@@ -68,6 +70,247 @@ int tfs_store_tensor(const char *name, struct tfs_meta *m)
 	return rc;
 }
 
+static int user_field(char *buf, size_t size, const char *name)
+{
+	int n = snprintf(buf, size, "x:%s", name);
+
+	return n < 0 || (size_t)n >= size ? -ERANGE : 0;
+}
+
+/* --- what Redis lost, given back (mirror.h) --- */
+
+/* A directory's record written back only when Redis lacks it, in one step (another node
+ * may be restoring or making it at the same moment), with its entry in its parent. A field
+ * at a time: unpack() of thousands of user attributes would overflow Lua's stack. */
+static const char restore_dir_lua[] =
+	"if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end "
+	"for i = 2, #ARGV - 1, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end "
+	"if ARGV[1] ~= '' then redis.call('HSETNX', KEYS[2], ARGV[1], 'd') end "
+	"return 1";
+
+/* Set by a lookup that found the root missing (and wrote it back): the next resync then
+ * restores every directory the mirror knows, not only those its tensors need. */
+static int root_lost;
+
+/* Directory name's record (d: the mirror's, or NULL for the defaults) and attributes:
+ * 1 written, 0 Redis had it, -EIO, -ENOMEM, -ENAMETOOLONG. */
+static int restore_dir(const char *name, const struct tfs_dirrec *d,
+		       const struct tfs_mirror_attr *attrs)
+{
+	char key[TFS_KEYMAX], pkey[TFS_KEYMAX], parent[TFS_PATH_MAX], num[10][24], *fields = NULL;
+	const char *base, **argv = NULL;
+	size_t *len = NULL, nattr = 0, argc = 0;
+	struct tfs_dirrec def;
+	redisReply *r;
+	char *cmd = NULL;
+	long long clen;
+	int rc;
+
+	tfs_split(name, parent, sizeof(parent), &base);
+	if (tfs_key(key, sizeof(key), "dir", name) || tfs_key(pkey, sizeof(pkey), "dirents", parent))
+		return -ENAMETOOLONG;
+	if (!d) {
+		memset(&def, 0, sizeof(def));
+		def.mode = 0755;
+		def.ctime = def.mtime = tfs_now();
+		d = &def;
+	}
+	for (const struct tfs_mirror_attr *a = attrs; a; a = a->next)
+		nattr++;
+	argv = calloc(26 + 2 * nattr, sizeof(*argv));
+	len = calloc(26 + 2 * nattr, sizeof(*len));
+	fields = malloc(nattr * 304 + 1);
+	rc = -ENOMEM;
+	if (!argv || !len || !fields)
+		goto out;
+#define ARG(s, l) do { argv[argc] = (s); len[argc++] = (l); } while (0)
+#define SARG(s) ARG((s), strlen(s))
+	SARG("EVAL"); SARG(restore_dir_lua); SARG("2"); SARG(key); SARG(pkey);
+	ARG(name[0] ? base : "", name[0] ? strlen(base) : 0);
+	snprintf(num[0], 24, "%o", d->mode & 07777);
+	snprintf(num[1], 24, "%u", d->uid);
+	snprintf(num[2], 24, "%u", d->gid);
+	snprintf(num[3], 24, "%lld", (long long)d->ctime);
+	snprintf(num[4], 24, "%lld", (long long)d->mtime);
+	snprintf(num[5], 24, "%lld", (long long)d->nsub);
+	SARG("mode"); SARG(num[0]); SARG("uid"); SARG(num[1]); SARG("gid"); SARG(num[2]);
+	SARG("ctime"); SARG(num[3]); SARG("mtime"); SARG(num[4]); SARG("nsub"); SARG(num[5]);
+	if (d->atime) {
+		snprintf(num[6], 24, "%lld", (long long)d->atime);
+		SARG("atime"); SARG(num[6]);
+	}
+	if (d->ino) {
+		snprintf(num[7], 24, "%llu", (unsigned long long)d->ino);
+		SARG("ino"); SARG(num[7]);
+	}
+	if (d->has_dtype) {
+		SARG("dtype"); SARG(tfs_dtype_name(d->dtype));
+	}
+	if (d->has_device) {
+		snprintf(num[8], 24, "%d", d->device);
+		SARG("device"); SARG(num[8]);
+	}
+	nattr = 0;
+	for (const struct tfs_mirror_attr *a = attrs; a; a = a->next, nattr++) {
+		char *f = fields + nattr * 304;
+
+		if (user_field(f, 304, a->name))
+			continue;
+		SARG(f);
+		ARG(a->value, a->size);
+	}
+#undef SARG
+#undef ARG
+	clen = redisFormatCommandArgv(&cmd, (int)argc, argv, len);
+	rc = -ENOMEM;
+	if (clen < 0)
+		goto out;
+	r = tfs_conn_run(&rc, cmd, (size_t)clen);
+	rc = r && r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -EIO;
+	freeReplyObject(r);
+	if (rc == 1) {
+		/* Without a record of its own it is a directory made anew (the root of a
+		 * fresh Redis, the parent of a tensor), not a loss worth a line. */
+		if (d != &def)
+			tfs_log(LOG_NOTICE, "directory /%s was missing from Redis: written back", name);
+		tfs_dircache_forget(name);
+		if (name[0])
+			tfs_dircache_forget(parent);
+	}
+out:
+	redisFreeCommand(cmd);
+	free(argv);
+	free(len);
+	free(fields);
+	return rc;
+}
+
+/* The mirror's record and attributes of directory name, restored when missing. */
+static int restore_known_dir(const char *name)
+{
+	char key[TFS_KEYMAX];
+	struct tfs_mirror_item *it;
+	int n, rc;
+
+	if (tfs_key(key, sizeof(key), "dir", name))
+		return -ENAMETOOLONG;
+	if ((n = tfs_mirror_snapshot(key, 1, &it)) < 0)
+		return n;
+	rc = restore_dir(name, n && it[0].has_dir ? &it[0].d : NULL, n ? it[0].attrs : NULL);
+	tfs_mirror_snapshot_free(it, n);
+	return rc;
+}
+
+static int restore_root(void)
+{
+	int rc = restore_known_dir("");
+
+	if (rc == 1)
+		__atomic_store_n(&root_lost, 1, __ATOMIC_RELEASE);
+	return rc < 0 ? rc : 0;
+}
+
+int tfs_store_restore_parents(const char *name)
+{
+	char parent[TFS_PATH_MAX];
+	struct tfs_dirrec d;
+	const char *base;
+	int rc;
+
+	tfs_split(name, parent, sizeof(parent), &base);
+	/* Usually cached: a resync of many tensors costs no round trip per tensor. */
+	rc = tfs_store_dir(parent, &d);
+	if (rc != -ENOENT)
+		return rc;
+	if (parent[0] && (rc = tfs_store_restore_parents(parent)))
+		return rc;
+	rc = restore_known_dir(parent);
+	return rc < 0 ? rc : 0;
+}
+
+/* Parents before children: fewer slashes first, the root ("" after the prefix) first. */
+static int depth_cmp(const void *a, const void *b)
+{
+	const struct tfs_mirror_item *x = a, *y = b;
+	int dx = 0, dy = 0;
+
+	for (const char *p = x->key; *p; p++)
+		dx += *p == '/';
+	for (const char *p = y->key; *p; p++)
+		dy += *p == '/';
+	if (dx != dy)
+		return dx < dy ? -1 : 1;
+	return strlen(x->key) < strlen(y->key) ? -1 : strlen(x->key) > strlen(y->key);
+}
+
+int tfs_store_lost(void)
+{
+	redisReply *r;
+	int rc, lost;
+
+	r = tfs_conn_cmdf(&rc, "EXISTS %s:dir:", tfs_d.o.prefix);
+	if (!r || r->type != REDIS_REPLY_INTEGER) {
+		freeReplyObject(r);
+		return -EIO;
+	}
+	lost = r->integer == 0;
+	freeReplyObject(r);
+	return lost || __atomic_load_n(&root_lost, __ATOMIC_ACQUIRE);
+}
+
+int tfs_store_restore_dirs(void)
+{
+	char kp[TFS_KEYMAX];
+	struct tfs_mirror_item *it;
+	int n, rc;
+
+	if ((rc = tfs_store_lost()) <= 0)
+		return rc;
+	__atomic_store_n(&root_lost, 0, __ATOMIC_RELEASE);
+	/* The root gone means Redis lost what it held: every directory this node knows
+	 * comes back, empty ones included, with its mode, owner, defaults and attributes. */
+	if ((rc = restore_known_dir("")) < 0)
+		return rc;
+	snprintf(kp, sizeof(kp), "%s:dir:", tfs_d.o.prefix);
+	if ((n = tfs_mirror_snapshot(kp, 0, &it)) < 0)
+		return n;
+	if (n > 0) {
+		tfs_log(LOG_WARNING, "Redis lost the root's record: writing back the %d directories "
+			"this node knows", n);
+		qsort(it, n, sizeof(*it), depth_cmp);
+	}
+	rc = 0;
+	/* One directory Redis refuses does not keep the others from coming back. */
+	for (int i = 0; i < n; i++) {
+		int e = it[i].has_dir && it[i].key[strlen(kp)] ?
+			restore_dir(it[i].key + strlen(kp), &it[i].d, it[i].attrs) : 0;
+
+		if (e < 0)
+			rc = e;
+	}
+	tfs_mirror_snapshot_free(it, n);
+	if (rc < 0)
+		__atomic_store_n(&root_lost, 1, __ATOMIC_RELEASE);   /* the next resync retries */
+	return rc < 0 ? rc : 0;
+}
+
+int tfs_store_restore_attrs(const char *key)
+{
+	struct tfs_mirror_item *it;
+	int n, rc = 0;
+
+	if ((n = tfs_mirror_snapshot(key, 1, &it)) <= 0)
+		return n;
+	for (struct tfs_mirror_attr *a = it[0].attrs; a && rc == 0; a = a->next) {
+		char field[304];
+
+		if (user_field(field, sizeof(field), a->name) == 0)
+			rc = tfs_writer_cmdf("HSET %s %s %b", key, field, a->value, a->size);
+	}
+	tfs_mirror_snapshot_free(it, n);
+	return rc;
+}
+
 int tfs_store_dir(const char *name, struct tfs_dirrec *d)
 {
 	char key[TFS_KEYMAX];
@@ -85,8 +328,17 @@ int tfs_store_dir(const char *name, struct tfs_dirrec *d)
 		return -EIO;
 	memset(d, 0, sizeof(*d));
 	d->mode = 0755;
+	if (r->type != REDIS_REPLY_ARRAY) {
+		freeReplyObject(r);
+		return -EIO;
+	}
 	if (r->elements == 0) {
 		freeReplyObject(r);
+		/* The root always exists: its record gone means Redis lost it (an empty
+		 * restart, a hand's DEL). Written back now, so the mount's root never gives
+		 * ESTALE, and the rest at the next resync. */
+		if (name[0] == '\0' && restore_root() == 0)
+			return tfs_store_dir(name, d);
 		return -ENOENT;
 	}
 	for (size_t i = 0; i + 1 < r->elements; i += 2) {
@@ -128,6 +380,7 @@ int tfs_store_dir(const char *name, struct tfs_dirrec *d)
 		}
 	}
 	freeReplyObject(r);
+	tfs_mirror_dir_put(key, d);
 	tfs_dircache_put_dir(name, d, gen);
 	return 0;
 }
@@ -171,8 +424,129 @@ int tfs_store_dir_write(const char *name, const struct tfs_dirrec *d)
 	}
 	if ((rc = tfs_writer_cmdv(argc, argv, NULL)))
 		return rc;
+	tfs_mirror_dir_put(key, d);
 	tfs_dircache_put_dir(name, d, 0);
 	return 0;
+}
+
+/* --- claims whose answer was lost --- */
+
+/* A claim sent but not answered (Redis stalled past the command timeout, or went away)
+ * may still have taken the name when Redis went on. Such names are remembered here: a
+ * retry of the same name by this node takes its own claim over, and the resync after
+ * Redis came back gives the others back. */
+struct lost_claim {
+	char *name;
+	char type;
+	struct lost_claim *next;
+};
+static pthread_mutex_t lost_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct lost_claim *lost_claims;
+
+/* Which record a claimed entry of type needs: tensor or dir. */
+static const char *record_kind(char type)
+{
+	return type == 'd' ? "dir" : "tensor";
+}
+
+/* The entry of name still of type and with no record behind it, in one step. remove:
+ * also take it out. 1 when so, 0 when not, -EIO. */
+static const char stale_claim_lua[] =
+	"if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end "
+	"if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end "
+	"if ARGV[3] == '1' then redis.call('HDEL', KEYS[1], ARGV[1]) end "
+	"return 1";
+
+static int stale_claim(const char *name, char type, int remove)
+{
+	char parent[TFS_PATH_MAX], ek[TFS_KEYMAX], rk[TFS_KEYMAX], t[2] = { type, 0 };
+	const char *base;
+	redisReply *r;
+	int rc;
+
+	tfs_split(name, parent, sizeof(parent), &base);
+	if (tfs_key(ek, sizeof(ek), "dirents", parent) ||
+	    tfs_key(rk, sizeof(rk), record_kind(type), name))
+		return -ENAMETOOLONG;
+	r = tfs_conn_cmdf(&rc, "EVAL %s 2 %s %s %s %s %s", stale_claim_lua, ek, rk, base, t,
+			  remove ? "1" : "0");
+	rc = r && r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -EIO;
+	freeReplyObject(r);
+	if (rc == 1 && remove)
+		tfs_dircache_set_type(parent, base, 0);
+	return rc;
+}
+
+static void lost_claim_add(const char *name, char type)
+{
+	struct lost_claim *l = calloc(1, sizeof(*l));
+
+	if (!l || !(l->name = strdup(name))) {
+		free(l);
+		tfs_log(LOG_ERR, "out of memory: the lost claim of /%s stays until unmount", name);
+		return;
+	}
+	l->type = type;
+	pthread_mutex_lock(&lost_mu);
+	l->next = lost_claims;
+	lost_claims = l;
+	pthread_mutex_unlock(&lost_mu);
+}
+
+/* Takes name's lost claim of type off the list: 1 when it was there. */
+static int lost_claim_take(const char *name, char type)
+{
+	struct lost_claim **p, *l;
+	int found = 0;
+
+	pthread_mutex_lock(&lost_mu);
+	for (p = &lost_claims; *p; p = &(*p)->next) {
+		if ((*p)->type == type && strcmp((*p)->name, name) == 0) {
+			l = *p;
+			*p = l->next;
+			free(l->name);
+			free(l);
+			found = 1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lost_mu);
+	return found;
+}
+
+int tfs_store_claims_settle(void)
+{
+	struct lost_claim *list, *l, *keep = NULL;
+	int rc = 0, e;
+
+	pthread_mutex_lock(&lost_mu);
+	list = lost_claims;
+	lost_claims = NULL;
+	pthread_mutex_unlock(&lost_mu);
+	while ((l = list)) {
+		list = l->next;
+		/* A name this node made since (a retry) is its own by now: nothing to give. */
+		e = l->type == 't' && tfs_table_find(l->name) ? 0 : stale_claim(l->name, l->type, 1);
+		if (e < 0) {
+			rc = e;
+			l->next = keep;
+			keep = l;
+			continue;
+		}
+		if (e == 1)
+			tfs_log(LOG_NOTICE, "/%s: a claim whose answer was lost, given back", l->name);
+		free(l->name);
+		free(l);
+	}
+	if (keep) {
+		pthread_mutex_lock(&lost_mu);
+		for (l = keep; l->next; l = l->next)
+			;
+		l->next = lost_claims;
+		lost_claims = keep;
+		pthread_mutex_unlock(&lost_mu);
+	}
+	return rc;
 }
 
 int tfs_store_link_send(const char *name, char type, const struct tfs_dirrec *parent_rec,
@@ -237,10 +611,21 @@ int tfs_store_link_wait(const char *name, char type, struct tfs_store_claim *cla
 	free(claim);
 	if (!r) {
 		freeReplyObject(e);
+		if (rc != -ENOMEM && rc != -EPROTO)
+			lost_claim_add(name, type);   /* sent: it may yet take the name */
 		return rc == -ENOMEM ? rc : -EIO;
 	}
 	rc = r->type != REDIS_REPLY_INTEGER ? -EIO : r->integer == 1 ? 0 : -EEXIST;
 	freeReplyObject(r);
+	/* Taken by this node's own earlier claim whose answer was lost: a retry, ours. */
+	if (rc == -EEXIST && lost_claim_take(name, type)) {
+		int st = stale_claim(name, type, 0);
+
+		if (st == 1)
+			rc = 0;
+		else if (st < 0)
+			lost_claim_add(name, type);
+	}
 	tfs_split(name, parent, sizeof(parent), &base);
 	if (rc == 0 && (!e || e->type != REDIS_REPLY_INTEGER || e->integer == 0)) {
 		/* The parent went just before the claim (or its check failed): give the name
@@ -427,6 +812,7 @@ int tfs_store_rmdir(const char *name)
 		freeReplyObject(r);
 	}
 	if (rc == 0) {
+		tfs_mirror_forget(k1);
 		tfs_dircache_forget(name);
 		tfs_dircache_set_type(parent, base, 0);
 	}
@@ -438,8 +824,11 @@ int tfs_store_rmdir(const char *name)
 
 int tfs_store_remove_tensor(const char *name)
 {
+	char key[TFS_KEYMAX];
 	int rc = del_keys("tensor", "tensor", name);
 
+	if (rc == 0 && tfs_key(key, sizeof(key), "tensor", name) == 0)
+		tfs_mirror_forget(key);
 	return rc ? rc : tfs_store_unlink(name);
 }
 
@@ -533,6 +922,7 @@ int tfs_store_move_dir(const char *from, const char *to)
 		tfs_store_unlink(to);
 		return rc;
 	}
+	tfs_mirror_move_tree(tfs_d.o.prefix, from, to);
 	return tfs_store_unlink(from);
 }
 
@@ -564,16 +954,18 @@ int tfs_store_save_refcount(const char *key, int64_t refcount)
 	char n[24];
 
 	snprintf(n, sizeof(n), "%lld", (long long)refcount);
-	return tfs_writer_cmdf("HSET %s refcount %s", key, n);
+	return tfs_writer_hset1(key, "refcount", n);
 }
 
 int tfs_store_delete(const char *key)
 {
+	tfs_mirror_forget(key);
 	return tfs_writer_cmdf("DEL %s", key);
 }
 
 int tfs_store_rename(const char *from_key, const char *to_key)
 {
+	tfs_mirror_rename(from_key, to_key);
 	return tfs_writer_cmdf("RENAME %s %s", from_key, to_key);
 }
 
@@ -612,13 +1004,6 @@ int tfs_store_holder_delete(const char *key, const char *node, int64_t pid)
 }
 
 /* --- the user's own attributes: field x:<name> of a record (xattr.c) --- */
-
-static int user_field(char *buf, size_t size, const char *name)
-{
-	int n = snprintf(buf, size, "x:%s", name);
-
-	return n < 0 || (size_t)n >= size ? -ERANGE : 0;
-}
 
 int tfs_store_user_get(const char *key, const char *name, redisReply **out)
 {
@@ -664,6 +1049,8 @@ int tfs_store_user_set(const char *key, const char *name, const char *value, siz
 	rc = r->type != REDIS_REPLY_INTEGER ? -EIO :
 	     replace && r->integer == 0 ? -ENODATA : create && r->integer == 0 ? -EEXIST : 0;
 	freeReplyObject(r);
+	if (rc == 0)
+		tfs_mirror_attr_set(key, name, value, size);
 	return rc;
 }
 
@@ -691,6 +1078,7 @@ int tfs_store_user_remove(const char *key, const char *name)
 		return -EIO;
 	rc = r->type == REDIS_REPLY_INTEGER && r->integer ? 0 : -ENODATA;
 	freeReplyObject(r);
+	tfs_mirror_attr_drop(key, name);
 	return rc;
 }
 
@@ -982,6 +1370,7 @@ int tfs_store_dir_changed(const char *name, struct tfs_dirrec *d, int nsub)
 		if ((rc = tfs_writer_cmdf("HINCRBY %s nsub %s", key, n)))
 			return rc;
 	}
+	tfs_mirror_dir_put(key, d);
 	tfs_dircache_put_dir(name, d, 0);
 	return 0;
 }

@@ -54,6 +54,13 @@ int tfs_store_link(const char *name, char type);
 int tfs_store_link_send(const char *name, char type, const struct tfs_dirrec *parent_rec,
 		      struct tfs_store_claim **claim);
 int tfs_store_link_wait(const char *name, char type, struct tfs_store_claim *claim);
+/* A claim whose answer was lost (-EIO from tfs_store_link_wait: Redis stalled or went away
+ * after it was sent) may have taken the name all the same. A later claim of the same name
+ * and type by this node takes it over (0, not -EEXIST) while no record is behind it; the
+ * rest are given back here, after Redis came back (each entry removed in one script only
+ * while still of that type with no record behind it, and not one of this node's tensors).
+ * Caller holds ns (the tensor table is read). 0 or -EIO (those not settled are kept). */
+int tfs_store_claims_settle(void);
 int tfs_store_unlink(const char *name);
 /* Looks up the entry type of name in its parent: 't', 'd', or -ENOENT. */
 int tfs_store_type(const char *name);
@@ -149,6 +156,21 @@ int tfs_store_alive_drop(void);
  * expiring after ttl seconds unless popped: 0, -EHOSTDOWN (node not alive), -EIO.
  * Synchronous: a round trip (bounded by the command timeout). */
 int tfs_store_queue_forward_live(const char *node, const char *json, size_t len, int ttl);
+
+/* --- what Redis lost, written back from what this node knows (mirror.h) --- */
+/* After Redis came back: when the root's record is missing (or a lookup found it missing
+ * since the last call), every directory the mirror knows that Redis lacks is written back
+ * with its record, user attributes and entry in its parent, parents first; each in one
+ * script that leaves an existing record alone. 0, -EIO (retried at the next call), -ENOMEM. */
+int tfs_store_restore_dirs(void);
+/* Whether Redis lost the root's record (missing now, or found missing by a lookup since
+ * the last tfs_store_restore_dirs): 1, 0, -EIO. A round trip. */
+int tfs_store_lost(void);
+/* The directories above name that Redis lacks, written back (the mirror's records, else
+ * mode 0755 owned by root): 0, -EIO, -ENOMEM, -ENAMETOOLONG. */
+int tfs_store_restore_parents(const char *name);
+/* The user attributes the mirror knows for record key, queued for the writer: 0, -ENOMEM. */
+int tfs_store_restore_attrs(const char *key);
 
 /* --- start-up and change notifications --- */
 /* A record of this node found at start-up (tfs_store_node_records). */

@@ -598,65 +598,72 @@ int tfs_tensor_rename(struct tfsd_tensor *t, const char *newname)
 	return 0;
 }
 
-static int ensure_dirs(const char *name)
-{
-	char parent[TFS_PATH_MAX];
-	const char *base;
-	struct tfs_dirrec d;
-	int rc;
+/* The resync's tensors, in chunks: every claim of a chunk is sent before the first is
+ * awaited, so a chunk costs one round trip, not one per tensor. */
+#define RESYNC_CHUNK 256
 
-	tfs_split(name, parent, sizeof(parent), &base);
-	rc = tfs_store_dir(parent, &d);
-	if (rc != -ENOENT)
-		return rc;
-	if (parent[0] && (rc = ensure_dirs(parent)))
-		return rc;
-	memset(&d, 0, sizeof(d));
-	d.mode = 0755;
-	d.ctime = d.mtime = tfs_now();
-	rc = tfs_store_dir_write(parent, &d);
-	if (rc == 0 && parent[0])
-		rc = tfs_store_link(parent, 'd');
-	return rc == -EEXIST ? 0 : rc;
+struct resync {
+	struct tfsd_tensor *t[RESYNC_CHUNK];
+	struct tfs_store_claim *claim[RESYNC_CHUNK];
+	int err[RESYNC_CHUNK];
+	size_t n;
+	int rc;
+};
+
+static void resync_flush(struct resync *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		struct tfsd_tensor *t = r->t[i];
+		int e = r->err[i];
+
+		if (r->claim[i])
+			e = tfs_store_link_wait(t->name, 't', r->claim[i]);
+		if (e && e != -EEXIST) {
+			/* The record only once its name is back: a record in Redis then means
+			 * the tensor is listed again. The next pass retries. */
+			r->rc = e;
+			continue;
+		}
+		if (tfs_tensor_save(t) || tfs_store_restore_attrs(t->key))
+			r->rc = -EIO;
+		for (struct tfs_holder *h = t->holders; h; h = h->next)
+			tfs_store_holder_save(t->key, h->node, h->pid, h->count, -1);
+	}
+	r->n = 0;
 }
 
 static void resync_one(struct tfsd_tensor *t, void *arg)
 {
-	int *rc = arg;
-	int e;
+	struct resync *r = arg;
+	size_t i = r->n++;
 
+	r->t[i] = t;
+	r->claim[i] = NULL;
+	r->err[i] = 0;
 	if (t->linked) {
-		e = ensure_dirs(t->name);
-		if (e == 0)
-			e = tfs_store_link(t->name, 't');
-		if (e && e != -EEXIST) {
-			/* The record only once its name is back: a record in Redis then means
-			 * the tensor is listed again. The next pass retries. */
-			*rc = e;
-			return;
-		}
+		r->err[i] = tfs_store_restore_parents(t->name);
+		if (r->err[i] == 0)
+			r->err[i] = tfs_store_link_send(t->name, 't', NULL, &r->claim[i]);
 	}
-	if (tfs_tensor_save(t))
-		*rc = -EIO;
-	for (struct tfs_holder *h = t->holders; h; h = h->next) {
-		tfs_store_holder_save(t->key, h->node, h->pid, h->count, -1);
-	}
+	if (r->n == RESYNC_CHUNK)
+		resync_flush(r);
 }
 
 int tfs_tensor_resync(void)
 {
-	struct tfs_dirrec root;
-	int rc = 0;
+	struct resync *r;
+	int rc = tfs_store_restore_dirs();
 
-	if (tfs_store_dir("", &root) == -ENOENT) {
-		memset(&root, 0, sizeof(root));
-		root.mode = 0755;
-		root.ctime = root.mtime = tfs_now();
-		if (tfs_store_dir_write("", &root))
-			return -EIO;
-	}
-	tfs_table_foreach(resync_one, &rc);
-	return rc;
+	if (rc)
+		return rc;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	tfs_table_foreach(resync_one, r);
+	resync_flush(r);
+	rc = r->rc;
+	free(r);
+	return rc ? rc : tfs_store_claims_settle();
 }
 
 static void shutdown_one(struct tfsd_tensor *t, void *arg)

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -41,6 +42,10 @@ struct wb_item {
 	char *cmd;                   /* RESP, from redisFormatCommand*: redisFreeCommand */
 	int len;
 	struct tfs_writer_call *wait;    /* NULL unless a caller wants the reply */
+	/* tfs_writer_hset1's: the last queued HSET of one field of key, replaced in place by
+	 * the next one of the same field until the writer takes it (taken). */
+	int field_only, taken;
+	char *field;
 	/* tfs_writer_save's writes, formatted by the writer, not under the namespace lock: cmd is
 	 * NULL until then. An HSET of *meta under key, or with meta NULL a DEL of key. */
 	struct tfs_meta *meta;
@@ -113,6 +118,7 @@ void tfs_writer_defer_wakes(int on)
 static void item_free(struct wb_item *it)
 {
 	redisFreeCommand(it->cmd);
+	free(it->field);
 	free(it->meta);
 	free(it);
 }
@@ -261,6 +267,24 @@ static int enqueue_item(struct wb_item *it)
 		item_free(it);
 		return -EIO;
 	}
+	if (it->field_only && wb.tail != &wb.head) {
+		struct wb_item *last = (struct wb_item *)((char *)wb.tail -
+							  offsetof(struct wb_item, next));
+
+		/* Nothing between them, so the earlier value is never seen: open/close
+		 * cycles while Redis is away queue one refcount write, not one each. */
+		if (last->field_only && !last->taken && strcmp(last->key, it->key) == 0 &&
+		    strcmp(last->field, it->field) == 0) {
+			char *cmd = last->cmd;
+
+			last->cmd = it->cmd;
+			last->len = it->len;
+			it->cmd = cmd;
+			pthread_mutex_unlock(&wb.mu);
+			item_free(it);
+			return 0;
+		}
+	}
 	*wb.tail = it;
 	wb.tail = &it->next;
 	__atomic_add_fetch(&wb.queued, 1, __ATOMIC_RELEASE);
@@ -286,6 +310,25 @@ int tfs_writer_cmdv(int argc, const char **argv, const size_t *len)
 	int n = redisFormatCommandArgv(&cmd, argc, argv, len);
 
 	return enqueue(cmd, n, NULL);
+}
+
+int tfs_writer_hset1(const char *key, const char *field, const char *value)
+{
+	size_t klen = strlen(key) + 1;
+	struct wb_item *it = calloc(1, sizeof(*it) + klen);
+
+	if (!it)
+		return -ENOMEM;
+	memcpy(it->key, key, klen);
+	it->field = strdup(field);
+	it->len = redisFormatCommand(&it->cmd, "HSET %s %s %s", key, field, value);
+	if (!it->field || it->len < 0 || !it->cmd) {
+		item_free(it);
+		return -ENOMEM;
+	}
+	/* Held back in a group, it is merged with nothing: the group's order is its own. */
+	it->field_only = !grp.on;
+	return enqueue_item(it);
 }
 
 int tfs_writer_cmdf(const char *fmt, ...)
@@ -436,8 +479,10 @@ static int flush_batch(void)
 	if (!wb.c)
 		return -EIO;
 	pthread_mutex_lock(&wb.mu);
-	for (it = wb.head; it && n < BATCH_MAX; it = it->next)
+	for (it = wb.head; it && n < BATCH_MAX; it = it->next) {
+		it->taken = 1;
 		batch[n++] = it;
+	}
 	pthread_mutex_unlock(&wb.mu);
 	for (int i = 0; i < n; i++) {
 		if (item_format(batch[i]) == 0) {

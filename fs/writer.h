@@ -12,6 +12,11 @@
  * at once on the calling thread's connection. Errors Redis returns later are logged. */
 int tfs_writer_cmdv(int argc, const char **argv, const size_t *len);
 int tfs_writer_cmdf(const char *fmt, ...);
+/* Queue HSET key field value, merged with the last queued write when that is the same
+ * field's and the writer has not taken it yet (the earlier value would never be seen):
+ * a write that repeats, such as a refcount, takes one place in the queue however often it
+ * changes while Redis is slow or away. 0 or -ENOMEM. */
+int tfs_writer_hset1(const char *key, const char *field, const char *value);
 /* Queue an HSET of the whole record m under key, from a copy of both: the writer
  * formats it, outside the namespace lock. replace: DEL the key first (a stale record's
  * other fields go). 0 or -ENOMEM. */
