@@ -1,11 +1,7 @@
 # A load into a name that exists is refused (EEXIST) and leaves the existing tensor as it
 # was, bytes and all.
 . "$(dirname "$0")/../lib.sh"
-CTL="$ROOT/$BUILD/tensorctl"
-start_redis || exit 1
-M=$T/m
-mount_tfs "$M" --node n1 || exit 1
-cd "$T"
+one_mount --node n1
 head -c 4096 /dev/urandom > old.bin
 head -c 8192 /dev/urandom > new.bin
 "$CTL" load -q old.bin "$M/x" || exit 1

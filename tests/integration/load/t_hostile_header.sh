@@ -2,11 +2,7 @@
 # and nothing left: a length past the file, JSON that is not an object, a shape whose size
 # overflows, offsets that disagree with the shape, a name escaping the directory.
 . "$(dirname "$0")/../lib.sh"
-CTL="$ROOT/$BUILD/tensorctl"
-start_redis || exit 1
-M=$T/m
-mount_tfs "$M" --node n1 || exit 1
-cd "$T"
+one_mount --node n1
 python3 - <<'PY' || exit 1
 import struct
 def st(path, hdr, data=b""):

@@ -1,11 +1,7 @@
 # A safetensors file of 1,100 tensors loads and saves back byte-exact under a limit of 200
 # open files: the pipeline holds a window of tensors open, not all of them.
 . "$(dirname "$0")/../lib.sh"
-CTL="$ROOT/$BUILD/tensorctl"
-start_redis || exit 1
-M=$T/m
-mount_tfs "$M" --node n1 || exit 1
-cd "$T"
+one_mount --node n1
 specs=()
 for i in $(seq 0 1099); do specs+=("t$i:F32:$((i % 7 + 1)),3"); done
 python3 "$ROOT/tests/integration/load/st_make.py" many.safetensors 5 "${specs[@]}" || exit 1

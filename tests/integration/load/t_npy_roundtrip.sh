@@ -1,11 +1,7 @@
 # An .npy file (float32, 1024 x 1025: over one 8 MiB piece) loads byte-exact with its
 # dtype and shape, and saves back to the same file.
 . "$(dirname "$0")/../lib.sh"
-CTL="$ROOT/$BUILD/tensorctl"
-start_redis || exit 1
-M=$T/m
-mount_tfs "$M" --node n1 || exit 1
-cd "$T"
+one_mount --node n1
 python3 - <<'PY' || exit 1
 import random, struct
 d = "{'descr': '<f4', 'fortran_order': False, 'shape': (1024, 1025), }"

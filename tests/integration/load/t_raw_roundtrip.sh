@@ -1,11 +1,7 @@
 # A raw file loads byte-exact: u8 and one dimension by default (17 MiB + 3 bytes: pieces of
 # 8, 8 and 1 MiB + 3), or the dtype and shape given; it saves back to the same bytes.
 . "$(dirname "$0")/../lib.sh"
-CTL="$ROOT/$BUILD/tensorctl"
-start_redis || exit 1
-M=$T/m
-mount_tfs "$M" --node n1 || exit 1
-cd "$T"
+one_mount --node n1
 head -c $((17 * 1048576 + 3)) /dev/urandom > r.bin
 check "load" "$CTL" load -q r.bin "$M/r"
 eq "dtype" "u8" "$(xget "$M/r" dtype)"

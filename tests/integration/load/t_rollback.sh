@@ -2,11 +2,7 @@
 # only shows when it is created) removes everything it made: no directory, no tensor, no
 # memory in use, no Redis record left.
 . "$(dirname "$0")/../lib.sh"
-CTL="$ROOT/$BUILD/tensorctl"
-start_redis || exit 1
-M=$T/m
-mount_tfs "$M" --node n1 || exit 1
-cd "$T"
+one_mount --node n1
 specs=()
 for i in $(seq -w 0 29); do specs+=("t$i:F32:262144"); done
 python3 "$ROOT/tests/integration/load/st_make.py" bad.safetensors 4 "${specs[@]}" t15/x:F32:4 || exit 1

@@ -2,11 +2,7 @@
 # over several of the pipeline's 8 MiB pieces) loads byte-exact into a directory of
 # tensors, by the mapped path and through the FUSE files, and saves back to the same file.
 . "$(dirname "$0")/../lib.sh"
-CTL="$ROOT/$BUILD/tensorctl"
-start_redis || exit 1
-M=$T/m
-mount_tfs "$M" --node n1 || exit 1
-cd "$T"
+one_mount --node n1
 python3 "$ROOT/tests/integration/load/st_make.py" m.safetensors 1 big:F32:5242881 \
 	layers/0/w:BF16:1000,3 layers/1/w:F16:7 ids:I64:333 mask:U8:4097 scalar:F64:- \
 	empty:F32:0 flags:BOOL:9 || exit 1

@@ -2,12 +2,8 @@
 # per device and per owner and holders from the mount; FUSE requests, reads, writes and
 # queue commands from the daemon's counters (user.tensorfs.stats), and their rates.
 . "$(dirname "$0")/../lib.sh"
-cd "$T"
-CTL="$ROOT/$BUILD/tensorctl"
 PY=/usr/bin/python3
-start_redis || exit 1
-M=$T/m
-mount_tfs "$M" || exit 1
+one_mount
 # jq FIELD < json: a field of the object by a Python expression on o
 jf() { "$PY" -c "import json,sys; o=json.load(sys.stdin); print($1)"; }
 
