@@ -29,7 +29,6 @@
 struct kalloc {
 	uint64_t id, size;
 	int device;
-	uint32_t tag;
 	uint8_t handle[TFS_IPC_HANDLE_SIZE];
 	void *priv;
 };
@@ -85,6 +84,15 @@ static int send_rep(const struct tfs_keeper_rep *rep, int fd)
 	return sendmsg(k.sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(*rep) ? 0 : -errno;
 }
 
+/* What a reply says of an allocation. */
+static void describe(const struct kalloc *a, struct tfs_keeper_rep *rep)
+{
+	rep->id = a->id;
+	rep->size = a->size;
+	rep->device = a->device;
+	memcpy(rep->handle, a->handle, sizeof(rep->handle));
+}
+
 static int do_alloc(const struct tfs_keeper_req *req, struct tfs_keeper_rep *rep, int *fd)
 {
 	const struct tfs_keeper_mem *mem = k.conf->mem;
@@ -116,13 +124,8 @@ static int do_alloc(const struct tfs_keeper_req *req, struct tfs_keeper_rep *rep
 	a->id = k.next_id++;
 	a->size = req->size;
 	a->device = req->device;
-	a->tag = req->tag;
 	k.n++;
-	rep->id = a->id;
-	rep->size = a->size;
-	rep->device = a->device;
-	rep->tag = a->tag;
-	memcpy(rep->handle, a->handle, sizeof(rep->handle));
+	describe(a, rep);
 	return 0;
 }
 
@@ -153,11 +156,7 @@ static int do_list(const struct tfs_keeper_req *req, struct tfs_keeper_rep *rep,
 	if (req->id == UINT64_MAX || at >= k.n)
 		return -ENOENT;
 	a = &k.a[at];
-	rep->id = a->id;
-	rep->size = a->size;
-	rep->device = a->device;
-	rep->tag = a->tag;
-	memcpy(rep->handle, a->handle, sizeof(rep->handle));
+	describe(a, rep);
 	*fd = k.conf->mem->fd ? k.conf->mem->fd(a->priv) : -1;
 	return 0;
 }

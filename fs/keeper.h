@@ -28,10 +28,10 @@
 #define KEEPER_RESTART_WINDOW 60
 
 enum tfs_keeper_op {
-	TFS_KEEPER_ALLOC = 1,   /* size, device, uid/gid/mode, tag -> id, handle (+ fd) */
+	TFS_KEEPER_ALLOC = 1,   /* size, device, uid/gid/mode -> id, handle (+ fd) */
 	TFS_KEEPER_FREE,        /* id -> rc */
 	TFS_KEEPER_LIST,        /* id: the entry with the next larger id -> id, size, device,
-				 * tag, handle (+ fd); rc -ENOENT after the last */
+				 * handle (+ fd); rc -ENOENT after the last */
 	TFS_KEEPER_READY,       /* the daemon serves: later deaths are crashes to restart */
 	TFS_KEEPER_BYE,         /* the daemon ends on purpose: do not restart it */
 };
@@ -42,7 +42,7 @@ struct tfs_keeper_req {
 	uint64_t id;
 	uint64_t size;
 	uint32_t uid, gid, mode;
-	uint32_t tag;           /* the daemon's own note on the allocation (the pool's class) */
+	uint32_t pad;
 };
 
 struct tfs_keeper_rep {
@@ -50,8 +50,6 @@ struct tfs_keeper_rep {
 	int32_t device;
 	uint64_t id;
 	uint64_t size;
-	uint32_t tag;
-	uint32_t pad;
 	uint8_t handle[TFS_IPC_HANDLE_SIZE];
 };
 

@@ -459,6 +459,25 @@ static struct tfs_pool_chunk *find_fit(struct tfs_pool *p, struct arena *ar, uin
 	return best;
 }
 
+/* Chunk c ends at at; r, a chunk struct of the caller's, becomes the free rest of it
+ * behind c. Neither is indexed here: the caller keeps the indexes. */
+static void split_at(struct tfs_pool_chunk *c, struct tfs_pool_chunk *r, uint64_t at)
+{
+	memset(r, 0, sizeof(*r));
+	r->blk = c->blk;
+	r->off = at;
+	r->size = c->off + c->size - at;
+	r->free = 1;
+	r->prev = c;
+	r->next = c->next;
+	if (c->next)
+		c->next->prev = r;
+	c->next = r;
+	c->size = at - c->off;
+	c->blk->nchunks++;
+	need_adjust(c->blk, 1);
+}
+
 /* Take the first need bytes of free chunk c, leaving the rest free behind it. spare is a
  * chunk struct for that rest (freed when not used); the index has room for it. */
 static void carve(struct tfs_pool *p, struct tfs_pool_chunk *c, uint64_t need, uint64_t bytes,
@@ -473,19 +492,7 @@ static void carve(struct tfs_pool *p, struct tfs_pool_chunk *c, uint64_t need, u
 		struct tfs_pool_chunk *r = *spare;
 
 		*spare = NULL;
-		memset(r, 0, sizeof(*r));
-		r->blk = b;
-		r->off = c->off + need;
-		r->size = c->size - need;
-		r->free = 1;
-		r->prev = c;
-		r->next = c->next;
-		if (c->next)
-			c->next->prev = r;
-		c->next = r;
-		c->size = need;
-		b->nchunks++;
-		need_adjust(b, 1);
+		split_at(c, r, c->off + need);
 		idx_add(r);
 	}
 	c->free = 0;
@@ -670,23 +677,12 @@ static struct block *block_at(struct tfs_pool *p, uint64_t base)
  * index must have room for one more. */
 static int split_free(struct tfs_pool_chunk *c, uint64_t off)
 {
-	struct tfs_pool_chunk *r = calloc(1, sizeof(*r));
+	struct tfs_pool_chunk *r = malloc(sizeof(*r));
 
 	if (!r)
 		return -ENOMEM;
 	idx_del(c);
-	r->blk = c->blk;
-	r->off = off;
-	r->size = c->off + c->size - off;
-	r->free = 1;
-	r->prev = c;
-	r->next = c->next;
-	if (c->next)
-		c->next->prev = r;
-	c->next = r;
-	c->size = off - c->off;
-	c->blk->nchunks++;
-	need_adjust(c->blk, 1);
+	split_at(c, r, off);
 	idx_add(c);
 	idx_add(r);
 	return 0;

@@ -1089,25 +1089,6 @@ void tfs_store_node_queue(char *buf, size_t size, const char *node)
 	snprintf(buf, size, "{%s}:node:%s", tfs_d.o.queue, node);
 }
 
-int tfs_store_queue_forward(const char *node, const char *json, size_t len)
-{
-	char key[600];
-
-	tfs_store_node_queue(key, sizeof(key), node);
-	return tfs_writer_cmdf("LPUSH %s %b", key, json, len);
-}
-
-redisReply *tfs_store_queue_blmpop(int *rc, int count)
-{
-	return tfs_conn_cmdf_unordered(rc, "BLMPOP 0.5 2 %s %s RIGHT COUNT %d", tfs_d.o.queue,
-				       tfs_d.node_queue, count);
-}
-
-redisReply *tfs_store_queue_brpop(int *rc)
-{
-	return tfs_conn_cmdf_unordered(rc, "BRPOP %s %s 0.5", tfs_d.o.queue, tfs_d.node_queue);
-}
-
 redisReply *tfs_store_queue_rpop(int *rc, const char *list, int count)
 {
 	return tfs_conn_cmdf_unordered(rc, "RPOP %s %d", list, count);

@@ -112,12 +112,8 @@ int tfs_store_user_remove(const char *key, const char *name);
 /* --- the lifecycle queue (queue.c) --- */
 /* The list of commands forwarded to node: {<queue>}:node:<node>. */
 void tfs_store_node_queue(char *buf, size_t size, const char *node);
-/* Queues json for node's daemon: 0 or -ENOMEM. */
-int tfs_store_queue_forward(const char *node, const char *json, size_t len);
-/* Pops (waiting up to 0.5 s) from the queue and this node's list: the reply, or NULL
- * with *rc as tfs_conn_cmdf's. blmpop: up to count in one; brpop one; rpop count more. */
-redisReply *tfs_store_queue_blmpop(int *rc, int count);
-redisReply *tfs_store_queue_brpop(int *rc);
+/* Pops up to count more from list: the reply, or NULL with *rc as tfs_conn_cmdf's (the
+ * blocking pop of every list is tfs_store_queue_pop_all). */
 redisReply *tfs_store_queue_rpop(int *rc, const char *list, int count);
 /* 0 when Redis lacks BLMPOP (before 7.0). */
 int tfs_store_has_blmpop(void);

@@ -325,25 +325,34 @@ static int realloc_bytes(struct tfsd_tensor *t, uint64_t bytes)
 	return rc;
 }
 
-int tfs_tensor_set_owner(struct tfsd_tensor *t, uid_t uid, gid_t gid, mode_t mode)
+/* The backend gives t's memory a new owner, mode or directory (its block's key). The CUDA
+ * backend may move a pooled tensor to another block: no copy may run meanwhile, and the
+ * handle is taken again. -errno with nothing changed when the backend refuses (*moved 0);
+ * else the export's result, the memory having moved (*moved 1). */
+static int rekey(struct tfsd_tensor *t, uid_t uid, gid_t gid, mode_t mode, uint64_t dir,
+		 unsigned flags, int *moved)
 {
 	const struct tfs_backend_ops *be = tfs_d.be_ops;
-	int rc = 0, moved = 1;
+	int rc;
 
-	if (t->alloc && be->set_owner) {
-		/* The CUDA backend may move a pooled tensor to a block of the new owner: no
-		 * copy may run meanwhile, and the handle must be taken again. */
-		pthread_rwlock_wrlock(&t->io);
-		rc = be->set_owner(tfs_d.be, t->alloc, uid, gid, mode, t->meta.dir, 0);
-		moved = rc == 0;
-		if (moved)
-			rc = export(t);
-		pthread_rwlock_unlock(&t->io);
-		if (rc == -ENOMEM)
-			rc = -ENOSPC;
-		if (!moved)
-			return rc;      /* refused by the backend: nothing changed */
-	}
+	*moved = 1;
+	if (!t->alloc || !be->set_owner)
+		return 0;
+	pthread_rwlock_wrlock(&t->io);
+	rc = be->set_owner(tfs_d.be, t->alloc, uid, gid, mode, dir, flags);
+	*moved = rc == 0;
+	if (*moved)
+		rc = export(t);
+	pthread_rwlock_unlock(&t->io);
+	return rc == -ENOMEM ? -ENOSPC : rc;
+}
+
+int tfs_tensor_set_owner(struct tfsd_tensor *t, uid_t uid, gid_t gid, mode_t mode)
+{
+	int moved, rc = rekey(t, uid, gid, mode, t->meta.dir, 0, &moved);
+
+	if (!moved)
+		return rc;      /* refused by the backend: nothing changed */
 	t->meta.uid = uid;
 	t->meta.gid = gid;
 	t->meta.mode = mode;
@@ -352,28 +361,17 @@ int tfs_tensor_set_owner(struct tfsd_tensor *t, uid_t uid, gid_t gid, mode_t mod
 
 int tfs_tensor_set_dir(struct tfsd_tensor *t, uint64_t dir, pid_t pid)
 {
-	const struct tfs_backend_ops *be = tfs_d.be_ops;
-	int rc = 0, moved = 1;
+	/* Memory others have mapped may stay where it is (a lone tensor's block is retired
+	 * to the new key) but never moves under them. */
+	unsigned flags;
+	int moved, rc;
 
 	if (dir == t->meta.dir)
 		return 0;
-	if (t->alloc && be->set_owner) {
-		/* Memory others have mapped may stay where it is (a lone tensor's block is
-		 * retired to the new key) but never moves under them. */
-		unsigned flags = pid && tfs_tensor_busy(t, pid) ? TFS_BE_NOMOVE : 0;
-
-		pthread_rwlock_wrlock(&t->io);
-		rc = be->set_owner(tfs_d.be, t->alloc, t->meta.uid, t->meta.gid, t->meta.mode, dir,
-				   flags);
-		moved = rc == 0;
-		if (moved)
-			rc = export(t);
-		pthread_rwlock_unlock(&t->io);
-		if (rc == -ENOMEM)
-			rc = -ENOSPC;
-		if (!moved)
-			return rc;
-	}
+	flags = t->alloc && pid && tfs_tensor_busy(t, pid) ? TFS_BE_NOMOVE : 0;
+	rc = rekey(t, t->meta.uid, t->meta.gid, t->meta.mode, dir, flags, &moved);
+	if (!moved)
+		return rc;
 	t->meta.dir = dir;
 	/* The record, before the rename moves it whole: its handle may have changed, which
 	 * clients learn from its ctime. */

@@ -19,24 +19,33 @@
 #endif
 #define PIECE_MIN ((uint64_t)TFS_CUDA_PIECE_MIN)
 
+/* The end of work on a slot's stream, also on error: the stream is drained (nothing may
+ * still read or fill the slot when it is handed back) and the slot given back. 0 or the
+ * first error, logged as what. */
+static int slot_done(struct cdev *d, struct slot *s, cudaError_t e, const char *what)
+{
+	cudaError_t e2 = cudaStreamSynchronize(s->stream);
+
+	tfs_cuda_slot_put(d, s);
+	if (e == cudaSuccess)
+		e = e2;
+	return e == cudaSuccess ? 0 : tfs_cuda_fail(e, what, d->ordinal);
+}
+
 /* On the device: copy copy_len bytes from src to dst, then zero zero_len bytes at zero_at.
  * Returns once done. */
 int tfs_cuda_dev_copy_zero(struct cdev *d, uint64_t dst, uint64_t src, uint64_t copy_len,
 			   uint64_t zero_at, uint64_t zero_len)
 {
 	struct slot *s = tfs_cuda_slot_get(d);
-	cudaError_t e = cudaSuccess, e2;
+	cudaError_t e = cudaSuccess;
 
 	if (copy_len)
 		e = cudaMemcpyAsync((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, copy_len,
 				    cudaMemcpyDeviceToDevice, s->stream);
 	if (e == cudaSuccess && zero_len)
 		e = cudaMemsetAsync((void *)(uintptr_t)zero_at, 0, zero_len, s->stream);
-	e2 = cudaStreamSynchronize(s->stream);
-	tfs_cuda_slot_put(d, s);
-	if (e == cudaSuccess)
-		e = e2;
-	return e == cudaSuccess ? 0 : tfs_cuda_fail(e, "device copy/zero-fill", d->ordinal);
+	return slot_done(d, s, e, "device copy/zero-fill");
 }
 
 static uint64_t piece_size(size_t len)
@@ -79,16 +88,10 @@ static int copy_pinned(struct cdev *d, void *dst, const void *src, size_t len,
 		       enum cudaMemcpyKind kind)
 {
 	struct slot *s = tfs_cuda_slot_get(d);
-	cudaError_t e, e2;
+	cudaError_t e = cudaMemcpyAsync(dst, src, len, kind, s->stream);
 
-	e = cudaMemcpyAsync(dst, src, len, kind, s->stream);
-	e2 = cudaStreamSynchronize(s->stream);
-	tfs_cuda_slot_put(d, s);
-	if (e == cudaSuccess)
-		e = e2;
-	return e == cudaSuccess ? 0 : tfs_cuda_fail(e, kind == cudaMemcpyHostToDevice ?
-						    "copy to device" : "copy from device",
-						    d->ordinal);
+	return slot_done(d, s, e, kind == cudaMemcpyHostToDevice ? "copy to device" :
+			 "copy from device");
 }
 
 int tfs_cuda_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
@@ -98,7 +101,7 @@ int tfs_cuda_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 	struct cdev *d;
 	struct slot *s;
 	uint64_t dst, piece, done;
-	cudaError_t e = cudaSuccess, e2;
+	cudaError_t e = cudaSuccess;
 	size_t i;
 	int rc;
 
@@ -135,13 +138,9 @@ int tfs_cuda_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 			break;
 		done += n;
 	}
-	/* Also on error: nothing may still read the slot when it is handed back. Once this
-	 * returns the bytes are in device memory, for any process that maps the handle. */
-	e2 = cudaStreamSynchronize(s->stream);
-	tfs_cuda_slot_put(d, s);
-	if (e == cudaSuccess)
-		e = e2;
-	return e == cudaSuccess ? 0 : tfs_cuda_fail(e, "copy to device", d->ordinal);
+	/* Once this returns the bytes are in device memory, for any process that maps the
+	 * handle. */
+	return slot_done(d, s, e, "copy to device");
 }
 
 int tfs_cuda_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
@@ -151,7 +150,7 @@ int tfs_cuda_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 	struct cdev *d;
 	struct slot *s;
 	uint64_t src, piece, issued = 0, done;
-	cudaError_t e = cudaSuccess, e2;
+	cudaError_t e = cudaSuccess;
 	size_t i, next = 0;
 	int rc;
 
@@ -188,11 +187,7 @@ int tfs_cuda_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 		memcpy(to + done, s->buf + (i % RING) * PIECE_MAX, n);
 		done += n;
 	}
-	e2 = cudaStreamSynchronize(s->stream);
-	tfs_cuda_slot_put(d, s);
-	if (e == cudaSuccess)
-		e = e2;
-	return e == cudaSuccess ? 0 : tfs_cuda_fail(e, "copy from device", d->ordinal);
+	return slot_done(d, s, e, "copy from device");
 }
 
 /* One DMA of len bytes at off into the calling thread's read area: 0 with *out. */
