@@ -38,7 +38,6 @@ static struct {
 	struct kalloc *a;       /* sorted by id: ids only grow, new ones go last */
 	size_t n, cap;
 	uint64_t next_id;
-	int mem_ready;
 	pid_t daemon;           /* 0 when none runs */
 	int sock;               /* to the running daemon, -1 when none */
 	int ready, bye, stopping, first;
@@ -101,11 +100,6 @@ static int do_alloc(const struct tfs_keeper_req *req, struct tfs_keeper_rep *rep
 
 	if (req->size == 0 || req->size > KEEPER_SIZE_MAX || req->device < 0)
 		return -EINVAL;
-	if (!k.mem_ready) {
-		if ((rc = mem->init()))
-			return rc;
-		k.mem_ready = 1;
-	}
 	if (k.n == k.cap) {
 		size_t cap = k.cap ? k.cap * 2 : 256;
 		struct kalloc *na = realloc(k.a, cap * sizeof(*na));
@@ -327,20 +321,26 @@ static void stop_private_redis(void)
 		kill(pid, SIGTERM);
 }
 
+void tfs_detach_mount(const char *mnt)
+{
+	pid_t p;
+
+	if (umount2(mnt, MNT_DETACH) == 0)
+		return;
+	p = fork();
+	if (p == 0) {
+		execlp("fusermount3", "fusermount3", "-u", "-z", mnt, (char *)NULL);
+		_exit(127);
+	}
+	if (p > 0)
+		waitpid(p, NULL, 0);
+}
+
 static void give_up(void)
 {
 	free_all();
-	if (k.conf->mountpoint && umount2(k.conf->mountpoint, MNT_DETACH)) {
-		pid_t p = fork();
-
-		if (p == 0) {
-			execlp("fusermount3", "fusermount3", "-u", "-z", k.conf->mountpoint,
-			       (char *)NULL);
-			_exit(127);
-		}
-		if (p > 0)
-			waitpid(p, NULL, 0);
-	}
+	if (k.conf->mountpoint)
+		tfs_detach_mount(k.conf->mountpoint);
 	stop_private_redis();
 }
 

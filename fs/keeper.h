@@ -56,10 +56,10 @@ struct tfs_keeper_rep {
 /* What the keeper allocates memory with: the backend's half that runs in the keeper
  * (keeper_host.c, fs/cuda/keeper_mem.c). alloc fills handle (and *fd for memory another
  * process maps by descriptor, else -1) and *priv (its own per-allocation state); free
- * releases it. init runs in the keeper at its first request, never before the fork. */
+ * releases it. They run in the keeper only, after the fork (CUDA starts at the first
+ * alloc). */
 struct tfs_keeper_mem {
 	const char *name;
-	int (*init)(void);
 	int (*alloc)(uint64_t size, int device, uid_t uid, gid_t gid, mode_t mode,
 		     uint8_t handle[TFS_IPC_HANDLE_SIZE], int *fd, void **priv);
 	void (*free)(void *priv, uint64_t size, int device);
@@ -94,6 +94,11 @@ struct tfs_keeper_conf {
  * a crash, and exits with the daemon's exit status at the end). The keeper's pid names the
  * host backend's objects. -errno when the fork fails (nothing changed). */
 int tfs_keeper_fork(const struct tfs_keeper_conf *conf);
+
+/* Detaches the mount at mnt (umount2, else fusermount3 -u -z for a user who may not);
+ * nothing when it cannot. Used by the keeper when it gives up and by a daemon that finds
+ * a dead mount. */
+void tfs_detach_mount(const char *mnt);
 
 /* --- the daemon's side (keeper_client.c); each call takes the client's mutex --- */
 

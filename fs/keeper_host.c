@@ -22,11 +22,6 @@ struct hobj {
 
 static uint64_t seq;
 
-static int host_mem_init(void)
-{
-	return 0;
-}
-
 static int host_mem_alloc(uint64_t size, int device, uid_t uid, gid_t gid, mode_t mode,
 			  uint8_t handle[TFS_IPC_HANDLE_SIZE], int *fd, void **priv)
 {
@@ -102,7 +97,6 @@ static int host_mem_fd(void *priv)
 
 const struct tfs_keeper_mem tfs_keeper_mem_host = {
 	.name = "host",
-	.init = host_mem_init,
 	.alloc = host_mem_alloc,
 	.free = host_mem_free,
 	.fd = host_mem_fd,

@@ -13,7 +13,6 @@
 #include <sys/sysmacros.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -159,19 +158,9 @@ static int parse_size(const char *s, uint64_t *out)
  * mount can be made again (root can; others through fusermount3). */
 static void clear_dead_mount(const char *mnt)
 {
-	pid_t p;
-
 	tfs_log(LOG_NOTICE, "%s: the mount of a daemon that died is still there: detaching it",
 		mnt);
-	if (umount2(mnt, MNT_DETACH) == 0)
-		return;
-	p = fork();
-	if (p == 0) {
-		execlp("fusermount3", "fusermount3", "-u", "-z", mnt, (char *)NULL);
-		_exit(127);
-	}
-	if (p > 0)
-		waitpid(p, NULL, 0);
+	tfs_detach_mount(mnt);
 }
 
 #ifndef MOVE_MOUNT_BENEATH

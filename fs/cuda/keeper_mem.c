@@ -17,11 +17,6 @@ struct cmem {
 	int device;
 };
 
-static int cuda_mem_init(void)
-{
-	return 0;
-}
-
 static int cuda_mem_alloc(uint64_t size, int device, uid_t uid, gid_t gid, mode_t mode,
 			  uint8_t handle[TFS_IPC_HANDLE_SIZE], int *fd, void **priv)
 {
@@ -72,7 +67,6 @@ static void cuda_mem_free(void *priv, uint64_t size, int device)
 
 const struct tfs_keeper_mem tfs_keeper_mem_cuda = {
 	.name = "cuda",
-	.init = cuda_mem_init,
 	.alloc = cuda_mem_alloc,
 	.free = cuda_mem_free,
 	.fd = NULL,
