@@ -29,7 +29,7 @@ struct tfs_backend_stats {
 	uint64_t used;      /* bytes handed out to tensors (requested sizes) */
 	uint64_t reserved;  /* bytes the backend holds for live tensors (>= used); blocks kept
 			     * only for reuse are not counted */
-	uint64_t total;     /* the cap: --max-bytes, or what the device has */
+	uint64_t total;     /* what the device has, or --max-bytes (a cap per device) if less */
 	uint64_t nallocs;   /* live allocations */
 };
 
@@ -80,7 +80,15 @@ struct tfs_backend_ops {
 	int (*copy_out)(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 			void *dst, size_t len);
 
-	void (*stats)(struct tfs_backend *be, struct tfs_backend_stats *st);
+	/* The figures of one device (0..device_count-1); one not used yet has used 0. */
+	void (*stats)(struct tfs_backend *be, int device, struct tfs_backend_stats *st);
+
+	/* Moves the tensor's memory to another device: new memory there under the same key,
+	 * a device-to-device copy, the old memory freed. Its handle and offset change (call
+	 * export_handle again). The caller makes sure no copy runs and nobody else maps it
+	 * meanwhile. -ENOSPC when the device is full, -EINVAL for a bad device; on error a is
+	 * unchanged and still valid. May be NULL (a backend of one device). */
+	int (*move)(struct tfs_backend *be, struct tfs_alloc *a, int device);
 
 	/* Blocks until the work another process marked with this interprocess event (the
 	 * 64-byte handle libtensorfs's tfs_mark_written publishes) has completed, so the next

@@ -399,8 +399,11 @@ static int host_read_mem(struct tfs_backend *be, struct tfs_alloc *a, uint64_t o
 	return 0;
 }
 
-static void host_stats(struct tfs_backend *be, struct tfs_backend_stats *st)
+static void host_stats(struct tfs_backend *be, int device, struct tfs_backend_stats *st)
 {
+	memset(st, 0, sizeof(*st));
+	if (device != 0)
+		return;
 	pthread_mutex_lock(&be->lock);
 	st->used = be->used;
 	st->reserved = be->reserved;

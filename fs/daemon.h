@@ -45,6 +45,7 @@ struct tfs_opts {
 	char *queue;
 	char *queue_users;       /* --user-queues: names or uids with a queue of their own */
 	char *max_bytes;         /* text: 64G, 512M, ... */
+	char *devices;           /* --devices: "0,2,3", NULL: every device */
 	char *log;               /* log file; default stderr (foreground) or syslog */
 	int device;
 	int threads;                 /* FUSE workers (--threads) */
@@ -63,6 +64,7 @@ struct tfs_daemon {
 	struct tfs_redis_url url;
 	char url_text[512];
 	uint64_t max_bytes;
+	uint64_t devmask;            /* the devices served (devices.h), set before serving */
 	const struct tfs_backend_ops *be_ops;
 	struct tfs_backend *be;
 	pthread_mutex_t ns;          /* the namespace: table, tensor metadata, check-then-act */

@@ -19,6 +19,7 @@
 #include "adopt.h"
 #include "keeper.h"
 #include "conn.h"
+#include "devices.h"
 #include "dircache.h"
 #include "kernel_cache.h"
 #include "loop.h"
@@ -54,6 +55,7 @@ static const struct fuse_opt opt_table[] = {
 	LONG_OPT("max-bytes", max_bytes),
 	OPT("max_bytes=%s", max_bytes),
 	LONG_OPT("log", log),
+	OPT("devices=%s", devices),          /* --devices: spell_devices */
 	OPT("--device=%d", device), OPT("--device %d", device), OPT("device=%d", device),
 	OPT("--threads=%d", threads), OPT("--threads %d", threads), OPT("threads=%d", threads),
 	OPT("--restarts=%d", restarts), OPT("--restarts %d", restarts), OPT("restarts=%d", restarts),
@@ -79,12 +81,15 @@ static void usage(const char *prog)
 	       "                        default: start a private redis-server on a unix socket\n"
 	       "    --backend NAME      cuda, host or auto (default: cuda when a GPU is present)\n"
 	       "    --device N          default GPU ordinal for new tensors (default 0)\n"
+	       "    --devices LIST      GPU ordinals tensors may live on: 0,2,3 (-o devices=0:2:3;\n"
+	       "                        default: all)\n"
 	       "    --node NAME         this node's name in Redis records (default: hostname)\n"
 	       "    --prefix P          Redis key prefix (default tensorfs)\n"
 	       "    --queue KEY         lifecycle queue list (default tensor_lifecycle)\n"
 	       "    --user-queues LIST  users (names or uids, comma-separated) given a queue\n"
 	       "                        of their own, served with their permissions (README)\n"
-	       "    --max-bytes SIZE    cap on memory for tensors: 512M, 64G, ... (default: all)\n"
+	       "    --max-bytes SIZE    cap on memory for tensors, per device: 512M, 64G, ...\n"
+	       "                        (default: all of it)\n"
 	       "    --log FILE          log here instead of syslog when in the background\n"
 	       "    --allow-other       let other users use the mount (permissions still apply)\n"
 	       "    --page-cache        read through the kernel page cache, dropped at each open\n"
@@ -296,9 +301,45 @@ static void notify_parent(int *fd, char status)
 	}
 }
 
+/* fuse_opt applies every template an argument matches, and "--devices" begins with
+ * "--device" (a template "--device %d"): so --devices is spelled -o devices=... before
+ * parsing, its commas as colons, since commas separate -o options (fstab writes
+ * devices=0:2:3 itself). 0, or -1 without memory. */
+static int spell_devices(int argc, char *argv[], struct fuse_args *out)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *v = NULL;
+		char *o;
+		int rc;
+
+		if (strcmp(argv[i], "--devices") == 0 && i + 1 < argc)
+			v = argv[++i];
+		else if (strncmp(argv[i], "--devices=", 10) == 0)
+			v = argv[i] + 10;
+		if (!v) {
+			if (fuse_opt_add_arg(out, argv[i]))
+				return -1;
+			continue;
+		}
+		if (asprintf(&o, "-odevices=%s", v) < 0)
+			return -1;
+		for (char *c = o; *c; c++)
+			if (*c == ',')
+				*c = ':';
+		rc = fuse_opt_add_arg(out, o);
+		free(o);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char *argv[])
 {
-	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	/* The arguments as spelled (spell_devices), kept to the end: the words opt_proc keeps
+	 * (nonopts) point into them, so parsing gets a view it does not own. */
+	struct fuse_args spelled = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_cmdline_opts cmd = { 0 };
 	struct tfs_opts *o = &tfs_d.o;
 	struct fuse_session *se = NULL;
@@ -317,6 +358,10 @@ int main(int argc, char *argv[])
 	o->threads = -1;         /* not given */
 	o->restarts = KEEPER_RESTART_MAX;
 	o->entry_timeout = 1;
+	if (spell_devices(argc, argv, &spelled))
+		goto out_args;
+	args.argc = spelled.argc;
+	args.argv = spelled.argv;
 	if (fuse_opt_parse(&args, o, opt_table, opt_proc) == -1)
 		goto out_args;
 	if (o->show_help) {
@@ -373,6 +418,11 @@ int main(int argc, char *argv[])
 	if (o->max_bytes && parse_size(o->max_bytes, &tfs_d.max_bytes)) {
 		tfs_log(LOG_ERR, "--max-bytes '%s' is not a size like 512M or 64G", o->max_bytes);
 		goto out_args;
+	}
+	if (o->devices && tfs_devices_parse(o->devices, &tfs_d.devmask)) {
+		tfs_log(LOG_ERR, "--devices '%s' is not a list of GPU ordinals like 0,2,3 or 0:2:3",
+			o->devices);
+		return 1;
 	}
 	if (o->device < 0) {
 		tfs_log(LOG_ERR, "--device must be >= 0");
@@ -481,6 +531,19 @@ int main(int argc, char *argv[])
 			tfs_d.be_ops->device_count(tfs_d.be));
 		goto out_backend;
 	}
+	if (!o->devices)
+		tfs_d.devmask = ~0ull;
+	for (int i = 0; i < TFS_DEVICES_MAX; i++)
+		if ((tfs_d.devmask >> i & 1) && i >= tfs_d.be_ops->device_count(tfs_d.be) &&
+		    o->devices) {
+			tfs_log(LOG_ERR, "--devices %s: no device %d (%d present)", o->devices, i,
+				tfs_d.be_ops->device_count(tfs_d.be));
+			goto out_backend;
+		}
+	if (!tfs_device_served(o->device)) {
+		tfs_log(LOG_ERR, "--device %d is not one of --devices %s", o->device, o->devices);
+		goto out_backend;
+	}
 	/* Only once the mount is there: a start that fails (a stale mountpoint, say) must not
 	 * take the records of this node's last run with it. Nothing is served before the
 	 * request loop starts. */
@@ -572,7 +635,8 @@ out_args:
 	notify_parent(&notify_fd, (char)rc);
 	free(cmd.mountpoint);
 	fuse_opt_free_args(&args);
+	fuse_opt_free_args(&spelled);
 	free(o->redis); free(o->backend); free(o->node); free(o->prefix); free(o->queue); free(o->queue_users);
-	free(o->max_bytes); free(o->log);
+	free(o->max_bytes); free(o->log); free(o->devices);
 	return rc;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices.h"
 #include "log.h"
 #include "ops.h"
 
@@ -485,13 +486,34 @@ void tfs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	dirh_put(h, 0);
 }
 
+/* The device statfs of ino reports: a tensor's, or the default of a directory that has
+ * one; -1 (every device served) for the rest and when ino no longer resolves. */
+static int statfs_device(fuse_ino_t ino)
+{
+	struct tfs_target x;
+	struct tfs_where w;
+	int dev = -1;
+
+	if (ino == FUSE_ROOT_ID || tfs_node_where(ino, &w))
+		return -1;
+	tfs_ns_lock();
+	if (tfs_ops_resolve(&w, &x) == 0) {
+		if (x.kind == 'l')
+			dev = x.t->meta.device;
+		else if (x.kind == 'd' && x.d.has_device)
+			dev = x.d.device;
+	}
+	tfs_ns_unlock();
+	tfs_where_free(&w);
+	return dev;
+}
+
 void tfs_op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct tfs_backend_stats st;
 	struct statvfs sv;
 
-	(void)ino;
-	tfs_d.be_ops->stats(tfs_d.be, &st);
+	tfs_devices_stats(statfs_device(ino), &st);
 	memset(&sv, 0, sizeof(sv));
 	sv.f_bsize = 4096;
 	sv.f_frsize = 4096;

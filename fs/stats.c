@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "devices.h"
 #include "stats.h"
 
 struct tfs_stats_slot tfs_stats_slots[TFS_STATS_SLOTS];
@@ -47,6 +48,33 @@ int tfs_stats_is_xattr(uint64_t ino, const char *name)
 	return ino == FUSE_ROOT_ID && strcmp(name, TFS_STATS_XATTR) == 0;
 }
 
+/* "devices": the memory of each served device, as statfs of a directory placed on it
+ * reports it (tensorctl df). 0 or -ENOMEM. */
+static int add_devices(cJSON *o)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, "devices");
+	int n = tfs_d.be_ops->device_count(tfs_d.be);
+
+	if (!arr)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++) {
+		struct tfs_backend_stats st;
+		cJSON *d;
+
+		if (!tfs_device_served(i))
+			continue;
+		tfs_devices_stats(i, &st);
+		if (!(d = cJSON_CreateObject()) || !cJSON_AddItemToArray(arr, d) ||
+		    !cJSON_AddNumberToObject(d, "device", i) ||
+		    !cJSON_AddNumberToObject(d, "total", (double)st.total) ||
+		    !cJSON_AddNumberToObject(d, "reserved", (double)st.reserved) ||
+		    !cJSON_AddNumberToObject(d, "used", (double)st.used) ||
+		    !cJSON_AddNumberToObject(d, "allocations", (double)st.nallocs))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int tfs_stats_json(char *value, size_t size)
 {
 	struct timespec now;
@@ -72,6 +100,8 @@ int tfs_stats_json(char *value, size_t size)
 		if (!cJSON_AddNumberToObject(o, names[s], (double)sum))
 			goto out;
 	}
+	if (add_devices(o))
+		goto out;
 	if (!(text = cJSON_PrintUnformatted(o)))
 		goto out;
 	n = strlen(text);

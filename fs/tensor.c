@@ -12,6 +12,7 @@
 
 #include "daemon.h"
 #include "conn.h"
+#include "devices.h"
 #include "store.h"
 #include "tensor.h"
 #include "writer.h"
@@ -308,8 +309,10 @@ static int realloc_bytes(struct tfsd_tensor *t, uint64_t bytes)
 		be->free(tfs_d.be, t->alloc);
 		t->alloc = NULL;
 	} else if (!t->alloc) {
-		rc = be->alloc(tfs_d.be, t->meta.device, bytes, t->meta.uid, t->meta.gid,
-			       t->meta.mode, t->meta.dir, &a);
+		/* A directory's default may name a device a later start no longer serves. */
+		rc = tfs_device_served(t->meta.device) ?
+		     be->alloc(tfs_d.be, t->meta.device, bytes, t->meta.uid, t->meta.gid,
+			       t->meta.mode, t->meta.dir, &a) : -ENODEV;
 		if (rc == 0)
 			t->alloc = a;
 	} else {
@@ -357,6 +360,35 @@ int tfs_tensor_set_owner(struct tfsd_tensor *t, uid_t uid, gid_t gid, mode_t mod
 	t->meta.gid = gid;
 	t->meta.mode = mode;
 	return rc;
+}
+
+int tfs_tensor_set_device(struct tfsd_tensor *t, int device, pid_t pid)
+{
+	const struct tfs_backend_ops *be = tfs_d.be_ops;
+	int moved, rc = 0;
+
+	if (!tfs_device_served(device))
+		return -EINVAL;
+	if (device == t->meta.device)
+		return 0;
+	if (t->alloc) {
+		/* Others' mappings name the old memory: it never moves under them. */
+		if (!be->move || (pid && tfs_tensor_busy(t, pid)))
+			return -EBUSY;
+		if ((rc = tfs_conn_ok()))
+			return rc;
+		pthread_rwlock_wrlock(&t->io);
+		rc = be->move(tfs_d.be, t->alloc, device);
+		moved = rc == 0;
+		if (moved)
+			rc = export(t);
+		pthread_rwlock_unlock(&t->io);
+		if (!moved)
+			return rc == -ENOMEM ? -ENOSPC : rc;     /* nothing changed */
+	}
+	t->meta.device = device;
+	clock_gettime(CLOCK_REALTIME, &t->ctime);
+	return rc ? rc : tfs_tensor_save(t);
 }
 
 int tfs_tensor_set_dir(struct tfsd_tensor *t, uint64_t dir, pid_t pid)
@@ -439,7 +471,7 @@ int tfs_tensor_resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid)
 	if (bytes > t->meta.bytes) {
 		struct tfs_backend_stats st;
 
-		tfs_d.be_ops->stats(tfs_d.be, &st);
+		tfs_devices_stats(t->meta.device, &st);
 		if (st.total && bytes > st.total)
 			return -EFBIG;
 	}

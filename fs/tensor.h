@@ -106,6 +106,12 @@ uint64_t tfs_tensor_dir_id(const char *parent, const struct tfs_dirrec *d);
  * (pid 0) takes it back, as when the rename then fails. Caller holds ns. */
 int tfs_tensor_place(struct tfsd_tensor *t, const char *name, pid_t pid);
 int tfs_tensor_set_dir(struct tfsd_tensor *t, uint64_t dir, pid_t pid);
+/* Setting user.tensor.device: a tensor without memory only records it; one with memory
+ * moves there (a device-to-device copy; its handle and offset change) unless a process
+ * other than pid's holds it (open, or through the queue; pid 0: no check): -EBUSY, as
+ * for a backend that cannot move. -EINVAL for a device not served, -ENOSPC when the device
+ * is full, -EIO; on error nothing changed. Writes the record. Caller holds ns. */
+int tfs_tensor_set_device(struct tfsd_tensor *t, int device, pid_t pid);
 /* chmod/chown of a tensor: the backend follows (its memory may move: the handle is taken
  * again under the io lock). When the backend refuses, nothing changed. Caller holds ns. */
 int tfs_tensor_set_owner(struct tfsd_tensor *t, uid_t uid, gid_t gid, mode_t mode);

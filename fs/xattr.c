@@ -7,6 +7,7 @@
 #include <sys/xattr.h>
 
 #include "daemon.h"
+#include "devices.h"
 #include "conn.h"
 #include "store.h"
 #include "tensor.h"
@@ -205,19 +206,15 @@ static int set_builtin(const char *path, struct xtarget *x, const char *attr,
 	}
 	/* device */
 	tfs_trim(&value, &size);
-	if (tfs_parse_u64(value, size, &dev) ||
-	    dev >= (uint64_t)tfs_d.be_ops->device_count(tfs_d.be))
+	if (tfs_parse_u64(value, size, &dev) || dev >= TFS_DEVICES_MAX ||
+	    !tfs_device_served((int)dev))
 		return -EINVAL;
 	if (x->kind == 'd') {
 		x->d.has_device = 1;
 		x->d.device = (int)dev;
 		return tfs_store_dir_write(path, &x->d);
 	}
-	if (x->t->meta.bytes > 0)
-		return x->t->meta.device == (int)dev ? 0 : -EBUSY;
-	x->t->meta.device = (int)dev;
-	clock_gettime(CLOCK_REALTIME, &x->t->ctime);
-	return tfs_tensor_save(x->t);
+	return tfs_tensor_set_device(x->t, (int)dev, pid);
 }
 
 /* libtensorfs's tfs_mark_written stores the producer's interprocess event here; reads

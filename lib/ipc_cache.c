@@ -132,6 +132,13 @@ int tfs_ipc_acquire(const struct tfs_meta *m, struct tfs_ipc_entry **out, void *
 		return tfs_seterr(-EBADMSG, "unknown backend \"%s\"", m->backend);
 	if (cuda == !memcmp(m->ipc_handle, TFS_HOST_MAGIC, 8))
 		return tfs_seterr(-EBADMSG, "the handle does not match backend \"%s\"", m->backend);
+	if (cuda) {
+		/* A tensor of another GPU: the caller's kernels read it over NVLink or PCIe. */
+		const struct tfs_cudart *cu = tfs_cudart_get(&rc);
+
+		if (!cu || (rc = tfs_cuda_reach(cu, m->device)))
+			return rc;
+	}
 	pthread_mutex_lock(&lock);
 	for (e = entries; e; e = e->next)
 		if (e->cuda == cuda && (!cuda || e->device == m->device) &&

@@ -91,21 +91,21 @@ static int block_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)
 	uint64_t before;
 	cudaError_t e;
 
-	before = atomic_fetch_add(&be->reserved, size);
+	before = atomic_fetch_add(&d->reserved, size);
 	if (be->cap && before + size > be->cap) {
-		atomic_fetch_sub(&be->reserved, size);
+		atomic_fetch_sub(&d->reserved, size);
 		return -ENOSPC;
 	}
 	cb = calloc(1, sizeof(*cb));
 	if (!cb) {
-		atomic_fetch_sub(&be->reserved, size);
+		atomic_fetch_sub(&d->reserved, size);
 		return -ENOMEM;
 	}
 	if (tfs_keeper_present()) {
 		int rc = keeper_block(d, size, cb);
 
 		if (rc) {
-			atomic_fetch_sub(&be->reserved, size);
+			atomic_fetch_sub(&d->reserved, size);
 			free(cb);
 			return rc;
 		}
@@ -119,14 +119,14 @@ static int block_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)
 		tfs_log(LOG_DEBUG, "cuda: device %d: cudaMalloc(%" PRIu64 "): %s", d->ordinal,
 			size, cudaGetErrorString(e));
 		(void)cudaGetLastError();
-		atomic_fetch_sub(&be->reserved, size);
+		atomic_fetch_sub(&d->reserved, size);
 		free(cb);
 		return e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO;
 	}
 	/* cudaMalloc makes no promise about what the memory holds. */
 	if (tfs_cuda_dev_copy_zero(d, 0, 0, 0, (uint64_t)(uintptr_t)cb->ptr, size) < 0) {
 		block_drop(cb, d);
-		atomic_fetch_sub(&be->reserved, size);
+		atomic_fetch_sub(&d->reserved, size);
 		free(cb);
 		return -EIO;
 	}
@@ -144,7 +144,7 @@ static void block_put(void *ctx, uint64_t base, uint64_t size, void *cookie)
 	(void)base;
 	(void)e;
 	block_drop(cb, d);
-	atomic_fetch_sub(&d->be->reserved, size);
+	atomic_fetch_sub(&d->reserved, size);
 	free(cb);
 }
 
@@ -333,27 +333,67 @@ int tfs_cuda_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, g
 	return 0;
 }
 
-void tfs_cuda_stats(struct tfs_backend *be, struct tfs_backend_stats *st)
+int tfs_cuda_move(struct tfs_backend *be, struct tfs_alloc *a, int device)
 {
-	int i;
+	struct tfs_pool_chunk *nc;
+	struct cdev *from, *to;
+	uint64_t bytes;
+	int rc;
+
+	if (!a)
+		return -EINVAL;
+	from = a->dev;
+	if (device == from->ordinal)
+		return 0;
+	rc = tfs_cuda_dev_get(be, device, &to);
+	if (rc < 0)
+		return rc;
+	bytes = tfs_pool_chunk_bytes(a->chunk);
+	rc = pool_alloc(to, a->key, bytes, &nc);
+	if (rc < 0) {
+		tfs_log(LOG_INFO, "cuda: moving %" PRIu64 " bytes from device %d to %d: %s",
+			bytes, from->ordinal, device, strerror(-rc));
+		return rc;
+	}
+	rc = tfs_cuda_peer_copy(to, tfs_pool_chunk_addr(nc), from, tfs_pool_chunk_addr(a->chunk),
+				bytes);
+	if (rc < 0) {
+		tfs_cuda_chunk_release(to, nc);
+		return rc;
+	}
+	rc = tfs_cuda_dev_current(from);
+	if (rc == 0)
+		tfs_cuda_chunk_release(from, a->chunk);
+	else
+		tfs_log(LOG_ERR, "cuda: device %d: leaking a moved tensor's old memory",
+			from->ordinal);
+	a->dev = to;
+	a->chunk = nc;
+	return 0;
+}
+
+void tfs_cuda_stats(struct tfs_backend *be, int device, struct tfs_backend_stats *st)
+{
+	struct cdev *d;
+	struct tfs_pool_stats ps;
 
 	memset(st, 0, sizeof(*st));
-	for (i = 0; i < be->ndev; i++) {
-		struct cdev *d = atomic_load_explicit(&be->devs[i], memory_order_acquire);
-		struct tfs_pool_stats ps;
-
-		if (!d)
-			continue;
-		tfs_cuda_zero_drain(d);     /* what was freed counts as free */
-		tfs_pool_get_stats(d->pool, &ps);
-		st->used += ps.used;
-		/* Blocks cached with nothing live are free for the next tensor (and released when
-		 * a block cannot be had), so statfs counts only what live tensors hold: df on an
-		 * empty mount shows 0 used. */
-		st->reserved += ps.reserved - ps.cached;
-		st->nallocs += ps.nallocs;
-	}
-	st->total = be->cap ? be->cap : be->total;
+	if (device < 0 || device >= be->ndev)
+		return;
+	st->total = be->dev_total[device];
+	if (be->cap && (!st->total || be->cap < st->total))
+		st->total = be->cap;
+	d = atomic_load_explicit(&be->devs[device], memory_order_acquire);
+	if (!d)
+		return;
+	tfs_cuda_zero_drain(d);     /* what was freed counts as free */
+	tfs_pool_get_stats(d->pool, &ps);
+	st->used = ps.used;
+	/* Blocks cached with nothing live are free for the next tensor (and released when a
+	 * block cannot be had), so statfs counts only what live tensors hold: df on an empty
+	 * mount shows 0 used. */
+	st->reserved = ps.reserved - ps.cached;
+	st->nallocs = ps.nallocs;
 }
 
 /* ---- restart: the keeper's blocks back into the pools ---- */
@@ -438,7 +478,7 @@ int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_
 		return rc;
 	}
 	if (!f->used)
-		atomic_fetch_add(&be->reserved, f->size);
+		atomic_fetch_add(&d->reserved, f->size);
 	f->used = 1;
 	*out = a;
 	return 0;

@@ -48,6 +48,19 @@ int tfs_cuda_dev_copy_zero(struct cdev *d, uint64_t dst, uint64_t src, uint64_t 
 	return slot_done(d, s, e, "device copy/zero-fill");
 }
 
+int tfs_cuda_peer_copy(struct cdev *dst_d, uint64_t dst, struct cdev *src_d, uint64_t src,
+		       uint64_t len)
+{
+	struct slot *s = tfs_cuda_slot_get(dst_d);
+	cudaError_t e;
+
+	/* The driver picks the path: over NVLink or PCIe peer-to-peer where the two devices
+	 * can reach each other, through host memory where they cannot. */
+	e = cudaMemcpyPeerAsync((void *)(uintptr_t)dst, dst_d->ordinal,
+				(const void *)(uintptr_t)src, src_d->ordinal, len, s->stream);
+	return slot_done(dst_d, s, e, "peer copy");
+}
+
 static uint64_t piece_size(size_t len)
 {
 	uint64_t p;

@@ -63,6 +63,7 @@ struct slot {
 struct cdev {
 	int ordinal;
 	struct tfs_backend *be;
+	_Atomic uint64_t reserved;      /* cudaMalloc'ed bytes of this device, against be->cap */
 	struct tfs_pool *pool;
 	uint8_t *staging;
 	struct slot slots[STAGING_SLOTS];
@@ -124,9 +125,8 @@ struct tfs_backend {
 	int nmarks;
 	uint64_t mark_clock;
 	int ndev, default_dev;
-	uint64_t cap;                           /* 0: the devices' memory is the limit */
-	uint64_t total;                         /* memory of all devices */
-	_Atomic uint64_t reserved;              /* cudaMalloc'ed bytes, all devices */
+	uint64_t cap;                           /* per device; 0: its memory is the limit */
+	uint64_t *dev_total;                    /* memory of each device, by ordinal */
 	pthread_mutex_t init_mu;
 	_Atomic(struct cdev *) *devs;
 	uint8_t *io;                            /* io_region(): pinned, portable */
@@ -199,6 +199,10 @@ extern const struct tfs_pool_block_ops tfs_cuda_block_ops;
 int tfs_cuda_dev_copy_zero(struct cdev *d, uint64_t dst, uint64_t src, uint64_t copy_len,
 			   uint64_t zero_at, uint64_t zero_len);
 
+/* dst_d current: copies len bytes from src on src_d to dst on dst_d, through a staging
+ * slot's stream of dst_d, and returns once done. 0 or a negative errno (logged). */
+int tfs_cuda_peer_copy(struct cdev *dst_d, uint64_t dst, struct cdev *src_d, uint64_t src,
+		       uint64_t len);
 /* ---- areas.c ---- */
 
 /* The calling thread's read area for be, made on its first read (a memfd, mapped and
@@ -213,10 +217,11 @@ int tfs_cuda_init(struct tfs_backend **out, int device, uint64_t max_bytes);
 void tfs_cuda_fini(struct tfs_backend *be);
 int tfs_cuda_device_count(struct tfs_backend *be);
 
-/* alloc.c. resize and set_owner may move the tensor to other memory: its handle and offset
+/* alloc.c. resize, set_owner and move may move the tensor to other memory: its handle and offset
  * then change, so callers export the handle again. alloc, resize and set_owner take the
  * pool's lock (and d->zmu when the device is full), free d->zmu, export_handle d->mu (the
- * block's handle cache), stats each device's zmu and pool lock in turn. */
+ * block's handle cache), stats the device's zmu and pool lock in turn; move takes the new
+ * device's pool lock, then a staging slot of it, then the old device's zmu, one at a time. */
 int tfs_cuda_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t uid, gid_t gid,
 		   mode_t mode, uint64_t dir, struct tfs_alloc **out);
 void tfs_cuda_free(struct tfs_backend *be, struct tfs_alloc *a);
@@ -225,7 +230,8 @@ int tfs_cuda_export_handle(struct tfs_backend *be, struct tfs_alloc *a,
 			   uint8_t handle[TFS_IPC_HANDLE_SIZE], uint64_t *offset);
 int tfs_cuda_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, gid_t gid,
 		       mode_t mode, uint64_t dir, unsigned flags);
-void tfs_cuda_stats(struct tfs_backend *be, struct tfs_backend_stats *st);
+int tfs_cuda_move(struct tfs_backend *be, struct tfs_alloc *a, int device);
+void tfs_cuda_stats(struct tfs_backend *be, int device, struct tfs_backend_stats *st);
 /* backend.h's adopt and adopt_end (alloc.c); tfs_cuda_list_found at init (alloc.c). */
 int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out);
 int tfs_cuda_adopt_end(struct tfs_backend *be);

@@ -119,6 +119,7 @@ static int dev_init(struct tfs_backend *be, int ordinal, struct cdev **out)
 		return -ENOMEM;
 	d->ordinal = ordinal;
 	d->be = be;
+	atomic_init(&d->reserved, 0);
 	if (pthread_mutex_init(&d->mu, NULL)) {
 		free(d);
 		return -ENOMEM;
@@ -252,7 +253,9 @@ int tfs_cuda_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 	if (!be)
 		return -ENOMEM;
 	be->devs = calloc((size_t)n, sizeof(*be->devs));
-	if (!be->devs || pthread_mutex_init(&be->init_mu, NULL)) {
+	be->dev_total = calloc((size_t)n, sizeof(*be->dev_total));
+	if (!be->devs || !be->dev_total || pthread_mutex_init(&be->init_mu, NULL)) {
+		free(be->dev_total);
 		free(be->devs);
 		free(be);
 		return -ENOMEM;
@@ -263,13 +266,12 @@ int tfs_cuda_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 	be->ndev = n;
 	be->default_dev = device;
 	be->cap = max_bytes;
-	atomic_init(&be->reserved, 0);
 	for (i = 0; i < n; i++) {
 		struct cudaDeviceProp prop;
 
 		atomic_init(&be->devs[i], NULL);
 		if (cudaGetDeviceProperties(&prop, i) == cudaSuccess)
-			be->total += prop.totalGlobalMem;
+			be->dev_total[i] = prop.totalGlobalMem;
 		else
 			(void)cudaGetLastError();
 	}
@@ -281,12 +283,13 @@ int tfs_cuda_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 		pthread_mutex_destroy(&be->areas_mu);
 		pthread_mutex_destroy(&be->marks_mu);
 		pthread_mutex_destroy(&be->init_mu);
+		free(be->dev_total);
 		free(be->devs);
 		free(be);
 		return rc;
 	}
 	if (max_bytes)
-		tfs_log(LOG_INFO, "cuda: capped at %" PRIu64 " MiB", max_bytes / MiB);
+		tfs_log(LOG_INFO, "cuda: capped at %" PRIu64 " MiB per device", max_bytes / MiB);
 	*out = be;
 	return 0;
 }
@@ -318,6 +321,7 @@ void tfs_cuda_fini(struct tfs_backend *be)
 	pthread_mutex_destroy(&be->areas_mu);
 	pthread_mutex_destroy(&be->marks_mu);
 	pthread_mutex_destroy(&be->init_mu);
+	free(be->dev_total);
 	free(be->devs);
 	free(be);
 }

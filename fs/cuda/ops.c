@@ -18,6 +18,7 @@ const struct tfs_backend_ops tfs_backend_cuda = {
 	.read_fd = tfs_cuda_read_fd,
 	.read_mem = tfs_cuda_read_mem,
 	.stats = tfs_cuda_stats,
+	.move = tfs_cuda_move,
 	.adopt = tfs_cuda_adopt,
 	.adopt_end = tfs_cuda_adopt_end,
 };

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "ctl.h"
 #include "dtype.h"
 
@@ -272,7 +274,59 @@ int cmd_rm(int argc, char **argv)
 	return 0;
 }
 
-struct devsum { int device; uint64_t tensors, bytes; };
+struct devsum {
+	int device;
+	uint64_t tensors, bytes;
+	int has_mem;                       /* total and reserved known from the daemon */
+	uint64_t total, reserved;
+};
+
+static struct devsum *dev_slot(struct devsum *d, int *nd, int max, int device)
+{
+	int k;
+
+	for (k = 0; k < *nd && d[k].device != device; k++)
+		;
+	if (k == *nd) {
+		if (*nd >= max)
+			return NULL;
+		d[k] = (struct devsum){ .device = device };
+		(*nd)++;
+	}
+	return &d[k];
+}
+
+/* Each served device's memory, from the daemon's statistics attribute on the mount's root
+ * (served devices without tensors show too). Anything malformed is left out. */
+static void read_device_memory(const char *mnt, struct devsum *d, int *nd, int max)
+{
+	char buf[65536];
+	ssize_t n = getxattr(mnt, "user.tensorfs.stats", buf, sizeof(buf) - 1);
+	const cJSON *e;
+	cJSON *o;
+
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	if (!(o = cJSON_Parse(buf)))
+		return;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "devices")) {
+		const cJSON *dv = cJSON_GetObjectItemCaseSensitive(e, "device");
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "total");
+		const cJSON *r = cJSON_GetObjectItemCaseSensitive(e, "reserved");
+		struct devsum *s;
+
+		if (!cJSON_IsNumber(dv) || !cJSON_IsNumber(t) || !cJSON_IsNumber(r) ||
+		    dv->valuedouble < 0 || dv->valuedouble >= 64 || t->valuedouble < 0 ||
+		    r->valuedouble < 0 || r->valuedouble > t->valuedouble ||
+		    !(s = dev_slot(d, nd, max, (int)dv->valuedouble)))
+			continue;
+		s->has_mem = 1;
+		s->total = (uint64_t)t->valuedouble;
+		s->reserved = (uint64_t)r->valuedouble;
+	}
+	cJSON_Delete(o);
+}
 
 static void walk_devices(const char *dir, struct devsum *d, int *nd, int max, int depth)
 {
@@ -284,9 +338,9 @@ static void walk_devices(const char *dir, struct devsum *d, int *nd, int max, in
 		return;
 	while ((e = readdir(dp))) {
 		struct tfs_meta m;
+		struct devsum *s;
 		char buf[4096];
 		ssize_t n;
-		int k;
 
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
@@ -296,18 +350,10 @@ static void walk_devices(const char *dir, struct devsum *d, int *nd, int max, in
 			continue;
 		}
 		n = getxattr(sub, "user.tensor.meta", buf, sizeof(buf) - 1);
-		if (n < 0 || tfs_meta_from_json(buf, (size_t)n, &m))
+		if (n < 0 || tfs_meta_from_json(buf, (size_t)n, &m) || !(s = dev_slot(d, nd, max, m.device)))
 			continue;
-		for (k = 0; k < *nd && d[k].device != m.device; k++)
-			;
-		if (k == *nd) {
-			if (*nd >= max)
-				continue;
-			d[k] = (struct devsum){ .device = m.device };
-			(*nd)++;
-		}
-		d[k].tensors++;
-		d[k].bytes += m.bytes;
+		s->tensors++;
+		s->bytes += m.bytes;
 	}
 	closedir(dp);
 }
@@ -347,6 +393,7 @@ int cmd_df(int argc, char **argv)
 	freeb = (uint64_t)sv.f_bavail * sv.f_frsize;
 	used = total - freeb;
 	ntens = sv.f_files - sv.f_ffree;
+	read_device_memory(mnt, d, &nd, 64);
 	walk_devices(mnt, d, &nd, 64, 0);
 	qsort(d, (size_t)nd, sizeof(d[0]), by_device);
 	if (json) {
@@ -354,10 +401,17 @@ int cmd_df(int argc, char **argv)
 		       "\"tensors\":%llu,\"devices\":[", mnt, (unsigned long long)total,
 		       (unsigned long long)used, (unsigned long long)freeb,
 		       (unsigned long long)ntens);
-		for (int k = 0; k < nd; k++)
-			printf("%s{\"device\":%d,\"tensors\":%llu,\"bytes\":%llu}", k ? "," : "",
+		for (int k = 0; k < nd; k++) {
+			printf("%s{\"device\":%d,\"tensors\":%llu,\"bytes\":%llu", k ? "," : "",
 			       d[k].device, (unsigned long long)d[k].tensors,
 			       (unsigned long long)d[k].bytes);
+			if (d[k].has_mem)
+				printf(",\"total\":%llu,\"used\":%llu,\"free\":%llu",
+				       (unsigned long long)d[k].total,
+				       (unsigned long long)d[k].reserved,
+				       (unsigned long long)(d[k].total - d[k].reserved));
+			printf("}");
+		}
 		printf("]}\n");
 		return 0;
 	}
@@ -373,8 +427,19 @@ int cmd_df(int argc, char **argv)
 
 		snprintf(name, sizeof(name), "device %d", d[k].device);
 		human_bytes(d[k].bytes, b, sizeof(b));
-		printf("%-14s %14s %14llu %14s %8llu  (%s)\n", name, "-",
-		       (unsigned long long)d[k].bytes, "-", (unsigned long long)d[k].tensors, b);
+		if (d[k].has_mem) {
+			char t[32], f[32];
+
+			human_bytes(d[k].total, t, sizeof(t));
+			human_bytes(d[k].total - d[k].reserved, f, sizeof(f));
+			printf("%-14s %14s %14llu %14s %8llu  (%s of tensors)\n", name, t,
+			       (unsigned long long)d[k].reserved, f,
+			       (unsigned long long)d[k].tensors, b);
+		} else {
+			printf("%-14s %14s %14llu %14s %8llu  (%s)\n", name, "-",
+			       (unsigned long long)d[k].bytes, "-",
+			       (unsigned long long)d[k].tensors, b);
+		}
 	}
 	return 0;
 }

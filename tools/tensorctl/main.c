@@ -41,7 +41,8 @@ static const struct ctl_cmd cmds[] = {
 	{ "df", cmd_df,
 	  "df [--json] [PATH]\n"
 	  "Device memory of the mount holding PATH (default: $TENSORFS_MOUNT or .):\n"
-	  "total, used, free, the number of tensors, and tensors and bytes per device.\n" },
+	  "total, used, free, the number of tensors, and per device its total, used and\n"
+	  "free memory (as the daemon reports it), tensors and their bytes.\n" },
 	{ "stat", cmd_df, "stat [--json] [PATH]\nThe same as df.\n" },
 	{ "load", cmd_load,
 	  "load [-q] [--format raw|npy|safetensors] [--dtype DT --shape DIMS] [--device N] [-j N] FILE DEST\n"

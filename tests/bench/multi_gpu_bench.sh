@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Issue 18's rows, in one run: a move of a tensor between GPUs (setfattr user.tensor.device,
+# the daemon's peer copy) beside cudaMemcpyPeer of the same size, and 1 MiB dd read/write
+# through the mount of a tensor on a device other than the default.
+#   tests/bench/multi_gpu_bench.sh [BUILD]      SIZE_MiB (default 8192), ROUNDS (5)
+# Needs 2 GPUs, root, redis-server, BUILD/tensorfs built with CUDA; prints a Markdown table.
+set -u
+cd "$(dirname "$0")/../.."
+B=${1:-build}
+BUILD=$B
+. tests/integration/lib.sh
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+SIZE_MiB=${SIZE_MiB:-8192}
+ROUNDS=${ROUNDS:-5}
+ndev=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+if [ "$ndev" -lt 2 ]; then echo "multi_gpu_bench: $ndev GPU(s), needs 2"; exit 2; fi
+PEER=$ROOT/$B/bench/gpu_peer
+mkdir -p "$ROOT/$B/bench"
+gcc -O2 -std=gnu11 -isystem "$CUDA_HOME/include" -o "$PEER" tests/bench/gpu_peer.c \
+	-L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart || exit 1
+start_redis || exit 1
+M=$T/m
+mount_tfs "$M" --node nb --backend cuda || exit 1
+BYTES=$((SIZE_MiB << 20))
+truncate -s "$BYTES" "$M/t"
+best=0; back=0
+for _ in $(seq "$ROUNDS"); do
+	for to in 1 0; do
+		t0=$(date +%s.%N)
+		setfattr -n user.tensor.device -v $to "$M/t" || exit 1
+		g=$(echo "$BYTES / ($(date +%s.%N) - $t0) / 1000000000" | bc -l)
+		if [ $to = 1 ]; then best=$(echo "if ($g > $best) $g else $best" | bc -l);
+		else back=$(echo "if ($g > $back) $g else $back" | bc -l); fi
+	done
+done
+peer=$("$PEER" "$BYTES" "$ROUNDS") || exit 1
+p01=$(echo "$peer" | awk '/0->1/ {print $4}'); p10=$(echo "$peer" | awk '/1->0/ {print $4}')
+mkdir "$M/d1"; setfattr -n user.tensor.device -v 1 "$M/d1"
+truncate -s $((1 << 30)) "$M/d1/io"
+rd=$(dd if="$M/d1/io" of=/dev/null bs=1M iflag=direct 2>&1 | awk '/copied/ {print $(NF-1), $NF}')
+wr=$(dd if=/dev/zero of="$M/d1/io" bs=1M count=1024 conv=notrunc oflag=direct 2>&1 | awk '/copied/ {print $(NF-1), $NF}')
+echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name --format=csv,noheader | head -2 | tr '\n' ' ') $SIZE_MiB MiB, best of $ROUNDS"
+echo "| what | tensorfs | cudaMemcpyPeer | ratio |"
+echo "|---|---|---|---|"
+printf '| move device 0 -> 1 (setfattr user.tensor.device), GB/s | %.2f | %s | %.2f |\n' "$best" "$p01" "$(echo "$best / $p01" | bc -l)"
+printf '| move device 1 -> 0, GB/s | %.2f | %s | %.2f |\n' "$back" "$p10" "$(echo "$back / $p10" | bc -l)"
+echo "| dd read of a 1 GiB tensor on device 1, 1 MiB blocks | $rd | | |"
+echo "| dd write of a 1 GiB tensor on device 1, 1 MiB blocks | $wr | | |"
+umount_tfs "$M"
+finish > /dev/null

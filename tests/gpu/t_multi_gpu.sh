@@ -1,0 +1,102 @@
+# Every GPU of the machine in one mount (issue 18): placement on each device, a kernel on
+# GPU 0 in another process writing a tensor that lives on GPU 1, the library opening a
+# tensor of GPU 1 for a kernel on GPU 0 (peer access), moving a tensor between devices
+# (and EBUSY while another process holds it), statfs per device, a pool per device whose
+# ENOSPC leaves the others alone, and --devices. Needs two GPUs: with one, every case is
+# reported as skipped.
+. "$(dirname "$0")/gpulib.sh"
+NAMES=("a tensor placed on each device holds its bytes there" \
+	"a kernel on GPU 0 in another process writes a tensor on GPU 1" \
+	"the library maps a GPU 1 tensor for a kernel on GPU 0" \
+	"moving a tensor to another device keeps its bytes and changes its handle" \
+	"a move is refused with EBUSY while another process holds the tensor" \
+	"statfs per device" "a full device leaves the others' pools alone" \
+	"--devices limits where tensors may live")
+gpu_tests "${NAMES[@]}"
+ndev=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+if [ "$ndev" -lt 2 ]; then
+	for n in "${NAMES[@]}"; do echo "skip - $n: $ndev GPU(s), needs 2"; done
+	exit 0
+fi
+start_redis || exit 1
+M=$T/m
+mount_cuda "$M" --node n1 --max-bytes 1G || exit 1
+cd "$T" || exit 1
+head -c $((8 << 20)) /dev/urandom > rand
+
+ok_all=1
+for i in $(seq 0 $((ndev - 1))); do
+	mkdir "$M/d$i"
+	setfattr -n user.tensor.device -v "$i" "$M/d$i"
+	cp rand "$M/d$i/t"
+	[ "$(xget "$M/d$i/t" device)" = "$i" ] || { ok_all=0; echo "# d$i/t: device $(xget "$M/d$i/t" device)"; }
+	"$CONSUMER" dump "$(hexh "$M/d$i/t")" "$(xget "$M/d$i/t" ipc_offset)" $((8 << 20)) 0 "$i" | cmp -s - rand ||
+		{ ok_all=0; echo "# d$i/t: bytes through the handle on device $i differ"; }
+done
+eq "a tensor placed on each device holds its bytes there" 1 $ok_all
+
+truncate -s $((4 << 20)) "$M/d1/k"
+"$CONSUMER" kwrite "$(hexh "$M/d1/k")" "$(xget "$M/d1/k" ipc_offset)" $((4 << 20)) 7 0 > kw.out 2>&1
+rc=$?
+"$CONSUMER" gen 0 0 $((4 << 20)) 7 > want
+check "a kernel on GPU 0 in another process writes a tensor on GPU 1" \
+	bash -c "[ $rc = 0 ] && cmp want '$M/d1/k'"
+
+cat > peer.py <<'PY'
+import sys, numpy, cupy, tensorfs
+path, nbytes = sys.argv[1], int(sys.argv[2])
+cupy.cuda.Device(0).use()
+with tensorfs.open(path) as t:
+    assert t.device[1] == 1, t.device
+    arr = cupy.from_dlpack(t)             # lives on GPU 1, mapped for this process
+    mem = cupy.cuda.UnownedMemory(arr.data.ptr, nbytes, t, device_id=0)
+    on0 = cupy.ndarray((nbytes,), cupy.uint8, cupy.cuda.MemoryPointer(mem, 0))
+    with cupy.cuda.Device(0):
+        s = int(on0.astype(cupy.uint64).sum())   # a kernel on GPU 0, over peer access
+want = int(numpy.fromfile(path, dtype=numpy.uint8).astype(numpy.uint64).sum())
+print("sum", s, "want", want)
+sys.exit(0 if s == want else 1)
+PY
+PY=${TFS_PYTHON:-python3}
+if "$PY" -c 'import cupy, numpy' 2>/dev/null &&
+   TENSORFS_LIBRARY=$GROOT/$GBUILD/libtensorfs.so "$PY" -m pip install -q --no-build-isolation \
+	--no-deps --target "$T/pylib" "$GROOT/python" > pip.log 2>&1; then
+	check "the library maps a GPU 1 tensor for a kernel on GPU 0" \
+		env PYTHONPATH="$T/pylib" "$PY" peer.py "$M/d1/t" $((8 << 20))
+else
+	echo "skip - the library maps a GPU 1 tensor for a kernel on GPU 0: no cupy, or the package did not install"
+fi
+
+head -c $((64 << 20)) /dev/urandom > big
+cp big "$M/d0/m"
+h0=$(hexh "$M/d0/m")
+check "setfattr user.tensor.device 1 moves a tensor with memory" setfattr -n user.tensor.device -v 1 "$M/d0/m"
+check "moving a tensor to another device keeps its bytes and changes its handle" bash -c \
+	"[ \"\$(getfattr --only-values -n user.tensor.device '$M/d0/m')\" = 1 ] && [ '$(hexh "$M/d0/m")' != '$h0' ] &&
+	 cmp big '$M/d0/m' && '$CONSUMER' dump \"\$(hexh '$M/d0/m')\" \"\$(getfattr --only-values -n user.tensor.ipc_offset '$M/d0/m')\" $((64 << 20)) 0 1 | cmp - big"
+eq "the Redis record follows the move" 1 "$(rcli hget tensorfs:tensor:d0/m device)"
+( exec 3< "$M/d0/m"; sleep 30 ) & holder=$!
+sleep 0.3
+check_err "a move is refused with EBUSY while another process holds the tensor" "busy" \
+	setfattr -n user.tensor.device -v 0 "$M/d0/m"
+kill $holder; wait $holder 2>/dev/null
+check "once nobody holds it, the move back succeeds" bash -c \
+	"setfattr -n user.tensor.device -v 0 '$M/d0/m' && cmp big '$M/d0/m'"
+
+used() { stat -f -c '%b-%f' "$1" | bc; }
+u0=$(used "$M/d0"); u1=$(used "$M/d1")
+truncate -s $((256 << 20)) "$M/d1/s"
+check "statfs per device" bash -c "[ $(used "$M/d0") = $u0 ] && [ \$(stat -f -c '%b-%f' '$M/d1' | bc) -ge $((u1 + (256 << 20) / 4096)) ]"
+
+check_err "device 1 fills up (--max-bytes 1G per device)" "No space" truncate -s $((1 << 30)) "$M/d1/full"
+check "a full device leaves the others' pools alone" truncate -s $((512 << 20)) "$M/d0/more"
+umount_tfs "$M"
+
+M2=$T/m2
+mount_cuda "$M2" --node n2 --devices 1 --device 1 || exit 1
+touch "$M2/x"; echo hi > "$M2/x"
+check "--devices limits where tensors may live" bash -c \
+	"[ \"\$(getfattr --only-values -n user.tensor.device '$M2/x')\" = 1 ] &&
+	 ! setfattr -n user.tensor.device -v 0 '$M2/x' 2>/dev/null"
+umount_tfs "$M2"
+finish
