@@ -95,7 +95,7 @@ $(O)/%: tools/%.c $(STLIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(REAL_CFLAGS) -o $@ $^ $(REAL_LDFLAGS) $(LIB_LIBS)
 
-$(O)/tests/%: tests/unit/%.c $(STLIB) fs/*.h lib/*.h
+$(O)/tests/%: tests/unit/%.c $(STLIB) fs/*.h lib/*.h tests/unit/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(REAL_CFLAGS) -o $@ $< $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
 

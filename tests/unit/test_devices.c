@@ -7,22 +7,7 @@
 #include "../../fs/devices.c"
 
 struct tfs_daemon tfs_d;
-static int failures, checks;
-
-static void ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	checks++;
-	if (!cond)
-		failures++;
-	printf("%s - ", cond ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-}
+#include "tap.h"
 
 static void parses(const char *text, uint64_t want)
 {
