@@ -1,11 +1,11 @@
-/* The host backend: each tensor is a POSIX shared-memory object, so another process maps
- * it by name. The 64-byte handle is "TFSHOST1" followed by the NUL-terminated name
- * (README, "IPC handles"); the offset is always 0. Pages are reserved with fallocate at
+/* The host backend: each tensor is a shared-memory object in the keeper's directory of
+ * /dev/shm, so another process maps it by name. The 64-byte handle is "TFSHOST1" followed
+ * by the NUL-terminated path (lib/host_handle.h, README "IPC handles"); the offset is
+ * always 0. Pages are reserved with fallocate at
  * allocation so running out of /dev/shm is ENOSPC here, not SIGBUS in a later copy.
  * The memory keeper makes and owns the objects (keeper_host.c) and sends the daemon a
  * descriptor of each; without a keeper (a backend used on its own) the same code runs in
  * this process. */
-#include <dirent.h>
 #include <errno.h>
 #include <sys/random.h>
 #include <fcntl.h>
@@ -20,16 +20,18 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "host_handle.h"
 #include "keeper.h"
 #include "meta.h"
 #include "log.h"
+#include "shm_sweep.h"
 
 
 /* An object the keeper held when this daemon started: a restart adopts it (host_adopt). */
 struct found {
 	uint64_t id;
 	int fd;                  /* -1 once adopted */
-	char name[56];
+	char name[TFS_HOST_PATH_MAX];
 };
 
 struct tfs_backend {
@@ -46,7 +48,7 @@ struct tfs_alloc {
 	uint64_t bytes, mapped;
 	uint64_t kid;            /* the keeper's id; 0 without a keeper */
 	void *kpriv;             /* without a keeper: keeper_host.c's state, in this process */
-	char name[56];           /* fits the handle: 64 bytes less the magic and NUL */
+	char name[TFS_HOST_PATH_MAX];  /* the object's path in /dev/shm, as the handle has it */
 };
 
 static uint64_t round_page(struct tfs_backend *be, uint64_t n)
@@ -54,39 +56,23 @@ static uint64_t round_page(struct tfs_backend *be, uint64_t n)
 	return (n + be->page - 1) / be->page * be->page;
 }
 
-/* Shared-memory objects of daemons that died without unmounting (kill -9, a crash) stay
- * in /dev/shm. Their memory is lost to everyone but processes that still map it, and
- * once the pid is reused, a new keeper with that pid would find its own names taken
- * (shm_open O_EXCL: EEXIST on its first write). Removed at start: those whose pid is gone,
- * and those with the pid of a keeper that is only starting (a dead process's). A live
- * keeper's objects are its own to keep. */
+/* Is pid's entry in /dev/shm a leftover? Those of daemons that died without unmounting
+ * (kill -9, a crash, a keeper that gave up) stay: their memory is lost to everyone but
+ * processes that still map it. Removed at start: those whose pid is gone, and those with
+ * the pid of a keeper that is only starting (a dead process's). A live keeper's directory
+ * is its own to keep; it removes its pid's older leftovers itself (keeper_host.c). */
+static int stale(pid_t pid, void *arg)
+{
+	(void)arg;
+	if (pid == tfs_keeper_pid())
+		return !tfs_keeper_present();
+	return kill(pid, 0) && errno == ESRCH;
+}
+
 static void sweep_orphans(void)
 {
-	char path[300];
-	struct dirent *e;
-	int removed = 0;
-	DIR *d = opendir("/dev/shm");
+	int removed = tfs_shm_sweep(stale, NULL);
 
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char *end;
-		long pid;
-
-		if (strncmp(e->d_name, "tensorfs.", 9))
-			continue;
-		pid = strtol(e->d_name + 9, &end, 10);
-		if (end == e->d_name + 9 || *end != '.' || pid <= 0)
-			continue;
-		if (pid == (long)tfs_keeper_pid() && tfs_keeper_present())
-			continue;            /* our keeper's: adopted or freed by host_adopt_end */
-		if (pid != (long)tfs_keeper_pid() && (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
-			continue;
-		snprintf(path, sizeof(path), "/%s", e->d_name);
-		if (shm_unlink(path) == 0)
-			removed++;
-	}
-	closedir(d);
 	if (removed)
 		tfs_log(LOG_NOTICE, "host: removed %d shared-memory object(s) of daemons that "
 			"died without unmounting", removed);
@@ -104,10 +90,11 @@ static int list_found(struct tfs_backend *be)
 	if (!tfs_keeper_present())
 		return 0;
 	while ((rc = tfs_keeper_call(&req, &rep, &fd)) == 0) {
+		char path[TFS_HOST_PATH_MAX];
 		struct found *f;
 
 		req.id = rep.id;
-		if (fd < 0 || memcmp(rep.handle, TFS_HOST_MAGIC, 8) || !memchr(rep.handle + 8, 0, 56)) {
+		if (fd < 0 || tfs_host_handle_path(rep.handle, path, sizeof(path))) {
 			if (fd >= 0)
 				close(fd);
 			continue;
@@ -126,7 +113,7 @@ static int list_found(struct tfs_backend *be)
 		f = &be->found[be->nfound++];
 		f->id = rep.id;
 		f->fd = fd;
-		snprintf(f->name, sizeof(f->name), "%s", (const char *)rep.handle + 8);
+		snprintf(f->name, sizeof(f->name), "%s", path);
 	}
 	return rc == -ENOENT ? 0 : rc;
 }
@@ -209,7 +196,7 @@ static int obtain(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gid, mode
 	rc = tfs_keeper_call(&req, &rep, &a->fd);
 	if (rc)
 		return rc == -EPIPE ? -EIO : rc;
-	if (a->fd < 0 || !memchr(rep.handle + 8, 0, 56)) {
+	if (a->fd < 0 || tfs_host_handle_path(rep.handle, a->name, sizeof(a->name))) {
 		/* The keeper answered nonsense: give it back rather than serve it. */
 		struct tfs_keeper_req fr = { .op = TFS_KEEPER_FREE, .id = rep.id };
 
@@ -219,7 +206,6 @@ static int obtain(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gid, mode
 		return -EIO;
 	}
 	a->kid = rep.id;
-	snprintf(a->name, sizeof(a->name), "%s", (const char *)rep.handle + 8);
 	return 0;
 }
 
@@ -414,16 +400,17 @@ static void host_stats(struct tfs_backend *be, int device, struct tfs_backend_st
 
 static int host_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out)
 {
+	char path[TFS_HOST_PATH_MAX];
 	struct found *f = NULL;
 	struct tfs_alloc *a;
 	struct stat st;
 	int rc;
 
-	if (memcmp(m->ipc_handle, TFS_HOST_MAGIC, 8) || m->ipc_offset != 0 || m->device != 0)
+	if (tfs_host_handle_path(m->ipc_handle, path, sizeof(path)) || m->ipc_offset != 0 ||
+	    m->device != 0)
 		return -EINVAL;
 	for (size_t i = 0; i < be->nfound && !f; i++)
-		if (be->found[i].fd >= 0 && strncmp(be->found[i].name,
-						    (const char *)m->ipc_handle + 8, 56) == 0)
+		if (be->found[i].fd >= 0 && strcmp(be->found[i].name, path) == 0)
 			f = &be->found[i];
 	if (!f)
 		return -ENOENT;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "client_internal.h"
+#include "host_handle.h"
 
 
 struct tfs_ipc_entry {
@@ -24,42 +26,56 @@ struct tfs_ipc_entry {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tfs_ipc_entry *entries;
 
-/* The shm name inside a host handle: "/name", NUL-terminated within the 64 bytes. */
-static int host_name(const uint8_t *h, char *name, size_t size)
+/* Opens the object a host handle names, read-write when the caller may, else read-only.
+ * Only the one form the keeper makes is accepted (host_handle.h), and nothing on the way
+ * is followed: the directory is opened with O_NOFOLLOW, then the object inside it, so a
+ * link planted in /dev/shm cannot point a handle anywhere else; O_NONBLOCK so that a FIFO
+ * planted under such a name fails in map_host instead of hanging here. The descriptor, or
+ * -errno. */
+static int open_host(const char *path, int *writable)
 {
-	const char *s = (const char *)h + 8;
-	size_t n = strnlen(s, TFS_IPC_HANDLE_SIZE - 8);
+	char dir[TFS_HOST_PATH_MAX];
+	const char *slash = strchr(path + 1, '/');
+	int dfd, fd, saved;
 
-	if (n == TFS_IPC_HANDLE_SIZE - 8 || n < 2 || n >= size || s[0] != '/' ||
-	    memchr(s + 1, '/', n - 1))
-		return -EBADMSG;
-	memcpy(name, s, n + 1);
-	return 0;
+	snprintf(dir, sizeof(dir), "%s%.*s", TFS_HOST_SHM_ROOT, (int)(slash - path), path);
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	*writable = 1;
+	fd = openat(dfd, slash + 1, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES) {
+		*writable = 0;
+		fd = openat(dfd, slash + 1, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	}
+	saved = errno;
+	close(dfd);
+	return fd < 0 ? -saved : fd;
 }
 
 static int map_host(struct tfs_ipc_entry *e, const struct tfs_meta *m)
 {
-	char name[64];
+	char name[TFS_HOST_PATH_MAX];
 	struct stat st;
 	int fd, rc, saved;
 
-	if (memcmp(e->handle, TFS_HOST_MAGIC, 8) || host_name(e->handle, name, sizeof(name)))
-		return tfs_seterr(-EBADMSG, "malformed host IPC handle (expected TFSHOST1/name)");
-	e->writable = 1;
-	fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
-	if (fd < 0 && errno == EACCES) {
-		e->writable = 0;
-		fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
-	}
+	if (tfs_host_handle_path(e->handle, name, sizeof(name)))
+		return tfs_seterr(-EBADMSG, "malformed host IPC handle (expected TFSHOST1"
+				  "/tensorfs.<pid>.<8 hex>/<24 hex>)");
+	fd = open_host(name, &e->writable);
 	if (fd < 0) {
-		saved = errno;
+		saved = -fd;
 		if (saved == ENOENT)
 			return tfs_seterr(-ESTALE, "handle %s names shared memory that no longer exists "
 					  "(daemon gone or tensor freed)", name);
-		return tfs_seterr(-saved, "shm_open %s: %s", name, tfs_strerror(saved));
+		return tfs_seterr(-saved, "open /dev/shm%s: %s", name, tfs_strerror(saved));
 	}
 	if (fstat(fd, &st)) {
 		rc = tfs_seterr(-errno, "fstat %s: %s", name, tfs_strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = tfs_seterr(-EBADMSG, "handle %s names no shared-memory object", name);
 		goto out;
 	}
 	if ((uint64_t)st.st_size < m->ipc_offset || (uint64_t)st.st_size - m->ipc_offset < m->bytes) {

@@ -1,6 +1,6 @@
 /* Maps a host-backend tensor from its xattrs, as another process would, without the
- * client library: reads user.tensor.ipc_handle ("TFSHOST1" + shm name) and ipc_offset,
- * shm_open + mmap. Used by the tests to check the handle gives the file's bytes.
+ * client library: reads user.tensor.ipc_handle ("TFSHOST1" + the object's path in
+ * /dev/shm) and ipc_offset, open + mmap. Used by the tests to check the handle gives the file's bytes.
  *
  *   shm_map PATH dump            write the mapped bytes to stdout
  *   shm_map PATH fill BYTE       set every byte through the mapping
@@ -42,9 +42,12 @@ int main(int argc, char **argv)
 	bytes = strtoull(sizes, NULL, 10);
 	/* A reader may hold only read permission on the object: ask for no more. */
 	int rw = strcmp(argv[2], "fill") == 0;
-	fd = shm_open(h + 8, rw ? O_RDWR : O_RDONLY, 0);
+	char path[80];
+
+	snprintf(path, sizeof(path), "/dev/shm%s", h + 8);
+	fd = open(path, (rw ? O_RDWR : O_RDONLY) | O_NOFOLLOW);
 	if (fd < 0)
-		return die(h + 8);
+		return die(path);
 	p = mmap(NULL, off + bytes, rw ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		close(fd);

@@ -1,5 +1,5 @@
-/* Unit tests of the client API that need no mount: host-backend handles made here with
- * shm_open, the per-process cache, direct copies, DLPack export, errors. */
+/* Unit tests of the client API that need no mount: host-backend handles made here as the
+ * keeper makes them (a directory of /dev/shm and an object in it), the per-process cache, direct copies, DLPack export, errors. */
 #include <dlpack/dlpack.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "client_internal.h"
@@ -29,7 +30,8 @@ static int fails;
 		printf("\n");                                              \
 	} while (0)
 
-static char shm_name[64];
+/* The directory and the object in it, relative to /dev/shm, as in a handle. */
+static char shm_dir[48], shm_name[96];
 
 /* A 4096-byte shm object like the host backend's, and metadata naming bytes at off. */
 static void make_meta(struct tfs_meta *m, tfs_dtype dt, uint64_t n, uint64_t off)
@@ -81,15 +83,17 @@ int main(void)
 	tfs_tensor *t = NULL, *t2 = NULL;
 	DLManagedTensor *dl = NULL;
 	tfs_client *c = NULL;
-	char buf[64], *json;
+	char buf[64], path[128], link[128], *json;
 	float f[4] = { 1.5f, 2.5f, 3.5f, 4.5f }, g[4];
 	pthread_t th[4];
 	int fd, rc;
 
-	snprintf(shm_name, sizeof(shm_name), "/tfs-unit-client.%d", (int)getpid());
-	fd = shm_open(shm_name, O_RDWR | O_CREAT | O_EXCL, 0600);
-	if (fd < 0 || ftruncate(fd, 4096)) {
-		printf("not ok - shm_open for the test: %s\n", strerror(errno));
+	snprintf(shm_dir, sizeof(shm_dir), "/dev/shm/tensorfs.%d.0badf00d", (int)getpid());
+	snprintf(shm_name, sizeof(shm_name), "%s/0123456789abcdef01234567", shm_dir + 8);
+	snprintf(path, sizeof(path), "/dev/shm%s", shm_name);
+	if (mkdir(shm_dir, 0711) || (fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600)) < 0 ||
+	    ftruncate(fd, 4096)) {
+		printf("not ok - an object for the test: %s\n", strerror(errno));
 		return 1;
 	}
 	close(fd);
@@ -173,10 +177,25 @@ int main(void)
 	memset(m.ipc_handle, 0x11, sizeof(m.ipc_handle));
 	rc = open_m(&m, &t);
 	CHECK(rc == -ENODEV || rc == -ESTALE, "a CUDA handle on a machine without a GPU: %d", rc);
+	/* Nothing on the way is followed: a directory named like the keeper's that is a link
+	 * to it, and a FIFO in it (a plain open would wait for a writer). */
 	make_meta(&m, TFS_F32, 4, 0);
-	shm_unlink(shm_name);
+	snprintf(link, sizeof(link), "/dev/shm/tensorfs.%d.0badf00e", (int)getpid());
+	m.ipc_handle[8 + strlen(shm_dir + 8) - 1] = 'e';
+	CHECK(symlink(shm_dir, link) == 0 && open_m(&m, &t) == -ENOTDIR,
+	      "a handle through a linked directory: -ENOTDIR");
+	unlink(link);
+	make_meta(&m, TFS_F32, 4, 0);
+	snprintf(link, sizeof(link), "%s/00000000000000000000fffe", shm_dir);
+	memcpy(m.ipc_handle + 8 + strlen(shm_dir + 8) + 1, "00000000000000000000fffe", 24);
+	CHECK(mkfifo(link, 0600) == 0 && open_m(&m, &t) == -EBADMSG,
+	      "a handle naming a FIFO: -EBADMSG, no wait");
+	unlink(link);
+	make_meta(&m, TFS_F32, 4, 0);
+	unlink(path);
 	CHECK(open_m(&m, &t) == -ESTALE && strstr(tfs_errmsg(), "no longer exists"),
 	      "a handle whose memory is gone: -ESTALE with a message");
+	rmdir(shm_dir);
 
 	/* files that are not tensors */
 	snprintf(buf, sizeof(buf), "/tmp/tfs-unit-client.%d", (int)getpid());
