@@ -21,6 +21,7 @@
 #include "conn.h"
 #include "dircache.h"
 #include "kernel_cache.h"
+#include "lease.h"
 #include "loop.h"
 #include "queue.h"
 #include "queue_users.h"
@@ -303,7 +304,7 @@ int main(int argc, char *argv[])
 	struct tfs_opts *o = &tfs_d.o;
 	struct fuse_session *se = NULL;
 	char hostname[256], url[512], err[256], mntopts[128];
-	int rc = 1, notify_fd = -1, restart;
+	int rc = 1, notify_fd = -1, restart, release_lease = 0;
 	dev_t beneath_dev = 0;
 	int dead;
 	struct tfs_keeper_conf kconf = { 0 };
@@ -418,6 +419,11 @@ int main(int argc, char *argv[])
 	}
 	redisFree(c);
 	rc = 1;
+	/* Before anything of the node is touched: two daemons with one node name would sweep
+	 * each other's records. */
+	if (tfs_lease_acquire(restart))
+		goto out_redis;
+	release_lease = !restart;
 
 	snprintf(mntopts, sizeof(mntopts), "-odefault_permissions,fsname=tensorfs,subtype=tensorfs,"
 		 "max_read=%d%s", 1 << 20, o->allow_other ? ",allow_other" : "");
@@ -462,6 +468,7 @@ int main(int argc, char *argv[])
 		kconf.restarts = o->restarts;
 		kconf.detach_stdio = !cmd.foreground;
 		kconf.stderr_is_log = o->log != NULL;
+		kconf.lease = tfs_lease_token();
 		if (tfs_keeper_fork(&kconf)) {
 			tfs_log(LOG_ERR, "cannot start the memory keeper: %s", strerror(errno));
 			goto out_unmount;
@@ -529,6 +536,7 @@ int main(int argc, char *argv[])
 		rc = -rc;
 	rc = rc == 0 || rc == SIGINT || rc == SIGTERM || rc == SIGHUP ? 0 : 1;
 	tfs_keeper_tell(TFS_KEEPER_BYE);
+	release_lease = 1;
 	tfs_log(LOG_INFO, "unmounting %s", cmd.mountpoint);
 	tfs_queue_stop();
 	tfs_ns_lock();
@@ -564,6 +572,11 @@ out_nodes:
 	tfs_node_fini();
 out_redis:
 	tfs_conn_close_thread();
+	/* After the writer sent the record deletes: the next daemon of this node must not
+	 * find them arriving after its own writes. A keeper's restart that fails leaves the
+	 * lease to the next restart, which has its token. */
+	if (release_lease)
+		tfs_lease_release();
 	tfs_stop_redis();
 out_table:
 	free(tfs_d.table.buckets);
