@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "keeper.h"
 #include "lease.h"
 #include "store.h"
 #include "log.h"
@@ -51,7 +52,9 @@ static int token_from_env(void)
 	return ok ? 0 : -ENOENT;
 }
 
-/* "<pid> <host>": who holds it, as another daemon's refusal shows it. */
+/* "<pid> <host>": who holds it, as another daemon's refusal shows it. The pid is the
+ * keeper's (the daemon's own before the keeper starts): it stays across restarts, and
+ * SIGTERM to it stops the daemon cleanly. */
 static void who_am_i(char *buf, size_t size)
 {
 	char host[256];
@@ -62,7 +65,7 @@ static void who_am_i(char *buf, size_t size)
 	for (char *p = host; *p; p++)
 		if (*p <= ' ' || *p > '~')
 			*p = '?';
-	snprintf(buf, size, "%d %s", (int)getpid(), host);
+	snprintf(buf, size, "%d %s", (int)tfs_keeper_pid(), host);
 }
 
 /* "pid P on host H" from a holder's value "<token> <pid> <host>"; anything else (a value
@@ -126,7 +129,6 @@ int tfs_lease_acquire(int restart)
 	rc = take(holder, sizeof(holder));
 	/* The forked daemon and keeper must not share this connection. */
 	conn_drop();
-	ls.last_ms = now_ms();
 	if (rc == -EBUSY) {
 		describe(holder, desc, sizeof(desc));
 		tfs_log(LOG_ERR, "node %s is held by another daemon (%s); use --node", tfs_d.o.node,

@@ -1,5 +1,5 @@
 /* The node lease (lease.c): one daemon per node name on a Redis. Its key is the live-node
- * registry <prefix>:alive:<node> = "<token> <pid> <host>", taken with a random token of
+ * registry <prefix>:alive:<node> = "<token> <pid> <host>" (pid: the memory keeper's), taken with a random token of
  * the daemon's own before it touches any record of the node, renewed once a second in one
  * script that renews only a lease with that token, and deleted at a clean unmount only if
  * it is still ours. A daemon the keeper restarts after a crash gets its predecessor's token
@@ -28,7 +28,8 @@
 int tfs_lease_acquire(int restart);
 /* The token, for the keeper to pass to the daemon it restarts. */
 const char *tfs_lease_token(void);
-/* Renews the lease (at most once a second; call often): retakes it when it is free, sets
+/* Renews the lease (at most once a second, the first call at once: in the serving daemon,
+ * it puts the keeper's pid in the value; call often): retakes it when it is free, sets
  * or clears tfs_d.lease_lost. Returns 0 while the lease is ours, -EBUSY while another's,
  * -EIO when Redis did not answer (nothing changes). */
 int tfs_lease_tick(void);

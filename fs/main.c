@@ -491,6 +491,12 @@ int main(int argc, char *argv[])
 	/* Only once the mount is there: a start that fails (a stale mountpoint, say) must not
 	 * take the records of this node's last run with it. Nothing is served before the
 	 * request loop starts. */
+	/* Now that the keeper runs: its pid in the lease, and the lease still ours. */
+	if (tfs_lease_tick() == -EBUSY) {
+		tfs_log(LOG_ERR, "lost the lease of node %s while starting", o->node);
+		rc = 1;
+		goto out_backend;
+	}
 	tfs_ns_lock();
 	rc = tfs_adopt(!restart);
 	tfs_ns_unlock();
