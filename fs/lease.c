@@ -187,7 +187,11 @@ void tfs_lease_release(void)
 {
 	redisContext *c;
 
+	/* A fresh connection: the renewals' may be to a Redis that went away since, and a
+	 * write on it would raise SIGPIPE. */
+	conn_drop();
 	if (ls.token[0] && (c = conn()))
 		tfs_store_lease_drop(c, ls.token);
 	conn_drop();
+	ls.token[0] = '\0';
 }

@@ -33,7 +33,8 @@ const char *tfs_lease_token(void);
  * or clears tfs_d.lease_lost. Returns 0 while the lease is ours, -EBUSY while another's,
  * -EIO when Redis did not answer (nothing changes). */
 int tfs_lease_tick(void);
-/* Deletes the lease if it is still ours, and closes its connection. */
+/* Deletes the lease if it is still ours (once: later calls do nothing), and closes its
+ * connection. */
 void tfs_lease_release(void);
 
 #endif

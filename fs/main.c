@@ -554,6 +554,9 @@ out_signals:
 	tfs_ns_stats_log();
 	tfs_writer_stop();       /* sends the shutdown's record deletes */
 	tfs_conn_close_thread();
+	/* While SIGPIPE is still ignored (a Redis gone away must not kill us here). */
+	if (release_lease)
+		tfs_lease_release();
 	fuse_remove_signal_handlers(se);
 out_backend:
 	if (tfs_d.table.buckets) {
