@@ -117,15 +117,20 @@ static int take(char *holder, size_t hsize)
 	return rc;
 }
 
-int tfs_lease_acquire(int restart)
+int tfs_lease_init(int restart)
 {
-	char holder[512] = "", desc[400];
-	int rc;
-
 	if ((!restart || token_from_env()) && new_token()) {
 		tfs_log(LOG_ERR, "cannot make a random token for the node lease");
 		return -EIO;
 	}
+	return 0;
+}
+
+int tfs_lease_acquire(void)
+{
+	char holder[512] = "", desc[400];
+	int rc;
+
 	rc = take(holder, sizeof(holder));
 	/* The forked daemon and keeper must not share this connection. */
 	conn_drop();

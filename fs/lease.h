@@ -21,11 +21,14 @@
 /* Lifetime of the lease without a renewal. */
 #define TFS_LEASE_MS 5000
 
-/* Takes the lease at start-up: restart (a keeper's restart) takes the token from TFS_LEASE
- * (removed from the environment), else a new random one. 0; -EBUSY when another daemon
- * holds it (logged: "node NAME is held by another daemon (pid P on host H); use --node");
- * -EIO/-EPROTO when Redis fails (logged). Nothing in Redis changes on failure. */
-int tfs_lease_acquire(int restart);
+/* The token, first thing at start-up (before anything is started that would inherit the
+ * environment): restart (a keeper's restart) takes it from TFS_LEASE, which it removes from
+ * the environment, else makes a new random one. 0 or -EIO (logged). */
+int tfs_lease_init(int restart);
+/* Takes the lease at start-up. 0; -EBUSY when another daemon holds it (logged: "node NAME
+ * is held by another daemon (pid P on host H); use --node"); -EIO/-EPROTO when Redis fails
+ * (logged). Nothing in Redis changes on failure. */
+int tfs_lease_acquire(void);
 /* The token, for the keeper to pass to the daemon it restarts. */
 const char *tfs_lease_token(void);
 /* Renews the lease (at most once a second, the first call at once: in the serving daemon,

@@ -313,6 +313,8 @@ int main(int argc, char *argv[])
 	/* Started again by a keeper after a crash: already in the background, the keeper
 	 * holds the memory to adopt. */
 	restart = tfs_keeper_from_env();
+	if (tfs_lease_init(restart))
+		return 1;
 
 	o->device = 0;
 	o->threads = -1;         /* not given */
@@ -421,7 +423,7 @@ int main(int argc, char *argv[])
 	rc = 1;
 	/* Before anything of the node is touched: two daemons with one node name would sweep
 	 * each other's records. */
-	if (tfs_lease_acquire(restart))
+	if (tfs_lease_acquire())
 		goto out_redis;
 	release_lease = !restart;
 
