@@ -490,15 +490,15 @@ int main(int argc, char *argv[])
 			tfs_d.be_ops->device_count(tfs_d.be));
 		goto out_backend;
 	}
-	/* Only once the mount is there: a start that fails (a stale mountpoint, say) must not
-	 * take the records of this node's last run with it. Nothing is served before the
-	 * request loop starts. */
 	/* Now that the keeper runs: its pid in the lease, and the lease still ours. */
 	if (tfs_lease_tick() == -EBUSY) {
 		tfs_log(LOG_ERR, "lost the lease of node %s while starting", o->node);
 		rc = 1;
 		goto out_backend;
 	}
+	/* Only once the mount is there: a start that fails (a stale mountpoint, say) must not
+	 * take the records of this node's last run with it. Nothing is served before the
+	 * request loop starts. */
 	tfs_ns_lock();
 	rc = tfs_adopt(!restart);
 	tfs_ns_unlock();
@@ -556,7 +556,8 @@ out_signals:
 	tfs_ns_stats_log();
 	tfs_writer_stop();       /* sends the shutdown's record deletes */
 	tfs_conn_close_thread();
-	/* While SIGPIPE is still ignored (a Redis gone away must not kill us here). */
+	/* After the writer sent the record deletes (the next daemon of this node must not see
+	 * them arrive after its own writes), while SIGPIPE is still ignored. */
 	if (release_lease)
 		tfs_lease_release();
 	fuse_remove_signal_handlers(se);
@@ -583,9 +584,8 @@ out_nodes:
 	tfs_node_fini();
 out_redis:
 	tfs_conn_close_thread();
-	/* After the writer sent the record deletes: the next daemon of this node must not
-	 * find them arriving after its own writes. A keeper's restart that fails leaves the
-	 * lease to the next restart, which has its token. */
+	/* A start that failed lets the lease go (if it is still ours); a keeper's restart
+	 * that fails leaves it to the next restart, which has its token. */
 	if (release_lease)
 		tfs_lease_release();
 	tfs_stop_redis();
