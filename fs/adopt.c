@@ -93,10 +93,11 @@ static int adopt_one(struct tfs_store_rec *rec, void *arg)
 		h->node[sizeof(h->node) - 1] = '\0';
 		h->pid = rec->holders[i].pid;
 		h->count = rec->holders[i].count;
-		/* Who sent it and a lease's end live only in the daemon that died: a hold from
-		 * a process of this node stays while the process lives (as before); any other
-		 * becomes a lease its holder must renew within ADOPT_LEASE seconds. */
-		h->uid = -1;
+		/* The sender's uid is in the record; a lease's end lived only in the daemon
+		 * that died: a hold from a process of this node stays while the process lives
+		 * (as before); any other becomes a lease its holder must renew within
+		 * ADOPT_LEASE seconds. */
+		h->uid = rec->holders[i].uid;
 		if (strcmp(h->node, tfs_d.o.node) || h->pid <= 0)
 			h->expires = tfs_now() + ADOPT_LEASE;
 		h->next = t->holders;

@@ -54,6 +54,12 @@ redisContext *tfs_conn_get(void)
 
 	unsigned epoch = tfs_conn_epoch();
 
+	/* Another daemon holds this node's lease: nothing of the node is written or read in
+	 * its name, as though Redis were away (lease.h). */
+	if (tfs_d.lease_lost) {
+		tfs_d.redis_down = 1;
+		return NULL;
+	}
 	pthread_once(&conn_once, conn_key_init);
 	c = pthread_getspecific(conn_key);
 	if (c && conn_epoch == epoch)

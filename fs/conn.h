@@ -4,7 +4,8 @@
 
 #include <hiredis/hiredis.h>
 
-/* The calling thread's connection, or NULL while Redis is unreachable (logged once). */
+/* The calling thread's connection, or NULL while Redis is unreachable (logged once) or
+ * another daemon holds this node's lease (tfs_d.lease_lost, lease.h). */
 redisContext *tfs_conn_get(void);
 /* Runs a printf-style command (hiredis format) on the thread's connection, after
  * waiting for the write-behind queue (tfs_writer_sync), so what it reads includes this

@@ -71,6 +71,7 @@ struct tfs_daemon {
 	struct tfs_table table;
 	volatile int stopping;
 	volatile int redis_down;     /* a Redis call failed; the queue thread resyncs */
+	volatile int lease_lost;     /* another daemon holds this node's lease (lease.h) */
 	pid_t redis_pid;             /* private redis-server, 0 when --redis was given */
 	char rundir[256];
 	char node_queue[512];        /* the queue of commands forwarded to this node */

@@ -18,7 +18,8 @@
 static int save_holder(struct tfsd_tensor *t, const struct tfs_holder *h)
 {
 	t->meta.refcount = tfs_tensor_refcount(t);
-	return tfs_store_holder_save(t->key, h->node, h->pid, h->count, t->meta.refcount);
+	return tfs_store_holder_save(t->key, h->node, h->pid, h->uid, h->count,
+				     t->meta.refcount);
 }
 
 int tfs_tensor_hold(struct tfsd_tensor *t, const char *node, int64_t pid, int64_t uid,

@@ -256,7 +256,8 @@ static pid_t fork_daemon(int sv[2])
 }
 
 /* Starts a daemon again after a crash: the same program and arguments, with the keeper's
- * socket and the private redis-server's folder in the environment. */
+ * socket, the private redis-server's folder and the node lease's token in the
+ * environment. */
 static int start_daemon(void)
 {
 	int sv[2];
@@ -273,6 +274,8 @@ static int start_daemon(void)
 		fcntl(sv[1], F_SETFD, 0);
 		if (k.conf->rundir && k.conf->rundir[0])
 			setenv("TFS_RUNDIR", k.conf->rundir, 1);
+		if (k.conf->lease && k.conf->lease[0])
+			setenv("TFS_LEASE", k.conf->lease, 1);
 		execv("/proc/self/exe", k.conf->argv);
 		_exit(127);
 	}

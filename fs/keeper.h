@@ -86,6 +86,8 @@ struct tfs_keeper_conf {
 	int detach_stdio;       /* in the background: stdin, stdout (and stderr when it is
 				 * not the log) become /dev/null, as the daemon's do */
 	int stderr_is_log;
+	const char *lease;      /* the node lease's token, passed to a restarted daemon
+				 * (TFS_LEASE) so that it takes the lease over (lease.h) */
 };
 
 /* Called by the process that is about to serve, after it forked into the background and

@@ -22,6 +22,7 @@
 #include "devices.h"
 #include "dircache.h"
 #include "kernel_cache.h"
+#include "lease.h"
 #include "loop.h"
 #include "queue.h"
 #include "queue_users.h"
@@ -344,7 +345,7 @@ int main(int argc, char *argv[])
 	struct tfs_opts *o = &tfs_d.o;
 	struct fuse_session *se = NULL;
 	char hostname[256], url[512], err[256], mntopts[128];
-	int rc = 1, notify_fd = -1, restart;
+	int rc = 1, notify_fd = -1, restart, release_lease = 0;
 	dev_t beneath_dev = 0;
 	int dead;
 	struct tfs_keeper_conf kconf = { 0 };
@@ -353,6 +354,8 @@ int main(int argc, char *argv[])
 	/* Started again by a keeper after a crash: already in the background, the keeper
 	 * holds the memory to adopt. */
 	restart = tfs_keeper_from_env();
+	if (tfs_lease_init(restart))
+		return 1;
 
 	o->device = 0;
 	o->threads = -1;         /* not given */
@@ -468,6 +471,11 @@ int main(int argc, char *argv[])
 	}
 	redisFree(c);
 	rc = 1;
+	/* Before anything of the node is touched: two daemons with one node name would sweep
+	 * each other's records. */
+	if (tfs_lease_acquire())
+		goto out_redis;
+	release_lease = !restart;
 
 	snprintf(mntopts, sizeof(mntopts), "-odefault_permissions,fsname=tensorfs,subtype=tensorfs,"
 		 "max_read=%d%s", 1 << 20, o->allow_other ? ",allow_other" : "");
@@ -512,6 +520,7 @@ int main(int argc, char *argv[])
 		kconf.restarts = o->restarts;
 		kconf.detach_stdio = !cmd.foreground;
 		kconf.stderr_is_log = o->log != NULL;
+		kconf.lease = tfs_lease_token();
 		if (tfs_keeper_fork(&kconf)) {
 			tfs_log(LOG_ERR, "cannot start the memory keeper: %s", strerror(errno));
 			goto out_unmount;
@@ -542,6 +551,12 @@ int main(int argc, char *argv[])
 		}
 	if (!tfs_device_served(o->device)) {
 		tfs_log(LOG_ERR, "--device %d is not one of --devices %s", o->device, o->devices);
+		goto out_backend;
+	}
+	/* Now that the keeper runs: its pid in the lease, and the lease still ours. */
+	if (tfs_lease_tick() == -EBUSY) {
+		tfs_log(LOG_ERR, "lost the lease of node %s while starting", o->node);
+		rc = 1;
 		goto out_backend;
 	}
 	/* Only once the mount is there: a start that fails (a stale mountpoint, say) must not
@@ -592,6 +607,7 @@ int main(int argc, char *argv[])
 		rc = -rc;
 	rc = rc == 0 || rc == SIGINT || rc == SIGTERM || rc == SIGHUP ? 0 : 1;
 	tfs_keeper_tell(TFS_KEEPER_BYE);
+	release_lease = 1;
 	tfs_log(LOG_INFO, "unmounting %s", cmd.mountpoint);
 	tfs_queue_stop();
 	tfs_ns_lock();
@@ -603,6 +619,10 @@ out_signals:
 	tfs_ns_stats_log();
 	tfs_writer_stop();       /* sends the shutdown's record deletes */
 	tfs_conn_close_thread();
+	/* After the writer sent the record deletes (the next daemon of this node must not see
+	 * them arrive after its own writes), while SIGPIPE is still ignored. */
+	if (release_lease)
+		tfs_lease_release();
 	fuse_remove_signal_handlers(se);
 out_backend:
 	if (tfs_d.table.buckets) {
@@ -627,6 +647,10 @@ out_nodes:
 	tfs_node_fini();
 out_redis:
 	tfs_conn_close_thread();
+	/* A start that failed lets the lease go (if it is still ours); a keeper's restart
+	 * that fails leaves it to the next restart, which has its token. */
+	if (release_lease)
+		tfs_lease_release();
 	tfs_stop_redis();
 out_table:
 	free(tfs_d.table.buckets);

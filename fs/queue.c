@@ -19,6 +19,7 @@
 #include "queue_auth.h"
 #include "queue_users.h"
 #include "stats.h"
+#include "lease.h"
 #include "store.h"
 #include "tensor.h"
 #include "writer.h"
@@ -27,10 +28,9 @@
 #include "strutil.h"
 
 #define REPLY_TTL 60
-/* A node's registry key lives this long unless renewed (every second, by housekeeping):
- * a node gone longer is dead to forwards. A forwarded command not popped within
- * FORWARD_TTL goes with its list. */
-#define ALIVE_TTL 5
+/* A node's registry key is its lease (lease.h, renewed by housekeeping): a node whose
+ * lease ran out is dead to forwards. A forwarded command not popped within FORWARD_TTL
+ * goes with its list. */
 #define FORWARD_TTL 60
 #define POP_BATCH 64
 /* Commands handled under one hold of the namespace lock, so that the claims of their
@@ -535,6 +535,8 @@ static void housekeeping(int64_t *last_reap)
 {
 	int64_t now = tfs_now();
 
+	/* First: nothing of the node is rewritten unless its lease is ours. */
+	tfs_lease_tick();
 	if (tfs_d.redis_down && tfs_conn_get()) {
 		tfs_ns_lock();
 		tfs_d.redis_down = 0;
@@ -546,7 +548,6 @@ static void housekeeping(int64_t *last_reap)
 	}
 	if (now != *last_reap) {
 		*last_reap = now;
-		tfs_store_alive_renew(ALIVE_TTL);
 		tfs_ns_lock();
 		tfs_tensor_reap();
 		tfs_ns_unlock();
@@ -649,6 +650,5 @@ void tfs_queue_stop(void)
 		return;
 	tfs_d.stopping = 1;
 	pthread_join(tfs_d.queue_thread, NULL);
-	tfs_store_alive_drop();
 	tfs_d.queue_started = 0;
 }

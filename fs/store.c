@@ -982,13 +982,16 @@ static void holder_field(char *buf, size_t size, const char *node, int64_t pid)
 	snprintf(buf, size, "holder:%s:%lld", node, (long long)pid);
 }
 
-int tfs_store_holder_save(const char *key, const char *node, int64_t pid, int64_t count,
-			  int64_t refcount)
+int tfs_store_holder_save(const char *key, const char *node, int64_t pid, int64_t uid,
+			  int64_t count, int64_t refcount)
 {
-	char field[TFS_NODE_MAX + 32], n[24], rc[24];
+	char field[TFS_NODE_MAX + 32], n[48], rc[24];
 
 	holder_field(field, sizeof(field), node, pid);
-	snprintf(n, sizeof(n), "%lld", (long long)count);
+	if (uid >= 0)
+		snprintf(n, sizeof(n), "%lld %lld", (long long)count, (long long)uid);
+	else
+		snprintf(n, sizeof(n), "%lld", (long long)count);
 	if (refcount < 0)
 		return tfs_writer_cmdf("HSET %s %s %s", key, field, n);
 	snprintf(rc, sizeof(rc), "%lld", (long long)refcount);
@@ -1110,6 +1113,25 @@ int tfs_store_has_blmpop(void)
 
 /* --- start-up --- */
 
+/* A holder field's value: "<count>" (the shared queue's hold, *uid -1) or "<count> <uid>",
+ * one space, decimal, nothing else. 0 or -EBADMSG. */
+static int holder_value(const char *s, size_t len, uint64_t *count, int64_t *uid)
+{
+	const char *sp = memchr(s, ' ', len);
+	uint64_t u;
+
+	*uid = -1;
+	if (tfs_parse_u64(s, sp ? (size_t)(sp - s) : len, count) || *count == 0 ||
+	    *count > INT32_MAX)
+		return -EBADMSG;
+	if (!sp)
+		return 0;
+	if (tfs_parse_u64(sp + 1, len - (size_t)(sp + 1 - s), &u) || u >= (uid_t)-1)
+		return -EBADMSG;
+	*uid = (int64_t)u;
+	return 0;
+}
+
 /* Parses one record (HGETALL's reply r) into rec; -EBADMSG when it is not this node's or
  * is garbage. */
 static int parse_record(redisReply *r, struct tfs_store_rec *rec)
@@ -1142,14 +1164,16 @@ static int parse_record(redisReply *r, struct tfs_store_rec *rec)
 			struct tfs_store_holder *h = &rec->holders[rec->nholders];
 			const char *colon = strrchr(a->str + 7, ':');
 			uint64_t pid, count;
+			int64_t uid;
 
 			if (!colon || (size_t)(colon - a->str - 7) >= sizeof(h->node) ||
 			    tfs_parse_u64(colon + 1, strlen(colon + 1), &pid) || pid > INT64_MAX ||
-			    tfs_parse_u64(b->str, b->len, &count) || count == 0 || count > INT32_MAX)
+			    holder_value(b->str, b->len, &count, &uid))
 				continue;    /* garbage: not counted */
 			memcpy(h->node, a->str + 7, (size_t)(colon - a->str - 7));
 			h->pid = (int64_t)pid;
 			h->count = (int64_t)count;
+			h->uid = uid;
 			rec->nholders++;
 			continue;
 		}
@@ -1465,29 +1489,68 @@ redisReply *tfs_store_queue_pop_all(int *rc, int count, int lmpop)
 	return r;
 }
 
-/* --- the live-node registry (queue.c) --- */
+/* --- the live-node registry and node lease (lease.c, queue.c) --- */
 
 void tfs_store_alive_key(char *buf, size_t size, const char *node)
 {
 	snprintf(buf, size, "%s:alive:%s", tfs_d.o.prefix, node);
 }
 
-int tfs_store_alive_renew(int ttl)
+/* The lease is the registry key itself, "<token> <pid> <host>": taken when free or when
+ * its token is ours (a restarted daemon takes over its predecessor's), never another's.
+ * 2: taken while free; 1: ours, renewed; else the holder's value. */
+static const char lease_take_lua[] =
+	"local v = redis.call('GET', KEYS[1]) "
+	"if v and string.sub(v, 1, #ARGV[1] + 1) ~= ARGV[1] .. ' ' then return v end "
+	"redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[2], 'PX', ARGV[3]) "
+	"if v then return 1 end "
+	"return 2";
+
+static const char lease_drop_lua[] =
+	"local v = redis.call('GET', KEYS[1]) "
+	"if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then "
+	"return redis.call('DEL', KEYS[1]) end "
+	"return 0";
+
+int tfs_store_lease_take(redisContext *c, const char *token, const char *who, int ttl_ms,
+			 char *holder, size_t hsize)
 {
-	char key[600], t[16], pid[24];
+	char key[600], t[16];
+	redisReply *r;
+	int rc;
 
 	tfs_store_alive_key(key, sizeof(key), tfs_d.o.node);
-	snprintf(t, sizeof(t), "%d", ttl);
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	return tfs_writer_cmdf("SET %s %s EX %s", key, pid, t);
+	snprintf(t, sizeof(t), "%d", ttl_ms);
+	r = redisCommand(c, "EVAL %s 1 %s %s %s %s", lease_take_lua, key, token, who, t);
+	if (!r)
+		return -EIO;
+	if (r->type == REDIS_REPLY_INTEGER && (r->integer == 1 || r->integer == 2))
+		rc = r->integer == 2;
+	else if (r->type == REDIS_REPLY_STRING) {
+		snprintf(holder, hsize, "%.*s", (int)r->len, r->str);
+		rc = -EBUSY;
+	} else {
+		snprintf(holder, hsize, "%.*s", r->type == REDIS_REPLY_ERROR ? (int)r->len : 0,
+			 r->type == REDIS_REPLY_ERROR ? r->str : "");
+		rc = -EPROTO;
+	}
+	freeReplyObject(r);
+	return rc;
 }
 
-int tfs_store_alive_drop(void)
+int tfs_store_lease_drop(redisContext *c, const char *token)
 {
 	char key[600];
+	redisReply *r;
+	int rc;
 
 	tfs_store_alive_key(key, sizeof(key), tfs_d.o.node);
-	return tfs_writer_cmdf("DEL %s", key);
+	r = redisCommand(c, "EVAL %s 1 %s %s", lease_drop_lua, key, token);
+	if (!r)
+		return -EIO;
+	rc = r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -EPROTO;
+	freeReplyObject(r);
+	return rc;
 }
 
 /* The push and the check of the owner's registry key in one step: a command never lands

@@ -92,9 +92,11 @@ int tfs_store_rename(const char *from_key, const char *to_key);
 /* The key an unlinked tensor's record moves to: -ENAMETOOLONG when it does not fit. */
 int tfs_store_unlinked_key(char *buf, size_t size, uint64_t seq);
 /* A holder's count (field holder:<node>:<pid>) and, when refcount >= 0, the refcount in
- * the same write; the field's removal. */
-int tfs_store_holder_save(const char *key, const char *node, int64_t pid, int64_t count,
-			  int64_t refcount);
+ * the same write; the field's removal. The field's value is "<count>" for a hold of the
+ * shared queue (uid -1) and "<count> <uid>" for a per-user sender's, so that the owner
+ * outlives a restart of the daemon (adopt.c). */
+int tfs_store_holder_save(const char *key, const char *node, int64_t pid, int64_t uid,
+			  int64_t count, int64_t refcount);
 int tfs_store_holder_delete(const char *key, const char *node, int64_t pid);
 
 /* --- the user's own attributes (xattr.c): field x:<name>; name without "user." --- */
@@ -142,12 +144,18 @@ int tfs_store_queue_acl_drop(uid_t uid, const char *password);
  * tfs_conn_cmdf's. The queue thread's only (a static buffer). */
 redisReply *tfs_store_queue_pop_all(int *rc, int count, int lmpop);
 
-/* --- the live-node registry: <prefix>:alive:<node>, a key with a TTL its daemon renews --- */
+/* --- the live-node registry and node lease: <prefix>:alive:<node> = "<token> <pid> <host>",
+ * with a TTL its daemon renews (lease.c). Both run on the caller's connection c (the
+ * lease's own, which a lost lease does not close), not through the writer. --- */
 void tfs_store_alive_key(char *buf, size_t size, const char *node);
-/* Queued for the writer (0 or -ENOMEM): this node's key, expiring after ttl seconds; its
- * removal at unmount. */
-int tfs_store_alive_renew(int ttl);
-int tfs_store_alive_drop(void);
+/* Takes this node's lease for token (value "<token> <who>", expiring after ttl_ms) when it
+ * is free or already token's, in one script: 1 taken while free, 0 ours and renewed,
+ * -EBUSY another daemon's (its value in holder), -EPROTO a Redis error (its text in
+ * holder), -EIO the connection failed (the caller drops c). */
+int tfs_store_lease_take(redisContext *c, const char *token, const char *who, int ttl_ms,
+			 char *holder, size_t hsize);
+/* Deletes the lease if it is token's: 1 deleted, 0 not ours (or gone), -EPROTO, -EIO. */
+int tfs_store_lease_drop(redisContext *c, const char *token);
 /* Pushes json onto node's list only if node's registry key exists (one script), the list
  * expiring after ttl seconds unless popped: 0, -EHOSTDOWN (node not alive), -EIO.
  * Synchronous: a round trip (bounded by the command timeout). */
@@ -173,6 +181,7 @@ int tfs_store_restore_attrs(const char *key);
 struct tfs_store_holder {
 	char node[TFS_NODE_MAX];
 	int64_t pid, count;
+	int64_t uid;                 /* the per-user sender that took it; -1: the shared queue */
 };
 struct tfs_store_rec {
 	const char *key;

@@ -657,7 +657,7 @@ static void resync_flush(struct resync *r)
 		if (tfs_tensor_save(t) || tfs_store_restore_attrs(t->key))
 			r->rc = -EIO;
 		for (struct tfs_holder *h = t->holders; h; h = h->next)
-			tfs_store_holder_save(t->key, h->node, h->pid, h->count, -1);
+			tfs_store_holder_save(t->key, h->node, h->pid, h->uid, h->count, -1);
 	}
 	r->n = 0;
 }

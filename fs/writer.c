@@ -467,6 +467,11 @@ static int flush_batch(void)
 	 * a fresh one costs less than a failed batch. */
 	if (wb.c && wb.epoch != tfs_conn_epoch())
 		close_conn();
+	/* Another daemon holds this node's lease: what is queued waits (lease.h). */
+	if (tfs_d.lease_lost) {
+		tfs_d.redis_down = 1;
+		return -EIO;
+	}
 	if (!wb.c) {
 		wb.epoch = tfs_conn_epoch();
 		wb.c = tfs_redis_connect(&tfs_d.url, 1000, &rc, err, sizeof(err));

@@ -1,0 +1,43 @@
+/* The node lease (lease.c): one daemon per node name on a Redis. Its key is the live-node
+ * registry <prefix>:alive:<node> = "<token> <pid> <host>" (pid: the memory keeper's), taken with a random token of
+ * the daemon's own before it touches any record of the node, renewed once a second in one
+ * script that renews only a lease with that token, and deleted at a clean unmount only if
+ * it is still ours. A daemon the keeper restarts after a crash gets its predecessor's token
+ * (TFS_LEASE in its environment) and takes the lease over at once.
+ *
+ * A lease lost while running (Redis emptied, or a stall past its TTL) is taken again when
+ * free. When another daemon took it, this one says so in the log and stops writing the
+ * node's records: it acts as though Redis were unreachable (tfs_d.lease_lost makes
+ * conn.c's and the writer's connections fail, so metadata changes fail with EIO and the
+ * queue is not served); open tensors keep reading and writing. When the lease is free
+ * again the daemon takes it back and rewrites its records, as after an outage.
+ *
+ * Threads: tfs_lease_acquire and tfs_lease_release run on the main thread before the queue
+ * thread starts and after it stops; tfs_lease_tick on the queue thread. No lock of the
+ * daemon is held by or taken in them. */
+#ifndef TFS_LEASE_H
+#define TFS_LEASE_H
+
+/* Lifetime of the lease without a renewal. */
+#define TFS_LEASE_MS 5000
+
+/* The token, first thing at start-up (before anything is started that would inherit the
+ * environment): restart (a keeper's restart) takes it from TFS_LEASE, which it removes from
+ * the environment, else makes a new random one. 0 or -EIO (logged). */
+int tfs_lease_init(int restart);
+/* Takes the lease at start-up. 0; -EBUSY when another daemon holds it (logged: "node NAME
+ * is held by another daemon (pid P on host H); use --node"); -EIO/-EPROTO when Redis fails
+ * (logged). Nothing in Redis changes on failure. */
+int tfs_lease_acquire(void);
+/* The token, for the keeper to pass to the daemon it restarts. */
+const char *tfs_lease_token(void);
+/* Renews the lease (at most once a second, the first call at once: in the serving daemon,
+ * it puts the keeper's pid in the value; call often): retakes it when it is free, sets
+ * or clears tfs_d.lease_lost. Returns 0 while the lease is ours, -EBUSY while another's,
+ * -EIO when Redis did not answer (nothing changes). */
+int tfs_lease_tick(void);
+/* Deletes the lease if it is still ours (once: later calls do nothing), and closes its
+ * connection. */
+void tfs_lease_release(void);
+
+#endif
