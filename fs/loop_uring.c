@@ -483,7 +483,7 @@ static void rings_free(void)
 static void rings_start(void)
 {
 	sigset_t all, old;
-	int i, e;
+	int i, e = 0;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
