@@ -81,6 +81,7 @@ struct ent {
 	struct iovec iov[2];
 	uint64_t unique;         /* of the request being served */
 	uint64_t commit_id;
+	uint32_t last_cmd;       /* to send again when the kernel says EAGAIN */
 	int replied;
 	int live;                /* the kernel holds a command of ours for it */
 };
@@ -220,6 +221,7 @@ static void ent_cmd(struct ent *e, uint32_t op)
 	sqe->fd = fuse_session_fd(ur.se);
 	sqe->cmd_op = op;
 	sqe->user_data = (uint64_t)(uintptr_t)e;
+	e->last_cmd = op;
 	cmd->qid = (uint16_t)e->q->qid;
 	if (op == FUSE_IO_URING_CMD_REGISTER) {
 		sqe->addr = (uint64_t)(uintptr_t)e->iov;
@@ -371,7 +373,8 @@ static void *queue_main(void *arg)
 			}
 			e->live = 0;
 			if (res == -EAGAIN || res == -EINTR) {
-				ent_cmd(e, FUSE_IO_URING_CMD_REGISTER);
+				/* A commit's header and payload are still as the reply left them. */
+				ent_cmd(e, e->last_cmd);
 				continue;
 			}
 			live--;
