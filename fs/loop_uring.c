@@ -83,7 +83,6 @@ struct ent {
 	uint64_t commit_id;
 	uint32_t last_cmd;       /* to send again when the kernel says EAGAIN */
 	int replied;
-	int live;                /* the kernel holds a command of ours for it */
 };
 
 struct queue {
@@ -229,7 +228,6 @@ static void ent_cmd(struct ent *e, uint32_t op)
 	} else {
 		cmd->commit_id = e->commit_id;
 	}
-	e->live = 1;
 }
 
 /* Sends the reply in iov (fuse_out_header first) for the request e serves: the header
@@ -371,7 +369,6 @@ static void *queue_main(void *arg)
 				serve(e);
 				continue;
 			}
-			e->live = 0;
 			if (res == -EAGAIN || res == -EINTR) {
 				/* A commit's header and payload are still as the reply left them. */
 				ent_cmd(e, e->last_cmd);
