@@ -325,6 +325,7 @@ int main(int argc, char *argv[])
 	o->threads = -1;         /* not given */
 	o->restarts = KEEPER_RESTART_MAX;
 	o->entry_timeout = 1;
+	o->io_uring_depth = -1;  /* not given */
 	if (fuse_opt_parse(&args, o, opt_table, opt_proc) == -1)
 		goto out_args;
 	if (o->show_help) {
@@ -394,7 +395,7 @@ int main(int argc, char *argv[])
 		tfs_log(LOG_ERR, "--restarts must be between 0 and %d", KEEPER_RESTART_LIMIT);
 		goto out_args;
 	}
-	if (o->io_uring_depth == 0)
+	if (o->io_uring_depth == -1)
 		o->io_uring_depth = 2;
 	if (o->io_uring_depth < 1 || o->io_uring_depth > 8) {
 		tfs_log(LOG_ERR, "io_uring_depth must be between 1 and 8");
