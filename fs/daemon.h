@@ -55,6 +55,8 @@ struct tfs_opts {
 	int allow_other;
 	int page_cache;              /* --page-cache: no direct_io (measurement only) */
 	double entry_timeout;        /* -o entry_timeout: seconds the kernel keeps a name */
+	int io_uring;                /* -o io_uring: serve over io_uring where the kernel allows */
+	int io_uring_depth;          /* -o io_uring_depth=N: entries per queue */
 	int show_help;
 	int show_version;
 };

@@ -32,6 +32,7 @@
 
 #include "daemon.h"
 #include "loop.h"
+#include "loop_uring.h"
 #include "stats.h"
 #include "writer.h"
 #include "log.h"
@@ -205,6 +206,7 @@ int tfs_loop_run(struct fuse_session *se, int nworkers)
 	struct worker *ws;
 	sigset_t all, old;
 	uint8_t *region = NULL;
+	size_t ring_bytes = tfs_uring_region_bytes();
 	int i, rc = 0;
 
 	if (nworkers < 1)
@@ -213,7 +215,11 @@ int tfs_loop_run(struct fuse_session *se, int nworkers)
 	if (!ws)
 		return -ENOMEM;
 	if (tfs_d.be_ops->io_region)
-		region = tfs_d.be_ops->io_region(tfs_d.be, (size_t)nworkers * REQ_BUF_BYTES);
+		region = tfs_d.be_ops->io_region(tfs_d.be,
+						 (size_t)nworkers * REQ_BUF_BYTES + ring_bytes);
+	/* The backend gives one region: the io_uring entries' buffers are its tail. */
+	if (region && ring_bytes)
+		tfs_uring_give_region(region + (size_t)nworkers * REQ_BUF_BYTES);
 	for (i = 0; i < nworkers; i++) {
 		pthread_cond_init(&ws[i].turn_cv, NULL);
 		ws[i].fbuf.mem = region ? region + (size_t)i * REQ_BUF_BYTES : malloc(REQ_BUF_BYTES);

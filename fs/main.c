@@ -24,6 +24,7 @@
 #include "kernel_cache.h"
 #include "lease.h"
 #include "loop.h"
+#include "loop_uring.h"
 #include "queue.h"
 #include "queue_users.h"
 #include "private_redis.h"
@@ -65,6 +66,9 @@ static const struct fuse_opt opt_table[] = {
 	OPT("--page-cache", page_cache),
 	OPT("page_cache", page_cache),
 	OPT("entry_timeout=%lf", entry_timeout),
+	OPT("--io-uring", io_uring),
+	OPT("io_uring", io_uring),
+	OPT("io_uring_depth=%d", io_uring_depth),
 	FUSE_OPT_KEY("--foreground", KEY_FOREGROUND),
 	FUSE_OPT_KEY("--debug", KEY_DEBUG),
 	FUSE_OPT_KEY("-h", KEY_HELP),
@@ -100,6 +104,10 @@ static void usage(const char *prog)
 	       "    -d, --debug         foreground with FUSE and daemon debug output\n"
 	       "    -o entry_timeout=S  seconds the kernel keeps a name found (default 1; changes\n"
 	       "                        made elsewhere drop it at once, see README; 0: never)\n"
+	       "    -o io_uring         serve requests over io_uring where the kernel allows it\n"
+	       "                        (Linux 6.14+, /sys/module/fuse/parameters/enable_uring\n"
+	       "                        Y); otherwise over /dev/fuse as without it\n"
+	       "    -o io_uring_depth=N entries (1 MiB buffers) per CPU's queue (default 2)\n"
 	       "    --restarts N        crashes of the daemon its memory keeper restarts in a\n"
 	       "                        minute (default 5; 0: none)\n"
 	       "    --threads N         FUSE worker threads, each with a 1 MiB request buffer\n"
@@ -361,6 +369,7 @@ int main(int argc, char *argv[])
 	o->threads = -1;         /* not given */
 	o->restarts = KEEPER_RESTART_MAX;
 	o->entry_timeout = 1;
+	o->io_uring_depth = -1;  /* not given */
 	if (spell_devices(argc, argv, &spelled))
 		goto out_args;
 	args.argc = spelled.argc;
@@ -439,6 +448,12 @@ int main(int argc, char *argv[])
 		tfs_log(LOG_ERR, "--restarts must be between 0 and %d", KEEPER_RESTART_LIMIT);
 		goto out_args;
 	}
+	if (o->io_uring_depth == -1)
+		o->io_uring_depth = 2;
+	if (o->io_uring_depth < 1 || o->io_uring_depth > 8) {
+		tfs_log(LOG_ERR, "io_uring_depth must be between 1 and 8");
+		goto out_args;
+	}
 	if (o->threads < 1 || o->threads > 1024) {
 		tfs_log(LOG_ERR, "--threads must be between 1 and 1024");
 		goto out_args;
@@ -498,6 +513,12 @@ int main(int argc, char *argv[])
 		tfs_log(LOG_ERR, "cannot mount on %s", cmd.mountpoint);
 		goto out_fuse;
 	}
+	if (o->io_uring && (rc = tfs_uring_setup(se, o->io_uring_depth))) {
+		tfs_log(LOG_ERR, "io_uring: cannot take over the session's I/O: %s", strerror(-rc));
+		rc = 1;
+		goto out_unmount;
+	}
+	rc = 1;
 	tfs_conn_close_thread();     /* the forked child makes its own connection */
 	if (!cmd.foreground && !restart) {
 		if (daemonize(&notify_fd))
@@ -601,6 +622,7 @@ int main(int argc, char *argv[])
 	} else {
 		rc = tfs_loop_run(se, o->threads);
 	}
+	tfs_uring_stop();
 	/* libfuse reports the signal that ended the loop: SIGINT/SIGTERM/SIGHUP are the
 	 * clean way to stop a daemon, not a failure. */
 	if (rc < 0)

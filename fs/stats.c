@@ -27,6 +27,7 @@ static const char *const names[TFS_ST_COUNT] = {
 	[TFS_ST_WRITES] = "writes",
 	[TFS_ST_WRITE_BYTES] = "write_bytes",
 	[TFS_ST_QUEUE_CMDS] = "queue_commands",
+	[TFS_ST_URING_REQUESTS] = "uring_requests",
 };
 
 /* Threads beyond TFS_STATS_SLOTS share slots round robin: still exact, merely contended. */

@@ -22,6 +22,7 @@ enum tfs_stat {
 	TFS_ST_WRITES,           /* write requests */
 	TFS_ST_WRITE_BYTES,      /* bytes they carried */
 	TFS_ST_QUEUE_CMDS,       /* lifecycle queue commands served (forwarded ones included) */
+	TFS_ST_URING_REQUESTS,   /* of the FUSE requests, those that came over io_uring */
 	TFS_ST_COUNT
 };
 

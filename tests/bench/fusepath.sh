@@ -5,7 +5,11 @@
 # (tfsbench io), `cat` and `dd bs=16M` of the whole file.
 #   tests/bench/fusepath.sh [BUILD [BASE_BUILD]]
 # BASE_BUILD: a second build (another commit's daemon) mounted beside BUILD's, for an A/B
-# in the same run (NEW_OPTS, BASE_OPTS: daemon options for each). Prints one Markdown table of medians over PASSES passes (default 3).
+# in the same run (NEW_OPTS, BASE_OPTS: daemon options for each). URING=1: also BUILD's
+# daemon with -o io_uring (requests over io_uring, Linux 6.14+), with
+# /sys/module/fuse/parameters/enable_uring Y for the run and put back after; the other
+# mounts stay on /dev/fuse (nullfs's libfuse 3.14 does not ask for the ring, and the
+# others are not told to). Prints one Markdown table of medians over PASSES passes (default 3).
 # Needs root (FUSE) and redis-server; BUILD built by make.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -20,6 +24,14 @@ BENCH=$ROOT/$B/bench/tfsbench
 NULLFS=$ROOT/$B/bench/nullfs
 RES=$T/results
 
+if [ -n "${URING:-}" ]; then
+	ENABLE=/sys/module/fuse/parameters/enable_uring
+	[ -w "$ENABLE" ] || { echo "URING=1: $ENABLE is not writable (root, Linux 6.14+)"; exit 1; }
+	URING_PREV=$(cat "$ENABLE")
+	restore_uring() { echo "$URING_PREV" > "$ENABLE"; }
+	eval "$(trap -p EXIT | sed "s/^trap -- '/trap -- 'restore_uring; /")"
+	echo Y > "$ENABLE"
+fi
 start_redis || exit 1
 # Per filesystem: big, of IO_BYTES, for tfsbench; cat, of CAT_BYTES, for cat and dd.
 names=(nullfs) files=("$T/null/big") cats=("$T/null/cat")
@@ -33,7 +45,7 @@ backends=(host)
 [ -e /dev/nvidiactl ] && backends+=(cuda)
 i=0
 for be in "${backends[@]}"; do
-	for v in new ${BASE:+base}; do
+	for v in new ${BASE:+base} ${URING:+uring}; do
 		bin=$TFS
 		if [ "$v" = base ]; then
 			bin=$BASE/tensorfs
@@ -42,9 +54,17 @@ for be in "${backends[@]}"; do
 		m=$T/$be-$v
 		opts=${NEW_OPTS:-}
 		[ "$v" = base ] && opts=${BASE_OPTS:-}
+		[ "$v" = uring ] && opts="${NEW_OPTS:-} -o io_uring"
 		# shellcheck disable=SC2086 # the options split into words
 		TFS=$bin mount_tfs "$m" --node n$i --prefix p$i --queue q$i --backend "$be" $opts || exit 1
-		names+=("$be${BASE:+ $v}") files+=("$m/big") cats+=("$m/cat")
+		if [ "$v" = uring ]; then
+			soon grep -q "io_uring: serving over" "$T/$(basename "$m").log" ||
+				{ echo "$m: not served over io_uring:"; cat "$T/$(basename "$m").log"; exit 1; }
+			names+=("$be io_uring${BASE:+ (new)}")
+		else
+			names+=("$be${BASE:+ $v}")
+		fi
+		files+=("$m/big") cats+=("$m/cat")
 		# Sized and written once: the passes time copies, not allocation or first touch.
 		"$BENCH" io "$m/big" "$IO_BYTES" 1 write >/dev/null || exit 1
 		"$BENCH" io "$m/cat" "$CAT_BYTES" 1 write >/dev/null || exit 1

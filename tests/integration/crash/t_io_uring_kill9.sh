@@ -1,0 +1,57 @@
+# kill -9 of a daemon serving over io_uring (-o io_uring, enable_uring Y), three times under
+# load: the keeper's new daemon mounts, asks for the ring again and serves over it, and no
+# tensor is lost or changed. The dead daemon's rings die with its process: nothing hangs.
+# enable_uring is global: put back on every way out.
+EXPECT_RESTARTS=1
+. "$(dirname "$0")/../lib.sh"
+ENABLE=/sys/module/fuse/parameters/enable_uring
+if [ ! -w "$ENABLE" ]; then
+	echo "skip - io_uring: $ENABLE is not writable (needs root and Linux 6.14+)"
+	exit 0
+fi
+PREV=$(cat "$ENABLE")
+restore_uring() { echo "$PREV" > "$ENABLE"; }
+eval "$(trap -p EXIT | sed "s/^trap -- '/trap -- 'restore_uring; /")"
+echo Y > "$ENABLE"
+one_mount --restarts 20 -o io_uring
+mkdir -p "$M/keep" "$M/busy"
+for i in 0 1 2 3; do head -c $(( (i + 1) * 700000 )) /dev/urandom > "$M/keep/k$i"; done
+sums() { (cd "$M/keep" && md5sum k*) 2>&1; }
+before=$(sums)
+writer() {
+	local w=$1 n=0
+	while [ ! -e "$T/stop" ]; do
+		n=$((n + 1))
+		{ head -c $((65536 * (n % 16 + 1))) /dev/urandom > "$M/busy/w$w.$n"
+		  rm -f "$M/busy/w$w.$((n - 3))"; } 2>/dev/null
+	done
+}
+pids=()
+for w in 1 2; do writer $w & pids+=($!); done
+served=0 bad=0
+for c in 1 2 3; do
+	sleep 0.3
+	d=$(daemon_pid "$M")
+	[ -n "$d" ] || { nok "crash $c: no daemon to kill"; break; }
+	kill -9 "$d"
+	ok=0
+	for _ in $(seq 1000); do
+		d2=$(daemon_pid "$M")
+		if [ -n "$d2" ] && [ "$d2" != "$d" ] && mountpoint -q "$M" && stat -f "$M" >/dev/null 2>&1; then ok=1; break; fi
+		sleep 0.01
+	done
+	[ $ok = 1 ] || { nok "crash $c: the mount did not serve again within 10 s"; break; }
+	[ "$(sums)" = "$before" ] || bad=$((bad + 1))
+	n=$(jfield "$(getfattr --only-values -n user.tensorfs.stats "$M" 2>/dev/null)" uring_requests)
+	[ "$n" -gt 0 ] 2>/dev/null && served=$((served + 1))
+done
+touch "$T/stop"
+wait "${pids[@]}"
+eq "after each crash the new daemon serves over the rings" 3 "$served"
+eq "the tensors kept their bytes through every crash" 0 "$bad"
+eq "each daemon asked for the ring" 4 "$(grep -c "io_uring: serving over" "$T/m.log")"
+rm -rf "$M/keep" "$M/busy"
+umount_tfs "$M"
+restore_uring
+eq "enable_uring is back as it was" "$PREV" "$(cat "$ENABLE")"
+finish

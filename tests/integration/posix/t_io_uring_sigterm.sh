@@ -1,0 +1,38 @@
+# SIGTERM while the rings serve (-o io_uring, enable_uring Y): the ring threads stop at the
+# daemon's word, not at an unmount, and the daemon still exits 0, unmounted, records gone.
+# enable_uring is global: put back on every way out.
+. "$(dirname "$0")/../lib.sh"
+ENABLE=/sys/module/fuse/parameters/enable_uring
+if [ ! -w "$ENABLE" ]; then
+	echo "skip - io_uring: $ENABLE is not writable (needs root and Linux 6.14+)"
+	exit 0
+fi
+PREV=$(cat "$ENABLE")
+restore_uring() { echo "$PREV" > "$ENABLE"; }
+eval "$(trap -p EXIT | sed "s/^trap -- '/trap -- 'restore_uring; /")"
+echo Y > "$ENABLE"
+start_redis || exit 1
+S=$T/s
+mkdir -p "$S"
+"$TFS" -f --redis "$URL" --log "$T/s.log" -o io_uring "$S" &
+pid=$!
+for _ in $(seq 100); do mountpoint -q "$S" && break; sleep 0.05; done
+head -c 3000000 /dev/urandom > "$T/src"
+cp "$T/src" "$S/t"
+check "the bytes came back over the rings" cmp "$T/src" "$S/t"
+n=$(jfield "$(getfattr --only-values -n user.tensorfs.stats "$S" 2>/dev/null)" uring_requests)
+check "requests came over the rings" test "$n" -gt 0
+kill -TERM "$pid"
+for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+if kill -0 "$pid" 2>/dev/null; then
+	nok "SIGTERM: daemon still running"
+	fusermount3 -uz "$S"; kill -9 "$pid"
+fi
+wait "$pid"; rc=$?
+eq "SIGTERM: daemon exits 0" 0 "$rc"
+check "SIGTERM: unmounted" not mountpoint -q "$S"
+eq "SIGTERM: the node's tensor records are removed" "" "$(rcli --scan --pattern 'tensorfs:tensor:*')"
+check "no ring entry failed" not grep -q "io_uring: .*failed" "$T/s.log"
+restore_uring
+eq "enable_uring is back as it was" "$PREV" "$(cat "$ENABLE")"
+finish
