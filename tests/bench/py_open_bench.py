@@ -169,6 +169,29 @@ def main():
         tib.row("tensorfs: from metadata in hand (queue get reply) -> torch.from_dlpack -> "
                 "data_ptr, warm (one open held)", o)
         tib.row("tensorfs: del tensor + close, warm (from metadata)", c)
+        # Where the warm round's time goes: the library through ctypes, then torch.
+        held = tensorfs.open_meta(reply)
+
+        def part(fn, n):
+            v = []
+            for i in range(n + WARMUP):
+                t0 = clock()
+                fn()
+                t1 = clock()
+                if i >= WARMUP:
+                    v.append(t1 - t0)
+            return v
+
+        tib.row("breakdown, warm: tensorfs.open_meta(reply) + close (no torch)",
+                part(lambda: by_meta().close(), a.n))
+        tib.row("breakdown, warm: torch.from_dlpack(t) -> data_ptr, t open",
+                part(lambda: torch.from_dlpack(held).data_ptr(), a.n))
+        tib.row("breakdown, warm: torch.from_dlpack(t.__dlpack__()) -> data_ptr (the capsule: "
+                "no stream lookup)", part(lambda: torch.from_dlpack(held.__dlpack__()).data_ptr(),
+                                          a.n))
+        tib.row("breakdown, warm: torch.cuda.current_stream('cuda:0') (what from_dlpack(t) "
+                "asks first)", part(lambda: torch.cuda.current_stream("cuda:0"), a.n))
+        held.close()
         del keep_view
         keep.close()
         gc.collect()
