@@ -100,13 +100,13 @@ def main():
         reply = reply[1].encode()
         tails = []
 
-        def tfs_rounds(n, warmup, opener, label=None):
+        def tfs_rounds(n, warmup, opener, label=None, capsule=False):
             t_open, t_close, slow = [], [], []
             start = clock()
             for i in range(n + warmup):
                 t0 = clock()
                 t = opener()
-                x = torch.from_dlpack(t)
+                x = torch.from_dlpack(t.__dlpack__() if capsule else t)
                 ptr = x.data_ptr()
                 t1 = clock()
                 del x
@@ -169,6 +169,10 @@ def main():
         tib.row("tensorfs: from metadata in hand (queue get reply) -> torch.from_dlpack -> "
                 "data_ptr, warm (one open held)", o)
         tib.row("tensorfs: del tensor + close, warm (from metadata)", c)
+        o, c = tfs_rounds(a.n, WARMUP, by_meta, capsule=True)
+        results["capsule warm"] = o
+        tib.row("tensorfs: from metadata in hand -> torch.from_dlpack(t.__dlpack__()) -> "
+                "data_ptr, warm (the capsule: no stream lookup)", o)
         # Where the warm round's time goes: the library through ctypes, then torch.
         held = tensorfs.open_meta(reply)
 
@@ -205,6 +209,10 @@ def main():
         tib.row("tensorfs: from metadata in hand (queue get reply) -> torch.from_dlpack -> "
                 "data_ptr, cold (opens the IPC handle)", o)
         tib.row("tensorfs: del tensor + close, cold, from metadata (closes the IPC handle)", c)
+        o, c = tfs_rounds(a.cold, WARMUP // 10, by_meta, "from metadata cold, capsule", True)
+        results["capsule cold"] = o
+        tib.row("tensorfs: from metadata in hand -> torch.from_dlpack(t.__dlpack__()) -> "
+                "data_ptr, cold (the capsule: no stream lookup)", o)
         fo, io, cl, tot = split_rounds(a.cold, WARMUP // 10)
         tib.row("breakdown, by path cold: os.open(path) (the FUSE OPEN)", fo)
         tib.row("breakdown, by path cold: then open_meta -> from_dlpack -> data_ptr (IPC open)",
@@ -238,7 +246,8 @@ def main():
             print("- %s: max %.1f µs, %d over 1 ms%s" % (
                 label, max(v) / 1e3, sum(1 for x in v if x > 1000000),
                 (": " + "; ".join(slow[:12])) if slow else ""))
-        for what, key in (("by path", "tfs"), ("from metadata in hand", "meta")):
+        for what, key in (("by path", "tfs"), ("from metadata in hand", "meta"),
+                          ("from metadata in hand, capsule", "capsule")):
             verdict = []
             for kind in ("warm", "cold"):
                 f, t = sorted(results[key + " " + kind]), sorted(results["torch " + kind])
