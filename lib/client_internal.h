@@ -94,6 +94,14 @@ int tfs_mc_get(const struct stat *st, struct tfs_meta *m);
 void tfs_mc_put(const struct stat *st, const struct tfs_meta *m);
 /* Opens served from it so far (for tests). */
 long tfs_mc_hits(void);
+/* 1 and *m filled when the JSON text json[0..len) was put before (byte for byte); 0
+ * otherwise. Thread-safe. */
+int tfs_mc_get_json(const char *json, size_t len, struct tfs_meta *m);
+/* Remembers m as what json[0..len) parses to (texts over 4 KiB are not kept; out of
+ * memory keeps nothing). The copies live until replaced: at most 16 of 4 KiB. */
+void tfs_mc_put_json(const char *json, size_t len, const struct tfs_meta *m);
+/* tfs_open_meta calls served from it so far (for tests). */
+long tfs_mc_json_hits(void);
 
 /* ---- descriptors held on tensors opened by path (fd_share.c) ---- */
 /* Whether any is held: without one, tfs_open need not stat first. */

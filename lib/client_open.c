@@ -204,8 +204,11 @@ int tfs_open_meta(const char *json, size_t len, tfs_tensor **out)
 
 	if (!json || !out)
 		return tfs_seterr(-EINVAL, "tfs_open_meta: NULL argument");
-	if (tfs_meta_from_json(json, len, &m))
-		return tfs_seterr(-EBADMSG, "malformed tensor metadata JSON");
+	if (!tfs_mc_get_json(json, len, &m)) {
+		if (tfs_meta_from_json(json, len, &m))
+			return tfs_seterr(-EBADMSG, "malformed tensor metadata JSON");
+		tfs_mc_put_json(json, len, &m);
+	}
 	return tfs_tensor_from_meta(&m, -1, 1, out);
 }
 

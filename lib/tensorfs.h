@@ -82,7 +82,8 @@ int tfs_open(const char *path, int flags, tfs_tensor **out);
 int tfs_open_fd(int fd, tfs_tensor **out);
 /* Maps a tensor from its metadata JSON (user.tensor.meta text or a queue reply) without
  * any file: no reference is held beyond the mapping itself, so the owner must keep the
- * tensor alive. Errors as tfs_open. */
+ * tensor alive. The library remembers what the last texts (up to 16, each under 4 KiB)
+ * parse to, so opening again from the same text skips the parse. Errors as tfs_open. */
 int tfs_open_meta(const char *json, size_t len, tfs_tensor **out);
 /* Drops the caller's reference: when no DLPack export still uses it, unmaps (the handle
  * closes when the last tensor of this process using it goes) and closes the descriptor.

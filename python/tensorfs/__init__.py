@@ -13,8 +13,8 @@ from .client import Client, connect
 from .dtypes import NAMES as DTYPES
 from .errors import Error
 from .files import info, load, ls, rm, save
-from .tensor import Tensor, create, open, publish
+from .tensor import Tensor, create, open, open_meta, publish
 
 __version__ = "0.1.0"
-__all__ = ["Tensor", "Client", "Error", "DTYPES", "open", "create", "publish", "load", "save",
+__all__ = ["Tensor", "Client", "Error", "DTYPES", "open", "open_meta", "create", "publish", "load", "save",
            "ls", "info", "rm", "connect"]

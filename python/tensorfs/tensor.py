@@ -6,6 +6,7 @@ with from_dlpack keeps the memory mapped after Tensor.close(), until the array g
 """
 import ctypes
 import errno
+import json
 import os
 from ctypes import byref, c_void_p
 from typing import Any, Optional, Sequence, Tuple, Union
@@ -176,6 +177,46 @@ def open(path: PathLike, mode: str = "r") -> Tensor:  # noqa: A001 (the package'
     if rc:
         raise lib_error(rc, p)
     return Tensor(out.value, p)
+
+
+def _meta_json(meta: Any) -> bytes:
+    """meta (JSON text or a dict) as the JSON bytes tfs_open_meta parses."""
+    if isinstance(meta, dict):
+        d = dict(meta)
+        dt = d.get("dtype")
+        if isinstance(dt, str):
+            # info() spells the dtype as numpy does; the metadata as tensorfs does.
+            d["dtype"] = dtypes.short_name(dtypes.code(dt))
+        try:
+            return json.dumps(d, separators=(",", ":")).encode()
+        except (TypeError, ValueError) as e:
+            raise TypeError("metadata dict is not JSON: %s" % e) from None
+    if isinstance(meta, str):
+        return meta.encode()
+    if isinstance(meta, (bytes, bytearray, memoryview)):
+        return bytes(meta)
+    raise TypeError("metadata must be JSON text (str or bytes) or a dict, not %s"
+                    % type(meta).__name__)
+
+
+def open_meta(meta: Any) -> Tensor:
+    """Maps a tensor from its metadata already in hand, without the mount: the JSON text
+    (str or bytes) of a queue `get` reply or of the user.tensor.meta attribute, or that
+    document as a dict (tensorfs.info's dict included). No FUSE request and no Redis:
+    only the mapping of the IPC handle (which this process shares with other tensors of
+    the same memory). It holds no reference of its own: the tensor must stay alive
+    elsewhere for as long as the Tensor and the arrays made from it are used (a queue
+    hold this process took with get, or a file the producer keeps), as with
+    torch.multiprocessing's handles. The Tensor is writable; path is None. Raises
+    tensorfs.Error: EBADMSG (malformed metadata or handle), ESTALE (the handle names
+    memory that no longer exists), ENODEV (a CUDA handle without a usable GPU);
+    TypeError for another type, ValueError for a dict whose dtype has no tensorfs name."""
+    js = _meta_json(meta)
+    out = c_void_p()
+    rc = _lib.tfs_open_meta(js, len(js), byref(out))
+    if rc:
+        raise lib_error(rc, None)
+    return Tensor(out.value, None)
 
 
 def shape_tuple(shape: Any) -> Tuple[int, ...]:
@@ -349,4 +390,4 @@ def publish(path: PathLike, array: Any, device: Optional[int] = None) -> Tensor:
     return out
 
 
-__all__ = ["Tensor", "open", "create", "publish", "Error"]
+__all__ = ["Tensor", "open", "open_meta", "create", "publish", "Error"]

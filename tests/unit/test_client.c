@@ -158,6 +158,36 @@ int main(void)
 	}
 	CHECK(rc == 0 && tfs_ipc_cache_size() == 0, "4 threads open and close 800 times");
 
+	/* the JSON memo: the same text is not parsed again; any other text is */
+	{
+		tfs_tensor *t1 = NULL, *t2 = NULL;
+		char *j0, *j4;
+		long h1;
+
+		make_meta(&m, TFS_F32, 4, 0);
+		j0 = tfs_meta_to_json(&m, NULL);
+		make_meta(&m, TFS_F32, 4, 4);
+		j4 = tfs_meta_to_json(&m, NULL);
+		CHECK(j0 && j4 && strlen(j0) == strlen(j4) && strcmp(j0, j4),
+		      "two metadata texts of one length");
+		t1 = NULL;
+		rc = tfs_open_meta(j0, strlen(j0), &t1);
+		h1 = tfs_mc_json_hits();
+		if (rc == 0)
+			tfs_close(t1);
+		rc = tfs_open_meta(j0, strlen(j0), &t1);
+		CHECK(rc == 0 && tfs_mc_json_hits() == h1 + 1, "the same text again: served from the memo");
+		CHECK(tfs_open_meta(j4, strlen(j4), &t2) == 0 && tfs_mc_json_hits() == h1 + 1 &&
+		      (char *)tfs_tensor_data(t2) == (char *)tfs_tensor_data(t1) + 4,
+		      "a text differing in one byte is parsed: its own offset");
+		CHECK(tfs_open_meta(j0, strlen(j0) - 1, &t) == -EBADMSG,
+		      "a prefix of a remembered text: -EBADMSG");
+		tfs_close(t1);
+		tfs_close(t2);
+		free(j0);
+		free(j4);
+	}
+
 	/* read-only metadata: no write */
 	t = NULL;
 	json = tfs_meta_to_json(&m, NULL);

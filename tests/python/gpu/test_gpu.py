@@ -79,6 +79,31 @@ def test_queue_get_gives_a_gpu_view(mnt):
     c.close()
 
 
+def test_open_meta_from_a_producer_in_another_process(mnt):
+    """The metadata handed over by the producer (its info() dict, as JSON through a
+    pipe) maps the same GPU memory here, without the mount: an in-place change through
+    torch is what read() of the file returns."""
+    p = mnt.path("m")
+    producer = textwrap.dedent("""
+        import json, sys, torch, tensorfs
+        x = (torch.arange(4096, device="cuda", dtype=torch.float32) * 0.25).to(torch.bfloat16)
+        tensorfs.publish(sys.argv[1], x).close()
+        print(json.dumps(tensorfs.info(sys.argv[1])))
+    """)
+    out = subprocess.run([sys.executable, "-c", producer, p], check=True, timeout=120,
+                         capture_output=True, text=True)
+    with tensorfs.open_meta(out.stdout.strip().splitlines()[-1]) as t:
+        assert (t.dtype, t.shape, t.device, t.path) == ("bfloat16", (4096,), "cuda:0", None)
+        y = torch.from_dlpack(t)
+    assert torch.equal(y, expected())
+    y.fill_(2.5)
+    torch.cuda.synchronize()
+    with open(p, "rb") as f:
+        assert f.read() == bytes.fromhex("2040") * 4096
+    del y
+    assert wait_until(lambda: mnt.refcount("m") == 1), "open_meta holds no reference"
+
+
 def test_cupy(mnt):
     cupy = pytest.importorskip("cupy")
     src = cupy.arange(100, dtype=cupy.int32)
