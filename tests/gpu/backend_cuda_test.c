@@ -216,7 +216,7 @@ static void back_in_pool(struct tfs_backend *be)
 {
 	struct tfs_backend_stats st;
 
-	B->stats(be, &st);
+	B->stats(be, 0, &st);
 }
 
 static void test_zero(struct tfs_backend *be)
@@ -502,10 +502,10 @@ static void test_enospc(void)
 	if (n < 1)
 		goto out;
 	put_pattern(be2, v[0], 0, 32 * MiB, 51);
-	B->stats(be2, &s0);
+	B->stats(be2, 0, &s0);
 	rc = B->alloc(be2, device, 4096, 5001, 5001, 0600, 0, &x);
 	rc2 = B->resize(be2, &v[0], 64 * MiB);
-	B->stats(be2, &s1);
+	B->stats(be2, 0, &s1);
 	check(rc == -ENOSPC && rc2 == -ENOSPC && !memcmp(&s0, &s1, sizeof(s0)) &&
 	      holds(be2, v[0], 0, 32 * MiB, 51),
 	      "alloc and resize past the cap: ENOSPC, stats and data unchanged");
@@ -729,7 +729,7 @@ static void test_alloc_rate(void)
 			fails++;
 		}
 	t1 = now();
-	B->stats(be3, &st);
+	B->stats(be3, 0, &st);
 	cudaMemGetInfo(&free_after, &totalb);
 	check(fails == 0 && st.used == sum && st.nallocs == (uint64_t)n,
 	      "%d allocations (zeroed memory): %.0f allocs/s, %.2f s", n, n / (t1 - t0), t1 - t0);
@@ -741,7 +741,7 @@ static void test_alloc_rate(void)
 	for (i = 0; i < n; i++)
 		B->free(be3, v[i]);
 	t3 = now();
-	B->stats(be3, &st2);
+	B->stats(be3, 0, &st2);
 	check(st2.used == 0 && st2.nallocs == 0, "%d frees: %.0f frees/s; %.2f GiB stay cached", n,
 	      n / (t3 - t2), (double)st2.reserved / (double)GiB);
 	/* Again: now partly from the cache. */
@@ -808,7 +808,7 @@ int main(int argc, char **argv)
 	test_resize(be);
 	test_enospc();
 	test_throughput(be);
-	B->stats(be, &st);
+	B->stats(be, 0, &st);
 	check(st.used == 0 && st.nallocs == 0 && st.reserved <= 4 * GiB,
 	      "everything freed: used 0, %.2f GiB cached, total %.2f GiB",
 	      (double)st.reserved / (double)GiB, (double)st.total / (double)GiB);
