@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,12 +54,35 @@ static int token_from_env(void)
 	return ok ? 0 : -ENOENT;
 }
 
-/* "<pid> <host>": who holds it, as another daemon's refusal shows it. The pid is the
- * keeper's (the daemon's own before the keeper starts): it stays across restarts, and
- * SIGTERM to it stops the daemon cleanly. */
+/* Where a pid means something: the boot and the pid namespace ("<boot id>/<ns inode>"),
+ * so that a holder's pid is looked at only by a daemon that sees the same processes
+ * (not by one in another container with the same host name). "?" when unknown. */
+static void pid_space(char *buf, size_t size)
+{
+	char boot[64] = "";
+	struct stat st;
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+	if (f) {
+		if (!fgets(boot, sizeof(boot), f))
+			boot[0] = '\0';
+		fclose(f);
+	}
+	boot[strcspn(boot, "\n")] = '\0';
+	if (!boot[0] || strspn(boot, "0123456789abcdef-") != strlen(boot) ||
+	    stat("/proc/self/ns/pid", &st)) {
+		snprintf(buf, size, "?");
+		return;
+	}
+	snprintf(buf, size, "%s/%llu", boot, (unsigned long long)st.st_ino);
+}
+
+/* "<pid> <host> <pid space>": who holds it, as another daemon's refusal shows it. The pid
+ * is the keeper's (the daemon's own before the keeper starts): it stays across restarts,
+ * and SIGTERM to it stops the daemon cleanly. */
 static void who_am_i(char *buf, size_t size)
 {
-	char host[256];
+	char host[256], space[128];
 
 	if (gethostname(host, sizeof(host) - 1))
 		snprintf(host, sizeof(host), "?");
@@ -65,7 +90,29 @@ static void who_am_i(char *buf, size_t size)
 	for (char *p = host; *p; p++)
 		if (*p <= ' ' || *p > '~')
 			*p = '?';
-	snprintf(buf, size, "%d %s", (int)tfs_keeper_pid(), host);
+	pid_space(space, sizeof(space));
+	snprintf(buf, size, "%d %s %s", (int)tfs_keeper_pid(), host, space);
+}
+
+/* Whether the holder's value v names a process that is gone: same host and pid space as
+ * ours, and no such pid. A daemon and keeper killed together (kill -9, the OOM killer)
+ * leave their lease for its TTL; the next start on the same machine need not wait. */
+static int holder_gone(const char *v)
+{
+	char mine[512], tok[64], pid[32], host[256], space[128], my_host[256], my_space[128];
+	char *end;
+	long p;
+
+	who_am_i(mine, sizeof(mine));
+	if (sscanf(v, "%63s %31s %255s %127s", tok, pid, host, space) != 4 ||
+	    sscanf(mine, "%*s %255s %127s", my_host, my_space) != 2 ||
+	    strcmp(host, my_host) || strcmp(space, my_space) || !strcmp(space, "?"))
+		return 0;
+	errno = 0;
+	p = strtol(pid, &end, 10);
+	if (*end || p <= 1 || errno)
+		return 0;
+	return kill((pid_t)p, 0) && errno == ESRCH;
 }
 
 /* "pid P on host H" from a holder's value "<token> <pid> <host>"; anything else (a value
@@ -104,7 +151,7 @@ static void conn_drop(void)
 
 static int take(char *holder, size_t hsize)
 {
-	char who[300];
+	char who[512];
 	redisContext *c = conn();
 	int rc;
 
@@ -132,6 +179,17 @@ int tfs_lease_acquire(void)
 	int rc;
 
 	rc = take(holder, sizeof(holder));
+	if (rc == -EBUSY && holder_gone(holder)) {
+		char who[512];
+
+		who_am_i(who, sizeof(who));
+		describe(holder, desc, sizeof(desc));
+		if (conn() && tfs_store_lease_steal(ls.c, holder, ls.token, who, TFS_LEASE_MS) == 0) {
+			tfs_log(LOG_NOTICE, "node %s: its last daemon (%s) is gone: lease taken over",
+				tfs_d.o.node, desc);
+			rc = 0;
+		}
+	}
 	/* The forked daemon and keeper must not share this connection. */
 	conn_drop();
 	if (rc == -EBUSY) {

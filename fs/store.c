@@ -1538,6 +1538,29 @@ int tfs_store_lease_take(redisContext *c, const char *token, const char *who, in
 	return rc;
 }
 
+/* Compare and set: the lease goes to token only while it still holds exactly old. */
+static const char lease_steal_lua[] =
+	"if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end "
+	"redis.call('SET', KEYS[1], ARGV[2] .. ' ' .. ARGV[3], 'PX', ARGV[4]) "
+	"return 1";
+
+int tfs_store_lease_steal(redisContext *c, const char *old, const char *token, const char *who,
+			  int ttl_ms)
+{
+	char key[600], t[16];
+	redisReply *r;
+	int rc;
+
+	tfs_store_alive_key(key, sizeof(key), tfs_d.o.node);
+	snprintf(t, sizeof(t), "%d", ttl_ms);
+	r = redisCommand(c, "EVAL %s 1 %s %s %s %s %s", lease_steal_lua, key, old, token, who, t);
+	if (!r)
+		return -EIO;
+	rc = r->type == REDIS_REPLY_INTEGER ? (r->integer == 1 ? 0 : -EBUSY) : -EPROTO;
+	freeReplyObject(r);
+	return rc;
+}
+
 int tfs_store_lease_drop(redisContext *c, const char *token)
 {
 	char key[600];

@@ -144,7 +144,7 @@ int tfs_store_queue_acl_drop(uid_t uid, const char *password);
  * tfs_conn_cmdf's. The queue thread's only (a static buffer). */
 redisReply *tfs_store_queue_pop_all(int *rc, int count, int lmpop);
 
-/* --- the live-node registry and node lease: <prefix>:alive:<node> = "<token> <pid> <host>",
+/* --- the live-node registry and node lease: <prefix>:alive:<node> = "<token> <pid> <host> <pid space>",
  * with a TTL its daemon renews (lease.c). Both run on the caller's connection c (the
  * lease's own, which a lost lease does not close), not through the writer. --- */
 void tfs_store_alive_key(char *buf, size_t size, const char *node);
@@ -154,6 +154,10 @@ void tfs_store_alive_key(char *buf, size_t size, const char *node);
  * holder), -EIO the connection failed (the caller drops c). */
 int tfs_store_lease_take(redisContext *c, const char *token, const char *who, int ttl_ms,
 			 char *holder, size_t hsize);
+/* Takes the lease for token only while its value is still exactly old (a holder found
+ * dead): 0 taken, -EBUSY it changed meanwhile, -EPROTO, -EIO. */
+int tfs_store_lease_steal(redisContext *c, const char *old, const char *token, const char *who,
+			  int ttl_ms);
 /* Deletes the lease if it is token's: 1 deleted, 0 not ours (or gone), -EPROTO, -EIO. */
 int tfs_store_lease_drop(redisContext *c, const char *token);
 /* Pushes json onto node's list only if node's registry key exists (one script), the list

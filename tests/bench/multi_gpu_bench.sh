@@ -24,13 +24,14 @@ mount_tfs "$M" --node nb --backend cuda || exit 1
 BYTES=$((SIZE_MiB << 20))
 truncate -s "$BYTES" "$M/t"
 best=0; back=0
+gbs() { awk -v b="$BYTES" -v t0="$1" -v t1="$2" 'BEGIN { printf "%.2f", b / (t1 - t0) / 1e9 }'; }
+max() { awk -v a="$1" -v b="$2" 'BEGIN { print (a > b ? a : b) }'; }
 for _ in $(seq "$ROUNDS"); do
 	for to in 1 0; do
 		t0=$(date +%s.%N)
 		setfattr -n user.tensor.device -v $to "$M/t" || exit 1
-		g=$(echo "$BYTES / ($(date +%s.%N) - $t0) / 1000000000" | bc -l)
-		if [ $to = 1 ]; then best=$(echo "if ($g > $best) $g else $best" | bc -l);
-		else back=$(echo "if ($g > $back) $g else $back" | bc -l); fi
+		g=$(gbs "$t0" "$(date +%s.%N)")
+		if [ $to = 1 ]; then best=$(max "$g" "$best"); else back=$(max "$g" "$back"); fi
 	done
 done
 peer=$("$PEER" "$BYTES" "$ROUNDS") || exit 1
@@ -42,8 +43,9 @@ wr=$(dd if=/dev/zero of="$M/d1/io" bs=1M count=1024 conv=notrunc oflag=direct 2>
 echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name --format=csv,noheader | head -2 | tr '\n' ' ') $SIZE_MiB MiB, best of $ROUNDS"
 echo "| what | tensorfs | cudaMemcpyPeer | ratio |"
 echo "|---|---|---|---|"
-printf '| move device 0 -> 1 (setfattr user.tensor.device), GB/s | %.2f | %s | %.2f |\n' "$best" "$p01" "$(echo "$best / $p01" | bc -l)"
-printf '| move device 1 -> 0, GB/s | %.2f | %s | %.2f |\n' "$back" "$p10" "$(echo "$back / $p10" | bc -l)"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+echo "| move device 0 -> 1 (setfattr user.tensor.device), GB/s | $best | $p01 | $(ratio "$best" "$p01") |"
+echo "| move device 1 -> 0, GB/s | $back | $p10 | $(ratio "$back" "$p10") |"
 echo "| dd read of a 1 GiB tensor on device 1, 1 MiB blocks | $rd | | |"
 echo "| dd write of a 1 GiB tensor on device 1, 1 MiB blocks | $wr | | |"
 umount_tfs "$M"

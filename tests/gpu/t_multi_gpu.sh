@@ -83,10 +83,10 @@ kill $holder; wait $holder 2>/dev/null
 check "once nobody holds it, the move back succeeds" bash -c \
 	"setfattr -n user.tensor.device -v 0 '$M/d0/m' && cmp big '$M/d0/m'"
 
-used() { stat -f -c '%b-%f' "$1" | bc; }
+used() { echo $(( $(stat -f -c '%b-%f' "$1") )); }
 u0=$(used "$M/d0"); u1=$(used "$M/d1")
 truncate -s $((256 << 20)) "$M/d1/s"
-check "statfs per device" bash -c "[ $(used "$M/d0") = $u0 ] && [ \$(stat -f -c '%b-%f' '$M/d1' | bc) -ge $((u1 + (256 << 20) / 4096)) ]"
+check "statfs per device" bash -c "[ $(used "$M/d0") = $u0 ] && [ \$(( \$(stat -f -c '%b-%f' '$M/d1') )) -ge $((u1 + (256 << 20) / 4096)) ]"
 
 check_err "device 1 fills up (--max-bytes 1G per device)" "No space" truncate -s $((1 << 30)) "$M/d1/full"
 check "a full device leaves the others' pools alone" truncate -s $((512 << 20)) "$M/d0/more"

@@ -25,8 +25,8 @@ mkdir "$M/d"
 check_err "user.tensor.device 1 as a directory default: EINVAL" "Invalid argument" setfattr -n user.tensor.device -v 1 "$M/d"
 check "user.tensor.device 0 as a directory default" setfattr -n user.tensor.device -v 0 "$M/d"
 truncate -s 3M "$M/d/u"
-eq "statfs of a directory placed on device 0: its 64 MiB" "$((64 << 20))" "$(stat -f -c '%b*%S' "$M/d" | bc)"
-eq "statfs of a tensor: its device's used blocks" "$(((4 << 20) / 4096))" "$(stat -f -c '%b-%f' "$M/d/u" | bc)"
+eq "statfs of a directory placed on device 0: its 64 MiB" "$((64 << 20))" "$(( $(stat -f -c '%b*%S' "$M/d") ))"
+eq "statfs of a tensor: its device's used blocks" "$(((4 << 20) / 4096))" "$(( $(stat -f -c '%b-%f' "$M/d/u") ))"
 stats=$(getfattr --only-values -n user.tensorfs.stats "$M")
 eq "the stats attribute lists device 0 and only it" "[0]" \
 	"$(/usr/bin/python3 -c 'import json,sys; print([d["device"] for d in json.loads(sys.argv[1])["devices"]])' "$stats" | tr -d ' ')"
