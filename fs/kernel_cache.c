@@ -11,7 +11,7 @@
  * from a thread of its own: dropping a name takes the kernel's lock of its directory,
  * which a request in that directory holds while it waits for ns, so no thread that may
  * hold ns can do it. Until then a name that is gone still has its dentry; a GETATTR or
- * OPEN through it answers ESTALE, so the VFS looks the name up again.
+ * OPEN through it answers ESTALE, so the VFS looks the name up again (stale.h).
  *
  * Entries are cached only while tracking is on: while Redis reports nothing (start-up,
  * Redis away, a Redis without tracking) lookups are not cached, and those cached before

@@ -224,6 +224,7 @@ int tfs_node_where(uint64_t id, struct tfs_where *w)
 	int rc = 0;
 
 	w->path = w->ukey = NULL;
+	w->id = id;
 	pthread_mutex_lock(&nt.mu);
 	n = by_id(id);
 	if (!n) {

@@ -27,10 +27,12 @@
 #define TFS_ROOT_ID 1
 
 /* What a node names now: a path (no leading slash, "" for the root), or for a detached
- * node that still has an open tensor, that tensor's unlinked key. Both malloc'd. */
+ * node that still has an open tensor, that tensor's unlinked key. Both malloc'd. id: the
+ * node's. */
 struct tfs_where {
 	char *path;
 	char *ukey;
+	uint64_t id;
 };
 
 int tfs_node_init(void);
@@ -43,6 +45,16 @@ uint64_t tfs_node_id_of(const char *path);
  * frees with tfs_where_free. */
 int tfs_node_where(uint64_t id, struct tfs_where *w);
 void tfs_where_free(struct tfs_where *w);
+
+/* Whether the object w's path holds now, of inode number ino (0: a record without one),
+ * is w's node's. A request can find the path's object replaced by another since the
+ * node was named (taken between tfs_node_where and the caller's lock, or by another node
+ * behind the kernel's back): it must not act on the new object through the old node, so
+ * the node names nothing. The root and unlinked keys are always their node's. */
+static inline int tfs_where_is(const struct tfs_where *w, uint64_t ino)
+{
+	return !w->path || !*w->path || !ino || w->id == ino;
+}
 
 /* The path of name in directory parent: 0, -ESTALE (parent unknown or detached),
  * -ENAMETOOLONG (name over 255 bytes) or -ENOMEM; *path malloc'd. */

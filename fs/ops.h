@@ -29,7 +29,8 @@ struct tfs_target {
 };
 
 /* Resolves a path (no leading slash) or, for a detached node, its unlinked tensor's key:
- * 0, -ENOENT or -EIO. Caller holds ns. */
+ * 0, -ENOENT (also when the path holds another object than w's node: tfs_where_is) or
+ * -EIO. Caller holds ns. */
 int tfs_ops_resolve(const struct tfs_where *w, struct tfs_target *x);
 int tfs_ops_resolve_path(const char *path, struct tfs_target *x);
 
@@ -38,13 +39,29 @@ int tfs_ops_resolve_path(const char *path, struct tfs_target *x);
 void tfs_ops_stat(const struct tfs_target *x, uint64_t id, struct stat *st);
 void tfs_ops_stat_tensor(struct tfsd_tensor *t, uint64_t id, struct stat *st);
 
-/* Replies to a LOOKUP, MKDIR or MKNOD with st for name in parent: the node is looked up
- * (one FORGET owed) and the entry kept for tfs_kcache_entry_timeout(). */
-void tfs_ops_reply_entry(fuse_req_t req, uint64_t parent, const char *name, struct stat *st);
+/* The entry of a LOOKUP, MKDIR, MKNOD or CREATE reply for name in parent, with attributes
+ * st: the node is looked up (one FORGET owed, given back by tfs_ops_reply_entry if the
+ * reply does not arrive) and the entry kept for tfs_kcache_entry_timeout(). 0 or -ENOMEM.
+ * Caller holds ns, the lock under which st was read: the node table then changes in the
+ * order the names do, so a name the queue removes or replaces a moment later detaches this
+ * node instead of finding it not there yet (a later attach would give the name a node
+ * whose object is gone, and a following lookup would take the node, and with it an open
+ * file's tensor, away from it). */
+int tfs_ops_entry(uint64_t parent, const char *name, const struct stat *st,
+		  struct fuse_entry_param *e);
+/* Sends e, without ns. */
+void tfs_ops_reply_entry(fuse_req_t req, const struct fuse_entry_param *e);
 
 /* An entry path was added to or removed from its directory: the directory's mtime and
  * ctime move (as POSIX wants), and its subdirectory count by nsub. Caller holds ns. */
 void tfs_ops_dir_changed(const char *path, int nsub);
+
+/* The answer to req where rc is what its node gave: -ESTALE, for a node that names
+ * nothing any more, becomes what stale.h says (ESTALE for the VFS to look again, ENOENT on
+ * its retry); 0 ends the calling thread's retry, unless walk: a GETATTR, which the VFS
+ * sends on its way to the call it retries (permission checks of the directories and of
+ * the file it opens). Other values pass through. */
+int tfs_ops_answer(fuse_req_t req, int rc, int walk);
 
 /* The directory record of the root as last seen (a stand-in while Redis is away). */
 void tfs_ops_root_seen(struct tfs_dirrec *d, int set);

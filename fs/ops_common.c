@@ -4,6 +4,7 @@
 
 #include "log.h"
 #include "ops.h"
+#include "stale.h"
 
 static struct timespec ts(int64_t s)
 {
@@ -47,8 +48,15 @@ int tfs_ops_resolve_path(const char *name, struct tfs_target *x)
 
 int tfs_ops_resolve(const struct tfs_where *w, struct tfs_target *x)
 {
-	if (w->path)
-		return tfs_ops_resolve_path(w->path, x);
+	int rc;
+
+	if (w->path) {
+		rc = tfs_ops_resolve_path(w->path, x);
+		if (rc == 0 && x->kind != 'g' && !tfs_where_is(w, x->kind == 'l' ? x->t->meta.ino :
+							   x->kind == 'r' ? x->m.ino : x->d.ino))
+			rc = -ENOENT;
+		return rc;
+	}
 	x->t = tfs_table_find_key(w->ukey);
 	x->kind = 'l';
 	return x->t ? 0 : -ENOENT;
@@ -121,23 +129,36 @@ void tfs_ops_stat(const struct tfs_target *x, uint64_t id, struct stat *st)
 	}
 }
 
-void tfs_ops_reply_entry(fuse_req_t req, uint64_t parent, const char *name, struct stat *st)
+int tfs_ops_entry(uint64_t parent, const char *name, const struct stat *st,
+		  struct fuse_entry_param *e)
 {
-	struct fuse_entry_param e;
+	memset(e, 0, sizeof(*e));
+	e->ino = tfs_node_lookup(parent, name, st->st_ino);
+	if (!e->ino)
+		return -ENOMEM;
+	e->attr = *st;
+	e->attr.st_ino = e->ino;
+	e->attr_timeout = TFS_ATTR_TIMEOUT;
+	e->entry_timeout = tfs_kcache_entry_timeout();
+	return 0;
+}
 
-	memset(&e, 0, sizeof(e));
-	e.ino = tfs_node_lookup(parent, name, st->st_ino);
-	if (!e.ino) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	e.attr = *st;
-	e.attr.st_ino = e.ino;
-	e.attr_timeout = TFS_ATTR_TIMEOUT;
-	e.entry_timeout = tfs_kcache_entry_timeout();
+void tfs_ops_reply_entry(fuse_req_t req, const struct fuse_entry_param *e)
+{
 	/* The request was interrupted: the kernel never got the id, so owes no FORGET. */
-	if (fuse_reply_entry(req, &e) == -ENOENT)
-		tfs_node_forget(e.ino, 1);
+	if (fuse_reply_entry(req, e) == -ENOENT)
+		tfs_node_forget(e->ino, 1);
+}
+
+int tfs_ops_answer(fuse_req_t req, int rc, int walk)
+{
+	pid_t tid = fuse_req_ctx(req)->pid;
+
+	if (rc == -ESTALE)
+		return tfs_stale_answer(tid);
+	if (rc == 0 && !walk)
+		tfs_stale_done(tid);
+	return rc;
 }
 
 void tfs_ops_dir_changed(const char *path, int nsub)

@@ -13,6 +13,7 @@
 
 void tfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	struct fuse_entry_param e;
 	struct tfs_target x;
 	struct stat st;
 	char *path;
@@ -27,8 +28,10 @@ void tfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	tfs_log(LOG_DEBUG, "LOOKUP /%s", path);
 	tfs_ns_lock();
 	rc = tfs_ops_resolve_path(path, &x);
-	if (rc == 0)
+	if (rc == 0) {
 		tfs_ops_stat(&x, 0, &st);
+		rc = tfs_ops_entry(parent, name, &st, &e);
+	}
 	tfs_ns_unlock();
 	free(path);
 	if (rc) {
@@ -36,7 +39,7 @@ void tfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	tfs_ops_reply_entry(req, parent, name, &st);
+	tfs_ops_reply_entry(req, &e);
 }
 
 void tfs_op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -56,6 +59,7 @@ void tfs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	struct tfs_target x = { .kind = 'd' };
+	struct fuse_entry_param e;
 	struct stat st;
 	char *path;
 	int rc;
@@ -78,14 +82,17 @@ void tfs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 		else
 			tfs_ops_dir_changed(path, 1);
 	}
+	if (rc == 0) {
+		tfs_ops_stat(&x, 0, &st);
+		rc = tfs_ops_entry(parent, name, &st, &e);
+	}
 	tfs_ns_unlock();
 	free(path);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	tfs_ops_stat(&x, 0, &st);
-	tfs_ops_reply_entry(req, parent, name, &st);
+	tfs_ops_reply_entry(req, &e);
 }
 
 void tfs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -99,12 +106,12 @@ void tfs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	tfs_ns_lock();
 	rc = tfs_store_rmdir(path);
-	if (rc == 0)
+	if (rc == 0) {
 		tfs_ops_dir_changed(path, -1);
+		tfs_node_detach(parent, name, NULL);
+	}
 	tfs_ns_unlock();
 	free(path);
-	if (rc == 0)
-		tfs_node_detach(parent, name, NULL);
 	fuse_reply_err(req, -rc);
 }
 
@@ -146,13 +153,14 @@ void tfs_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	tfs_ns_lock();
 	rc = unlink_name(path, &ukey);
-	if (rc == 0)
+	if (rc == 0) {
 		tfs_ops_dir_changed(path, 0);
+		/* The kernel keeps the inode of an open file: its node serves it through ukey.
+		 * Under ns, as every change of the node table that follows a name. */
+		tfs_node_detach(parent, name, ukey);
+	}
 	tfs_ns_unlock();
 	free(path);
-	/* The kernel keeps the inode of an open file: its node serves it through ukey. */
-	if (rc == 0)
-		tfs_node_detach(parent, name, ukey);
 	free(ukey);
 	fuse_reply_err(req, -rc);
 }
@@ -275,12 +283,12 @@ void tfs_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino
 		goto out;
 	tfs_ns_lock();
 	rc = rename_paths(from, to, flags, fuse_req_ctx(req)->pid, &ukey);
-	tfs_ns_unlock();
 	if (rc == 0) {
 		if (ukey)
 			tfs_node_detach(newparent, newname, ukey);
 		tfs_node_move(parent, name, newparent, newname);
 	}
+	tfs_ns_unlock();
 out:
 	free(from);
 	free(to);

@@ -46,7 +46,8 @@ static int stat_node(fuse_ino_t ino, struct fuse_file_info *fi, struct stat *st)
 	tfs_where_free(&w);
 	/* The kernel asks about a node it looked up, maybe a while ago (kernel_cache.c): if the
 	 * name has gone since, ESTALE makes the VFS look it up again (so an O_CREAT open,
-	 * whose permission check asks here first, creates it instead of failing). */
+	 * whose permission check asks here first, creates it instead of failing); stale.h
+	 * says what the retry gets. */
 	if (rc == -ENOENT)
 		return -ESTALE;
 	if (rc == 0)
@@ -62,6 +63,7 @@ void tfs_op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	tfs_ns_lock();
 	rc = stat_node(ino, fi, &st);
 	tfs_ns_unlock();
+	rc = tfs_ops_answer(req, rc, 1);
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else
@@ -173,17 +175,20 @@ void tfs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_se
 		tfs_ops_stat(&x, ino, &st);
 	tfs_ns_unlock();
 	tfs_where_free(&w);
+	rc = tfs_ops_answer(req, rc, 0);
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else
 		fuse_reply_attr(req, &st, TFS_ATTR_TIMEOUT);
 }
 
-/* Makes the tensor name in parent (open for f when f is not NULL): 0, with *st. */
+/* Makes the tensor name in parent (open for f when f is not NULL): 0, with the entry to
+ * reply in *e. */
 static int new_file(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		    struct tfs_file *f, struct stat *st)
+		    struct tfs_file *f, struct fuse_entry_param *e)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct stat st;
 	struct tfs_dirrec d;
 	struct tfsd_tensor *t;
 	struct tfs_store_claim *claim;
@@ -221,8 +226,13 @@ static int new_file(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
 	rc = tfs_tensor_create_linked(path, d.has_dtype ? d.dtype : TFS_U8, device, ctx->uid,
 				      ctx->gid, mode & 07777 & ~ctx->umask, &d, f, &t);
 	if (rc == 0) {
-		tfs_ops_stat_tensor(t, 0, st);
+		tfs_ops_stat_tensor(t, 0, &st);
 		tfs_ops_dir_changed(path, 0);
+		rc = tfs_ops_entry(parent, name, &st, e);
+		if (rc && f) {
+			tfs_tensor_put_open(f);
+			f->t = NULL;
+		}
 	}
 out:
 	tfs_ns_unlock();
@@ -233,7 +243,7 @@ out:
 
 void tfs_op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
-	struct stat st;
+	struct fuse_entry_param e;
 	int rc;
 
 	(void)rdev;
@@ -241,11 +251,11 @@ void tfs_op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 		fuse_reply_err(req, EPERM);   /* only tensors: no fifos, sockets or devices */
 		return;
 	}
-	rc = new_file(req, parent, name, mode, NULL, &st);
+	rc = new_file(req, parent, name, mode, NULL, &e);
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else
-		tfs_ops_reply_entry(req, parent, name, &st);
+		tfs_ops_reply_entry(req, &e);
 }
 
 static void put_file(struct tfs_file *f)
@@ -270,22 +280,12 @@ void tfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t m
 		return;
 	}
 	f->pid = fuse_req_ctx(req)->pid;
-	memset(&e, 0, sizeof(e));
-	rc = new_file(req, parent, name, mode, f, &e.attr);
+	rc = new_file(req, parent, name, mode, f, &e);
 	if (rc) {
 		free(f);
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	e.ino = tfs_node_lookup(parent, name, e.attr.st_ino);
-	if (!e.ino) {
-		put_file(f);
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	e.attr.st_ino = e.ino;
-	e.attr_timeout = TFS_ATTR_TIMEOUT;
-	e.entry_timeout = tfs_kcache_entry_timeout();
 	fi->fh = (uintptr_t)f;
 	fi->direct_io = !tfs_d.o.page_cache;
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
@@ -307,13 +307,17 @@ void tfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	f->pid = fuse_req_ctx(req)->pid;
-	if ((rc = tfs_node_where(ino, &w)))
-		goto out;
+	/* Under ns, which every change of the node table takes: the node is where its
+	 * object is. */
 	tfs_ns_lock();
+	if ((rc = tfs_node_where(ino, &w))) {
+		tfs_ns_unlock();
+		goto out;
+	}
 	rc = tfs_ops_resolve(&w, &x);
 	/* The kernel opens a node it looked up, maybe a while ago (kernel_cache.c): a name gone
 	 * since then is stale, and ESTALE makes the VFS look it up again (an O_CREAT open
-	 * then creates it) instead of failing the open. */
+	 * then creates it) instead of failing the open; stale.h says what the retry gets. */
 	if (rc == -ENOENT)
 		rc = -ESTALE;
 	if (rc == 0 && x.kind == 'd')
@@ -335,6 +339,7 @@ void tfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	tfs_ns_unlock();
 	tfs_where_free(&w);
 out:
+	rc = tfs_ops_answer(req, rc, 0);
 	if (rc) {
 		free(f);
 		fuse_reply_err(req, -rc);

@@ -40,6 +40,8 @@ static int xresolve(const struct tfs_where *w, struct xtarget *x)
 
 	x->t = name ? tfs_table_find(name) : tfs_table_find_key(w->ukey);
 	if (x->t) {
+		if (!tfs_where_is(w, x->t->meta.ino))
+			return -ENOENT;
 		x->kind = 'l';
 		x->m = x->t->meta;
 		x->m.refcount = tfs_tensor_refcount(x->t);
@@ -54,11 +56,15 @@ static int xresolve(const struct tfs_where *w, struct xtarget *x)
 	x->kind = type == 'd' ? 'd' : 'r';
 	if ((rc = tfs_key(x->key, sizeof(x->key), type == 'd' ? "dir" : "tensor", name)))
 		return rc;
-	if (type == 'd')
-		return tfs_store_dir(name, &x->d);
+	if (type == 'd') {
+		rc = tfs_store_dir(name, &x->d);
+		return rc == 0 && !tfs_where_is(w, x->d.ino) ? -ENOENT : rc;
+	}
 	rc = tfs_store_tensor(name, &x->m);
 	if (rc == 0 && strcmp(x->m.node, tfs_d.o.node) == 0)
 		rc = -ENOENT;     /* a stale record of ours: see tfs_ops_resolve_path() in ops_common.c */
+	if (rc == 0 && !tfs_where_is(w, x->m.ino))
+		rc = -ENOENT;
 	return rc == -EBADMSG ? -EIO : rc;
 }
 
