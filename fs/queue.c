@@ -536,6 +536,7 @@ static void housekeeping(int64_t *last_reap)
 	int64_t now = tfs_now();
 
 	static uint64_t drops_mended;
+	static int resync_owed;
 	uint64_t drops = tfs_writer_drops();
 	int rc;
 
@@ -570,8 +571,13 @@ static void housekeeping(int64_t *last_reap)
 		/* Redis may lose records without ever dropping the connection (FLUSHALL, a
 		 * hand's DEL, a restart between two commands): the root's record is the
 		 * sign, checked once a second. */
-		if (!tfs_d.redis_down && tfs_store_lost() == 1 && tfs_tensor_resync() == 0)
-			tfs_log(LOG_NOTICE, "Redis had lost records: those of this node rewritten");
+		if (!tfs_d.redis_down && (resync_owed || tfs_store_lost() == 1)) {
+			/* A failed pass is retried: the root's record, the sign, is back by now. */
+			resync_owed = tfs_tensor_resync() != 0;
+			if (!resync_owed)
+				tfs_log(LOG_NOTICE, "Redis had lost records: those of this node "
+					"rewritten");
+		}
 	}
 }
 

@@ -71,6 +71,7 @@ static struct {
 	uint64_t max;                /* the bound of queued - done (TENSORFS_WRITE_QUEUE_MAX) */
 	uint64_t drops;              /* times the queue was dropped for the bound */
 	uint64_t dropped;            /* writes dropped since the last tfs_writer_repaired */
+	int drop_logged;
 	struct wb_item **idx;        /* coalescing index, by key: IDX_BUCKETS chains */
 	int running, stop, kick;
 	pthread_t thread;
@@ -777,7 +778,8 @@ static void fail_items(int all)
 	wb.tail = pp;
 }
 
-/* Past the bound, every write not in the writer's hands and nobody waits for is dropped:
+/* Past the bound while Redis is away, every write not in the writer's hands and nobody
+ * waits for is dropped:
  * memory stays bounded through an outage of any length, and the resync that follows
  * (tfs_writer_drops) rewrites every record of this node and removes the others. Caller
  * holds wb.mu. */
@@ -786,7 +788,9 @@ static void bound_locked(void)
 	struct wb_item **pp = &wb.head, *it;
 	uint64_t n = 0;
 
-	if (wb.queued - wb.done <= wb.max)
+	/* While Redis answers the writer drains the queue; a stall is noticed within the
+	 * command timeout (1 s), and only then is what waits dropped. */
+	if (wb.queued - wb.done <= wb.max || !tfs_d.redis_down)
 		return;
 	while ((it = *pp)) {
 		if (it->taken || it->wait) {
@@ -800,10 +804,11 @@ static void bound_locked(void)
 	}
 	wb.tail = pp;
 	__atomic_add_fetch(&wb.done, n, __ATOMIC_RELEASE);
-	if (!wb.dropped)
+	if (!wb.drop_logged)
 		tfs_log(LOG_WARNING, "record writes: more than %" PRIu64 " queued%s: dropped; "
 			"every record of this node is rewritten once Redis answers", wb.max,
 			tfs_d.redis_down ? " while Redis is away" : "");
+	wb.drop_logged = 1;
 	wb.dropped += n;
 	__atomic_add_fetch(&wb.drops, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&wb.done_cv);
@@ -821,6 +826,7 @@ void tfs_writer_repaired(void)
 		tfs_log(LOG_NOTICE, "record writes: the %" PRIu64 " dropped are made good",
 			wb.dropped);
 	wb.dropped = 0;
+	wb.drop_logged = 0;
 	pthread_mutex_unlock(&wb.mu);
 }
 
@@ -850,6 +856,7 @@ static void *wb_main(void *arg)
 		 * namespace lock, so they answer EIO now rather than hang the mount. */
 		pthread_mutex_lock(&wb.mu);
 		fail_items(0);
+		bound_locked();
 		pthread_cond_broadcast(&wb.done_cv);
 		pthread_mutex_unlock(&wb.mu);
 		usleep(100000);
