@@ -397,7 +397,8 @@ static void run_now(struct wb_item *it, int *rc)
 	item_free(it);
 }
 
-static void bound_locked(void);
+static int bound_locked(void);
+static void log_drop(void);
 
 /* Hands what the calling thread's group holds to the writer, in one wake-up. */
 static void group_flush(void)
@@ -417,13 +418,17 @@ static void group_flush(void)
 	} else {
 		struct wb_item *next;
 
+		int dropped;
+
 		for (it = grp.head; it; it = next) {
 			next = it->next;
 			it->next = NULL;
 			append_locked(it);
 		}
-		bound_locked();
+		dropped = bound_locked();
 		pthread_mutex_unlock(&wb.mu);
+		if (dropped)
+			log_drop();
 		/* After the unlock: the writer, woken, does not block at once on wb.mu. */
 		wake_writer();
 	}
@@ -506,8 +511,10 @@ static int enqueue_item(struct wb_item *it)
 		pthread_mutex_unlock(&wb.mu);
 		return 0;
 	}
-	bound_locked();
+	rc = bound_locked();
 	pthread_mutex_unlock(&wb.mu);
+	if (rc)
+		log_drop();
 	wake_writer();
 	return 0;
 }
@@ -782,16 +789,18 @@ static void fail_items(int all)
  * waits for is dropped:
  * memory stays bounded through an outage of any length, and the resync that follows
  * (tfs_writer_drops) rewrites every record of this node and removes the others. Caller
- * holds wb.mu. */
-static void bound_locked(void)
+ * holds wb.mu. 1 when the drop is to be logged (by the caller, once it let go of wb.mu). */
+static int bound_locked(void)
 {
 	struct wb_item **pp = &wb.head, *it;
 	uint64_t n = 0;
 
 	/* While Redis answers the writer drains the queue; a stall is noticed within the
 	 * command timeout (1 s), and only then is what waits dropped. */
+	int log_it;
+
 	if (wb.queued - wb.done <= wb.max || !tfs_d.redis_down)
-		return;
+		return 0;
 	while ((it = *pp)) {
 		if (it->taken || it->wait) {
 			pp = &it->next;
@@ -804,14 +813,18 @@ static void bound_locked(void)
 	}
 	wb.tail = pp;
 	__atomic_add_fetch(&wb.done, n, __ATOMIC_RELEASE);
-	if (!wb.drop_logged)
-		tfs_log(LOG_WARNING, "record writes: more than %" PRIu64 " queued%s: dropped; "
-			"every record of this node is rewritten once Redis answers", wb.max,
-			tfs_d.redis_down ? " while Redis is away" : "");
+	log_it = !wb.drop_logged;
 	wb.drop_logged = 1;
 	wb.dropped += n;
 	__atomic_add_fetch(&wb.drops, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&wb.done_cv);
+	return log_it;
+}
+
+static void log_drop(void)
+{
+	tfs_log(LOG_WARNING, "record writes: more than %" PRIu64 " queued while Redis is away: "
+		"dropped; every record of this node is rewritten once Redis answers", wb.max);
 }
 
 uint64_t tfs_writer_drops(void)
@@ -821,18 +834,20 @@ uint64_t tfs_writer_drops(void)
 
 void tfs_writer_repaired(void)
 {
+	uint64_t n;
+
 	pthread_mutex_lock(&wb.mu);
-	if (wb.dropped)
-		tfs_log(LOG_NOTICE, "record writes: the %" PRIu64 " dropped are made good",
-			wb.dropped);
+	n = wb.dropped;
 	wb.dropped = 0;
 	wb.drop_logged = 0;
 	pthread_mutex_unlock(&wb.mu);
+	if (n)
+		tfs_log(LOG_NOTICE, "record writes: the %" PRIu64 " dropped are made good", n);
 }
 
 static void *wb_main(void *arg)
 {
-	int failures = 0;
+	int failures = 0, dropped;
 
 	(void)arg;
 	for (;;) {
@@ -856,9 +871,11 @@ static void *wb_main(void *arg)
 		 * namespace lock, so they answer EIO now rather than hang the mount. */
 		pthread_mutex_lock(&wb.mu);
 		fail_items(0);
-		bound_locked();
+		dropped = bound_locked();
 		pthread_cond_broadcast(&wb.done_cv);
 		pthread_mutex_unlock(&wb.mu);
+		if (dropped)
+			log_drop();
 		usleep(100000);
 	}
 	pthread_mutex_lock(&wb.mu);
