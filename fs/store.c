@@ -1248,7 +1248,7 @@ int tfs_store_node_records(int (*fn)(struct tfs_store_rec *rec, void *arg), void
 	if ((rc = walk(pattern, 0, fn, arg, &removed)))
 		return rc;
 	if (removed)
-		tfs_log(LOG_NOTICE, "start-up: removed %d record(s) of node %s whose memory is gone",
+		tfs_log(LOG_NOTICE, "removed %d record(s) of node %s whose memory is gone",
 			removed, tfs_d.o.node);
 	return 0;
 }
