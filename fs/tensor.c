@@ -614,6 +614,7 @@ int tfs_tensor_rename(struct tfsd_tensor *t, const char *newname)
 static struct {
 	struct tfsd_tensor **t;      /* NULL: a slot whose tensor was freed */
 	size_t n;
+	int running;
 } snap;
 
 struct resync {
@@ -721,6 +722,13 @@ int tfs_tensor_resync(void)
 	if (!r)
 		return -ENOMEM;
 	tfs_ns_lock();
+	if (snap.running) {
+		/* One at a time: the slots are the running one's. */
+		tfs_ns_unlock();
+		free(r);
+		return -EBUSY;
+	}
+	snap.running = 1;
 	rc = tfs_store_restore_dirs();
 	if (rc == 0 && tfs_d.table.count &&
 	    !(snap.t = calloc(tfs_d.table.count, sizeof(*snap.t))))
@@ -748,6 +756,7 @@ int tfs_tensor_resync(void)
 	free(snap.t);
 	snap.t = NULL;
 	snap.n = 0;
+	snap.running = 0;
 	if (rc == 0)
 		rc = r->rc ? r->rc : tfs_store_claims_settle();
 	tfs_ns_unlock();

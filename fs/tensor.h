@@ -149,8 +149,8 @@ int64_t tfs_tensor_refcount(const struct tfsd_tensor *t);
  * chunk's claims are answered, so metadata operations run between chunks. Tensors made
  * after it started are not its business (their own writes make their records); one freed
  * meanwhile is skipped; one renamed or unlinked is written under its key of then. One
- * resync at a time (the queue thread's, or start-up's before the request loop). 0, -EIO
- * (the next one retries), -ENOMEM. */
+ * resync at a time (the queue thread's, or start-up's before the request loop; another
+ * one meanwhile gets -EBUSY). 0, -EIO (the next one retries), -ENOMEM. */
 int tfs_tensor_resync(void);
 /* Removes this node's records (and their names) that no tensor of the table has: after
  * the writes that would have removed them were dropped (writer.h). Called WITHOUT ns (it
