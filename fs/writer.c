@@ -90,7 +90,6 @@ static struct {
 static __thread struct {
 	int on;
 	struct wb_item *head, **tail;
-	uint64_t n;
 } grp;
 
 /* A FUSE worker wakes the writer after its reply is sent (tfs_writer_defer_wakes): a wake-up
@@ -417,7 +416,6 @@ static void group_flush(void)
 		}
 	} else {
 		struct wb_item *next;
-
 		int dropped;
 
 		for (it = grp.head; it; it = next) {
@@ -434,7 +432,6 @@ static void group_flush(void)
 	}
 	grp.head = NULL;
 	grp.tail = &grp.head;
-	grp.n = 0;
 }
 
 /* Queues cmd (taking it); call, when not NULL, receives the reply. 0 or -ENOMEM, or -EIO
@@ -490,7 +487,6 @@ static int enqueue_item(struct wb_item *it)
 	if (!call && grp.on) {
 		*grp.tail = it;
 		grp.tail = &it->next;
-		grp.n++;
 		return 0;
 	}
 	group_flush();          /* what the group holds was decided first: it goes first */
@@ -786,17 +782,15 @@ static void fail_items(int all)
 }
 
 /* Past the bound while Redis is away, every write not in the writer's hands and nobody
- * waits for is dropped:
- * memory stays bounded through an outage of any length, and the resync that follows
- * (tfs_writer_drops) rewrites every record of this node and removes the others. Caller
- * holds wb.mu. 1 when the drop is to be logged (by the caller, once it let go of wb.mu). */
+ * waits for is dropped: memory stays bounded through an outage of any length, and the
+ * resync that follows (tfs_writer_drops) rewrites every record of this node and removes
+ * the others. While Redis answers the writer drains the queue; a stall is noticed within
+ * the command timeout (1 s), and only then is what waits dropped. Caller holds wb.mu.
+ * 1 when the drop is to be logged (by the caller, once it let go of wb.mu). */
 static int bound_locked(void)
 {
 	struct wb_item **pp = &wb.head, *it;
 	uint64_t n = 0;
-
-	/* While Redis answers the writer drains the queue; a stall is noticed within the
-	 * command timeout (1 s), and only then is what waits dropped. */
 	int log_it;
 
 	if (wb.queued - wb.done <= wb.max || !tfs_d.redis_down)
