@@ -133,13 +133,17 @@ int tfs_adopt(int fresh)
 	struct tally n = { .fresh = fresh };
 	int freed, rc;
 
+	tfs_ns_lock();
 	rc = tfs_store_node_records(adopt_one, &n);
 	/* Even after a Redis failure: memory no record took is unreachable. */
 	freed = tfs_d.be_ops->adopt_end ? tfs_d.be_ops->adopt_end(tfs_d.be) : 0;
-	if (rc)
+	if (rc) {
+		tfs_ns_unlock();
 		return rc;
+	}
 	tfs_tensor_reap();
 	tfs_table_foreach(collect_unused, NULL);
+	tfs_ns_unlock();
 	if (n.tensors || n.dropped || freed)
 		tfs_log(LOG_NOTICE, "start-up: adopted %" PRIu64 " tensor(s) of %" PRIu64
 			" bytes; dropped %" PRIu64 " record(s) without memory; freed %d "

@@ -5,7 +5,8 @@
 /* Rebuilds the tensor table from this node's Redis records and the memory the backend's
  * keeper holds, removes records without memory, frees memory without a record, and
  * rewrites every record kept (reference counts recomputed) and the root's. Runs before the
- * request loop starts, after the backend started; caller holds ns. 0 or -EIO (a Redis
+ * request loop starts, after the backend started; takes ns itself (the caller holds
+ * none): the rewrite is tfs_tensor_resync's. 0 or -EIO (a Redis
  * failure: what was adopted stays in the table). fresh: the keeper is new (a first
  * start): no memory to adopt, every record of the node goes. */
 int tfs_adopt(int fresh);

@@ -20,7 +20,9 @@
  *                        calling out of its module with none of them held.
  *
  * No unbounded wait under ns or an exclusive io: Redis round trips under ns are bounded by
- * the command timeout (1 s); a create waits for its claim with ns released (ops_file.c);
+ * the command timeout (1 s); a create waits for its claim with ns released (ops_file.c),
+ * and so does a resync for each chunk's claims (tensor.c: ns is held per chunk, never for
+ * the whole table; a pass that runs long is no reason to hold it);
  * a read waits for the producer's written mark holding no lock of the tensor (it takes io
  * shared again after the wait, ops_file.c).
  * Dropping a name from the kernel takes the kernel's lock of its directory, which a

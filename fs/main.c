@@ -583,9 +583,7 @@ int main(int argc, char *argv[])
 	/* Only once the mount is there: a start that fails (a stale mountpoint, say) must not
 	 * take the records of this node's last run with it. Nothing is served before the
 	 * request loop starts. */
-	tfs_ns_lock();
 	rc = tfs_adopt(!restart);
-	tfs_ns_unlock();
 	if (rc && restart) {
 		/* What was adopted must not be freed: the keeper starts us again. */
 		tfs_log(LOG_ERR, "cannot read this node's Redis records: giving up this start");

@@ -533,18 +533,35 @@ static void process(struct qcmd *q, redisReply **el, size_t n, const char *list,
 
 static void housekeeping(int64_t *last_reap)
 {
+	static uint64_t drops_mended;
+	static int resync_owed;
 	int64_t now = tfs_now();
+	uint64_t drops = tfs_writer_drops();
+	int rc;
 
 	/* First: nothing of the node is rewritten unless its lease is ours. */
 	tfs_lease_tick();
-	if (tfs_d.redis_down && tfs_conn_get()) {
-		tfs_ns_lock();
+	/* Writes dropped for the queue's bound: the records of tensors freed meanwhile are
+	 * removed first, then every record is rewritten (a tensor made in between is in the
+	 * table by then). */
+	if ((tfs_d.redis_down || drops != drops_mended) && tfs_conn_get()) {
 		tfs_d.redis_down = 0;
-		if (tfs_tensor_resync() == 0 && tfs_qusers_acl() == 0)
+		rc = drops != drops_mended ? tfs_tensor_purge_stale() : 0;
+		if (rc == 0)
+			rc = tfs_tensor_resync();
+		if (rc == 0) {
+			tfs_ns_lock();
+			rc = tfs_qusers_acl();
+			tfs_ns_unlock();
+		}
+		if (rc == 0) {
+			if (drops != drops_mended)
+				tfs_writer_repaired();
+			drops_mended = drops;
 			tfs_log(LOG_NOTICE, "Redis is back: records of this node rewritten");
-		else
+		} else {
 			tfs_d.redis_down = 1;
-		tfs_ns_unlock();
+		}
 	}
 	if (now != *last_reap) {
 		*last_reap = now;
@@ -554,11 +571,12 @@ static void housekeeping(int64_t *last_reap)
 		/* Redis may lose records without ever dropping the connection (FLUSHALL, a
 		 * hand's DEL, a restart between two commands): the root's record is the
 		 * sign, checked once a second. */
-		if (!tfs_d.redis_down && tfs_store_lost() == 1) {
-			tfs_ns_lock();
-			if (tfs_tensor_resync() == 0)
-				tfs_log(LOG_NOTICE, "Redis had lost records: those of this node rewritten");
-			tfs_ns_unlock();
+		if (!tfs_d.redis_down && (resync_owed || tfs_store_lost() == 1)) {
+			/* A failed pass is retried: the root's record, the sign, is back by now. */
+			resync_owed = tfs_tensor_resync() != 0;
+			if (!resync_owed)
+				tfs_log(LOG_NOTICE, "Redis had lost records: those of this node "
+					"rewritten");
 		}
 	}
 }

@@ -224,6 +224,10 @@ int tfs_store_restore_parents(const char *name)
 		return rc;
 	if (parent[0] && (rc = tfs_store_restore_parents(parent)))
 		return rc;
+	/* The root missing is the sign that Redis lost everything: restore_root tells the
+	 * next tfs_store_lost, or the other directories would never come back. */
+	if (!parent[0])
+		return restore_root();
 	rc = restore_known_dir(parent);
 	return rc < 0 ? rc : 0;
 }
@@ -1268,7 +1272,7 @@ int tfs_store_node_records(int (*fn)(struct tfs_store_rec *rec, void *arg), void
 	if ((rc = walk(pattern, 0, fn, arg, &removed)))
 		return rc;
 	if (removed)
-		tfs_log(LOG_NOTICE, "start-up: removed %d record(s) of node %s whose memory is gone",
+		tfs_log(LOG_NOTICE, "removed %d record(s) of node %s whose memory is gone",
 			removed, tfs_d.o.node);
 	return 0;
 }

@@ -198,7 +198,9 @@ struct tfs_store_rec {
 /* Calls fn for every record this node left in Redis (tensors, then unlinked ones), parsed;
  * everything in rec is valid only during the call. fn returns 0 to keep the record, else
  * the record and its directory entry are removed (a malformed record of this node goes
- * too; records of other nodes and non-hash keys are left alone). 0 or -EIO. */
+ * too; records of other nodes and non-hash keys are left alone). One round trip per
+ * record; fn runs under the caller's locks (start-up, adopt.c: ns; after dropped writes,
+ * tfs_tensor_purge_stale: none, its fn takes ns for each look-up). 0 or -EIO. */
 int tfs_store_node_records(int (*fn)(struct tfs_store_rec *rec, void *arg), void *arg);
 /* On a fresh connection c: its client id, and c subscribed to the invalidations. */
 int tfs_store_subscribe(redisContext *c, uint64_t *id);

@@ -3,19 +3,31 @@
 #define TFS_WRITER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <hiredis/hiredis.h>
 
 #include "meta.h"
 
-/* Queue a write; 0 or -ENOMEM. Before tfs_writer_start (and after tfs_writer_stop) the write runs
+/* The queue is bounded and coalesces per key:
+ * - HSETs of one key with no other write of that key queued between them are sent as one,
+ *   at the place of the first (tfs_writer_hset1 per field, tfs_writer_save per record):
+ *   a refcount or record that changes 99,000 times while Redis is away is one write.
+ * - At most TENSORFS_WRITE_QUEUE_MAX writes (environment, default 262144) wait in it
+ *   while Redis is away (tfs_d.redis_down: a failed or timed-out call; while it answers,
+ *   the writer drains the queue and nothing is dropped). Past that, every queued write that is not in the writer's hands and that nobody
+ *   waits for is dropped (logged once until tfs_writer_repaired) and tfs_writer_drops
+ *   counts one more: the records of this node are then to be rewritten from memory and
+ *   those of its tensors gone removed (the queue thread's resync), since the writes that
+ *   would have done it are lost. Writes queued after a drop are kept, in order.
+ * Queue a write; 0 or -ENOMEM. Before tfs_writer_start (and after tfs_writer_stop) the write runs
  * at once on the calling thread's connection. Errors Redis returns later are logged. */
 int tfs_writer_cmdv(int argc, const char **argv, const size_t *len);
 int tfs_writer_cmdf(const char *fmt, ...);
-/* Queue HSET key field value, merged with the last queued write when that is the same
- * field's and the writer has not taken it yet (the earlier value would never be seen):
- * a write that repeats, such as a refcount, takes one place in the queue however often it
- * changes while Redis is slow or away. 0 or -ENOMEM. */
+/* Queue HSET key field value, merged with a queued HSET of the same field of key that the
+ * writer has not taken yet and that no other write of key follows (the earlier value would
+ * never be seen): a write that repeats, such as a refcount, takes one place in the queue
+ * however often it changes while Redis is slow or away. 0 or -ENOMEM. */
 int tfs_writer_hset1(const char *key, const char *field, const char *value);
 /* Queue an HSET of the whole record m under key, from a copy of both: the writer
  * formats it, outside the namespace lock. replace: DEL the key first (a stale record's
@@ -41,6 +53,11 @@ void tfs_writer_group_end(void);
 int tfs_writer_sync(void);
 /* Wakes the writer with nothing queued (so it turns on tracking for a new subscriber). */
 void tfs_writer_kick(void);
+/* How many times the queue was dropped for its bound since the start (never less). The
+ * caller that made good what was dropped (every record rewritten, the stale ones removed)
+ * calls tfs_writer_repaired: the next drop is logged again. */
+uint64_t tfs_writer_drops(void);
+void tfs_writer_repaired(void);
 int tfs_writer_start(void);
 /* Sends what is queued (a few tries if Redis is away, then drops it) and stops. */
 void tfs_writer_stop(void);
