@@ -434,7 +434,7 @@ int main(int argc, char *argv[])
 	if (o->devices && tfs_devices_parse(o->devices, &tfs_d.devmask)) {
 		tfs_log(LOG_ERR, "--devices '%s' is not a list of GPU ordinals like 0,2,3 or 0:2:3",
 			o->devices);
-		return 1;
+		goto out_args;
 	}
 	if (o->device < 0) {
 		tfs_log(LOG_ERR, "--device must be >= 0");

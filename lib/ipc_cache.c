@@ -102,22 +102,21 @@ static int map_cuda(struct tfs_ipc_entry *e)
 {
 	const struct tfs_cudart *cu;
 	tfs_cuda_ipc_handle h;
-	int rc, prev, err;
+	int rc = 0, err;
 
 	if (!(cu = tfs_cudart_get(&rc)))
 		return rc;
-	if ((rc = tfs_cuda_enter(cu, e->device, &prev)))
-		return rc;
 	memcpy(&h, e->handle, sizeof(h));
+	/* In the calling thread's current context: for a tensor of another GPU the lazy peer
+	 * flag maps it there as well (tfs_cuda_reach made sure the two reach each other), so
+	 * kernels on the caller's device read it, and the tensor's own device still does. */
 	err = cu->IpcOpenMemHandle(&e->base, h, TFS_CUDA_IPC_LAZY_PEER);
 	if (err) {
 		/* A dead exporter shows as an invalid handle/value or a failed mapping. */
-		rc = tfs_seterr(-ESTALE, "cudaIpcOpenMemHandle on device %d: %s (daemon gone or "
-				"tensor freed?)", e->device, cu->GetErrorString(err));
+		rc = tfs_seterr(-ESTALE, "cudaIpcOpenMemHandle of a tensor on device %d: %s (daemon "
+				"gone or tensor freed?)", e->device, cu->GetErrorString(err));
 		e->base = NULL;
 	}
-	if (prev != e->device)
-		cu->SetDevice(prev);
 	e->writable = 1;
 	return rc;
 }

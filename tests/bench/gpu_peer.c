@@ -1,5 +1,6 @@
-/* cudaMemcpyPeer of BYTES from device 0 to device 1 and back, the ceiling a move between
- * devices (setfattr user.tensor.device) is measured against: multi_gpu_bench.sh.
+/* cudaMemcpyPeer of BYTES from device 0 to device 1 and back, with peer access enabled both
+ * ways where the devices allow it (as the daemon does), the ceiling a move between devices
+ * (setfattr user.tensor.device) is measured against: multi_gpu_bench.sh.
  *   gpu_peer BYTES ROUNDS     prints "peer 0->1 GB/s X" and "peer 1->0 GB/s Y" (best round) */
 #include <stdint.h>
 #include <stdio.h>
@@ -48,6 +49,15 @@ int main(int argc, char **argv)
 	if (cudaSetDevice(0) || cudaMalloc(&a, n) || cudaSetDevice(1) || cudaMalloc(&b, n)) {
 		fprintf(stderr, "cudaMalloc of %zu bytes failed\n", n);
 		return 2;
+	}
+	for (int d = 0; d < 2; d++) {
+		int can = 0;
+
+		cudaSetDevice(d);
+		if (cudaDeviceCanAccessPeer(&can, d, 1 - d) == cudaSuccess && can &&
+		    cudaDeviceEnablePeerAccess(1 - d, 0) != cudaSuccess)
+			(void)cudaGetLastError();
+		printf("peer access %d->%d %s\n", d, 1 - d, can ? "enabled" : "impossible");
 	}
 	printf("peer 0->1 GB/s %.2f\n", best(b, 1, a, 0, n, rounds));
 	printf("peer 1->0 GB/s %.2f\n", best(a, 0, b, 1, n, rounds));

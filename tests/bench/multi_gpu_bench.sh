@@ -35,12 +35,13 @@ for _ in $(seq "$ROUNDS"); do
 	done
 done
 peer=$("$PEER" "$BYTES" "$ROUNDS") || exit 1
-p01=$(echo "$peer" | awk '/0->1/ {print $4}'); p10=$(echo "$peer" | awk '/1->0/ {print $4}')
+p01=$(echo "$peer" | awk '/^peer 0->1 GB/ {print $4}'); p10=$(echo "$peer" | awk '/^peer 1->0 GB/ {print $4}')
 mkdir "$M/d1"; setfattr -n user.tensor.device -v 1 "$M/d1"
 truncate -s $((1 << 30)) "$M/d1/io"
 rd=$(dd if="$M/d1/io" of=/dev/null bs=1M iflag=direct 2>&1 | awk '/copied/ {print $(NF-1), $NF}')
 wr=$(dd if=/dev/zero of="$M/d1/io" bs=1M count=1024 conv=notrunc oflag=direct 2>&1 | awk '/copied/ {print $(NF-1), $NF}')
 echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name --format=csv,noheader | head -2 | tr '\n' ' ') $SIZE_MiB MiB, best of $ROUNDS"
+echo "# $(echo "$peer" | grep '^peer access' | tr '\n' ';')"
 echo "| what | tensorfs | cudaMemcpyPeer | ratio |"
 echo "|---|---|---|---|"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
@@ -48,5 +49,6 @@ echo "| move device 0 -> 1 (setfattr user.tensor.device), GB/s | $best | $p01 | 
 echo "| move device 1 -> 0, GB/s | $back | $p10 | $(ratio "$back" "$p10") |"
 echo "| dd read of a 1 GiB tensor on device 1, 1 MiB blocks | $rd | | |"
 echo "| dd write of a 1 GiB tensor on device 1, 1 MiB blocks | $wr | | |"
+grep -a "cuda: moved" "$T/m.log" | tail -4 | sed 's/^/# /'
 umount_tfs "$M"
 finish > /dev/null

@@ -47,15 +47,17 @@ import sys, numpy, cupy, tensorfs
 path, nbytes = sys.argv[1], int(sys.argv[2])
 cupy.cuda.Device(0).use()
 with tensorfs.open(path) as t:
-    assert t.device[1] == 1, t.device
+    assert t.__dlpack_device__()[1] == 1, t.__dlpack_device__()
     arr = cupy.from_dlpack(t)             # lives on GPU 1, mapped for this process
     mem = cupy.cuda.UnownedMemory(arr.data.ptr, nbytes, t, device_id=0)
     on0 = cupy.ndarray((nbytes,), cupy.uint8, cupy.cuda.MemoryPointer(mem, 0))
     with cupy.cuda.Device(0):
         s = int(on0.astype(cupy.uint64).sum())   # a kernel on GPU 0, over peer access
+    with cupy.cuda.Device(1):
+        s1 = int(arr.astype(cupy.uint64).sum())  # and on its own GPU
 want = int(numpy.fromfile(path, dtype=numpy.uint8).astype(numpy.uint64).sum())
-print("sum", s, "want", want)
-sys.exit(0 if s == want else 1)
+print("sum on GPU 0", s, "on GPU 1", s1, "want", want)
+sys.exit(0 if s == want == s1 else 1)
 PY
 PY=${TFS_PYTHON:-python3}
 if "$PY" -c 'import cupy, numpy' 2>/dev/null &&
