@@ -38,10 +38,6 @@ struct tfs_cudart {
 	int (*StreamSynchronize)(void *stream);
 	int (*EventSynchronize)(void *ev);
 	int (*MemcpyAsync)(void *dst, const void *src, size_t n, int kind, void *stream);
-	/* a tensor on another device than the caller's (tfs_cuda_reach) */
-	int (*DeviceCanAccessPeer)(int *can, int dev, int peer);
-	int (*DeviceEnablePeerAccess)(int peer, unsigned int flags);
-	int (*GetLastError)(void);
 };
 #define TFS_CUDA_MEMCPY_DEFAULT 4           /* cudaMemcpyDefault */
 #define TFS_CUDA_HOST_ALLOC_PORTABLE 1      /* cudaHostAllocPortable */
@@ -53,11 +49,6 @@ struct tfs_cudart {
 const struct tfs_cudart *tfs_cudart_get(int *rc);
 /* Runs cudaSetDevice(dev) and returns the previous device in *prev (for restore). */
 int tfs_cuda_enter(const struct tfs_cudart *cu, int dev, int *prev);
-/* Makes memory on device dev readable by kernels on the calling thread's current device:
- * nothing when they are the same, else peer access from the current device to dev,
- * enabled once per pair and process. -ENODEV with tfs_errmsg saying so when the two
- * devices cannot reach each other. Thread-safe. */
-int tfs_cuda_reach(const struct tfs_cudart *cu, int dev);
 
 /* ---- per-process handle cache (ipc_cache.c) ---- */
 struct tfs_ipc_entry;

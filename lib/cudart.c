@@ -55,9 +55,6 @@ static void load(void)
 	SYM(StreamSynchronize, "cudaStreamSynchronize");
 	SYM(EventSynchronize, "cudaEventSynchronize");
 	SYM(MemcpyAsync, "cudaMemcpyAsync");
-	SYM(DeviceCanAccessPeer, "cudaDeviceCanAccessPeer");
-	SYM(DeviceEnablePeerAccess, "cudaDeviceEnablePeerAccess");
-	SYM(GetLastError, "cudaGetLastError");
 	load_rc = 0;
 	return;
 fail:
@@ -84,42 +81,5 @@ int tfs_cuda_enter(const struct tfs_cudart *c, int dev, int *prev)
 		return tfs_seterr(-ENODEV, "cudaGetDevice: %s", c->GetErrorString(e));
 	if (*prev != dev && (e = c->SetDevice(dev)) != 0)
 		return tfs_seterr(-ENODEV, "cudaSetDevice(%d): %s", dev, c->GetErrorString(e));
-	return 0;
-}
-
-#define PEER_MAX 64
-#define CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED 704
-
-int tfs_cuda_reach(const struct tfs_cudart *c, int dev)
-{
-	static unsigned char enabled[PEER_MAX][PEER_MAX];
-	int cur, can = 0, e;
-
-	if ((e = c->GetDevice(&cur)) != 0)
-		return tfs_seterr(-ENODEV, "cudaGetDevice: %s", c->GetErrorString(e));
-	if (cur == dev)
-		return 0;
-	if (cur >= 0 && cur < PEER_MAX && dev >= 0 && dev < PEER_MAX &&
-	    __atomic_load_n(&enabled[cur][dev], __ATOMIC_ACQUIRE))
-		return 0;
-	if ((e = c->DeviceCanAccessPeer(&can, cur, dev)) != 0)
-		return tfs_seterr(-ENODEV, "cudaDeviceCanAccessPeer(%d, %d): %s", cur, dev,
-				  c->GetErrorString(e));
-	if (!can)
-		return tfs_seterr(-ENODEV, "the tensor is on device %d, which this thread's current "
-				  "device %d cannot reach (no peer access between them): make device "
-				  "%d current (cudaSetDevice) before opening it", dev, cur, dev);
-	e = c->DeviceEnablePeerAccess(dev, 0);
-	if (e == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
-		/* Enabled by the program itself: fine, but the runtime remembers the error, and
-		 * frameworks read it back after their next kernel launch. */
-		c->GetLastError();
-		e = 0;
-	}
-	if (e)
-		return tfs_seterr(-ENODEV, "cudaDeviceEnablePeerAccess(%d) on device %d: %s", dev,
-				  cur, c->GetErrorString(e));
-	if (cur >= 0 && cur < PEER_MAX && dev >= 0 && dev < PEER_MAX)
-		__atomic_store_n(&enabled[cur][dev], 1, __ATOMIC_RELEASE);
 	return 0;
 }

@@ -102,21 +102,24 @@ static int map_cuda(struct tfs_ipc_entry *e)
 {
 	const struct tfs_cudart *cu;
 	tfs_cuda_ipc_handle h;
-	int rc = 0, err;
+	int rc, prev, err;
 
 	if (!(cu = tfs_cudart_get(&rc)))
 		return rc;
+	/* On the tensor's own device, where DLPack says it is: a mapping made in another
+	 * device's context is not one its own device's kernels can use. */
+	if ((rc = tfs_cuda_enter(cu, e->device, &prev)))
+		return rc;
 	memcpy(&h, e->handle, sizeof(h));
-	/* In the calling thread's current context: for a tensor of another GPU the lazy peer
-	 * flag maps it there as well (tfs_cuda_reach made sure the two reach each other), so
-	 * kernels on the caller's device read it, and the tensor's own device still does. */
 	err = cu->IpcOpenMemHandle(&e->base, h, TFS_CUDA_IPC_LAZY_PEER);
 	if (err) {
 		/* A dead exporter shows as an invalid handle/value or a failed mapping. */
-		rc = tfs_seterr(-ESTALE, "cudaIpcOpenMemHandle of a tensor on device %d: %s (daemon "
-				"gone or tensor freed?)", e->device, cu->GetErrorString(err));
+		rc = tfs_seterr(-ESTALE, "cudaIpcOpenMemHandle on device %d: %s (daemon gone or "
+				"tensor freed?)", e->device, cu->GetErrorString(err));
 		e->base = NULL;
 	}
+	if (prev != e->device)
+		cu->SetDevice(prev);
 	e->writable = 1;
 	return rc;
 }
@@ -147,13 +150,6 @@ int tfs_ipc_acquire(const struct tfs_meta *m, struct tfs_ipc_entry **out, void *
 		return tfs_seterr(-EBADMSG, "unknown backend \"%s\"", m->backend);
 	if (cuda == !memcmp(m->ipc_handle, TFS_HOST_MAGIC, 8))
 		return tfs_seterr(-EBADMSG, "the handle does not match backend \"%s\"", m->backend);
-	if (cuda) {
-		/* A tensor of another GPU: the caller's kernels read it over NVLink or PCIe. */
-		const struct tfs_cudart *cu = tfs_cudart_get(&rc);
-
-		if (!cu || (rc = tfs_cuda_reach(cu, m->device)))
-			return rc;
-	}
 	pthread_mutex_lock(&lock);
 	for (e = entries; e; e = e->next)
 		if (e->cuda == cuda && (!cuda || e->device == m->device) &&
