@@ -252,7 +252,9 @@ int tfs_store_lost(void)
 	redisReply *r;
 	int rc, lost;
 
-	r = tfs_conn_cmdf(&rc, "EXISTS %s:dir:", tfs_d.o.prefix);
+	/* The root's mode, not the key: a directory's mtime update (an entry made in the root
+	 * right after Redis lost everything) recreates the key with its times alone. */
+	r = tfs_conn_cmdf(&rc, "HEXISTS %s:dir: mode", tfs_d.o.prefix);
 	if (!r || r->type != REDIS_REPLY_INTEGER) {
 		freeReplyObject(r);
 		return -EIO;
