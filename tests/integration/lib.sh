@@ -371,3 +371,18 @@ mount_private() {
 	rpid=$(echo "$line" | sed 's/.*pid \([0-9]*\).*/\1/')
 	rsock=${line##* at }
 }
+
+# enable_uring Y|N: sets the kernel's FUSE-over-io_uring switch for this test and puts the
+# old value back on every way out (it is global). Where it cannot be set (not root, a
+# kernel before 6.14) the test reports itself skipped and exits.
+URING_SWITCH=/sys/module/fuse/parameters/enable_uring
+restore_uring() { echo "$URING_PREV" > "$URING_SWITCH"; }
+enable_uring() {
+	if [ ! -w "$URING_SWITCH" ]; then
+		echo "skip - io_uring: $URING_SWITCH is not writable (needs root and Linux 6.14+)"
+		exit 0
+	fi
+	URING_PREV=$(cat "$URING_SWITCH")
+	eval "$(trap -p EXIT | sed "s/^trap -- '/trap -- 'restore_uring; /")"
+	echo "$1" > "$URING_SWITCH"
+}

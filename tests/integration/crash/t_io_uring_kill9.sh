@@ -4,15 +4,7 @@
 # enable_uring is global: put back on every way out.
 EXPECT_RESTARTS=1
 . "$(dirname "$0")/../lib.sh"
-ENABLE=/sys/module/fuse/parameters/enable_uring
-if [ ! -w "$ENABLE" ]; then
-	echo "skip - io_uring: $ENABLE is not writable (needs root and Linux 6.14+)"
-	exit 0
-fi
-PREV=$(cat "$ENABLE")
-restore_uring() { echo "$PREV" > "$ENABLE"; }
-eval "$(trap -p EXIT | sed "s/^trap -- '/trap -- 'restore_uring; /")"
-echo Y > "$ENABLE"
+enable_uring Y
 one_mount --restarts 20 -o io_uring
 mkdir -p "$M/keep" "$M/busy"
 for i in 0 1 2 3; do head -c $(( (i + 1) * 700000 )) /dev/urandom > "$M/keep/k$i"; done
@@ -53,5 +45,5 @@ eq "each daemon asked for the ring" 4 "$(grep -c "io_uring: serving over" "$T/m.
 rm -rf "$M/keep" "$M/busy"
 umount_tfs "$M"
 restore_uring
-eq "enable_uring is back as it was" "$PREV" "$(cat "$ENABLE")"
+eq "enable_uring is back as it was" "$URING_PREV" "$(cat "$URING_SWITCH")"
 finish

@@ -3,15 +3,7 @@
 # /dev/fuse, every CPU's queue serves, and the unmount ends every ring thread.
 # enable_uring is global: set here, and put back as it was on every way out.
 . "$(dirname "$0")/../lib.sh"
-ENABLE=/sys/module/fuse/parameters/enable_uring
-if [ ! -w "$ENABLE" ]; then
-	echo "skip - io_uring: $ENABLE is not writable (needs root and Linux 6.14+)"
-	exit 0
-fi
-PREV=$(cat "$ENABLE")
-restore_uring() { echo "$PREV" > "$ENABLE"; }
-eval "$(trap -p EXIT | sed "s/^trap -- '/trap -- 'restore_uring; /")"
-echo Y > "$ENABLE"
+enable_uring Y
 one_mount -o io_uring
 stats() { jfield "$(getfattr --only-values -n user.tensorfs.stats "$M" 2>/dev/null)" "$1"; }
 
@@ -54,5 +46,5 @@ umount_tfs "$M"
 check "the daemon is gone" not kill -0 "$pid"
 check "no ring entry failed" not grep -q "io_uring: .*failed" "$T/m.log"
 restore_uring
-eq "enable_uring is back as it was" "$PREV" "$(cat "$ENABLE")"
+eq "enable_uring is back as it was" "$URING_PREV" "$(cat "$URING_SWITCH")"
 finish

@@ -1,15 +1,7 @@
 # -o io_uring where the kernel does not offer the ring (enable_uring N): the daemon says so
 # once and serves everything over /dev/fuse. enable_uring is global: put back on every way out.
 . "$(dirname "$0")/../lib.sh"
-ENABLE=/sys/module/fuse/parameters/enable_uring
-if [ ! -w "$ENABLE" ]; then
-	echo "skip - io_uring: $ENABLE is not writable (needs root and Linux 6.14+)"
-	exit 0
-fi
-PREV=$(cat "$ENABLE")
-restore_uring() { echo "$PREV" > "$ENABLE"; }
-eval "$(trap -p EXIT | sed "s/^trap -- '/trap -- 'restore_uring; /")"
-echo N > "$ENABLE"
+enable_uring N
 one_mount -o io_uring
 stats() { jfield "$(getfattr --only-values -n user.tensorfs.stats "$M" 2>/dev/null)" "$1"; }
 
@@ -23,5 +15,5 @@ eq "no request came over a ring" 0 "$(stats uring_requests)"
 check "requests were served" test "$(stats requests)" -gt 0
 umount_tfs "$M"
 restore_uring
-eq "enable_uring is back as it was" "$PREV" "$(cat "$ENABLE")"
+eq "enable_uring is back as it was" "$URING_PREV" "$(cat "$URING_SWITCH")"
 finish

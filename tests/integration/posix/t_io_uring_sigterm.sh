@@ -2,15 +2,7 @@
 # daemon's word, not at an unmount, and the daemon still exits 0, unmounted, records gone.
 # enable_uring is global: put back on every way out.
 . "$(dirname "$0")/../lib.sh"
-ENABLE=/sys/module/fuse/parameters/enable_uring
-if [ ! -w "$ENABLE" ]; then
-	echo "skip - io_uring: $ENABLE is not writable (needs root and Linux 6.14+)"
-	exit 0
-fi
-PREV=$(cat "$ENABLE")
-restore_uring() { echo "$PREV" > "$ENABLE"; }
-eval "$(trap -p EXIT | sed "s/^trap -- '/trap -- 'restore_uring; /")"
-echo Y > "$ENABLE"
+enable_uring Y
 start_redis || exit 1
 S=$T/s
 mkdir -p "$S"
@@ -34,5 +26,5 @@ check "SIGTERM: unmounted" not mountpoint -q "$S"
 eq "SIGTERM: the node's tensor records are removed" "" "$(rcli --scan --pattern 'tensorfs:tensor:*')"
 check "no ring entry failed" not grep -q "io_uring: .*failed" "$T/s.log"
 restore_uring
-eq "enable_uring is back as it was" "$PREV" "$(cat "$ENABLE")"
+eq "enable_uring is back as it was" "$URING_PREV" "$(cat "$URING_SWITCH")"
 finish
