@@ -111,5 +111,7 @@ static inline void tfs_ns_stats_log(void)
 
 /* Seconds since the epoch. */
 int64_t tfs_now(void);
+/* Nanoseconds of CLOCK_MONOTONIC: for intervals. */
+int64_t tfs_mono_ns(void);
 
 #endif

@@ -7,7 +7,6 @@
 #include <signal.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -23,14 +22,6 @@ static struct {
 	int64_t last_ms;            /* the last renewal tried */
 	int64_t said_ms;            /* when "held by another" was last logged */
 } ls;
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int new_token(void)
 {
@@ -214,7 +205,7 @@ const char *tfs_lease_token(void)
 int tfs_lease_tick(void)
 {
 	char holder[512] = "", desc[400];
-	int64_t now = now_ms();
+	int64_t now = tfs_mono_ns() / 1000000;
 	int rc;
 
 	if (now - ls.last_ms < 1000)

@@ -4,7 +4,6 @@
  * operation is its serial cost; waited, summed over threads, is what the others lost. */
 #ifdef TFS_LOCK_STATS
 #include <inttypes.h>
-#include <time.h>
 
 #include "daemon.h"
 #include "log.h"
@@ -14,27 +13,19 @@ static struct {
 } st;
 static __thread uint64_t t_got;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void tfs_ns_lock(void)
 {
-	uint64_t asked = now_ns();
+	uint64_t asked = (uint64_t)tfs_mono_ns();
 
 	pthread_mutex_lock(&tfs_d.ns);
-	t_got = now_ns();
+	t_got = (uint64_t)tfs_mono_ns();
 	st.n++;                          /* under the lock */
 	st.waited_ns += t_got - asked;
 }
 
 void tfs_ns_unlock(void)
 {
-	uint64_t held = now_ns() - t_got;
+	uint64_t held = (uint64_t)tfs_mono_ns() - t_got;
 
 	st.held_ns += held;
 	if (held > st.max_held_ns)

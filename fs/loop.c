@@ -47,18 +47,13 @@
 #define REQ_BUF_BYTES ((size_t)(1 << 20) + (64 << 10))
 
 #ifdef TFS_PROFILE_IO
-#include <time.h>
-
 /* [0] reads, [1] writes, [2] anything else: requests, ns from receive to return of
  * process_buf (the op, its copy and the reply's write), ns in the copy alone. */
 static uint64_t prof_n[3], prof_ns[3], prof_copy_ns[2], prof_recv_ns[3];
 
 uint64_t tfs_prof_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return (uint64_t)tfs_mono_ns();
 }
 
 void tfs_prof_copy(int write, uint64_t ns)

@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
-#include <time.h>
 
+#include "daemon.h"
 #include "stale.h"
 
 /* Threads with an ESTALE outstanding. A thread that collides with another in its slot
@@ -24,18 +24,10 @@ static struct {
 	} slot[SLOTS];
 } st = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int tfs_stale_answer(pid_t tid)
 {
 	unsigned int i = (unsigned int)tid % SLOTS;
-	int64_t now = now_ns();
+	int64_t now = tfs_mono_ns();
 	int rc;
 
 	if (tid <= 0)

@@ -334,7 +334,7 @@ int tfs_cuda_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, g
 	return 0;
 }
 
-static double tfs_cuda_now_ms(void)
+static double now_ms(void)
 {
 	struct timespec ts;
 
@@ -364,7 +364,7 @@ int tfs_cuda_move(struct tfs_backend *be, struct tfs_alloc *a, int device)
 {
 	struct tfs_pool_chunk *nc;
 	struct cdev *from, *to;
-	double t_start = tfs_cuda_now_ms(), t0;
+	double t_start = now_ms(), t0;
 	uint64_t bytes;
 	int rc;
 
@@ -384,12 +384,12 @@ int tfs_cuda_move(struct tfs_backend *be, struct tfs_alloc *a, int device)
 			bytes, from->ordinal, device, strerror(-rc));
 		return rc;
 	}
-	t0 = tfs_cuda_now_ms();
+	t0 = now_ms();
 	rc = tfs_cuda_peer_copy(to, tfs_pool_chunk_addr(nc), from, tfs_pool_chunk_addr(a->chunk),
 				bytes);
 	tfs_log(LOG_INFO, "cuda: moved %" PRIu64 " bytes from device %d to %d: %.1f ms to place, "
 		"%.1f ms to copy", bytes, from->ordinal, device, t0 - t_start,
-		tfs_cuda_now_ms() - t0);
+		now_ms() - t0);
 	if (rc < 0) {
 		tfs_cuda_chunk_release(to, nc);
 		return rc;
