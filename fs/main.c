@@ -353,7 +353,7 @@ int main(int argc, char *argv[])
 	struct tfs_opts *o = &tfs_d.o;
 	struct fuse_session *se = NULL;
 	char hostname[256], url[512], err[256], mntopts[128];
-	int rc = 1, notify_fd = -1, restart, release_lease = 0;
+	int rc = 1, notify_fd = -1, restart, release_lease = 0, ndev;
 	dev_t beneath_dev = 0;
 	int dead;
 	struct tfs_keeper_conf kconf = { 0 };
@@ -561,15 +561,14 @@ int main(int argc, char *argv[])
 			tfs_d.be_ops->device_count(tfs_d.be));
 		goto out_backend;
 	}
-	if (!o->devices)
+	ndev = tfs_d.be_ops->device_count(tfs_d.be);
+	if (!o->devices) {
 		tfs_d.devmask = ~0ull;
-	for (int i = 0; i < TFS_DEVICES_MAX; i++)
-		if ((tfs_d.devmask >> i & 1) && i >= tfs_d.be_ops->device_count(tfs_d.be) &&
-		    o->devices) {
-			tfs_log(LOG_ERR, "--devices %s: no device %d (%d present)", o->devices, i,
-				tfs_d.be_ops->device_count(tfs_d.be));
-			goto out_backend;
-		}
+	} else if (ndev < TFS_DEVICES_MAX && tfs_d.devmask >> ndev) {
+		tfs_log(LOG_ERR, "--devices %s: no device %d (%d present)", o->devices,
+			ndev + __builtin_ctzll(tfs_d.devmask >> ndev), ndev);
+		goto out_backend;
+	}
 	if (!tfs_device_served(o->device)) {
 		tfs_log(LOG_ERR, "--device %d is not one of --devices %s", o->device, o->devices);
 		goto out_backend;
