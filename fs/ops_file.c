@@ -9,6 +9,7 @@
 #include "log.h"
 #include "loop.h"
 #include "ops.h"
+#include "reply_open.h"
 #include "stats.h"
 
 static struct tfs_file *file_of(const struct fuse_file_info *fi)
@@ -288,7 +289,7 @@ void tfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t m
 	}
 	fi->fh = (uintptr_t)f;
 	fi->direct_io = !tfs_d.o.page_cache;
-	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+	if (tfs_reply_create(req, &e, fi) == -ENOENT) {
 		/* Interrupted: the kernel has neither the node nor the file. */
 		tfs_node_forget(e.ino, 1);
 		put_file(f);
@@ -350,7 +351,7 @@ out:
 	 * read must return what the device holds now. --page-cache (for measurement) caches
 	 * within one open only: keep_cache stays 0, so each open drops it. */
 	fi->direct_io = !tfs_d.o.page_cache;
-	if (fuse_reply_open(req, fi) == -ENOENT)
+	if (tfs_reply_open(req, fi) == -ENOENT)
 		put_file(f);
 }
 
@@ -507,7 +508,9 @@ void tfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
 		}
 	}
 	TFS_PROF_START(t0);
+	tfs_stats_write_begin();
 	rc = tfs_d.be_ops->copy_in(tfs_d.be, t->alloc, (uint64_t)off, buf, size);
+	tfs_stats_write_end();
 	TFS_PROF_COPY(1, t0);
 	pthread_rwlock_unlock(&t->io);
 	if (rc) {

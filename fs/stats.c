@@ -76,6 +76,25 @@ static int add_devices(cJSON *o)
 	return 0;
 }
 
+static _Atomic int64_t writes_now;
+static _Atomic int64_t writes_max;
+
+void tfs_stats_write_begin(void)
+{
+	int64_t n = atomic_fetch_add_explicit(&writes_now, 1, memory_order_relaxed) + 1;
+	int64_t m = atomic_load_explicit(&writes_max, memory_order_relaxed);
+
+	while (n > m && !atomic_compare_exchange_weak_explicit(&writes_max, &m, n,
+								memory_order_relaxed,
+								memory_order_relaxed))
+		;
+}
+
+void tfs_stats_write_end(void)
+{
+	atomic_fetch_sub_explicit(&writes_now, 1, memory_order_relaxed);
+}
+
 int tfs_stats_json(char *value, size_t size)
 {
 	struct timespec now;
@@ -101,6 +120,9 @@ int tfs_stats_json(char *value, size_t size)
 		if (!cJSON_AddNumberToObject(o, names[s], (double)sum))
 			goto out;
 	}
+	if (!cJSON_AddNumberToObject(o, "writes_together_max",
+				     (double)atomic_load_explicit(&writes_max, memory_order_relaxed)))
+		goto out;
 	if (add_devices(o))
 		goto out;
 	if (!(text = cJSON_PrintUnformatted(o)))

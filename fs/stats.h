@@ -54,6 +54,13 @@ static inline void tfs_stats_io(enum tfs_stat s, uint64_t n)
 	tfs_stats_add(s + 1, n);
 }
 
+/* Around the copy of one write request's bytes: how many are being copied at once, and the
+ * most there have been since the start ("writes_together_max" in the JSON), which says
+ * whether the kernel hands the daemon writes to one file together (reply_open.h). One
+ * shared line, touched twice per write: against a copy of up to 1 MiB, nothing. */
+void tfs_stats_write_begin(void);
+void tfs_stats_write_end(void);
+
 /* Records when the daemon started serving (for uptime). Call once before serving. */
 void tfs_stats_start(void);
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The FUSE request path against its ceiling (issue 19), in one run, alternating passes:
-# nullfs (tests/bench/nullfs.c: replies from a static buffer, writes discarded) and tensorfs
+# nullfs (tests/bench/nullfs.c: replies from a static buffer, writes discarded; and again
+# with NULLFS_SERIAL_WRITES=1, the kernel taking one write to a file at a time) and tensorfs
 # host and cuda mounts (cuda where a GPU is), each: 1 MiB pread/pwrite in 1 and 8 streams
 # (tfsbench io), `cat` and `dd bs=16M` of the whole file.
 #   tests/bench/fusepath.sh [BUILD [BASE_BUILD]]
@@ -40,6 +41,12 @@ NULLFS_BYTES=$CAT_BYTES "$NULLFS" -f "$T/null" 2>"$T/null.log" &
 NULL_PID=$!
 for _ in $(seq 100); do mountpoint -q "$T/null" && break; sleep 0.05; done
 mountpoint -q "$T/null" || { echo "nullfs did not mount"; cat "$T/null.log"; exit 1; }
+names+=("nullfs, serial writes") files+=("$T/nulls/big") cats+=("$T/nulls/cat")
+mkdir -p "$T/nulls"
+NULLFS_SERIAL_WRITES=1 NULLFS_BYTES=$CAT_BYTES "$NULLFS" -f "$T/nulls" 2>"$T/nulls.log" &
+NULLS_PID=$!
+for _ in $(seq 100); do mountpoint -q "$T/nulls" && break; sleep 0.05; done
+mountpoint -q "$T/nulls" || { echo "nullfs did not mount"; cat "$T/nulls.log"; exit 1; }
 
 backends=(host)
 [ -e /dev/nvidiactl ] && backends+=(cuda)
@@ -114,6 +121,7 @@ echo
 echo "all passes (filesystem index, measurement, GB/s):"
 sort -k1,1n -k2,2 "$RES" | awk '{a[$1" "$2] = a[$1" "$2] " " $3} END {for (x in a) print "  " x ":" a[x]}' | sort
 fusermount3 -u "$T/null"
-wait "$NULL_PID"
+fusermount3 -u "$T/nulls"
+wait "$NULL_PID" "$NULLS_PID"
 cd /
 finish

@@ -3,12 +3,15 @@
  * direct I/O as tensorfs opens its files; reads reply from a static buffer, writes are
  * discarded. The same request size as tensorfs (max_read, max_write 1 MiB) and the same
  * transport: requests read from /dev/fuse, replies written to it, no splice. Every name
- * in the root is that one file.
+ * in the root is that one file. Opens answer as tensorfs's do (fs/reply_open.c), with
+ * FOPEN_PARALLEL_DIRECT_WRITES, so writes from several streams reach it together;
+ * NULLFS_SERIAL_WRITES=1 leaves the flag out (the kernel then takes one write at a time).
  *
  *   nullfs MOUNTPOINT [-f] [-o opts]     (fusermount3 -u MOUNTPOINT ends it)
  */
 #include <errno.h>
 #include <fuse_lowlevel.h>
+#include <linux/fuse.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,8 +85,16 @@ static void null_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EISDIR);
 		return;
 	}
-	fi->direct_io = 1;
-	fuse_reply_open(req, fi);
+	struct fuse_open_out o;
+	const char *serial = getenv("NULLFS_SERIAL_WRITES");
+
+	/* libfuse 3.14's fuse_reply_open has no field for the parallel-writes flag */
+	memset(&o, 0, sizeof(o));
+	o.fh = fi->fh;
+	o.open_flags = FOPEN_DIRECT_IO;
+	if (!serial || strcmp(serial, "1"))
+		o.open_flags |= 1 << 6;     /* FOPEN_PARALLEL_DIRECT_WRITES */
+	fuse_reply_buf(req, (const char *)&o, sizeof(o));
 }
 
 static void null_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
