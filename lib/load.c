@@ -361,7 +361,24 @@ static int make_one(void *arg, size_t i)
 		it->t = t;
 		return 0;
 	}
-	/* not mappable here (no libcudart, another node's memory): through the file */
+	/* Not mappable here (no libcudart, another node's memory): through the file. The
+	 * kernel still has the size of the create (0) and lets writes past the size it knows
+	 * through one at a time; the stat makes it ask the daemon (the reshape dropped its
+	 * copy), so the copy threads' writes go in together. */
+	if (it->bytes) {
+		struct stat st;
+
+		if (fstat(fd, &st)) {
+			rc = tfs_seterr(-errno, "%s: %s", s->path, tfs_strerror(errno));
+			goto fail;
+		}
+		if ((uint64_t)st.st_size != it->bytes) {
+			rc = tfs_seterr(-EIO, "%s: made %llu bytes, expected %llu: %s", s->path,
+					(unsigned long long)st.st_size,
+					(unsigned long long)it->bytes, tfs_strerror(EIO));
+			goto fail;
+		}
+	}
 	it->fd = fd;
 	return 0;
 fail:

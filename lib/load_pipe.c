@@ -12,6 +12,7 @@
  * cudaMemcpyAsync, so the DMA of one piece overlaps the read of the next; a save queues
  * the device-to-host copy of piece k and writes piece k - 1 meanwhile. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -272,6 +273,8 @@ struct worker {
 	size_t witem[NBUF];
 	unsigned k;
 	char *fbuf;                    /* through FUSE */
+	int pipe[2];                   /* a load through FUSE by splice; -1: none yet */
+	int no_splice;                 /* splice is not possible here: pread/pwrite */
 };
 
 /* Waits for buffer b's queued copy; a save then writes it out. */
@@ -394,10 +397,97 @@ static int copy_host(struct worker *w, char *mem, const struct piece *pc, uint64
 	return rc;
 }
 
+/* One block of a load through the mount by splice: the file's page-cache pages go into
+ * the pipe by reference and the kernel copies them once, into the FUSE request, where
+ * pread + pwrite copy twice (1.5 GB/s for one thread that way on the H200). 0; 1 when
+ * splice cannot serve (the caller goes by pread/pwrite from then on); -ENODATA when the
+ * file ended early; else a negative errno, with *in_file saying which side failed. */
+static int splice_block(struct worker *w, int in, uint64_t ioff, int out, uint64_t ooff,
+			size_t len, int *in_file)
+{
+	size_t done = 0;
+
+	if (w->pipe[0] < 0) {
+		if (pipe2(w->pipe, O_CLOEXEC))
+			return 1;
+		/* a whole request's worth: one splice out is one 1 MiB FUSE write */
+		if (fcntl(w->pipe[1], F_SETPIPE_SZ, FILE_BLOCK) < (int)FILE_BLOCK) {
+			close(w->pipe[0]);
+			close(w->pipe[1]);
+			w->pipe[0] = w->pipe[1] = -1;
+			return 1;
+		}
+	}
+	while (done < len) {
+		loff_t io = (loff_t)(ioff + done), oo = (loff_t)(ooff + done);
+		ssize_t n = splice(in, &io, w->pipe[1], NULL, len - done, SPLICE_F_MOVE);
+		size_t left;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && done == 0 && (errno == EINVAL || errno == ENOSYS))
+			return 1;
+		*in_file = 1;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ENODATA;
+		*in_file = 0;
+		for (left = (size_t)n; left > 0;) {
+			ssize_t k = splice(w->pipe[0], NULL, out, &oo, left, SPLICE_F_MOVE);
+
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0) {
+				int e = k < 0 ? errno : EIO;
+
+				/* what is left in the pipe is garbage to the next block */
+				close(w->pipe[0]);
+				close(w->pipe[1]);
+				w->pipe[0] = w->pipe[1] = -1;
+				if (done == 0 && left == (size_t)n && (e == EINVAL || e == ENOSYS))
+					return 1;
+				return -e;
+			}
+			left -= (size_t)k;
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
 static int copy_file(struct worker *w, int tfd, const struct piece *pc, uint64_t foff)
 {
 	struct run *r = w->r;
 	int rc;
+
+	if (r->p->to_tensor && !w->no_splice) {
+		for (uint64_t d = 0; d < pc->len; d += FILE_BLOCK) {
+			size_t len = pc->len - d < FILE_BLOCK ? (size_t)(pc->len - d) : FILE_BLOCK;
+			int in_file = 0;
+
+			rc = splice_block(w, r->p->fd, foff + d, tfd, pc->off + d, len, &in_file);
+			if (rc == 1 && d == 0) {
+				w->no_splice = 1;
+				break;
+			}
+			if (rc == 1)
+				rc = -EIO;
+			if (rc && in_file) {
+				fail_file(r, rc);
+				return rc;
+			}
+			if (rc) {
+				fail(r, rc, "a tensor of %s: write through the mount: %s",
+				     r->p->fname, tfs_strerror(rc));
+				return rc;
+			}
+			if (stopped(r))
+				return -ECANCELED;
+		}
+		if (!w->no_splice)
+			return 0;
+	}
 
 	if (!w->fbuf && posix_memalign((void **)&w->fbuf, 4096, FILE_BLOCK)) {
 		w->fbuf = NULL;
@@ -488,6 +578,10 @@ static void *copy_main(void *arg)
 		pinned_put(&w->buf[b]);
 	free(w->fbuf);
 	w->fbuf = NULL;
+	if (w->pipe[0] >= 0) {
+		close(w->pipe[0]);
+		close(w->pipe[1]);
+	}
 	pthread_mutex_lock(&r->mu);
 	r->running--;
 	pthread_cond_broadcast(&r->cv);
@@ -567,7 +661,7 @@ int tfs_pipe_run(struct tfs_pipe *p)
 		if (i < nprep) {
 			e = pthread_create(&th[i], NULL, prep_main, &r);
 		} else {
-			w[i - nprep] = (struct worker){ .r = &r, .dev = -1 };
+			w[i - nprep] = (struct worker){ .r = &r, .dev = -1, .pipe = { -1, -1 } };
 			e = pthread_create(&th[i], NULL, copy_main, &w[i - nprep]);
 		}
 		if (e) {

@@ -44,6 +44,22 @@ static int via_file(void)
 	return env && !strcmp(env, "fuse");
 }
 
+/* Loads of files up to this size go through the FUSE files unless TENSORCTL_COPY says
+ * otherwise: a new process mapping GPU tensors first spends ~0.2 s creating its CUDA
+ * context and pinning buffers, then copies at ~40 GB/s; through the files (spliced, the
+ * daemon's copy) it starts at once and runs at ~17 GB/s (H200, tests/bench/load_bench.sh),
+ * so the mapping wins only past ~6 GB. */
+#define LOAD_VIA_FILE_BELOW ((uint64_t)4 << 30)
+
+static int load_via_file(uint64_t file_bytes)
+{
+	const char *env = getenv("TENSORCTL_COPY");
+
+	if (env && *env && strcmp(env, "auto"))
+		return !strcmp(env, "fuse");
+	return file_bytes < LOAD_VIA_FILE_BELOW;
+}
+
 /* The bar starts at the first report, when the library knows the total. */
 struct bar {
 	struct progress *p;
@@ -125,7 +141,8 @@ int cmd_load(int argc, char **argv)
 		return err(-EEXIST, "%s: %s", dst, strerror(EEXIST));
 	b.label = dst;
 	b.quiet = quiet;
-	o.via_file = via_file();
+	/* tfs_load opens and checks the file itself; a stat failing here is its to report */
+	o.via_file = load_via_file(stat(file, &st) == 0 ? (uint64_t)st.st_size : 0);
 	o.progress = on_progress;
 	o.progress_arg = &b;
 	o.cancel = (const volatile int *)&ctl_interrupted;
