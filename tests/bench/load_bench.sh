@@ -2,7 +2,8 @@
 # Loading model weights into tensorfs (issue 19), in one run with alternating passes, the
 # source files in the page cache:
 #   - a 2.17 GiB safetensors file of 53 tensors (bf16/f16/f32/i64/u8) written by
-#     safetensors.torch.save_file: `tensorctl load` (the whole process: start, CUDA context,
+#     safetensors.torch.save_file: `tensorctl load` (the whole process; by default, under
+#     4 GiB, through the FUSE files) and with TENSORCTL_COPY=direct (start, CUDA context,
 #     pinned buffers, load), tfs_load inside a warm process (load_bench.c), and
 #     safetensors.torch.load_file(device="cuda") inside a warm process;
 #   - a 2 GiB raw file: `tensorctl load`;
@@ -47,9 +48,13 @@ timed() {   # timed ROW BYTES CMD...: one line "ROW SECONDS GB/s"
 for p in $(seq "$PASSES"); do
 	echo "# pass $p" >&2
 	timed tensorctl-load "$SZ" "$CTL" load -q "$ST" "$M/st" | tee -a "$LOG"
+	timed tensorctl-load-direct "$SZ" env TENSORCTL_COPY=direct "$CTL" load -q "$ST" "$M/std" | tee -a "$LOG"
+	rm -rf "$M/std"
 	python3 "$PY" load "$ST" 1 | tee -a "$LOG"
 	"$LB" load "$ST" "$M/lb" 2 | tee -a "$LOG"
 	timed tensorctl-load-raw "$RSZ" "$CTL" load -q --format raw "$RAW" "$M/raw" | tee -a "$LOG"
+	timed tensorctl-load-raw-direct "$RSZ" env TENSORCTL_COPY=direct "$CTL" load -q --format raw "$RAW" "$M/rawd" | tee -a "$LOG"
+	rm -rf "$M/rawd"
 	rm -f "$T/out.safetensors"
 	timed tensorctl-save "$SZ" "$CTL" save -q "$M/st" "$T/out.safetensors" | tee -a "$LOG"
 	cmp "$ST" "$T/out.safetensors" || echo "save differs from the source" | tee -a "$LOG"
