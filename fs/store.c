@@ -82,10 +82,20 @@ static int user_field(char *buf, size_t size, const char *name)
 /* A directory's record written back only when Redis lacks it, in one step (another node
  * may be restoring or making it at the same moment), with its entry in its parent. A field
  * at a time: unpack() of thousands of user attributes would overflow Lua's stack. */
+/* A record is whole when it has its mode: after a loss, a directory's key can come back
+ * with a few fields (the times an entry made in it writes), and those, being newer, stay.
+ * The entry in the parent is restored even beside a whole record: mkdir claims the entry
+ * first and writes the record after, so a loss between the two leaves exactly that. Nothing
+ * else does: rmdir removes both in one script, and a rename links the new name before it
+ * moves the record and unlinks the old one after. */
 static const char restore_dir_lua[] =
-	"if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end "
-	"for i = 2, #ARGV - 1, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end "
-	"if ARGV[1] ~= '' then redis.call('HSETNX', KEYS[2], ARGV[1], 'd') end "
+	"local whole = redis.call('HEXISTS', KEYS[1], 'mode') == 1 "
+	"local added = 0 "
+	"if not whole then "
+	"  for i = 2, #ARGV - 1, 2 do redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) end "
+	"end "
+	"if ARGV[1] ~= '' then added = redis.call('HSETNX', KEYS[2], ARGV[1], 'd') end "
+	"if whole and added == 0 then return 0 end "
 	"return 1";
 
 /* Set by a lookup that found the root missing (and wrote it back): the next resync then
