@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "node.h"
+#include "strutil.h"
 
 #define NAME_MAX_BYTES 255
 
@@ -29,27 +30,18 @@ static struct {
 	struct node root;
 } nt = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
-static uint64_t fnv_step(uint64_t h, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
 uint64_t tfs_node_id_of(const char *path)
 {
-	uint64_t h = fnv_step(14695981039346656037ULL, path, strlen(path));
+	uint64_t h = tfs_fnv1a(TFS_FNV_BASIS, path, strlen(path));
 
 	return h <= TFS_ROOT_ID ? h + 2 : h;
 }
 
 static size_t ent_hash(const struct node *parent, const char *name)
 {
-	uint64_t h = fnv_step(14695981039346656037ULL, (const char *)&parent, sizeof(parent));
+	uint64_t h = tfs_fnv1a(TFS_FNV_BASIS, (const char *)&parent, sizeof(parent));
 
-	return (size_t)fnv_step(h, name, strlen(name));
+	return (size_t)tfs_fnv1a(h, name, strlen(name));
 }
 
 static struct node *by_id(uint64_t id)

@@ -8,14 +8,11 @@
 #include "daemon.h"
 #include "tensor.h"
 #include "store.h"
+#include "strutil.h"
 
 static uint64_t fnv(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
+	return tfs_fnv1a(TFS_FNV_BASIS, s, strlen(s));
 }
 
 int tfs_table_init(struct tfs_table *tb)

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "client_internal.h"
+#include "strutil.h"
 
 #define SLOTS 64                   /* direct-mapped by inode: a miss only costs a getxattr */
 
@@ -107,15 +108,6 @@ long tfs_mc_hits(void)
 	return n;
 }
 
-static uint64_t fnv1a(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-	return h;
-}
-
 int tfs_mc_get_json(const char *json, size_t len, struct tfs_meta *m)
 {
 	uint64_t h;
@@ -124,7 +116,7 @@ int tfs_mc_get_json(const char *json, size_t len, struct tfs_meta *m)
 
 	if (len > JSON_MAX)
 		return 0;
-	h = fnv1a(json, len);
+	h = tfs_fnv1a(TFS_FNV_BASIS, json, len);
 	e = &jcache[h % JSON_SLOTS];
 	pthread_mutex_lock(&mu);
 	hit = e->text && e->hash == h && e->len == len && memcmp(e->text, json, len) == 0;
@@ -145,7 +137,7 @@ void tfs_mc_put_json(const char *json, size_t len, const struct tfs_meta *m)
 	if (len > JSON_MAX || !(copy = malloc(len ? len : 1)))
 		return;
 	memcpy(copy, json, len);
-	h = fnv1a(json, len);
+	h = tfs_fnv1a(TFS_FNV_BASIS, json, len);
 	e = &jcache[h % JSON_SLOTS];
 	pthread_mutex_lock(&mu);
 	old = e->text;

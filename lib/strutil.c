@@ -118,3 +118,12 @@ int tfs_word_ok(const char *s, size_t max)
 	}
 	return 1;
 }
+
+uint64_t tfs_fnv1a(uint64_t h, const void *s, size_t n)
+{
+	const unsigned char *p = s;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 1099511628211ULL;
+	return h;
+}

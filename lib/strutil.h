@@ -24,5 +24,9 @@ int tfs_hex_decode(const char *in, size_t len, uint8_t *out, size_t n);
  * returns rc, so a parser can say `return tfs_errf(err, errlen, -EINVAL, "...", ...)`. */
 int tfs_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* 64-bit FNV-1a of n bytes at s, continuing from h (TFS_FNV_BASIS to start), for the
+ * in-memory hash tables and the node ids made from paths. */
+#define TFS_FNV_BASIS 14695981039346656037ULL
+uint64_t tfs_fnv1a(uint64_t h, const void *s, size_t n);
 
 #endif
