@@ -400,8 +400,9 @@ static int copy_host(struct worker *w, char *mem, const struct piece *pc, uint64
 /* One block of a load through the mount by splice: the file's page-cache pages go into
  * the pipe by reference and the kernel copies them once, into the FUSE request, where
  * pread + pwrite copy twice (1.5 GB/s for one thread that way on the H200). 0; 1 when
- * splice cannot serve (the caller goes by pread/pwrite from then on); -ENODATA when the
- * file ended early; else a negative errno, with *in_file saying which side failed. */
+ * splice cannot serve here, nothing of the block written yet (the caller goes by
+ * pread/pwrite from then on); -ENODATA when the file ended early; else a negative errno,
+ * with *in_file saying which side failed. */
 static int splice_block(struct worker *w, int in, uint64_t ioff, int out, uint64_t ooff,
 			size_t len, int *in_file)
 {
@@ -459,66 +460,45 @@ static int splice_block(struct worker *w, int in, uint64_t ioff, int out, uint64
 static int copy_file(struct worker *w, int tfd, const struct piece *pc, uint64_t foff)
 {
 	struct run *r = w->r;
+	int to_tensor = r->p->to_tensor;
+	int in = to_tensor ? r->p->fd : tfd, out = to_tensor ? tfd : r->p->fd;
 	int rc;
 
-	if (r->p->to_tensor && !w->no_splice) {
-		for (uint64_t d = 0; d < pc->len; d += FILE_BLOCK) {
-			size_t len = pc->len - d < FILE_BLOCK ? (size_t)(pc->len - d) : FILE_BLOCK;
-			int in_file = 0;
-
-			rc = splice_block(w, r->p->fd, foff + d, tfd, pc->off + d, len, &in_file);
-			if (rc == 1 && d == 0) {
-				w->no_splice = 1;
-				break;
-			}
-			if (rc == 1)
-				rc = -EIO;
-			if (rc && in_file) {
-				fail_file(r, rc);
-				return rc;
-			}
-			if (rc) {
-				fail(r, rc, "a tensor of %s: write through the mount: %s",
-				     r->p->fname, tfs_strerror(rc));
-				return rc;
-			}
-			if (stopped(r))
-				return -ECANCELED;
-		}
-		if (!w->no_splice)
-			return 0;
-	}
-
-	if (!w->fbuf && posix_memalign((void **)&w->fbuf, 4096, FILE_BLOCK)) {
-		w->fbuf = NULL;
-		fail(r, -ENOMEM, "%s", tfs_strerror(ENOMEM));
-		return -ENOMEM;
-	}
 	for (uint64_t d = 0; d < pc->len; d += FILE_BLOCK) {
 		size_t len = pc->len - d < FILE_BLOCK ? (size_t)(pc->len - d) : FILE_BLOCK;
-		int in = r->p->to_tensor ? r->p->fd : tfd, out = r->p->to_tensor ? tfd : r->p->fd;
-		uint64_t ioff = r->p->to_tensor ? foff + d : pc->off + d;
-		uint64_t ooff = r->p->to_tensor ? pc->off + d : foff + d;
+		uint64_t ioff = to_tensor ? foff + d : pc->off + d;
+		uint64_t ooff = to_tensor ? pc->off + d : foff + d;
+		int in_file = 0;       /* a failure's side: the file's, else the tensor's */
 
-		if ((rc = pread_full(in, w->fbuf, len, ioff))) {
-			if (r->p->to_tensor)
-				fail_file(r, rc);
-			else
-				fail(r, rc == -ENODATA ? -EAGAIN : rc,
-				     "a tensor of %s: read through the mount: %s", r->p->fname,
-				     tfs_strerror(rc == -ENODATA ? EAGAIN : rc));
-			return rc;
+		rc = 1;
+		/* 1 from splice: nothing of this block moved, so pread/pwrite take it whole */
+		if (to_tensor && !w->no_splice &&
+		    (rc = splice_block(w, in, ioff, out, ooff, len, &in_file)) == 1)
+			w->no_splice = 1;
+		if (rc == 1) {
+			if (!w->fbuf && posix_memalign((void **)&w->fbuf, 4096, FILE_BLOCK)) {
+				w->fbuf = NULL;
+				fail(r, -ENOMEM, "%s", tfs_strerror(ENOMEM));
+				return -ENOMEM;
+			}
+			in_file = to_tensor;
+			if (!(rc = pread_full(in, w->fbuf, len, ioff))) {
+				in_file = !to_tensor;
+				rc = to_tensor ? pwrite_full(out, w->fbuf, len, ooff)
+					       : file_put(r, w->fbuf, len, ooff);
+			}
 		}
-		rc = r->p->to_tensor ? pwrite_full(out, w->fbuf, len, ooff)
-				     : file_put(r, w->fbuf, len, ooff);
-		if (rc) {
-			if (r->p->to_tensor)
-				fail(r, rc, "a tensor of %s: write through the mount: %s",
-				     r->p->fname, tfs_strerror(rc));
-			else
-				fail_file(r, rc);
+		if (rc && in_file)
+			fail_file(r, rc);
+		else if (rc && to_tensor)
+			fail(r, rc, "a tensor of %s: write through the mount: %s", r->p->fname,
+			     tfs_strerror(rc));
+		else if (rc)
+			fail(r, rc == -ENODATA ? -EAGAIN : rc,
+			     "a tensor of %s: read through the mount: %s", r->p->fname,
+			     tfs_strerror(rc == -ENODATA ? EAGAIN : rc));
+		if (rc)
 			return rc;
-		}
 		if (stopped(r))
 			return -ECANCELED;
 	}
