@@ -36,12 +36,15 @@ static int parse_threads(const char *s, int *out)
 	return 0;
 }
 
-/* TENSORCTL_COPY=fuse: bytes through the FUSE files instead of the mapped memory. */
-static int via_file(void)
+/* Whether bytes go through the FUSE files instead of the mapped memory: TENSORCTL_COPY=fuse
+ * says yes, any other value but auto no; auto or nothing, dflt. */
+static int via_file(int dflt)
 {
 	const char *env = getenv("TENSORCTL_COPY");
 
-	return env && !strcmp(env, "fuse");
+	if (env && *env && strcmp(env, "auto"))
+		return !strcmp(env, "fuse");
+	return dflt;
 }
 
 /* Loads of files up to this size go through the FUSE files unless TENSORCTL_COPY says
@@ -50,15 +53,6 @@ static int via_file(void)
  * daemon's copy) it starts at once and runs at ~17 GB/s (H200, tests/bench/load_bench.sh),
  * so the mapping wins only past ~6 GB. */
 #define LOAD_VIA_FILE_BELOW ((uint64_t)4 << 30)
-
-static int load_via_file(uint64_t file_bytes)
-{
-	const char *env = getenv("TENSORCTL_COPY");
-
-	if (env && *env && strcmp(env, "auto"))
-		return !strcmp(env, "fuse");
-	return file_bytes < LOAD_VIA_FILE_BELOW;
-}
 
 /* The bar starts at the first report, when the library knows the total. */
 struct bar {
@@ -142,7 +136,7 @@ int cmd_load(int argc, char **argv)
 	b.label = dst;
 	b.quiet = quiet;
 	/* tfs_load opens and checks the file itself; a stat failing here is its to report */
-	o.via_file = load_via_file(stat(file, &st) == 0 ? (uint64_t)st.st_size : 0);
+	o.via_file = via_file(stat(file, &st) != 0 || (uint64_t)st.st_size < LOAD_VIA_FILE_BELOW);
 	o.progress = on_progress;
 	o.progress_arg = &b;
 	o.cancel = (const volatile int *)&ctl_interrupted;
@@ -180,7 +174,7 @@ int cmd_save(int argc, char **argv)
 		return rc;
 	b.label = argv[optind + 1];
 	b.quiet = quiet;
-	o.via_file = via_file();
+	o.via_file = via_file(0);
 	o.progress = on_progress;
 	o.progress_arg = &b;
 	o.cancel = (const volatile int *)&ctl_interrupted;
