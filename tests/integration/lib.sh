@@ -358,6 +358,49 @@ serves_within() {
 	for _ in $(seq "$n"); do stat "$2/." >/dev/null 2>&1 && mountpoint -q "$2" && return 0; sleep 0.05; done
 	return 1
 }
+# kill9_and_serve DIR: kill -9 of DIR's daemon, then waits up to 10 s for a new daemon that
+# serves DIR (a new pid, and its mount answering stat -f: between the detach of the dead
+# mount and the new mount, the bare directory answers stat -f too). 0; 1 when none came;
+# 2 when there was no daemon to kill.
+kill9_and_serve() {
+	local d d2
+	d=$(daemon_pid "$1")
+	[ -n "$d" ] || return 2
+	kill -9 "$d"
+	for _ in $(seq 1000); do
+		d2=$(daemon_pid "$1")
+		[ -n "$d2" ] && [ "$d2" != "$d" ] && mountpoint -q "$1" && stat -f "$1" >/dev/null 2>&1 && return 0
+		sleep 0.01
+	done
+	return 1
+}
+# stop_with SIG PID DIR: sends SIG to PID, the daemon serving DIR, and waits up to 5 s for
+# it to exit; one still running is reported, detached and killed. STOP_RC: its exit status.
+stop_with() {
+	kill -"$1" "$2"
+	for _ in $(seq 100); do kill -0 "$2" 2>/dev/null || break; sleep 0.05; done
+	if kill -0 "$2" 2>/dev/null; then
+		nok "SIG$1: daemon still running"
+		fusermount3 -uz "$3"; kill -9 "$2"
+	fi
+	wait "$2"; STOP_RC=$?
+}
+# make_empty DIR N: creates DIR/t0 .. DIR/t<N-1>, empty tensors, in one process (fast).
+make_empty() {
+	/usr/bin/python3 -c 'import os, sys
+for i in range(int(sys.argv[2])): os.close(os.open("%s/t%d" % (sys.argv[1], i), os.O_CREAT | os.O_WRONLY))' \
+		"$1" "$2"
+}
+# churn DIR W UNIT SPAN: load for the crash tests, until $T/stop exists: writer W writes
+# DIR/wW.N, UNIT * (N % SPAN + 1) random bytes, and removes the one it wrote three before.
+churn() {
+	local n=0
+	while [ ! -e "$T/stop" ]; do
+		n=$((n + 1))
+		{ head -c $(($3 * (n % $4 + 1))) /dev/urandom > "$1/w$2.$n"
+		  rm -f "$1/w$2.$((n - 3))"; } 2>/dev/null
+	done
+}
 # mount_private DIR: a host-backend mount with its own private redis-server (no --redis);
 # sets rpid and rsock to that server's pid and socket.
 mount_private() {

@@ -11,34 +11,17 @@ mkdir -p "$M/keep" "$M/busy"
 for i in $(seq 0 9); do head -c $(( (i + 1) * 300000 )) /dev/urandom > "$M/keep/k$i"; done
 sums() { (cd "$M/keep" && md5sum k*) 2>&1; }
 before=$(sums)
-writer() {
-	local w=$1 n=0
-	while [ ! -e "$T/stop" ]; do
-		n=$((n + 1))
-		{ head -c $((4096 * (n % 64 + 1))) /dev/urandom > "$M/busy/w$w.$n"
-		  rm -f "$M/busy/w$w.$((n - 3))"; } 2>/dev/null
-	done
-}
 pids=()
-for w in 1 2 3 4; do writer $w & pids+=($!); done
+for w in 1 2 3 4; do churn "$M/busy" $w 4096 64 & pids+=($!); done
 times=()
 bad=0
 for c in $(seq 10); do
 	sleep 0.3
-	d=$(daemon_pid "$M")
-	[ -n "$d" ] || { nok "crash $c: no daemon to kill"; break; }
 	t0=$(date +%s%N)
-	kill -9 "$d"
-	# until a new daemon answers: a new daemon, and its mount there (between the detach of
-	# the dead mount and the new mount, the bare directory answers stat -f)
-	ok=0
-	for _ in $(seq 1000); do
-		d2=$(daemon_pid "$M")
-		if [ -n "$d2" ] && [ "$d2" != "$d" ] && mountpoint -q "$M" && stat -f "$M" >/dev/null 2>&1; then ok=1; break; fi
-		sleep 0.01
-	done
+	kill9_and_serve "$M"; ok=$?
+	[ $ok = 2 ] && { nok "crash $c: no daemon to kill"; break; }
 	times+=($(( ($(date +%s%N) - t0) / 1000000 )))
-	[ $ok = 1 ] || { nok "crash $c: the mount did not serve again within 10 s"; break; }
+	[ $ok = 0 ] || { nok "crash $c: the mount did not serve again within 10 s"; break; }
 	[ "$(sums)" = "$before" ] || { bad=$((bad + 1)); echo "    # after crash $c:"; sums | sed 's/^/    #   /'; }
 done
 touch "$T/stop"

@@ -10,29 +10,14 @@ mkdir -p "$M/keep" "$M/busy"
 for i in 0 1 2 3; do head -c $(( (i + 1) * 700000 )) /dev/urandom > "$M/keep/k$i"; done
 sums() { (cd "$M/keep" && md5sum k*) 2>&1; }
 before=$(sums)
-writer() {
-	local w=$1 n=0
-	while [ ! -e "$T/stop" ]; do
-		n=$((n + 1))
-		{ head -c $((65536 * (n % 16 + 1))) /dev/urandom > "$M/busy/w$w.$n"
-		  rm -f "$M/busy/w$w.$((n - 3))"; } 2>/dev/null
-	done
-}
 pids=()
-for w in 1 2; do writer $w & pids+=($!); done
+for w in 1 2; do churn "$M/busy" $w 65536 16 & pids+=($!); done
 served=0 bad=0
 for c in 1 2 3; do
 	sleep 0.3
-	d=$(daemon_pid "$M")
-	[ -n "$d" ] || { nok "crash $c: no daemon to kill"; break; }
-	kill -9 "$d"
-	ok=0
-	for _ in $(seq 1000); do
-		d2=$(daemon_pid "$M")
-		if [ -n "$d2" ] && [ "$d2" != "$d" ] && mountpoint -q "$M" && stat -f "$M" >/dev/null 2>&1; then ok=1; break; fi
-		sleep 0.01
-	done
-	[ $ok = 1 ] || { nok "crash $c: the mount did not serve again within 10 s"; break; }
+	kill9_and_serve "$M"; ok=$?
+	[ $ok = 2 ] && { nok "crash $c: no daemon to kill"; break; }
+	[ $ok = 0 ] || { nok "crash $c: the mount did not serve again within 10 s"; break; }
 	[ "$(sums)" = "$before" ] || bad=$((bad + 1))
 	n=$(jfield "$(getfattr --only-values -n user.tensorfs.stats "$M" 2>/dev/null)" uring_requests)
 	[ "$n" -gt 0 ] 2>/dev/null && served=$((served + 1))

@@ -11,14 +11,8 @@ pid=$!
 for _ in $(seq 100); do mountpoint -q "$S" && break; sleep 0.05; done
 head -c 100000 /dev/urandom > "$S/t"
 mkdir "$S/d"
-kill -"$SIG" "$pid"
-for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
-if kill -0 "$pid" 2>/dev/null; then
-	nok "SIG$SIG: daemon still running"
-	fusermount3 -uz "$S"; kill -9 "$pid"
-fi
-wait "$pid"; rc=$?
-eq "SIG$SIG: daemon exits 0" 0 "$rc"
+stop_with "$SIG" "$pid" "$S"
+eq "SIG$SIG: daemon exits 0" 0 "$STOP_RC"
 check "SIG$SIG: unmounted" not mountpoint -q "$S"
 eq "SIG$SIG: the node's tensor records are removed" "" "$(rcli --scan --pattern 'tensorfs:tensor:*')"
 eq "SIG$SIG: no shared memory left" "" "$(ls /dev/shm | grep "^tensorfs\.$pid\." || true)"

@@ -14,14 +14,8 @@ cp "$T/src" "$S/t"
 check "the bytes came back over the rings" cmp "$T/src" "$S/t"
 n=$(jfield "$(getfattr --only-values -n user.tensorfs.stats "$S" 2>/dev/null)" uring_requests)
 check "requests came over the rings" test "$n" -gt 0
-kill -TERM "$pid"
-for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
-if kill -0 "$pid" 2>/dev/null; then
-	nok "SIGTERM: daemon still running"
-	fusermount3 -uz "$S"; kill -9 "$pid"
-fi
-wait "$pid"; rc=$?
-eq "SIGTERM: daemon exits 0" 0 "$rc"
+stop_with TERM "$pid" "$S"
+eq "SIGTERM: daemon exits 0" 0 "$STOP_RC"
 check "SIGTERM: unmounted" not mountpoint -q "$S"
 eq "SIGTERM: the node's tensor records are removed" "" "$(rcli --scan --pattern 'tensorfs:tensor:*')"
 check "no ring entry failed" not grep -q "io_uring: .*failed" "$T/s.log"

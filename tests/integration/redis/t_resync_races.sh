@@ -7,9 +7,7 @@
 one_mount --node n1
 N=20000
 mkdir "$M/f"
-/usr/bin/python3 -c 'import os, sys
-for i in range(int(sys.argv[2])): os.close(os.open("%s/t%d" % (sys.argv[1], i), os.O_CREAT | os.O_WRONLY))' \
-	"$M/f" $N
+make_empty "$M/f" $N
 eq "$N tensors made" $N "$(rcli hlen tensorfs:dirents:f)"
 # Once the resync has begun, unlinks t<50k> and renames t<50k+1> to r<50k+1>, spread over
 # the table, then waits for the names to be back; prints what succeeded.

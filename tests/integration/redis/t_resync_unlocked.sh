@@ -8,9 +8,7 @@
 one_mount --node n1
 N=30000
 mkdir "$M/f"
-/usr/bin/python3 -c 'import os, sys
-for i in range(int(sys.argv[2])): os.close(os.open("%s/t%d" % (sys.argv[1], i), os.O_CREAT | os.O_WRONLY))' \
-	"$M/f" $N
+make_empty "$M/f" $N
 eq "$N tensors made" $N "$(rcli hlen tensorfs:dirents:f)"
 # Measures, from FLUSHALL on: the time the first and the last of the N names are back
 # (HLEN of f's entries, polled over the socket), and each mkdir's latency meanwhile.

@@ -7,9 +7,7 @@
 export TENSORFS_WRITE_QUEUE_MAX=100
 one_mount --node n1
 N=300
-/usr/bin/python3 -c 'import os, sys
-for i in range(int(sys.argv[2])): os.close(os.open("%s/t%d" % (sys.argv[1], i), os.O_CREAT | os.O_WRONLY))' \
-	"$M" $N
+make_empty "$M" $N
 for i in 0 1 2; do setfattr -n user.tag -v "tag$i" "$M/t$i"; done
 for i in 10 11 12; do setfattr -n user.tensor.shape -v 4,2 "$M/t$i"; done
 # Tensors unlinked while open: their records live under unlinked keys until closed.
