@@ -80,6 +80,14 @@ struct tfs_backend_ops {
 	int (*copy_out)(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 			void *dst, size_t len);
 
+	/* Copies len bytes of the file fd at foff into the tensor at off, read straight into
+	 * memory the device copies from (the host backend's mapping, the cuda backend's
+	 * pinned staging), without copy_in's staging copy. -ENODATA when the file ends first,
+	 * a failed read's -errno; part of the range may then be written. Otherwise as
+	 * copy_in. May be NULL: the caller reads into memory of its own and calls copy_in. */
+	int (*copy_in_fd)(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, int fd,
+			  uint64_t foff, size_t len);
+
 	/* The figures of one device (0..device_count-1); one not used yet has used 0. */
 	void (*stats)(struct tfs_backend *be, int device, struct tfs_backend_stats *st);
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "fileio.h"
 #include "host_handle.h"
 #include "keeper.h"
 #include "meta.h"
@@ -365,6 +366,15 @@ static int host_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t of
 	return 0;
 }
 
+static int host_copy_in_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, int fd,
+			   uint64_t foff, size_t len)
+{
+	(void)be;
+	if (off > a->bytes || len > a->bytes - off)
+		return -EINVAL;
+	return tfs_pread_full(fd, (char *)a->base + off, len, foff);
+}
+
 static int host_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 			 void *dst, size_t len)
 {
@@ -480,6 +490,7 @@ const struct tfs_backend_ops tfs_backend_host = {
 	.set_owner = host_set_owner,
 	.copy_in = host_copy_in,
 	.copy_out = host_copy_out,
+	.copy_in_fd = host_copy_in_fd,
 	.read_mem = host_read_mem,
 	.stats = host_stats,
 };

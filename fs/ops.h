@@ -63,6 +63,13 @@ void tfs_ops_dir_changed(const char *path, int nsub);
  * the file it opens). Other values pass through. */
 int tfs_ops_answer(fuse_req_t req, int rc, int walk);
 
+/* Around the copy of a write's bytes into t (a write, a fill): before it, a caller without
+ * CAP_FSETID clears set-user-ID and set-group-ID, as the kernel does (takes ns; returns 1
+ * when it did); after it, the times move and, where tfs_ops_write_suid returned 1, the
+ * kernel forgets the attributes of ino. No lock held by the caller. */
+int tfs_ops_write_suid(fuse_req_t req, struct tfsd_tensor *t);
+void tfs_ops_written(fuse_ino_t ino, struct tfsd_tensor *t, int killed);
+
 /* The directory record of the root as last seen (a stand-in while Redis is away). */
 void tfs_ops_root_seen(struct tfs_dirrec *d, int set);
 
@@ -96,6 +103,9 @@ void tfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void tfs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void tfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		 struct fuse_file_info *fi);
+void tfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+		  struct fuse_file_info *fi, unsigned flags, const void *in_buf,
+		  size_t in_bufsz, size_t out_bufsz);
 void tfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		  struct fuse_file_info *fi);
 void tfs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);

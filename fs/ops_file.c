@@ -281,6 +281,7 @@ void tfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t m
 		return;
 	}
 	f->pid = fuse_req_ctx(req)->pid;
+	f->writable = (fi->flags & O_ACCMODE) != O_RDONLY;
 	rc = new_file(req, parent, name, mode, f, &e);
 	if (rc) {
 		free(f);
@@ -308,6 +309,7 @@ void tfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	f->pid = fuse_req_ctx(req)->pid;
+	f->writable = (fi->flags & O_ACCMODE) != O_RDONLY;
 	/* Under ns, which every change of the node table takes: the node is where its
 	 * object is. */
 	tfs_ns_lock();
@@ -464,14 +466,41 @@ static int kill_suid(struct tfsd_tensor *t)
 	return 1;
 }
 
+int tfs_ops_write_suid(fuse_req_t req, struct tfsd_tensor *t)
+{
+	int killed = 0;
+
+	if ((t->meta.mode & (S_ISUID | S_ISGID)) && fuse_req_ctx(req)->uid != 0) {
+		tfs_ns_lock();
+		killed = kill_suid(t);
+		if (killed)
+			tfs_tensor_save(t);
+		tfs_ns_unlock();
+	}
+	return killed;
+}
+
+void tfs_ops_written(fuse_ino_t ino, struct tfsd_tensor *t, int killed)
+{
+	struct timespec now;
+
+	/* Not under ns (writes never wait for metadata): one atomic store, which the next
+	 * reader of the times folds in (tfs_tensor_fold_times). */
+	clock_gettime(CLOCK_REALTIME, &now);
+	__atomic_store_n(&t->wtime_ns, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&t->dirty, 1, __ATOMIC_RELAXED);
+	if (killed)
+		tfs_kcache_forget_attr(ino);
+}
+
 void tfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		  struct fuse_file_info *fi)
 {
 	struct tfs_file *f = file_of(fi);
 	struct tfsd_tensor *t = f->t;
 	uint64_t end = (uint64_t)off + size;
-	struct timespec now;
-	int rc, killed = 0;
+	int rc, killed;
 
 	tfs_stats_io(TFS_ST_WRITES, size);
 	if (!t) {
@@ -486,13 +515,7 @@ void tfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
 		fuse_reply_write(req, 0);
 		return;
 	}
-	if ((t->meta.mode & (S_ISUID | S_ISGID)) && fuse_req_ctx(req)->uid != 0) {
-		tfs_ns_lock();
-		killed = kill_suid(t);
-		if (killed)
-			tfs_tensor_save(t);
-		tfs_ns_unlock();
-	}
+	killed = tfs_ops_write_suid(req, t);
 	for (;;) {
 		pthread_rwlock_rdlock(&t->io);
 		if (end <= t->meta.bytes)
@@ -517,14 +540,7 @@ void tfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	/* Not under ns (writes never wait for metadata): one atomic store, which the next
-	 * reader of the times folds in (tfs_tensor_fold_times). */
-	clock_gettime(CLOCK_REALTIME, &now);
-	__atomic_store_n(&t->wtime_ns, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec,
-			 __ATOMIC_RELAXED);
-	__atomic_store_n(&t->dirty, 1, __ATOMIC_RELAXED);
-	if (killed)
-		tfs_kcache_forget_attr(ino);
+	tfs_ops_written(ino, t, killed);
 	fuse_reply_write(req, size);
 }
 

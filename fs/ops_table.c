@@ -65,6 +65,7 @@ const struct fuse_lowlevel_ops tfs_ops = {
 	.open = tfs_op_open,
 	.read = tfs_op_read,
 	.write = tfs_op_write,
+	.ioctl = tfs_op_ioctl,
 	.release = tfs_op_release,
 	.fsync = tfs_op_fsync,
 	.opendir = tfs_op_opendir,

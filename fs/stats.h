@@ -23,6 +23,8 @@ enum tfs_stat {
 	TFS_ST_WRITE_BYTES,      /* bytes they carried */
 	TFS_ST_QUEUE_CMDS,       /* lifecycle queue commands served (forwarded ones included) */
 	TFS_ST_URING_REQUESTS,   /* of the FUSE requests, those that came over io_uring */
+	TFS_ST_FILLS,            /* fills served: tensor ranges read from a file (fill_ioctl.h) */
+	TFS_ST_FILL_BYTES,       /* bytes they filled */
 	TFS_ST_COUNT
 };
 
@@ -46,7 +48,7 @@ static inline void tfs_stats_add(enum tfs_stat s, uint64_t n)
 	atomic_fetch_add_explicit(&sl->v[s], n, memory_order_relaxed);
 }
 
-/* A read or write request (s: TFS_ST_READS or TFS_ST_WRITES) of n bytes: counts the request
+/* A read, write or fill (s: TFS_ST_READS, TFS_ST_WRITES or TFS_ST_FILLS) of n bytes: counts the request
  * and, in the counter after s, its bytes. */
 static inline void tfs_stats_io(enum tfs_stat s, uint64_t n)
 {

@@ -51,6 +51,7 @@ struct tfsd_tensor {
 struct tfs_file {
 	struct tfsd_tensor *t;        /* NULL for a tensor owned by another node */
 	pid_t pid;
+	int writable;                /* opened for writing (fills need it: fill_ioctl.h) */
 	struct tfs_file *next;       /* the tensor's other open files */
 };
 

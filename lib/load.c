@@ -15,6 +15,7 @@
 
 #include "client_internal.h"
 #include "dtype.h"
+#include "fileio.h"
 #include "formats.h"
 #include "load_pipe.h"
 
@@ -51,19 +52,12 @@ void tfs_load_opts_init(struct tfs_load_opts *o)
 
 static int read_at(struct load *l, void *buf, size_t n, uint64_t off)
 {
-	size_t got = 0;
+	int rc = tfs_pread_full(l->fd, buf, n, off);
 
-	while (got < n) {
-		ssize_t k = pread(l->fd, (char *)buf + got, n - got, (off_t)(off + got));
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return tfs_seterr(-errno, "%s: read: %s", l->file, tfs_strerror(errno));
-		if (k == 0)
-			return tfs_seterr(-EBADMSG, "%s: truncated: %s", l->file, tfs_strerror(EBADMSG));
-		got += (size_t)k;
-	}
+	if (rc == -ENODATA)
+		return tfs_seterr(-EBADMSG, "%s: truncated: %s", l->file, tfs_strerror(EBADMSG));
+	if (rc)
+		return tfs_seterr(rc, "%s: read: %s", l->file, tfs_strerror(-rc));
 	return 0;
 }
 

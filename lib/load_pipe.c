@@ -18,11 +18,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "client_internal.h"
+#include "fileio.h"
+#include "fill_ioctl.h"
 #include "load_pipe.h"
 
 #define NBUF 2
@@ -46,6 +50,8 @@ struct run {
 	size_t finished;               /* items whose bytes all moved; under mu */
 	uint64_t done, total;          /* done: atomic */
 	size_t chunk;
+	int fill;                      /* loads through the mount ask the daemon to fill */
+	uint64_t src_dev, src_ino;     /* the file, for the daemon to check (fill_ioctl.h) */
 	int stop;                      /* atomic: a failure or a cancel */
 	int running;                   /* threads not yet finished; under mu */
 	int err;                       /* the first failure; under mu */
@@ -159,42 +165,6 @@ static void moved(struct run *r, size_t i, uint64_t len)
 	pthread_mutex_unlock(&r->mu);
 }
 
-static int pread_full(int fd, void *buf, size_t n, uint64_t off)
-{
-	size_t got = 0;
-
-	while (got < n) {
-		ssize_t k = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		if (k == 0)
-			return -ENODATA;
-		got += (size_t)k;
-	}
-	return 0;
-}
-
-static int pwrite_full(int fd, const void *buf, size_t n, uint64_t off)
-{
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t k = pwrite(fd, (const char *)buf + done, n - done, (off_t)(off + done));
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		if (k == 0)
-			return -EIO;
-		done += (size_t)k;
-	}
-	return 0;
-}
-
 /* A save's bytes into the file: copied into its mapping (several threads fill one file at
  * once; pwrite calls on one file take turns on its inode lock), else written. */
 static int file_put(struct run *r, const void *buf, size_t len, uint64_t foff)
@@ -202,7 +172,7 @@ static int file_put(struct run *r, const void *buf, size_t len, uint64_t foff)
 	char *dst;
 
 	if (!r->p->fmap)
-		return pwrite_full(r->p->fd, buf, len, foff);
+		return tfs_pwrite_full(r->p->fd, buf, len, foff);
 	dst = r->p->fmap + foff;
 #ifdef MADV_POPULATE_WRITE
 	{
@@ -275,6 +245,7 @@ struct worker {
 	char *fbuf;                    /* through FUSE */
 	int pipe[2];                   /* a load through FUSE by splice; -1: none yet */
 	int no_splice;                 /* splice is not possible here: pread/pwrite */
+	int no_fill;                   /* the daemon refused a fill: writes from then on */
 };
 
 /* Waits for buffer b's queued copy; a save then writes it out. */
@@ -357,7 +328,7 @@ static int copy_cuda(struct worker *w, char *dev, const struct piece *pc, uint64
 	if ((rc = drain(w, b)))
 		return rc;
 	if (r->p->to_tensor) {
-		if ((rc = pread_full(r->p->fd, w->buf[b].p, pc->len, foff))) {
+		if ((rc = tfs_pread_full(r->p->fd, w->buf[b].p, pc->len, foff))) {
 			fail_file(r, rc);
 			return rc;
 		}
@@ -390,7 +361,7 @@ static int copy_host(struct worker *w, char *mem, const struct piece *pc, uint64
 			r->p->to_tensor ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
 	}
 #endif
-	rc = r->p->to_tensor ? pread_full(r->p->fd, mem, pc->len, foff)
+	rc = r->p->to_tensor ? tfs_pread_full(r->p->fd, mem, pc->len, foff)
 			     : file_put(r, mem, pc->len, foff);
 	if (rc)
 		fail_file(r, rc);
@@ -457,12 +428,42 @@ static int splice_block(struct worker *w, int in, uint64_t ioff, int out, uint64
 	return 0;
 }
 
+/* A piece of a load through the mount filled by the daemon, which reads the file itself
+ * (fill_ioctl.h): the bytes cross from the page cache once, into memory the device copies
+ * from. 0 or -errno, maybe with part of the piece written. */
+static int fill_piece(struct worker *w, int tfd, const struct piece *pc, uint64_t foff)
+{
+	struct run *r = w->r;
+
+	for (uint64_t d = 0; d < pc->len; d += TFS_FILL_MAX) {
+		struct tfs_fill_req q = {
+			.fd = r->p->fd, .dev = r->src_dev, .ino = r->src_ino,
+			.src_off = foff + d, .dst_off = pc->off + d,
+			.len = pc->len - d < TFS_FILL_MAX ? pc->len - d : TFS_FILL_MAX,
+		};
+
+		if (ioctl(tfd, TFS_IOC_FILL, &q))
+			return -errno;
+	}
+	return 0;
+}
+
 static int copy_file(struct worker *w, int tfd, const struct piece *pc, uint64_t foff)
 {
 	struct run *r = w->r;
 	int to_tensor = r->p->to_tensor;
 	int in = to_tensor ? r->p->fd : tfd, out = to_tensor ? tfd : r->p->fd;
 	int rc;
+
+	/* Whatever the daemon refuses goes by write(), which reports a failure as the file's
+	 * or the tensor's. EBUSY is for this piece only: as many fills run as it allows. */
+	if (to_tensor && r->fill && !w->no_fill) {
+		rc = fill_piece(w, tfd, pc, foff);
+		if (rc == 0)
+			return stopped(r) ? -ECANCELED : 0;
+		if (rc != -EBUSY)
+			w->no_fill = 1;
+	}
 
 	for (uint64_t d = 0; d < pc->len; d += FILE_BLOCK) {
 		size_t len = pc->len - d < FILE_BLOCK ? (size_t)(pc->len - d) : FILE_BLOCK;
@@ -482,9 +483,9 @@ static int copy_file(struct worker *w, int tfd, const struct piece *pc, uint64_t
 				return -ENOMEM;
 			}
 			in_file = to_tensor;
-			if (!(rc = pread_full(in, w->fbuf, len, ioff))) {
+			if (!(rc = tfs_pread_full(in, w->fbuf, len, ioff))) {
 				in_file = !to_tensor;
-				rc = to_tensor ? pwrite_full(out, w->fbuf, len, ooff)
+				rc = to_tensor ? tfs_pwrite_full(out, w->fbuf, len, ooff)
 					       : file_put(r, w->fbuf, len, ooff);
 			}
 		}
@@ -611,6 +612,16 @@ int tfs_pipe_run(struct tfs_pipe *p)
 		nthreads = cpus > 0 && cpus < 8 ? (int)cpus : 8;
 	if (nthreads > MAX_THREADS)
 		nthreads = MAX_THREADS;
+	if (p->to_tensor) {
+		const char *env = getenv("TFS_LOAD_FILL");
+		struct stat st;
+
+		r.fill = !(env && !strcmp(env, "0")) && fstat(p->fd, &st) == 0;
+		if (r.fill) {
+			r.src_dev = (uint64_t)st.st_dev;
+			r.src_ino = (uint64_t)st.st_ino;
+		}
+	}
 	pthread_mutex_init(&r.mu, NULL);
 	pthread_cond_init(&r.cv, NULL);
 	for (size_t i = 0; i < p->n; i++) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cuda_internal.h"
+#include "fileio.h"
 
 /* Requests up to PIECE_MIN go in one piece; a 1 MiB FUSE request in two. Each piece costs
  * a few microseconds of CUDA calls, and the CPU copy (about 7 GB/s for one thread on the
@@ -154,6 +155,53 @@ int tfs_cuda_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 	/* Once this returns the bytes are in device memory, for any process that maps the
 	 * handle. */
 	return slot_done(d, s, e, "copy to device");
+}
+
+/* As copy_in's ring, with each piece read from the file into its pinned sub-buffer: the
+ * read of one piece overlaps the DMA of the pieces before it. */
+int tfs_cuda_copy_in_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, int fd,
+			uint64_t foff, size_t len)
+{
+	struct cdev *d;
+	struct slot *s;
+	uint64_t dst, done;
+	cudaError_t e = cudaSuccess;
+	size_t i;
+	int rc, rc2;
+
+	(void)be;
+	rc = check_range(a, off, len);
+	if (rc < 0 || !len)
+		return rc;
+	d = a->dev;
+	rc = tfs_cuda_dev_current(d);
+	if (rc < 0)
+		return rc;
+	dst = tfs_pool_chunk_addr(a->chunk) + off;
+	s = tfs_cuda_slot_get(d);
+	for (i = 0, done = 0; done < len; i++) {
+		uint8_t *buf = s->buf + (i % RING) * PIECE_MAX;
+		uint64_t n = len - done < PIECE_MAX ? len - done : PIECE_MAX;
+
+		if (i >= RING) {
+			e = cudaEventSynchronize(s->ev[i % RING]);
+			if (e != cudaSuccess)
+				break;
+		}
+		rc = tfs_pread_full(fd, buf, n, foff + done);
+		if (rc)
+			break;
+		e = cudaMemcpyAsync((void *)(uintptr_t)(dst + done), buf, n,
+				    cudaMemcpyHostToDevice, s->stream);
+		if (e == cudaSuccess && len - done - n > (RING - 1) * PIECE_MAX)
+			e = cudaEventRecord(s->ev[i % RING], s->stream);
+		if (e != cudaSuccess)
+			break;
+		done += n;
+	}
+	/* drained also after a failed read: the slot's buffers may still be in a DMA */
+	rc2 = slot_done(d, s, e, "copy to device");
+	return rc ? rc : rc2;
 }
 
 int tfs_cuda_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,

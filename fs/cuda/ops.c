@@ -13,6 +13,7 @@ const struct tfs_backend_ops tfs_backend_cuda = {
 	.set_owner = tfs_cuda_set_owner,
 	.copy_in = tfs_cuda_copy_in,
 	.copy_out = tfs_cuda_copy_out,
+	.copy_in_fd = tfs_cuda_copy_in_fd,
 	.wait_mark = tfs_cuda_wait_mark,
 	.io_region = tfs_cuda_io_region,
 	.read_fd = tfs_cuda_read_fd,
