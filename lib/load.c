@@ -48,6 +48,7 @@ void tfs_load_opts_init(struct tfs_load_opts *o)
 	o->dtype = TFS_U8;
 	o->ndim = -1;
 	o->device = -1;
+	o->via_file = 1;
 }
 
 static int read_at(struct load *l, void *buf, size_t n, uint64_t off)
@@ -456,7 +457,8 @@ int tfs_load(const char *file, const char *dest, const struct tfs_load_opts *opt
 	p = (struct tfs_pipe){ .fd = l.fd, .fname = file, .to_tensor = 1, .n = l.n,
 			       .items = l.items, .prepare = make_one, .finish = done_one, .arg = &l,
 			       .threads = opts->threads, .progress = opts->progress,
-			       .progress_arg = opts->progress_arg, .cancel = opts->cancel };
+			       .progress_arg = opts->progress_arg, .cancel = opts->cancel,
+			       .via_file = opts->via_file };
 	rc = tfs_pipe_run(&p);
 out:
 	{

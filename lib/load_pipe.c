@@ -145,9 +145,11 @@ static void fail(struct run *r, int rc, const char *fmt, ...)
 	pthread_mutex_unlock(&r->mu);
 }
 
+/* A failure, or a cancel: seen by the copy threads at their next piece, the cancel's
+ * message set by the calling thread once they have ended. */
 static int stopped(struct run *r)
 {
-	return __atomic_load_n(&r->stop, __ATOMIC_RELAXED);
+	return __atomic_load_n(&r->stop, __ATOMIC_RELAXED) || (r->p->cancel && *r->p->cancel);
 }
 
 /* len more bytes of item i moved; the last ones finish it. */
@@ -570,13 +572,17 @@ static void *copy_main(void *arg)
 	return NULL;
 }
 
-static size_t chunk_size(void)
+static size_t chunk_size(int via_file)
 {
 	const char *s = getenv("TFS_LOAD_CHUNK_MB");
 	long mb = s ? strtol(s, NULL, 10) : 0;
 
-	/* 4 MiB: the best of 4-32 MiB with 8 threads on the H200 (tests/bench/RESULTS-gpu.md) */
-	return mb > 0 && mb <= 256 ? (size_t)mb << 20 : (size_t)4 << 20;
+	if (mb > 0 && mb <= 256)
+		return (size_t)mb << 20;
+	/* The best of 4-32 MiB with 8 threads on the H200 (tests/bench/RESULTS-gpu.md): 4 MiB
+	 * mapped; 16 MiB through the files, where each piece is one fill, a round trip the
+	 * daemon pipelines inside (its reads overlap its DMAs only within one request). */
+	return (size_t)(via_file ? 16 : 4) << 20;
 }
 
 static int cut(struct run *r)
@@ -602,7 +608,7 @@ static int cut(struct run *r)
 
 int tfs_pipe_run(struct tfs_pipe *p)
 {
-	struct run r = { .p = p, .chunk = chunk_size() };
+	struct run r = { .p = p, .chunk = chunk_size(p->via_file) };
 	struct worker *w = NULL;
 	pthread_t *th = NULL;
 	int nthreads = p->threads, nprep = 0, started = 0, rc;

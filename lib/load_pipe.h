@@ -39,6 +39,8 @@ struct tfs_pipe {
 	 * does not hold them all open at once. */
 	void (*finish)(void *arg, size_t i);
 	int threads;            /* copy threads; <= 0: min(8, CPUs) */
+	int via_file;           /* most items go through their files: pieces sized for the
+				 * daemon's fills (TFS_LOAD_CHUNK_MB overrides either size) */
 	void (*progress)(void *arg, uint64_t done, uint64_t total);
 	void *progress_arg;
 	const volatile int *cancel;

@@ -7,6 +7,9 @@
 #     pinned buffers, load), tfs_load inside a warm process (load_bench.c), and
 #     safetensors.torch.load_file(device="cuda") inside a warm process;
 #   - a 2 GiB raw file: `tensorctl load`;
+#   - through the FUSE files, the daemon filling each piece from the file (the default,
+#     lib/fill_ioctl.h) beside the same load by write() (TFS_LOAD_FILL=0), and with 16
+#     copy threads;
 #   - save (the directory back to a safetensors file in the page cache): `tensorctl save`
 #     and tfs_save in a warm process;
 #   - what a cold process pays before its first load: the CUDA context, the pinned buffers;
@@ -18,7 +21,8 @@
 #     the FUSE files;
 #   - the file system's own rate for one writer (dd of the file, 8 MiB blocks), and saves
 #     into /dev/shm (tmpfs), by pwrite and through a shared mapping (TFS_SAVE_MMAP=1).
-#   usage: tests/bench/load_bench.sh [BUILD]      (env: PASSES=3, SWEEP=0 skips the sweep)
+#   usage: tests/bench/load_bench.sh [BUILD]      (env: PASSES=3, SWEEP=0 skips the sweep,
+#   BIG_GB=N adds the load of an N GiB raw file through the files and mapped)
 set -u
 BUILD=${1:-build}
 . "$(dirname "$0")/../integration/lib.sh"
@@ -55,6 +59,10 @@ for p in $(seq "$PASSES"); do
 	timed tensorctl-load-raw "$RSZ" "$CTL" load -q --format raw "$RAW" "$M/raw" | tee -a "$LOG"
 	timed tensorctl-load-raw-direct "$RSZ" env TENSORCTL_COPY=direct "$CTL" load -q --format raw "$RAW" "$M/rawd" | tee -a "$LOG"
 	rm -rf "$M/rawd"
+	timed tensorctl-load-raw-writes "$RSZ" env TFS_LOAD_FILL=0 "$CTL" load -q --format raw "$RAW" "$M/rawd" | tee -a "$LOG"
+	rm -rf "$M/rawd"
+	timed tensorctl-load-raw-j16 "$RSZ" "$CTL" load -q -j 16 --format raw "$RAW" "$M/rawd" | tee -a "$LOG"
+	rm -rf "$M/rawd"
 	rm -f "$T/out.safetensors"
 	timed tensorctl-save "$SZ" "$CTL" save -q "$M/st" "$T/out.safetensors" | tee -a "$LOG"
 	cmp "$ST" "$T/out.safetensors" || echo "save differs from the source" | tee -a "$LOG"
@@ -69,11 +77,29 @@ for p in $(seq "$PASSES"); do
 	rm -rf "$M/st" "$M/raw" "$T/out.safetensors" "$T/out2.safetensors"
 	timed tensorctl-load-fuse "$SZ" env TENSORCTL_COPY=fuse "$CTL" load -q "$ST" "$M/st" | tee -a "$LOG"
 	rm -rf "$M/st"
+	timed tensorctl-load-fuse-writes "$SZ" env TENSORCTL_COPY=fuse TFS_LOAD_FILL=0 "$CTL" load -q "$ST" "$M/st" | tee -a "$LOG"
+	rm -rf "$M/st"
+	timed tensorctl-load-fuse-j16 "$SZ" env TENSORCTL_COPY=fuse "$CTL" load -q -j 16 "$ST" "$M/st" | tee -a "$LOG"
+	rm -rf "$M/st"
 	timed host-backend-tensorctl-load "$SZ" "$CTL" load -q "$ST" "$H/st" | tee -a "$LOG"
 	rm -rf "$H/st"
 	timed host-backend-tensorctl-load-fuse "$SZ" env TENSORCTL_COPY=fuse "$CTL" load -q "$ST" "$H/st" | tee -a "$LOG"
 	rm -rf "$H/st"
 done
+# A large raw file (BIG_GB=N GiB, 0: none; page cache and GPU memory must hold it), through
+# the files and mapped, alternating: where the mapping's start-up stops mattering.
+if [ "${BIG_GB:-0}" -gt 0 ]; then
+	BIG=$T/big.bin BSZ=$((BIG_GB << 30))
+	for _ in $(seq "$BIG_GB"); do head -c $((1 << 30)) "$RAW"; done > "$BIG"
+	cat "$BIG" > /dev/null
+	for p in $(seq "$PASSES"); do
+		timed "tensorctl-load-raw-${BIG_GB}G" "$BSZ" env TENSORCTL_COPY=fuse "$CTL" load -q --format raw "$BIG" "$M/big" | tee -a "$LOG"
+		rm -rf "$M/big"
+		timed "tensorctl-load-raw-${BIG_GB}G-direct" "$BSZ" env TENSORCTL_COPY=direct "$CTL" load -q --format raw "$BIG" "$M/big" | tee -a "$LOG"
+		rm -rf "$M/big"
+	done
+	rm -f "$BIG"
+fi
 "$LB" alloc "$ST" "$M/alloc" | tee -a "$LOG"
 [ "${SWEEP:-1}" = 0 ] || "$LB" sweep "$ST" "$M/sw" | tee -a "$LOG"
 echo

@@ -47,12 +47,6 @@ static int via_file(int dflt)
 	return dflt;
 }
 
-/* Loads of files up to this size go through the FUSE files unless TENSORCTL_COPY says
- * otherwise: a new process mapping GPU tensors first spends ~0.2 s creating its CUDA
- * context and pinning buffers, then copies at ~40 GB/s; through the files (spliced, the
- * daemon's copy) it starts at once and runs at ~17 GB/s (H200, tests/bench/load_bench.sh),
- * so the mapping wins only past ~6 GB. */
-#define LOAD_VIA_FILE_BELOW ((uint64_t)4 << 30)
 
 /* The bar starts at the first report, when the library knows the total. */
 struct bar {
@@ -135,8 +129,11 @@ int cmd_load(int argc, char **argv)
 		return err(-EEXIST, "%s: %s", dst, strerror(EEXIST));
 	b.label = dst;
 	b.quiet = quiet;
-	/* tfs_load opens and checks the file itself; a stat failing here is its to report */
-	o.via_file = via_file(stat(file, &st) != 0 || (uint64_t)st.st_size < LOAD_VIA_FILE_BELOW);
+	/* Through the files, which the daemon fills from the file itself (fill_ioctl.h): it
+	 * starts at once and ran at 30-35 GB/s on the H200 for 2 and 16 GiB, where a new
+	 * process mapping GPU tensors first spends ~0.2 s on its CUDA context and pinned
+	 * buffers and reached 26 GB/s for 16 GiB (tests/bench/RESULTS-gpu.md). */
+	o.via_file = via_file(1);
 	o.progress = on_progress;
 	o.progress_arg = &b;
 	o.cancel = (const volatile int *)&ctl_interrupted;
