@@ -339,6 +339,48 @@ out:
 	free(buf);
 }
 
+/* copy_in_fd: a file's bytes at odd offsets and lengths, across the staging ring's pieces,
+ * land where copy_out finds them; a file that ends first and a range outside the tensor
+ * are refused. */
+static void test_copy_in_fd(struct tfs_backend *be)
+{
+	const uint64_t N = 40 * MiB + 5, F = 48 * MiB + 3;
+	static const struct { uint64_t off, foff, len; } cases[] = {
+		{ 0, 0, 1 }, { 3, 1, 4095 }, { 12345, 777, 9 * MiB + 17 }, { 11 * MiB, 5, 29 * MiB + 5 },
+		{ 40 * MiB + 4, 48 * MiB + 2, 1 }, { 7, 2 * MiB - 1, 2 * MiB + 2 },
+	};
+	char path[] = "/tmp/tfs-copy-in-fd.XXXXXX";
+	uint8_t *file = malloc(F), *mirror = calloc(1, N), *buf = malloc(N);
+	struct tfs_alloc *a = talloc(be, N, 1000, 1000, 0600);
+	int fd = mkstemp(path), rc = 0;
+	size_t i;
+
+	if (!check(a && file && mirror && buf && fd >= 0, "alloc of 40 MiB and a 48 MiB file"))
+		goto out;
+	unlink(path);
+	rng_state = 9;
+	fill_random(file, F);
+	if (!check(pwrite(fd, file, F, 0) == (ssize_t)F, "the file written"))
+		goto out;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]) && rc == 0; i++) {
+		memcpy(mirror + cases[i].off, file + cases[i].foff, cases[i].len);
+		rc = B->copy_in_fd(be, a, cases[i].off, fd, cases[i].foff, cases[i].len);
+	}
+	check(rc == 0, "copy_in_fd at %zu odd offsets/lengths (up to 29 MiB)", i);
+	rc = B->copy_out(be, a, 0, buf, N);
+	check(rc == 0 && !memcmp(buf, mirror, N), "copy_out of all 40 MiB + 5 matches the file's bytes");
+	check(B->copy_in_fd(be, a, 0, fd, F - 10, 11) == -ENODATA, "a file that ends first: ENODATA");
+	check(B->copy_in_fd(be, a, N - 1, fd, 0, 2) == -EINVAL, "a range outside the tensor: EINVAL");
+	check(B->copy_in_fd(be, a, 0, -1, 0, 5) == -EBADF, "a bad fd: EBADF");
+out:
+	if (fd >= 0)
+		close(fd);
+	B->free(be, a);
+	free(file);
+	free(mirror);
+	free(buf);
+}
+
 static void test_small(struct tfs_backend *be)
 {
 	static const uint64_t sizes[6] = { 1000, 4096, 777, 100000, 65537, 3 };
@@ -803,6 +845,7 @@ int main(int argc, char **argv)
 
 	test_zero(be);
 	test_roundtrip_ipc(be);
+	test_copy_in_fd(be);
 	test_small(be);
 	test_isolation(be);
 	test_resize(be);

@@ -18,7 +18,7 @@ LIBS="-L$CUDA_HOME/lib64 -Wl,-rpath,$CUDA_HOME/lib64 -lcudart -pthread"
 
 mkdir -p "$O"
 set -x
-$CC $CFLAGS -o "$O/backend_cuda_test" tests/gpu/backend_cuda_test.c fs/cuda/*.c fs/keeper_client.c lib/strutil.c \
+$CC $CFLAGS -o "$O/backend_cuda_test" tests/gpu/backend_cuda_test.c fs/cuda/*.c fs/keeper_client.c lib/strutil.c lib/fileio.c \
 	fs/pool.c $LIBS
 if [ -x "$NVCC" ] || command -v "$NVCC" >/dev/null 2>&1; then
 	# Default architecture plus its PTX, which the driver compiles for newer GPUs.
