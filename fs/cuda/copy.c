@@ -108,29 +108,35 @@ static int copy_pinned(struct cdev *d, void *dst, const void *src, size_t len,
 			 "copy from device");
 }
 
-int tfs_cuda_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
-		     const void *src, size_t len)
+/* The device address of off in a, its device made current: 0 or -errno. */
+static int device_range(struct tfs_alloc *a, uint64_t off, size_t len, uint64_t *addr)
 {
-	const uint8_t *from = src;
-	struct cdev *d;
-	struct slot *s;
-	uint64_t dst, piece, done;
-	cudaError_t e = cudaSuccess;
-	size_t i;
-	int rc;
+	int rc = check_range(a, off, len);
 
-	rc = check_range(a, off, len);
-	if (rc < 0 || !len)
+	if (rc < 0 || (rc = tfs_cuda_dev_current(a->dev)) < 0)
 		return rc;
-	d = a->dev;
-	rc = tfs_cuda_dev_current(d);
-	if (rc < 0)
-		return rc;
-	dst = tfs_pool_chunk_addr(a->chunk) + off;
-	if (in_io_region(be, src, len))
-		return copy_pinned(d, (void *)(uintptr_t)dst, src, len, cudaMemcpyHostToDevice);
-	piece = piece_size(len);
-	s = tfs_cuda_slot_get(d);
+	*addr = tfs_pool_chunk_addr(a->chunk) + off;
+	return 0;
+}
+
+/* Where a copy to the device takes its bytes: memory, or a file (mem NULL). */
+struct source {
+	const uint8_t *mem;
+	int fd;
+	uint64_t foff;
+};
+
+/* len bytes of src into the device at dst, in pieces through a slot's ring: the CPU's
+ * copy (or the file's read) of one piece overlaps the DMA of the pieces before it. */
+static int ring_in(struct cdev *d, uint64_t dst, const struct source *src, size_t len,
+		   uint64_t piece)
+{
+	struct slot *s = tfs_cuda_slot_get(d);
+	cudaError_t e = cudaSuccess;
+	uint64_t done;
+	size_t i;
+	int rc = 0, rc2;
+
 	for (i = 0, done = 0; done < len; i++) {
 		uint8_t *buf = s->buf + (i % RING) * PIECE_MAX;
 		uint64_t n = len - done < piece ? len - done : piece;
@@ -141,7 +147,10 @@ int tfs_cuda_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 			if (e != cudaSuccess)
 				break;
 		}
-		memcpy(buf, from + done, n);
+		if (src->mem)
+			memcpy(buf, src->mem + done, n);
+		else if ((rc = tfs_pread_full(src->fd, buf, n, src->foff + done)))
+			break;
 		e = cudaMemcpyAsync((void *)(uintptr_t)(dst + done), buf, n,
 				    cudaMemcpyHostToDevice, s->stream);
 		/* An event only where piece i + RING will wait for it: each CUDA call costs
@@ -152,56 +161,40 @@ int tfs_cuda_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 			break;
 		done += n;
 	}
-	/* Once this returns the bytes are in device memory, for any process that maps the
-	 * handle. */
-	return slot_done(d, s, e, "copy to device");
+	/* Drained also after a failed read, since a DMA may still read the ring. Once this
+	 * returns the bytes are in device memory, for any process that maps the handle. */
+	rc2 = slot_done(d, s, e, "copy to device");
+	return rc ? rc : rc2;
 }
 
-/* As copy_in's ring, with each piece read from the file into its pinned sub-buffer: the
- * read of one piece overlaps the DMA of the pieces before it. */
+int tfs_cuda_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
+		     const void *src, size_t len)
+{
+	struct source from = { .mem = src };
+	uint64_t dst;
+	int rc;
+
+	if ((rc = device_range(a, off, len, &dst)) || !len)
+		return rc;
+	if (in_io_region(be, src, len))
+		return copy_pinned(a->dev, (void *)(uintptr_t)dst, src, len,
+				   cudaMemcpyHostToDevice);
+	return ring_in(a->dev, dst, &from, len, piece_size(len));
+}
+
+/* Each piece read from the file into the ring, PIECE_MAX at a time (no CPU copy to keep
+ * short, as for copy_in: the file's read is the only one). */
 int tfs_cuda_copy_in_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, int fd,
 			uint64_t foff, size_t len)
 {
-	struct cdev *d;
-	struct slot *s;
-	uint64_t dst, done;
-	cudaError_t e = cudaSuccess;
-	size_t i;
-	int rc, rc2;
+	struct source from = { .fd = fd, .foff = foff };
+	uint64_t dst;
+	int rc;
 
 	(void)be;
-	rc = check_range(a, off, len);
-	if (rc < 0 || !len)
+	if ((rc = device_range(a, off, len, &dst)) || !len)
 		return rc;
-	d = a->dev;
-	rc = tfs_cuda_dev_current(d);
-	if (rc < 0)
-		return rc;
-	dst = tfs_pool_chunk_addr(a->chunk) + off;
-	s = tfs_cuda_slot_get(d);
-	for (i = 0, done = 0; done < len; i++) {
-		uint8_t *buf = s->buf + (i % RING) * PIECE_MAX;
-		uint64_t n = len - done < PIECE_MAX ? len - done : PIECE_MAX;
-
-		if (i >= RING) {
-			e = cudaEventSynchronize(s->ev[i % RING]);
-			if (e != cudaSuccess)
-				break;
-		}
-		rc = tfs_pread_full(fd, buf, n, foff + done);
-		if (rc)
-			break;
-		e = cudaMemcpyAsync((void *)(uintptr_t)(dst + done), buf, n,
-				    cudaMemcpyHostToDevice, s->stream);
-		if (e == cudaSuccess && len - done - n > (RING - 1) * PIECE_MAX)
-			e = cudaEventRecord(s->ev[i % RING], s->stream);
-		if (e != cudaSuccess)
-			break;
-		done += n;
-	}
-	/* drained also after a failed read: the slot's buffers may still be in a DMA */
-	rc2 = slot_done(d, s, e, "copy to device");
-	return rc ? rc : rc2;
+	return ring_in(a->dev, dst, &from, len, PIECE_MAX);
 }
 
 int tfs_cuda_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
@@ -216,14 +209,9 @@ int tfs_cuda_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 	int rc;
 
 	(void)be;
-	rc = check_range(a, off, len);
-	if (rc < 0 || !len)
+	if ((rc = device_range(a, off, len, &src)) || !len)
 		return rc;
 	d = a->dev;
-	rc = tfs_cuda_dev_current(d);
-	if (rc < 0)
-		return rc;
-	src = tfs_pool_chunk_addr(a->chunk) + off;
 	piece = piece_size(len);
 	s = tfs_cuda_slot_get(d);
 	/* Keep up to RING pieces in flight; copy each out of its sub-buffer as it lands. */
