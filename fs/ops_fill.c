@@ -2,28 +2,35 @@
  * through the mount reads the file once, into memory the device copies from, instead of
  * carrying every byte through a FUSE write request and the daemon's staging copy.
  *
- * The daemon may run as root: it opens the caller's file as the caller, through
- * /proc/<pid>/fd/<fd> (the file the caller holds, in whatever namespace or chroot it
- * lives), with the caller's file-system user, group and supplementary groups on this
- * thread only (raw system calls: glibc's wrappers change every thread). An fd opened with
- * O_PATH or for writing alone thus gives no read access the caller did not have. */
+ * The daemon may run as root with every capability: it never opens the caller's file
+ * again, which would check the daemon's rights and give the file the daemon's
+ * credentials. It takes the caller's own open file (pidfd_getfd) and reads only from one
+ * opened for reading, so it reads what the caller could read from its descriptor, and
+ * nothing more. It reads only files of local file systems (mountinfo.h), found without a
+ * call that reaches the file system: a FUSE server, this daemon included, or a network
+ * server could leave the reading thread waiting for good. */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fill_ioctl.h"
-#include "fileio.h"
 #include "log.h"
+#include "mountinfo.h"
 #include "ops.h"
 #include "stats.h"
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL         /* linux/pidfd.h, Linux 6.9 */
+#endif
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x00001000U
+#endif
 
 /* The most fills served at once: each holds a request thread (and, on cuda, a staging slot)
  * while it reads, so the rest stay free for everything else. */
@@ -34,86 +41,117 @@ static int fills_max(void)
 	return tfs_d.o.threads > 2 ? tfs_d.o.threads / 2 : 1;
 }
 
-/* The thread's file-system identity becomes the caller's, or back to the daemon's. Only
- * the calling thread changes. 0 or -errno. */
-static int become(uid_t uid, gid_t gid, const gid_t *groups, int ngroups)
+/* The thread group of thread tid, from /proc: pidfd_open before Linux 6.9 takes only a
+ * group's leader. */
+static pid_t tgid_of(pid_t tid)
 {
-	if (syscall(SYS_setgroups, (size_t)ngroups, groups))
-		return -errno;
-	syscall(SYS_setfsgid, gid);
-	syscall(SYS_setfsuid, uid);
-	/* setfsuid/setfsgid report no failure: ask what they are now */
-	if ((uid_t)syscall(SYS_setfsuid, (uid_t)-1) != uid ||
-	    (gid_t)syscall(SYS_setfsgid, (gid_t)-1) != gid)
-		return -EPERM;
-	return 0;
+	char path[64], buf[512];
+	const char *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strstr(buf, "\nTgid:");
+	return p ? (pid_t)strtol(p + 6, NULL, 10) : -1;
 }
 
-/* The caller's fd, opened for reading as the caller. A fd or -errno. */
-static int open_as_caller(fuse_req_t req, int fd)
+/* The caller's open file of descriptor fd, shared with it (pidfd_getfd: the daemon must be
+ * allowed to ptrace the caller, as root, or as the same user where Yama allows). The
+ * caller is the thread of the request, which waits in it. A fd or -errno. */
+static int callers_file(fuse_req_t req, int fd)
 {
 	const struct fuse_ctx *c = fuse_req_ctx(req);
-	gid_t *mine = NULL, *theirs = NULL;
-	int nmine, ntheirs, rc, e;
-	char path[64];
+	int pidfd, f, rc;
 
 	if (c->pid <= 0)           /* not in the daemon's pid namespace */
 		return -EACCES;
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)c->pid, fd);
-	if (geteuid() != 0) {
-		/* Not root: the daemon can read only as itself, so only for itself. */
-		if (c->uid != geteuid())
-			return -EACCES;
-		rc = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		return rc >= 0 ? rc : -errno;
-	}
-	if (c->uid == 0 && c->gid == 0) {
-		rc = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		return rc >= 0 ? rc : -errno;
-	}
-	nmine = getgroups(0, NULL);
-	ntheirs = fuse_req_getgroups(req, 0, NULL);
-	/* The caller's groups unknown: none (less than it has, never more). */
-	if (ntheirs < 0)
-		ntheirs = 0;
-	if (nmine < 0 || !(mine = calloc((size_t)nmine + 1, sizeof(*mine))) ||
-	    !(theirs = calloc((size_t)ntheirs + 1, sizeof(*theirs)))) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	if ((nmine = getgroups(nmine, mine)) < 0) {
-		rc = -errno;
-		goto out;
-	}
-	if (ntheirs) {
-		int n = fuse_req_getgroups(req, ntheirs, theirs);
+	pidfd = (int)syscall(SYS_pidfd_open, c->pid, PIDFD_THREAD);
+	if (pidfd < 0 && errno == EINVAL) {
+		pid_t g = tgid_of(c->pid);
 
-		ntheirs = n < 0 ? 0 : n < ntheirs ? n : ntheirs;
+		pidfd = g > 0 ? (int)syscall(SYS_pidfd_open, g, 0) : -1;
 	}
-	if ((rc = become(c->uid, c->gid, theirs, ntheirs)) == 0) {
-		rc = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		if (rc < 0)
-			rc = -errno;
+	if (pidfd < 0)
+		return errno == ENOSYS ? -ENOTTY : -EACCES;
+	f = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	rc = f >= 0 ? f : errno == EBADF ? -EBADF : errno == ENOSYS ? -ENOTTY : -EACCES;
+	close(pidfd);
+	return rc;
+}
+
+/* 0 when src is a regular file of a local file system, open for reading, with the device
+ * and inode the request names; *size its size. Asks nothing of the file system: statx
+ * from what the kernel has (AT_STATX_DONT_SYNC), the type from mountinfo. */
+static int check_source(int src, const struct tfs_fill_req *q, uint64_t *size)
+{
+	struct statx sx;
+	char *text = NULL, type[64];
+	size_t cap = 0, len = 0;
+	int fd, fl, rc;
+
+	fl = fcntl(src, F_GETFL);
+	if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY)
+		return -EBADF;
+	if (statx(src, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
+		  STATX_TYPE | STATX_INO | STATX_SIZE | STATX_MNT_ID, &sx))
+		return -errno;
+	if ((uint64_t)makedev(sx.stx_dev_major, sx.stx_dev_minor) != q->dev || sx.stx_ino != q->ino)
+		return -ESTALE;
+	if (!S_ISREG(sx.stx_mode))
+		return -EINVAL;
+	if (!(sx.stx_mask & STATX_MNT_ID))
+		return -EXDEV;
+	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -EXDEV;
+	for (;;) {
+		ssize_t n;
+
+		if (cap - len < 4096) {
+			char *t = cap < (16u << 20) ? realloc(text, cap + 65536) : NULL;
+
+			if (!t) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			text = t;
+			cap += 65536;
+		}
+		n = read(fd, text + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -EXDEV;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
 	}
-	/* Back to the daemon's own; a thread left as someone else must not serve again. */
-	e = become(geteuid(), getegid(), mine, nmine);
-	if (e) {
-		tfs_log(LOG_CRIT, "cannot take back the daemon's identity after a fill: %s",
-			strerror(-e));
-		abort();
-	}
+	text[len] = '\0';
+	/* a mount of another namespace is not listed: refused as unknown */
+	rc = tfs_mountinfo_fstype(text, sx.stx_mnt_id, type, sizeof(type)) == 0 &&
+	     tfs_fstype_local(type) ? 0 : -EXDEV;
+	*size = sx.stx_size;
 out:
-	free(theirs);
-	free(mine);
+	free(text);
+	close(fd);
 	return rc;
 }
 
 static int fill(fuse_req_t req, fuse_ino_t ino, struct tfs_file *f, const struct tfs_fill_req *q)
 {
 	struct tfsd_tensor *t = f->t;
-	struct stat st;
-	struct statfs sfs;
-	int src, rc, killed;
+	uint64_t size = 0;
+	int src, rc, killed = 0, ran = 0;
 
 	if (!t)
 		return -EREMOTE;
@@ -130,53 +168,46 @@ static int fill(fuse_req_t req, fuse_ino_t ino, struct tfs_file *f, const struct
 		rc = -EBUSY;
 		goto out_count;
 	}
-	src = open_as_caller(req, q->fd);
+	src = callers_file(req, q->fd);
 	if (src < 0) {
 		rc = src;
 		goto out_count;
 	}
-	if (fstat(src, &st) || fstatfs(src, &sfs)) {
-		rc = -errno;
+	if ((rc = check_source(src, q, &size)))
 		goto out_src;
-	}
-	/* The file the caller named, not one that took its number since. */
-	if ((uint64_t)st.st_dev != q->dev || (uint64_t)st.st_ino != q->ino) {
-		rc = -ESTALE;
-		goto out_src;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		rc = -EINVAL;
-		goto out_src;
-	}
 	/* Refused before a byte moves; a file cut shorter during the read still ends it
 	 * with ENODATA, part written. */
-	if ((uint64_t)st.st_size < q->src_off + q->len) {
+	if (size < q->src_off + q->len) {
 		rc = -ENODATA;
 		goto out_src;
 	}
-	/* A FUSE file system may wait on its server: on this one, for the very threads that
-	 * would serve it. */
-	if (sfs.f_type == FUSE_SUPER_MAGIC) {
-		rc = -EXDEV;
+	if (!tfs_d.be_ops->copy_in_fd) {
+		rc = -ENOTTY;
 		goto out_src;
 	}
+	pthread_rwlock_rdlock(&t->io);
+	rc = q->dst_off + q->len > t->meta.bytes ? -EINVAL : 0;
+	pthread_rwlock_unlock(&t->io);
+	if (rc)
+		goto out_src;
 	killed = tfs_ops_write_suid(req, t);
 	pthread_rwlock_rdlock(&t->io);
+	/* the size may have changed while unlocked */
 	if (q->dst_off + q->len > t->meta.bytes) {
 		rc = -EINVAL;
-	} else if (tfs_d.be_ops->copy_in_fd) {
+	} else {
 		tfs_stats_write_begin();
 		rc = tfs_d.be_ops->copy_in_fd(tfs_d.be, t->alloc, q->dst_off, src, q->src_off,
 					      (size_t)q->len);
 		tfs_stats_write_end();
-	} else {
-		rc = -ENOTTY;
+		ran = 1;
 	}
 	pthread_rwlock_unlock(&t->io);
-	if (rc == 0) {
+	if (rc == 0)
 		tfs_stats_io(TFS_ST_FILLS, q->len);
+	/* a failed copy may have written part of the range */
+	if (ran || killed)
 		tfs_ops_written(ino, t, killed);
-	}
 out_src:
 	close(src);
 out_count:

@@ -7,15 +7,17 @@
  * The ABI between the two, shared by both sides of this repository:
  *  - Issued on a tensor's file opened for writing. The kernel passes a restricted ioctl
  *    (the size below, encoded in the number) to the FUSE server as it is.
- *  - The daemon opens the caller's fd through /proc/<caller>/fd/<fd> with the caller's
- *    file-system user, group and groups, so it reads only what the caller may read, and
- *    checks that what it opened is the file the caller named (dev and ino as the caller's
- *    fstat saw them): ESTALE otherwise.
+ *  - The daemon takes the caller's own open file (pidfd_getfd), never opening the file
+ *    again, and reads only from one open for reading (EBADF for O_PATH or write-only), so
+ *    it reads what the caller could read from its descriptor. It checks that it is the
+ *    file the caller named (dev and ino as the caller's fstat saw them): ESTALE otherwise.
+ *    Only regular files (EINVAL) of local file systems (EXDEV: FUSE, network, stacked, or
+ *    a mount the daemon cannot see; fs/mountinfo.h).
  *  - All of len is filled, or the call fails: 0 or -1 with errno. A failure may leave part
  *    of the range written. Callers fall back to write() on any failure: EBUSY (as many
- *    fills running as the daemon allows), EXDEV (the file is on a FUSE file system,
- *    which the daemon does not read from its request threads), EACCES, ESTALE, ENOTTY (an
- *    older daemon), ENODATA (the file ended before src_off + len).
+ *    fills running as the daemon allows), EXDEV, EBADF, EACCES (the daemon may not take the
+ *    caller's file), ESTALE, ENOTTY (an older daemon), ENODATA (the file ends before
+ *    src_off + len).
  *  - The range must lie inside the tensor (EINVAL otherwise: a fill never changes the
  *    size); len at most TFS_FILL_MAX. */
 #ifndef TFS_FILL_IOCTL_H

@@ -182,9 +182,9 @@ struct tfs_load_opts {
 	int device;                   /* GPU ordinal; -1 (default): the directory's default */
 	int threads;                  /* copy threads; 0 (default): min(8, CPUs) */
 	int via_file;                 /* 1 (default): through the tensors' files, the daemon
-				       * filling each piece from the file itself (it opens
-				       * this process's descriptor as this process's user),
-				       * else spliced into 1 MiB writes; no CUDA context here.
+				       * filling each piece from this process's own open
+				       * file (fill_ioctl.h), else spliced into 1 MiB
+				       * writes; no CUDA context here.
 				       * 0: mapped into this process (cuda: pinned buffers and
 				       * cudaMemcpyAsync after the context's start-up) */
 	/* Called from the calling thread about ten times a second, and once at the end. */

@@ -19,7 +19,7 @@ refused "more than TFS_FILL_MAX" EINVAL "$M/t" src.bin len=$((64 * 1048576 + 1))
 refused "an offset that overflows" EINVAL "$M/t" src.bin src_off=0xffffffffffffff00
 refused "flags set" EINVAL "$M/t" src.bin flags=1
 refused "a negative fd" EBADF "$M/t" src.bin fd=-5
-refused "an fd the caller does not have" ENOENT "$M/t" src.bin fd=999
+refused "an fd the caller does not have" EBADF "$M/t" src.bin fd=999
 refused "a FIFO, not a regular file" EINVAL "$M/t" fifo len=4096
 head -c 65536 /dev/urandom > "$M/other"
 refused "a file on a FUSE file system (this one)" EXDEV "$M/t" "$M/other"
