@@ -11,8 +11,6 @@
  * server could leave the reading thread waiting for good. */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -20,9 +18,9 @@
 #include <unistd.h>
 
 #include "fill_ioctl.h"
-#include "log.h"
 #include "mountinfo.h"
 #include "ops.h"
+#include "proc.h"
 #include "stats.h"
 
 #ifndef PIDFD_THREAD
@@ -41,28 +39,6 @@ static int fills_max(void)
 	return tfs_d.o.threads > 2 ? tfs_d.o.threads / 2 : 1;
 }
 
-/* The thread group of thread tid, from /proc: pidfd_open before Linux 6.9 takes only a
- * group's leader. */
-static pid_t tgid_of(pid_t tid)
-{
-	char path[64], buf[512];
-	const char *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strstr(buf, "\nTgid:");
-	return p ? (pid_t)strtol(p + 6, NULL, 10) : -1;
-}
-
 /* The caller's open file of descriptor fd, shared with it (pidfd_getfd: the daemon must be
  * allowed to ptrace the caller, as root, or as the same user where Yama allows). The
  * caller is the thread of the request, which waits in it. A fd or -errno. */
@@ -74,8 +50,9 @@ static int callers_file(fuse_req_t req, int fd)
 	if (c->pid <= 0)           /* not in the daemon's pid namespace */
 		return -EACCES;
 	pidfd = (int)syscall(SYS_pidfd_open, c->pid, PIDFD_THREAD);
+	/* before Linux 6.9 pidfd_open takes only a thread group's leader */
 	if (pidfd < 0 && errno == EINVAL) {
-		pid_t g = tgid_of(c->pid);
+		pid_t g = tfs_proc_tgid(c->pid);
 
 		pidfd = g > 0 ? (int)syscall(SYS_pidfd_open, g, 0) : -1;
 	}
@@ -93,9 +70,8 @@ static int callers_file(fuse_req_t req, int fd)
 static int check_source(int src, const struct tfs_fill_req *q, uint64_t *size)
 {
 	struct statx sx;
-	char *text = NULL, type[64];
-	size_t cap = 0, len = 0;
-	int fd, fl, rc;
+	char type[64];
+	int fl;
 
 	fl = fcntl(src, F_GETFL);
 	if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY)
@@ -109,42 +85,11 @@ static int check_source(int src, const struct tfs_fill_req *q, uint64_t *size)
 		return -EINVAL;
 	if (!(sx.stx_mask & STATX_MNT_ID))
 		return -EXDEV;
-	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -EXDEV;
-	for (;;) {
-		ssize_t n;
-
-		if (cap - len < 4096) {
-			char *t = cap < (16u << 20) ? realloc(text, cap + 65536) : NULL;
-
-			if (!t) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			text = t;
-			cap += 65536;
-		}
-		n = read(fd, text + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = -EXDEV;
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	text[len] = '\0';
 	/* a mount of another namespace is not listed: refused as unknown */
-	rc = tfs_mountinfo_fstype(text, sx.stx_mnt_id, type, sizeof(type)) == 0 &&
-	     tfs_fstype_local(type) ? 0 : -EXDEV;
+	if (tfs_proc_mount_fstype(sx.stx_mnt_id, type, sizeof(type)) || !tfs_fstype_local(type))
+		return -EXDEV;
 	*size = sx.stx_size;
-out:
-	free(text);
-	close(fd);
-	return rc;
+	return 0;
 }
 
 static int fill(fuse_req_t req, fuse_ino_t ino, struct tfs_file *f, const struct tfs_fill_req *q)

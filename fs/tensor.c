@@ -19,6 +19,7 @@
 #include "dtype.h"
 #include "log.h"
 #include "node.h"
+#include "proc.h"
 
 
 int64_t tfs_tensor_refcount(const struct tfsd_tensor *t)
@@ -520,27 +521,13 @@ void tfs_tensor_put_open(struct tfs_file *f)
 	tfs_tensor_drop_if_unused(t);
 }
 
-/* The process a thread belongs to: FUSE reports the calling thread. When the thread is
- * gone (or /proc says nothing), tid itself: then only that very thread counts as the
- * same process. */
+/* The process a thread belongs to. When the thread is gone (or /proc says nothing), tid
+ * itself: then only that very thread counts as the same process. */
 static pid_t tgid_of(pid_t tid)
 {
-	char path[64], buf[512];
-	ssize_t n;
-	char *p;
-	int fd;
+	pid_t g = tfs_proc_tgid(tid);
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return tid;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return tid;
-	buf[n] = '\0';
-	p = strstr(buf, "\nTgid:");
-	return p ? (pid_t)atoi(p + 6) : tid;
+	return g > 0 ? g : tid;
 }
 
 int tfs_tensor_busy(const struct tfsd_tensor *t, pid_t pid)
