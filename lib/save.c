@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -219,6 +220,34 @@ out:
 	return rc;
 }
 
+/* Whether the output is filled through a shared mapping rather than by pwrite. One file
+ * takes buffered writes one at a time (its inode lock), at 3-4 GB/s on the H200's ext4,
+ * where threads filling their own stretches of a mapping reach 11-12 (tests/bench/
+ * RESULTS-gpu.md). Only on local file systems whose page faults cannot wait on a server,
+ * and only once fallocate has given every block, so a write fault never meets ENOSPC
+ * (which would be SIGBUS). TFS_SAVE_MMAP=0 writes with pwrite everywhere. */
+static int map_output(int fd)
+{
+	static const long local[] = {
+		0xEF53,              /* ext2/3/4 */
+		0x58465342,          /* xfs */
+		(long)0x9123683E,    /* btrfs */
+		0x01021994,          /* tmpfs */
+		(long)0xF2F52010,    /* f2fs */
+	};
+	const char *env = getenv("TFS_SAVE_MMAP");
+	struct statfs sf;
+
+	if (env && !strcmp(env, "0"))
+		return 0;
+	if (fstatfs(fd, &sf))
+		return 0;
+	for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
+		if ((long)sf.f_type == local[i])
+			return 1;
+	return 0;
+}
+
 int tfs_save(const char *src, const char *file, const struct tfs_save_opts *opts)
 {
 	struct tfs_save_opts defaults;
@@ -313,10 +342,7 @@ int tfs_save(const char *src, const char *file, const struct tfs_save_opts *opts
 				tfs_strerror(errno ? errno : EIO));
 		goto out;
 	}
-	/* pwrite measured faster on ext4 (tests/bench/RESULTS-gpu.md); TFS_SAVE_MMAP=1 fills a
-	 * shared mapping instead, its blocks allocated first so a write fault never meets
-	 * ENOSPC (which would be SIGBUS); where fallocate is not supported, pwrite. */
-	if (total && getenv("TFS_SAVE_MMAP")) {
+	if (total && map_output(out)) {
 		if (!fallocate(out, 0, 0, (off_t)total)) {
 			fmap = mmap(NULL, (size_t)total, PROT_READ | PROT_WRITE, MAP_SHARED, out, 0);
 			if (fmap == MAP_FAILED)

@@ -3,6 +3,9 @@
 #                                  safetensors.torch.save_file
 #   load_bench.py load FILE N      N timed safetensors.torch.load_file(FILE, device="cuda")
 #                                  after one untimed (CUDA context, allocator warm)
+#   load_bench.py save FILE OUT N  FILE loaded onto the GPU once, then N timed
+#                                  safetensors.torch.save_file(tensors, OUT), each into a
+#                                  new file (the old one unlinked first, untimed)
 # Output as load_bench.c: "ROW SECONDS GB/s".
 import os, sys, time
 import torch
@@ -36,3 +39,14 @@ elif mode == "load":
         dt = time.perf_counter() - t0
         del d
         print("safetensors-load %.4f %.2f" % (dt, size / dt / 1e9), flush=True)
+elif mode == "save":
+    out, n, size = sys.argv[3], int(sys.argv[4]), os.path.getsize(f)
+    d = load_file(f, device="cuda"); torch.cuda.synchronize()
+    for _ in range(n):
+        if os.path.exists(out):
+            os.unlink(out)
+        t0 = time.perf_counter()
+        save_file(d, out, metadata={"format": "pt"})
+        dt = time.perf_counter() - t0
+        print("safetensors-save %.4f %.2f" % (dt, os.path.getsize(out) / dt / 1e9), flush=True)
+    os.unlink(out)

@@ -11,7 +11,8 @@
 #     lib/fill_ioctl.h) beside the same load by write() (TFS_LOAD_FILL=0), and with 16
 #     copy threads;
 #   - save (the directory back to a safetensors file in the page cache): `tensorctl save`
-#     and tfs_save in a warm process;
+#     and tfs_save in a warm process, through a shared mapping (the default) and by pwrite
+#     (TFS_SAVE_MMAP=0), beside safetensors.torch.save_file of the same tensors on the GPU;
 #   - what a cold process pays before its first load: the CUDA context, the pinned buffers;
 #   - once: creating and shaping the 53 tensors without copying (allocation + the daemon's
 #     zero-fill), and a sweep of copy threads x piece sizes.
@@ -20,7 +21,7 @@
 #   - the same load into a host-backend mount (POSIX shared memory), mapped and through
 #     the FUSE files;
 #   - the file system's own rate for one writer (dd of the file, 8 MiB blocks), and saves
-#     into /dev/shm (tmpfs), by pwrite and through a shared mapping (TFS_SAVE_MMAP=1).
+#     into /dev/shm (tmpfs), through a shared mapping and by pwrite.
 #   usage: tests/bench/load_bench.sh [BUILD]      (env: PASSES=3, SWEEP=0 skips the sweep,
 #   BIG_GB=N adds the load of an N GiB raw file through the files and mapped)
 set -u
@@ -66,10 +67,13 @@ for p in $(seq "$PASSES"); do
 	rm -f "$T/out.safetensors"
 	timed tensorctl-save "$SZ" "$CTL" save -q "$M/st" "$T/out.safetensors" | tee -a "$LOG"
 	cmp "$ST" "$T/out.safetensors" || echo "save differs from the source" | tee -a "$LOG"
+	rm -f "$T/out.safetensors"
+	timed tensorctl-save-pwrite "$SZ" env TFS_SAVE_MMAP=0 "$CTL" save -q "$M/st" "$T/out.safetensors" | tee -a "$LOG"
 	"$LB" save "$ST" "$M/lbs" "$T/out2.safetensors" 2 | tee -a "$LOG"
-	TFS_SAVE_MMAP=1 LB_TAG=-mmap "$LB" save "$ST" "$M/lbs" "$T/out2.safetensors" 2 | tee -a "$LOG"
+	TFS_SAVE_MMAP=0 LB_TAG=-pwrite "$LB" save "$ST" "$M/lbs" "$T/out2.safetensors" 2 | tee -a "$LOG"
+	python3 "$PY" save "$ST" "$T/out3.safetensors" 1 | tee -a "$LOG"
 	LB_TAG=-devshm "$LB" save "$ST" "$M/lbs" "$SHM" 2 | tee -a "$LOG"
-	TFS_SAVE_MMAP=1 LB_TAG=-devshm-mmap "$LB" save "$ST" "$M/lbs" "$SHM" 2 | tee -a "$LOG"
+	TFS_SAVE_MMAP=0 LB_TAG=-devshm-pwrite "$LB" save "$ST" "$M/lbs" "$SHM" 2 | tee -a "$LOG"
 	rm -f "$SHM" "$T/dd.bin"
 	timed dd-write-8M-to-tmp "$SZ" dd if="$ST" of="$T/dd.bin" bs=8M status=none | tee -a "$LOG"
 	rm -f "$T/dd.bin"
