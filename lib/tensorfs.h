@@ -210,7 +210,8 @@ struct tfs_save_opts {
 	enum tfs_format format;       /* AUTO: safetensors for a directory, else by file
 				       * name (.npy), else raw */
 	int threads;                  /* as tfs_load_opts */
-	int via_file;
+	int via_file;                 /* 0 (default): mapped into this process; 1: read
+				       * through the tensors' files (no CUDA context here) */
 	int replace;                  /* 1: replace an existing file (else -EEXIST) */
 	void (*progress)(void *arg, uint64_t done, uint64_t total);
 	void *progress_arg;
@@ -219,7 +220,10 @@ struct tfs_save_opts {
 void tfs_save_opts_init(struct tfs_save_opts *o);
 /* Writes the tensor (raw, npy) or the directory of tensors (safetensors, laid out as the
  * safetensors library does, so a load and a save give back the same bytes) at src to
- * file. Errors: -EEXIST, -EINVAL (a directory as raw/npy or a tensor as safetensors),
+ * file. On a local file system (ext4, xfs, btrfs, tmpfs, f2fs) the file's blocks are
+ * allocated first and the copy threads fill a shared mapping of it, each its own stretch
+ * (TFS_SAVE_MMAP=0 in the environment: pwrite), so the file is full-size before the first
+ * byte lands and a full disk fails the save at the start. Errors: -EEXIST, -EINVAL (a directory as raw/npy or a tensor as safetensors),
  * -ENOTSUP (a dtype with no .npy form: bf16, fp8), -EAGAIN (a tensor changed size while
  * saved), -EINTR, -EIO, the errnos of open(2), write(2) and getxattr(2). */
 int tfs_save(const char *src, const char *file, const struct tfs_save_opts *opts);

@@ -137,6 +137,8 @@ int main(int argc, char **argv)
 			return 1;
 		tfs_save_opts_init(&o);
 		o.replace = 1;
+		if (getenv("LB_THREADS"))
+			o.threads = atoi(getenv("LB_THREADS"));
 		for (int i = 0; i < n && !rc; i++) {
 			double t0, dt;
 

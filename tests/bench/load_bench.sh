@@ -11,8 +11,10 @@
 #     lib/fill_ioctl.h) beside the same load by write() (TFS_LOAD_FILL=0), and with 16
 #     copy threads;
 #   - save (the directory back to a safetensors file in the page cache): `tensorctl save`
-#     and tfs_save in a warm process, through a shared mapping (the default) and by pwrite
-#     (TFS_SAVE_MMAP=0), beside safetensors.torch.save_file of the same tensors on the GPU;
+#     (through the files, by default; -j 16; mapped, TENSORCTL_COPY=direct) and tfs_save
+#     mapped in a warm process, into a shared mapping of the file (the default) and by
+#     pwrite (TFS_SAVE_MMAP=0), beside safetensors.torch.save_file of the same tensors on
+#     the GPU;
 #   - what a cold process pays before its first load: the CUDA context, the pinned buffers;
 #   - once: creating and shaping the 53 tensors without copying (allocation + the daemon's
 #     zero-fill), and a sweep of copy threads x piece sizes.
@@ -67,6 +69,11 @@ for p in $(seq "$PASSES"); do
 	rm -f "$T/out.safetensors"
 	timed tensorctl-save "$SZ" "$CTL" save -q "$M/st" "$T/out.safetensors" | tee -a "$LOG"
 	cmp "$ST" "$T/out.safetensors" || echo "save differs from the source" | tee -a "$LOG"
+	rm -f "$T/out.safetensors"
+	timed tensorctl-save-j16 "$SZ" "$CTL" save -q -j 16 "$M/st" "$T/out.safetensors" | tee -a "$LOG"
+	rm -f "$T/out.safetensors"
+	timed tensorctl-save-direct "$SZ" env TENSORCTL_COPY=direct "$CTL" save -q "$M/st" "$T/out.safetensors" | tee -a "$LOG"
+	cmp "$ST" "$T/out.safetensors" || echo "save mapped differs from the source" | tee -a "$LOG"
 	rm -f "$T/out.safetensors"
 	timed tensorctl-save-pwrite "$SZ" env TFS_SAVE_MMAP=0 "$CTL" save -q "$M/st" "$T/out.safetensors" | tee -a "$LOG"
 	"$LB" save "$ST" "$M/lbs" "$T/out2.safetensors" 2 | tee -a "$LOG"

@@ -1,6 +1,7 @@
 # A save writes the same bytes whichever way it fills the file: through a shared mapping in
 # per-thread stretches (the default on local file systems), with more threads than
-# stretches, with 1 MiB pieces, or by pwrite (TFS_SAVE_MMAP=0); and into a file system
+# stretches, with 1 MiB pieces, or by pwrite (TFS_SAVE_MMAP=0), from the mapped tensors or
+# read through their files (straight into the output's pages); and into a file system
 # too small for it, it fails with ENOSPC, kills nothing and leaves no file.
 . "$(dirname "$0")/../lib.sh"
 ctl_mounts
@@ -16,6 +17,10 @@ head -c $((5 * 1048576 + 1)) /dev/urandom > big2.bin
 check "save, the default (a mapping, stretches of the file per thread)" "$CTL" save -q "$M/d" map.safetensors
 check "save by pwrite (TFS_SAVE_MMAP=0)" env TFS_SAVE_MMAP=0 "$CTL" save -q "$M/d" pw.safetensors
 check "mapping and pwrite write the same bytes" cmp map.safetensors pw.safetensors
+check "save through the tensors' files (TENSORCTL_COPY=fuse)" env TENSORCTL_COPY=fuse "$CTL" save -q "$M/d" fuse.safetensors
+check "through the files: the same bytes" cmp map.safetensors fuse.safetensors
+check "through the files by pwrite" env TENSORCTL_COPY=fuse TFS_SAVE_MMAP=0 "$CTL" save -q "$M/d" fusepw.safetensors
+check "through the files by pwrite: the same bytes" cmp map.safetensors fusepw.safetensors
 check "save with 3 threads and 1 MiB pieces" env TFS_LOAD_CHUNK_MB=1 "$CTL" save -q -j 3 "$M/d" j3.safetensors
 check "3 threads, 1 MiB pieces: the same bytes" cmp map.safetensors j3.safetensors
 check "save with 16 threads" "$CTL" save -q -j 16 "$M/d" j16.safetensors
