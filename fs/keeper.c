@@ -155,6 +155,23 @@ static int do_list(const struct tfs_keeper_req *req, struct tfs_keeper_rep *rep,
 	return 0;
 }
 
+static int do_copy(const struct tfs_keeper_req *req)
+{
+	struct kalloc *src = find(req->id, NULL), *dst = find(req->dst_id, NULL);
+	uint64_t len = req->size;
+
+	if (!k.conf->mem->copy)
+		return -ENOTSUP;
+	if (!src || !dst)
+		return -ENOENT;
+	if (req->src_off > src->size || len > src->size - req->src_off ||
+	    req->dst_off > dst->size || len > dst->size - req->dst_off)
+		return -EINVAL;
+	if (len == 0)
+		return 0;
+	return k.conf->mem->copy(dst->priv, req->dst_off, src->priv, req->src_off, len);
+}
+
 /* One request from the daemon. -1 when the socket is closed (the daemon is ending). */
 static int serve_one(void)
 {
@@ -181,6 +198,9 @@ static int serve_one(void)
 			break;
 		case TFS_KEEPER_LIST:
 			rep.rc = do_list(&req, &rep, &fd);
+			break;
+		case TFS_KEEPER_COPY:
+			rep.rc = do_copy(&req);
 			break;
 		case TFS_KEEPER_READY:
 			k.ready = 1;

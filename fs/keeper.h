@@ -34,6 +34,9 @@ enum tfs_keeper_op {
 				 * handle (+ fd); rc -ENOENT after the last */
 	TFS_KEEPER_READY,       /* the daemon serves: later deaths are crashes to restart */
 	TFS_KEEPER_BYE,         /* the daemon ends on purpose: do not restart it */
+	TFS_KEEPER_COPY,        /* size bytes of allocation id at src_off to allocation
+				 * dst_id at dst_off, finished when the reply comes -> rc
+				 * (-ENOTSUP: the memory cannot copy itself, e.g. host) */
 };
 
 struct tfs_keeper_req {
@@ -43,6 +46,7 @@ struct tfs_keeper_req {
 	uint64_t size;
 	uint32_t uid, gid, mode;
 	uint32_t pad;
+	uint64_t dst_id, src_off, dst_off;     /* COPY */
 };
 
 struct tfs_keeper_rep {
@@ -65,6 +69,12 @@ struct tfs_keeper_mem {
 	void (*free)(void *priv, uint64_t size, int device);
 	/* The descriptor to send again for a listed allocation, or -1. Owned by priv. */
 	int (*fd)(void *priv);
+	/* Copies len bytes from src at src_off to dst at dst_off (ranges checked by the
+	 * caller), returning once done: 0, -EIO. The owner of both allocations copies between
+	 * devices over peer access, where a process that imported them through IPC handles
+	 * gets a copy staged through host memory (tests/bench/RESULTS-gpu.md, issue 18).
+	 * May be NULL. */
+	int (*copy)(void *dst, uint64_t dst_off, void *src, uint64_t src_off, uint64_t len);
 };
 
 extern const struct tfs_keeper_mem tfs_keeper_mem_host;
@@ -114,6 +124,11 @@ pid_t tfs_keeper_pid(void);
 /* One request and its reply; *fd (may be NULL) receives a descriptor sent with it (the
  * caller owns it) or -1. -EPIPE when the keeper is gone, else the reply's rc. */
 int tfs_keeper_call(const struct tfs_keeper_req *req, struct tfs_keeper_rep *rep, int *fd);
+/* COPY (see enum tfs_keeper_op): 0, -ENOTSUP without a keeper or where its memory cannot
+ * copy itself, -ENOENT/-EINVAL for unknown ids or ranges, -EIO, -EPIPE. Holds the client's
+ * mutex until the copy is done, so other keeper calls wait for it. */
+int tfs_keeper_copy(uint64_t dst_id, uint64_t dst_off, uint64_t src_id, uint64_t src_off,
+		    uint64_t len);
 /* READY and BYE (see enum tfs_keeper_op); nothing without a keeper. */
 void tfs_keeper_tell(uint32_t op);
 

@@ -106,6 +106,18 @@ int tfs_keeper_call(const struct tfs_keeper_req *req, struct tfs_keeper_rep *rep
 	return rc;
 }
 
+int tfs_keeper_copy(uint64_t dst_id, uint64_t dst_off, uint64_t src_id, uint64_t src_off,
+		    uint64_t len)
+{
+	struct tfs_keeper_req req = { .op = TFS_KEEPER_COPY, .id = src_id, .size = len,
+				      .dst_id = dst_id, .src_off = src_off, .dst_off = dst_off };
+	struct tfs_keeper_rep rep;
+
+	if (!tfs_keeper_present())
+		return -ENOTSUP;
+	return tfs_keeper_call(&req, &rep, NULL);
+}
+
 void tfs_keeper_tell(uint32_t op)
 {
 	struct tfs_keeper_req req = { .op = op };

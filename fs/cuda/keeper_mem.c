@@ -65,9 +65,50 @@ static void cuda_mem_free(void *priv, uint64_t size, int device)
 	free(m);
 }
 
+/* Peer access between two devices, asked for once per pair: where the hardware has none,
+ * cudaMemcpyPeer goes through host memory by itself. */
+static void peer_enable(int a, int b)
+{
+	static unsigned char asked[64][64];
+	int can = 0;
+
+	if (a < 0 || b < 0 || a >= 64 || b >= 64 || asked[a][b])
+		return;
+	asked[a][b] = 1;
+	if (cudaDeviceCanAccessPeer(&can, a, b) == cudaSuccess && can &&
+	    cudaSetDevice(a) == cudaSuccess)
+		cudaDeviceEnablePeerAccess(b, 0);
+	(void)cudaGetLastError();     /* already enabled, or impossible */
+}
+
+static int cuda_mem_copy(void *dst, uint64_t dst_off, void *src, uint64_t src_off,
+			 uint64_t len)
+{
+	struct cmem *d = dst, *s = src;
+	cudaError_t e;
+
+	if (d->device != s->device) {
+		peer_enable(d->device, s->device);
+		peer_enable(s->device, d->device);
+	}
+	if ((e = cudaSetDevice(d->device)) == cudaSuccess)
+		e = cudaMemcpyPeer((char *)d->ptr + dst_off, d->device,
+				   (const char *)s->ptr + src_off, s->device, len);
+	if (e == cudaSuccess)
+		e = cudaDeviceSynchronize();
+	if (e != cudaSuccess) {
+		tfs_log(LOG_ERR, "keeper: cudaMemcpyPeer %d -> %d: %s", s->device, d->device,
+			cudaGetErrorString(e));
+		(void)cudaGetLastError();
+		return -EIO;
+	}
+	return 0;
+}
+
 const struct tfs_keeper_mem tfs_keeper_mem_cuda = {
 	.name = "cuda",
 	.alloc = cuda_mem_alloc,
 	.free = cuda_mem_free,
 	.fd = NULL,
+	.copy = cuda_mem_copy,
 };
