@@ -33,7 +33,8 @@ truncate -s 8000000 "$M/w"
 check "growth by truncate is zero on the device" bash -c "dump '$M/w' | cmp - <(head -c 2000 '$T/rand'; head -c 7998000 /dev/zero)"
 
 # --device and user.tensor.device
-check_err "user.tensor.device 1 on a one-GPU machine: EINVAL" "Invalid argument" setfattr -n user.tensor.device -v 1 "$M/z"
+ndev=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+check_err "user.tensor.device $ndev, one past the last GPU: EINVAL" "Invalid argument" setfattr -n user.tensor.device -v "$ndev" "$M/z"
 mkdir "$M/d"
 check "directory default device 0" setfattr -n user.tensor.device -v 0 "$M/d"
 check "--device and user.tensor.device" bash -c "echo x > '$M/d/f' && [ \"\$(getfattr --only-values -n user.tensor.device '$M/d/f')\" = 0 ]"

@@ -9,7 +9,11 @@ bad_mount() {
 	mkdir -p "$T/x"
 	timeout 30 "$TFS" -f --redis "$URL" "$@" "$T/x"
 }
-check_err "--devices 1: no device 1, mount fails" "no device 1" bad_mount --devices 1
+# one device past the last: the host backend has one, the cuda backend one per GPU
+nd=1
+[ -e /dev/nvidiactl ] && nd=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+[ "$nd" -ge 1 ] || nd=1
+check_err "--devices $nd: no device $nd, mount fails" "no device $nd" bad_mount --devices "$nd"
 check_err "--devices 0,0: not a list, mount fails" "is not a list of GPU ordinals" bad_mount --devices 0,0
 check_err "--devices= (empty): mount fails" "is not a list of GPU ordinals" bad_mount --devices=
 check_err "-o devices=x: mount fails" "is not a list of GPU ordinals" bad_mount -o devices=x

@@ -4,8 +4,10 @@
 ctl_mounts
 ctl_two
 df_lines() { "$CTL" df "$M" > df.out && grep -q TOTAL df.out && grep -Eq '^device 0 +[0-9.]+ [KMGT]iB +[0-9]+ +[0-9.]+ [KMGT]iB +2 +\(98 B of tensors\)' df.out; }
+# the tensors are on device 0; a machine with more GPUs lists the others empty, and the
+# totals are the sums over the devices
 df_json() {
-	"$CTL" df --json "$M" | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); v=d["devices"]; assert d["tensors"]==2 and len(v)==1 and {k:v[0][k] for k in ("device","tensors","bytes")}=={"device":0,"tensors":2,"bytes":98} and d["total"]>=d["used"]>0 and (v[0]["total"],v[0]["used"],v[0]["free"])==(d["total"],d["used"],d["free"]), d'
+	"$CTL" df --json "$M" | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); v=d["devices"]; assert d["tensors"]==2 and len(v)>=1 and {k:v[0][k] for k in ("device","tensors","bytes")}=={"device":0,"tensors":2,"bytes":98} and all(x["tensors"]==0 for x in v[1:]) and d["total"]>=d["used"]>0 and tuple(sum(x[k] for x in v) for k in ("total","used","free"))==(d["total"],d["used"],d["free"]), d'
 }
 stat_is_df() { "$CTL" stat "$M/a" | grep -q TOTAL; }
 check "df shows totals and a device line" df_lines
