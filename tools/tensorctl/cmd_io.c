@@ -36,17 +36,14 @@ static int parse_threads(const char *s, int *out)
 	return 0;
 }
 
-/* Whether bytes go through the FUSE files instead of the mapped memory: TENSORCTL_COPY=fuse
- * says yes, any other value but auto no; auto or nothing, dflt. */
-static int via_file(int dflt)
+/* Whether bytes go through the FUSE files instead of the mapped memory: yes unless
+ * TENSORCTL_COPY names another way than fuse or auto. */
+static int via_file(void)
 {
 	const char *env = getenv("TENSORCTL_COPY");
 
-	if (env && *env && strcmp(env, "auto"))
-		return !strcmp(env, "fuse");
-	return dflt;
+	return !env || !*env || !strcmp(env, "auto") || !strcmp(env, "fuse");
 }
-
 
 /* The bar starts at the first report, when the library knows the total. */
 struct bar {
@@ -133,7 +130,7 @@ int cmd_load(int argc, char **argv)
 	 * starts at once and ran at 30-35 GB/s on the H200 for 2 and 16 GiB, where a new
 	 * process mapping GPU tensors first spends ~0.2 s on its CUDA context and pinned
 	 * buffers and reached 26 GB/s for 16 GiB (tests/bench/RESULTS-gpu.md). */
-	o.via_file = via_file(1);
+	o.via_file = via_file();
 	o.progress = on_progress;
 	o.progress_arg = &b;
 	o.cancel = (const volatile int *)&ctl_interrupted;
@@ -174,7 +171,7 @@ int cmd_save(int argc, char **argv)
 	/* through the files: a new process then needs no CUDA context (0.13 s on the H200) nor
 	 * pinned buffers, and reads the daemon's DMA at 8 GB/s to 4.6 mapped
 	 * (tests/bench/RESULTS-gpu.md) */
-	o.via_file = via_file(1);
+	o.via_file = via_file();
 	o.progress = on_progress;
 	o.progress_arg = &b;
 	o.cancel = (const volatile int *)&ctl_interrupted;
