@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The FUSE request path against its ceiling (issue 19), in one run, alternating passes:
-# nullfs (tests/bench/nullfs.c: replies from a static buffer, writes discarded; and again
-# with NULLFS_SERIAL_WRITES=1, the kernel taking one write to a file at a time) and tensorfs
+# nullfs (tests/bench/nullfs.c: replies from a static buffer, writes discarded; again
+# with NULLFS_SERIAL_WRITES=1, the kernel taking one write to a file at a time; and with
+# NULLFS_MEM=1, the bytes held in memory, one copy per request as any in-memory file
+# system makes) and tensorfs
 # host and cuda mounts (cuda where a GPU is), each: 1 MiB pread/pwrite in 1 and 8 streams
 # (tfsbench io), `cat` and `dd bs=16M` of the whole file.
 #   tests/bench/fusepath.sh [BUILD [BASE_BUILD]]
@@ -47,6 +49,12 @@ NULLFS_SERIAL_WRITES=1 NULLFS_BYTES=$CAT_BYTES "$NULLFS" -f "$T/nulls" 2>"$T/nul
 NULLS_PID=$!
 for _ in $(seq 100); do mountpoint -q "$T/nulls" && break; sleep 0.05; done
 mountpoint -q "$T/nulls" || { echo "nullfs did not mount"; cat "$T/nulls.log"; exit 1; }
+names+=("nullfs, bytes in memory") files+=("$T/nullm/big") cats+=("$T/nullm/cat")
+mkdir -p "$T/nullm"
+NULLFS_MEM=1 NULLFS_BYTES=$CAT_BYTES "$NULLFS" -f "$T/nullm" 2>"$T/nullm.log" &
+NULLM_PID=$!
+for _ in $(seq 300); do mountpoint -q "$T/nullm" && break; sleep 0.05; done
+mountpoint -q "$T/nullm" || { echo "nullfs did not mount"; cat "$T/nullm.log"; exit 1; }
 
 backends=(host)
 [ -e /dev/nvidiactl ] && backends+=(cuda)
@@ -122,6 +130,7 @@ echo "all passes (filesystem index, measurement, GB/s):"
 sort -k1,1n -k2,2 "$RES" | awk '{a[$1" "$2] = a[$1" "$2] " " $3} END {for (x in a) print "  " x ":" a[x]}' | sort
 fusermount3 -u "$T/null"
 fusermount3 -u "$T/nulls"
-wait "$NULL_PID" "$NULLS_PID"
+fusermount3 -u "$T/nullm"
+wait "$NULL_PID" "$NULLS_PID" "$NULLM_PID"
 cd /
 finish

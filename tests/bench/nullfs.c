@@ -6,6 +6,10 @@
  * in the root is that one file. Opens answer as tensorfs's do (fs/reply_open.c), with
  * FOPEN_PARALLEL_DIRECT_WRITES, so writes from several streams reach it together;
  * NULLFS_SERIAL_WRITES=1 leaves the flag out (the kernel then takes one write at a time).
+ * NULLFS_MEM=1 keeps the file's bytes in memory of its own, touched at start: reads reply
+ * from it and writes copy into it at their offset, the one copy a file system that holds
+ * its bytes in memory (tmpfs, or tensorfs's host backend) cannot avoid, so that row is the
+ * ceiling of such a file system rather than of the transport alone.
  *
  *   nullfs MOUNTPOINT [-f] [-o opts]     (fusermount3 -u MOUNTPOINT ends it)
  */
@@ -26,6 +30,7 @@
  * reference counts, which tensorfs replying from each stream's own memory does not. */
 static pthread_key_t buf_key;
 static off_t big_bytes = (off_t)2 << 30;
+static char *mem;       /* NULLFS_MEM=1: the file's bytes */
 
 static void stat_of(fuse_ino_t ino, struct stat *st)
 {
@@ -116,13 +121,22 @@ static void null_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		size = 0;
 	else if ((off_t)size > big_bytes - off)
 		size = (size_t)(big_bytes - off);
-	fuse_reply_buf(req, buf, size < MAX_IO ? size : MAX_IO);
+	if (size > MAX_IO)
+		size = MAX_IO;
+	fuse_reply_buf(req, mem && size ? mem + off : buf, size);
 }
 
 static void null_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
-	(void)ino; (void)buf; (void)off; (void)fi;
+	(void)ino; (void)fi;
+	if (mem) {
+		if (off < 0 || off >= big_bytes || (off_t)size > big_bytes - off) {
+			fuse_reply_err(req, EFBIG);
+			return;
+		}
+		memcpy(mem + off, buf, size);
+	}
 	fuse_reply_write(req, size);
 }
 
@@ -147,6 +161,13 @@ int main(int argc, char **argv)
 
 	if (env)
 		big_bytes = strtoll(env, NULL, 0);
+	env = getenv("NULLFS_MEM");
+	if (env && !strcmp(env, "1")) {
+		mem = aligned_alloc(4096, (size_t)big_bytes);
+		if (!mem)
+			return 1;
+		memset(mem, 0x5a, (size_t)big_bytes);
+	}
 	if (pthread_key_create(&buf_key, free))
 		return 1;
 	if (fuse_parse_cmdline(&args, &o) || !o.mountpoint) {
