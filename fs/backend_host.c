@@ -27,10 +27,6 @@
 #include "log.h"
 #include "shm_sweep.h"
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23      /* Linux 5.14 */
-#endif
-
 
 /* An object the keeper held when this daemon started: a restart adopts it (host_adopt). */
 struct found {
@@ -363,14 +359,12 @@ static int host_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid
 	return 0;
 }
 
-/* Maps the pages of [p, p + len) before a copy writes them: one call instead of a page
- * fault per 4 KiB. The pages were reserved by fallocate, so this cannot run out of
- * memory; a kernel before 5.14 answers EINVAL and the copy faults them in. */
+/* Maps the pages a copy is about to write, in one call instead of a fault per 4 KiB page.
+ * fallocate reserved them, so this cannot run out of memory; where it fails anyway (a
+ * kernel before 5.14) the copy faults them in. */
 static void prefault(void *p, size_t len)
 {
-	uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
-
-	(void)madvise((void *)a, (size_t)((uintptr_t)p + len - a), MADV_POPULATE_WRITE);
+	(void)tfs_populate(p, len, MADV_POPULATE_WRITE);
 }
 
 static int host_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,

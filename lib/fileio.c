@@ -1,5 +1,7 @@
 /* Whole reads and writes at an offset (fileio.h). */
 #include <errno.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -38,4 +40,11 @@ int tfs_pwrite_full(int fd, const void *buf, size_t n, uint64_t off)
 		done += (size_t)k;
 	}
 	return 0;
+}
+
+int tfs_populate(void *p, size_t len, int advice)
+{
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
+
+	return madvise((void *)a, (size_t)((uintptr_t)p + len - a), advice) ? -errno : 0;
 }

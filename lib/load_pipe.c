@@ -36,11 +36,6 @@
 #include "fill_ioctl.h"
 #include "load_pipe.h"
 
-#ifndef MADV_POPULATE_WRITE            /* Linux 5.14 uapi, missing from older headers */
-#define MADV_POPULATE_READ 22
-#define MADV_POPULATE_WRITE 23
-#endif
-
 #define NBUF 2
 #define MAX_THREADS 64
 #define FILE_BLOCK (1u << 20)          /* through FUSE: the mount's max_read/max_write */
@@ -181,15 +176,6 @@ static void moved(struct run *r, size_t i, uint64_t len)
 	pthread_mutex_unlock(&r->mu);
 }
 
-/* Maps len bytes at p (MADV_POPULATE_READ/WRITE) in one call instead of one fault per
- * page: madvise's result (-1 with EINVAL on kernels before 5.14, which lack the advice). */
-static int populate(void *p, size_t len, int advice)
-{
-	uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
-
-	return madvise((void *)a, (size_t)((uintptr_t)p + len - a), advice);
-}
-
 /* A save's bytes into the file: copied into its mapping (several threads fill one file at
  * once; pwrite calls on one file take turns on its inode lock), else written.
  * MADV_POPULATE_WRITE maps the piece first and says so where touching it would raise
@@ -199,11 +185,13 @@ static int populate(void *p, size_t len, int advice)
 static int file_put(struct run *r, const void *buf, size_t len, uint64_t foff)
 {
 	char *dst;
+	int rc;
 
 	if (!r->p->fmap)
 		return tfs_pwrite_full(r->p->fd, buf, len, foff);
 	dst = r->p->fmap + foff;
-	if (populate(dst, len, MADV_POPULATE_WRITE) && errno != EINVAL)
+	rc = tfs_populate(dst, len, MADV_POPULATE_WRITE);
+	if (rc && rc != -EINVAL)
 		return tfs_pwrite_full(r->p->fd, buf, len, foff);
 	memcpy(dst, buf, len);
 	return 0;
@@ -376,7 +364,7 @@ static int copy_host(struct worker *w, char *mem, const struct piece *pc, uint64
 	struct run *r = w->r;
 	int rc;
 
-	populate(mem, pc->len, r->p->to_tensor ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
+	(void)tfs_populate(mem, pc->len, r->p->to_tensor ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
 	rc = r->p->to_tensor ? tfs_pread_full(r->p->fd, mem, pc->len, foff)
 			     : file_put(r, mem, pc->len, foff);
 	if (rc)

@@ -37,24 +37,22 @@ if [ -n "${URING:-}" ]; then
 fi
 start_redis || exit 1
 # Per filesystem: big, of IO_BYTES, for tfsbench; cat, of CAT_BYTES, for cat and dd.
-names=(nullfs) files=("$T/null/big") cats=("$T/null/cat")
-mkdir -p "$T/null"
-NULLFS_BYTES=$CAT_BYTES "$NULLFS" -f "$T/null" 2>"$T/null.log" &
-NULL_PID=$!
-for _ in $(seq 100); do mountpoint -q "$T/null" && break; sleep 0.05; done
-mountpoint -q "$T/null" || { echo "nullfs did not mount"; cat "$T/null.log"; exit 1; }
-names+=("nullfs, serial writes") files+=("$T/nulls/big") cats+=("$T/nulls/cat")
-mkdir -p "$T/nulls"
-NULLFS_SERIAL_WRITES=1 NULLFS_BYTES=$CAT_BYTES "$NULLFS" -f "$T/nulls" 2>"$T/nulls.log" &
-NULLS_PID=$!
-for _ in $(seq 100); do mountpoint -q "$T/nulls" && break; sleep 0.05; done
-mountpoint -q "$T/nulls" || { echo "nullfs did not mount"; cat "$T/nulls.log"; exit 1; }
-names+=("nullfs, bytes in memory") files+=("$T/nullm/big") cats+=("$T/nullm/cat")
-mkdir -p "$T/nullm"
-NULLFS_MEM=1 NULLFS_BYTES=$CAT_BYTES "$NULLFS" -f "$T/nullm" 2>"$T/nullm.log" &
-NULLM_PID=$!
-for _ in $(seq 300); do mountpoint -q "$T/nullm" && break; sleep 0.05; done
-mountpoint -q "$T/nullm" || { echo "nullfs did not mount"; cat "$T/nullm.log"; exit 1; }
+names=() files=() cats=() NULL_PIDS=() NULL_DIRS=()
+# mount_nullfs NAME DIR [VAR=VALUE...]: nullfs on $T/DIR, with those variables set
+mount_nullfs() {
+	local name=$1 d=$T/$2
+	shift 2
+	names+=("$name") files+=("$d/big") cats+=("$d/cat")
+	mkdir -p "$d"
+	env "$@" NULLFS_BYTES="$CAT_BYTES" "$NULLFS" -f "$d" 2>"$d.log" &
+	NULL_PIDS+=($!) NULL_DIRS+=("$d")
+	# NULLFS_MEM touches its 2 GiB before it mounts
+	for _ in $(seq 300); do mountpoint -q "$d" && return 0; sleep 0.05; done
+	echo "nullfs did not mount on $d"; cat "$d.log"; exit 1
+}
+mount_nullfs nullfs null
+mount_nullfs "nullfs, serial writes" nulls NULLFS_SERIAL_WRITES=1
+mount_nullfs "nullfs, bytes in memory" nullm NULLFS_MEM=1
 
 backends=(host)
 [ -e /dev/nvidiactl ] && backends+=(cuda)
@@ -128,9 +126,7 @@ done
 echo
 echo "all passes (filesystem index, measurement, GB/s):"
 sort -k1,1n -k2,2 "$RES" | awk '{a[$1" "$2] = a[$1" "$2] " " $3} END {for (x in a) print "  " x ":" a[x]}' | sort
-fusermount3 -u "$T/null"
-fusermount3 -u "$T/nulls"
-fusermount3 -u "$T/nullm"
-wait "$NULL_PID" "$NULLS_PID" "$NULLM_PID"
+for d in "${NULL_DIRS[@]}"; do fusermount3 -u "$d"; done
+wait "${NULL_PIDS[@]}"
 cd /
 finish

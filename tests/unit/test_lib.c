@@ -6,9 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "dtype.h"
+#include "fileio.h"
 #include "meta.h"
 #include "redisconn.h"
 #include "shape.h"
@@ -1291,6 +1294,40 @@ static void test_url(void)
 	      "url: 256-byte password -EINVAL");
 }
 
+/* Whole reads and writes, and the mapping of pages before a copy: what lies past the end
+ * of a mapped file (SIGBUS to touch) is an error to tfs_populate, in every page its range
+ * reaches, even from an unaligned start. */
+static void test_fileio(void)
+{
+	char path[] = "/tmp/tfs-test-fileio.XXXXXX", buf[8192];
+	long pg = sysconf(_SC_PAGESIZE);
+	int fd = mkstemp(path), rc;
+	char *m;
+
+	CHECK(fd >= 0, "fileio: temporary file");
+	if (fd < 0)
+		return;
+	unlink(path);
+	memset(buf, 'x', sizeof(buf));
+	CHECK(tfs_pwrite_full(fd, buf, (size_t)pg, 0) == 0, "fileio: pwrite of a page");
+	CHECK(tfs_pread_full(fd, buf, (size_t)pg, 0) == 0, "fileio: pread of that page");
+	CHECK(tfs_pread_full(fd, buf, (size_t)pg + 1, 0) == -ENODATA, "fileio: pread past the end -ENODATA");
+	m = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(m != MAP_FAILED, "fileio: mapping of two pages over a one-page file");
+	if (m != MAP_FAILED) {
+		rc = tfs_populate(m + 100, (size_t)pg - 200, MADV_POPULATE_WRITE);
+		CHECK(rc == 0 || rc == -EINVAL, "fileio: populate inside the file: 0 (or -EINVAL before 5.14)");
+		if (rc == 0) {
+			CHECK(tfs_populate(m + pg - 100, 200, MADV_POPULATE_WRITE) == -EFAULT,
+			      "fileio: populate reaching past the end, from an unaligned start: -EFAULT");
+			CHECK(tfs_populate(m + pg, (size_t)pg, MADV_POPULATE_READ) == -EFAULT,
+			      "fileio: populate (read) of the page past the end: -EFAULT");
+		}
+		munmap(m, (size_t)pg * 2);
+	}
+	close(fd);
+}
+
 int main(void)
 {
 	test_dtype();
@@ -1303,5 +1340,6 @@ int main(void)
 	test_cmd_build();
 	test_reply();
 	test_url();
+	test_fileio();
 	return failures ? 1 : 0;
 }
