@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,11 +230,11 @@ out:
 static int map_output(int fd)
 {
 	static const long local[] = {
-		0xEF53,              /* ext2/3/4 */
-		0x58465342,          /* xfs */
-		(long)0x9123683E,    /* btrfs */
-		0x01021994,          /* tmpfs */
-		(long)0xF2F52010,    /* f2fs */
+		EXT4_SUPER_MAGIC,          /* ext2/3/4 share it */
+		XFS_SUPER_MAGIC,
+		(long)BTRFS_SUPER_MAGIC,
+		TMPFS_MAGIC,
+		(long)F2FS_SUPER_MAGIC,
 	};
 	const char *env = getenv("TFS_SAVE_MMAP");
 	struct statfs sf;

@@ -223,8 +223,8 @@ void tfs_save_opts_init(struct tfs_save_opts *o);
  * file. On a local file system (ext4, xfs, btrfs, tmpfs, f2fs) the file's blocks are
  * allocated first and the copy threads fill a shared mapping of it, each its own stretch
  * (TFS_SAVE_MMAP=0 in the environment: pwrite), so the file is full-size before the first
- * byte lands and a full disk fails the save at the start. Errors: -EEXIST, -EINVAL (a directory as raw/npy or a tensor as safetensors),
- * -ENOTSUP (a dtype with no .npy form: bf16, fp8), -EAGAIN (a tensor changed size while
+ * byte lands and a full disk fails the save at the start. Errors: -EEXIST, -EINVAL (a
+ * directory as raw/npy or a tensor as safetensors), -ENOTSUP (a dtype with no .npy form: bf16, fp8), -EAGAIN (a tensor changed size while
  * saved), -EINTR, -EIO, the errnos of open(2), write(2) and getxattr(2). */
 int tfs_save(const char *src, const char *file, const struct tfs_save_opts *opts);
 
