@@ -59,6 +59,8 @@ int tfs_ipc_acquire(const struct tfs_meta *m, struct tfs_ipc_entry **out, void *
 		    int *writable);
 /* Drops one user; the last one unmaps / closes the handle. 0 or a negative errno. */
 int tfs_ipc_release(struct tfs_ipc_entry *e);
+/* 1 when the handle of m is mapped in this process now (a hint: it may change at once). */
+int tfs_ipc_mapped(const struct tfs_meta *m);
 /* Number of distinct handles now mapped (for tests). */
 int tfs_ipc_cache_size(void);
 
@@ -106,6 +108,20 @@ void tfs_fds_add(const struct stat *st, int fd, int acc);
 void tfs_fds_drop(ino_t ino, int fd);
 /* Opens served by a duplicate so far (for tests). */
 long tfs_fds_shared(void);
+
+/* ---- open(2) on a helper thread (open_ahead.c) ---- */
+/* Starts open(path, flags) on the process's helper thread (started at first use) and
+ * returns 1; the caller then must call tfs_ahead_wait, and keep path valid until it has.
+ * 0 when the helper is busy with another thread's open or cannot be started: nothing was
+ * started, and the caller opens the file itself. The caller holds the helper's slot lock
+ * from here to the wait and may take the other client locks in between (the helper
+ * takes none of them: no cycle). */
+int tfs_ahead_start(const char *path, int flags);
+/* Waits for the open started and returns its descriptor (the caller's to close) or
+ * -errno. */
+int tfs_ahead_wait(void);
+/* Opens done on the helper so far (for tests). */
+long tfs_ahead_count(void);
 
 /* ---- the tensor (client_open.c) ---- */
 struct tfs_tensor {

@@ -149,15 +149,15 @@ fail:
 }
 
 /* A tensor this process holds open already, unchanged, opened again without asking the
- * daemon (fd_share.c), *st filled; -1 when there is none to share. The stat and the
- * access check are answered by the kernel from the attributes it keeps, current as for
- * meta_cache.c. */
-static int dup_held(const char *path, int acc, struct stat *st)
+ * daemon (fd_share.c); -1 when there is none to share. st: stat(path), answered by the
+ * kernel from the attributes it keeps, current as for meta_cache.c; so is the access
+ * check. */
+static int dup_held(const char *path, int acc, const struct stat *st)
 {
 	static const int mode[] = { [O_RDONLY] = R_OK, [O_WRONLY] = W_OK, [O_RDWR] = R_OK | W_OK };
 	int fd;
 
-	if (!tfs_fds_any() || acc > O_RDWR || stat(path, st) || !S_ISREG(st->st_mode))
+	if (!tfs_fds_any())
 		return -1;
 	fd = tfs_fds_dup(st, acc);
 	/* Holding a descriptor is no licence to open anew: a chmod since counts. */
@@ -168,16 +168,56 @@ static int dup_held(const char *path, int acc, struct stat *st)
 	return fd;
 }
 
+/* A tensor this process has opened before but maps no more (the cold open of a consumer
+ * that closes what it is done with): its handle is opened (cudaIpcOpenMemHandle, 30-50
+ * µs) while the helper thread opens the file (the FUSE OPEN, 25-50 µs), instead of one
+ * after the other. *st: the attributes stat(path) gave, which the metadata this process
+ * remembers must match. The mapping made here is only taken ahead of need: the tensor is
+ * built the usual way from the descriptor the open returns and that descriptor's
+ * attributes (open_owned_fd, which finds the mapping in the handle cache), and the early
+ * reference is dropped after, so a tensor replaced between the stat and the open is
+ * never the one handed out, and its mapping goes. 1 when not tried (the caller opens as
+ * usual); else tfs_open's result. */
+static int open_overlapped(const char *path, int acc, const struct stat *st, tfs_tensor **out)
+{
+	struct tfs_ipc_entry *map = NULL;
+	struct tfs_meta m;
+	struct stat fst;
+	void *base;
+	int fd, rc, w;
+
+	if (path[0] != '/' || !tfs_mc_get(st, &m) || m.bytes == 0 ||
+	    tfs_ipc_mapped(&m) || !tfs_ahead_start(path, acc | O_CLOEXEC))
+		return 1;
+	/* A failure is reported by the usual mapping below, if the file is still this one. */
+	if (tfs_ipc_acquire(&m, &map, &base, &w))
+		map = NULL;
+	fd = tfs_ahead_wait();
+	if (fd < 0)
+		rc = tfs_seterr(fd, "%s: %s", path, tfs_strerror(-fd));
+	else
+		rc = open_owned_fd(fd, fstat(fd, &fst) == 0 ? &fst : NULL, out);
+	if (map)
+		tfs_ipc_release(map);
+	return rc;
+}
+
 int tfs_open(const char *path, int flags, tfs_tensor **out)
 {
-	int fd, acc = flags & O_ACCMODE;
+	int fd, rc, acc = flags & O_ACCMODE;
 	struct stat st;
 
 	if (!path || !out)
 		return tfs_seterr(-EINVAL, "tfs_open: NULL argument");
-	fd = dup_held(path, acc, &st);
-	if (fd >= 0)
-		return open_owned_fd(fd, &st, out);
+	/* The stat is answered from the kernel's cache (or is the LOOKUP the open would
+	 * have made); on any failure the open below reports what is wrong. */
+	if (acc <= O_RDWR && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		fd = dup_held(path, acc, &st);
+		if (fd >= 0)
+			return open_owned_fd(fd, &st, out);
+		if ((rc = open_overlapped(path, acc, &st, out)) != 1)
+			return rc;
+	}
 	fd = open(path, acc | O_CLOEXEC);
 	if (fd < 0)
 		return tfs_seterr(-errno, "%s: %s", path, tfs_strerror(errno));

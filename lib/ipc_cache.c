@@ -137,6 +137,18 @@ static int unmap(struct tfs_ipc_entry *e)
 	return err ? tfs_seterr(-EIO, "cudaIpcCloseMemHandle: %s", cu->GetErrorString(err)) : 0;
 }
 
+/* Under lock: the entry of m's handle, or NULL. */
+static struct tfs_ipc_entry *find(const struct tfs_meta *m, int cuda)
+{
+	struct tfs_ipc_entry *e;
+
+	for (e = entries; e; e = e->next)
+		if (e->cuda == cuda && (!cuda || e->device == m->device) &&
+		    !memcmp(e->handle, m->ipc_handle, TFS_IPC_HANDLE_SIZE))
+			break;
+	return e;
+}
+
 int tfs_ipc_acquire(const struct tfs_meta *m, struct tfs_ipc_entry **out, void **base,
 		    int *writable)
 {
@@ -151,10 +163,7 @@ int tfs_ipc_acquire(const struct tfs_meta *m, struct tfs_ipc_entry **out, void *
 	if (cuda == !memcmp(m->ipc_handle, TFS_HOST_MAGIC, 8))
 		return tfs_seterr(-EBADMSG, "the handle does not match backend \"%s\"", m->backend);
 	pthread_mutex_lock(&lock);
-	for (e = entries; e; e = e->next)
-		if (e->cuda == cuda && (!cuda || e->device == m->device) &&
-		    !memcmp(e->handle, m->ipc_handle, TFS_IPC_HANDLE_SIZE))
-			break;
+	e = find(m, cuda);
 	if (e) {
 		/* A cached mapping from before a resize could be too short for this tensor. */
 		if (e->size && (e->size < m->ipc_offset || e->size - m->ipc_offset < m->bytes)) {
@@ -209,6 +218,17 @@ int tfs_ipc_release(struct tfs_ipc_entry *e)
 	}
 	pthread_mutex_unlock(&lock);
 	return rc;
+}
+
+int tfs_ipc_mapped(const struct tfs_meta *m)
+{
+	int cuda = strcmp(m->backend, "cuda") == 0;
+	struct tfs_ipc_entry *e;
+
+	pthread_mutex_lock(&lock);
+	e = find(m, cuda);
+	pthread_mutex_unlock(&lock);
+	return e != NULL;
 }
 
 int tfs_ipc_cache_size(void)

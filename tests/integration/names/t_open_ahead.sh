@@ -1,0 +1,48 @@
+# libtensorfs: a tensor the process opened before and holds no more is mapped while a
+# helper thread opens its file (lib/open_ahead.c), and what the open hands out is always
+# the tensor behind the descriptor, even while the name is replaced over and over.
+. "$(dirname "$0")/../lib.sh"
+start_redis || exit 1
+A=$T/a
+mount_tfs "$A" || exit 1
+cold() { "$HELPERS/tfs_client_tool" cold "$@" 2>&1 | paste -sd'|'; }
+printf '\4\4\4\4' > "$A/h"
+eq "the first open reads the metadata; the next four map while the helper opens" \
+	"ahead 4 bad 0|done" "$(cold "$A/h" 5)"
+eq "a relative path is opened by the caller (the helper's directory could differ)" \
+	"ahead 0 bad 0|done" "$(cd "$A" && cold h 5)"
+eq "a child forked after the helper started gets one of its own" \
+	"ahead 2 bad 0|child ahead 3 bad 0|done" "$(cold "$A/h" 3 fork)"
+chmod 0600 "$A/h"
+if [ "$(id -u)" = 0 ]; then
+	# root opens anyway; the mode check is another user's, in perm/.
+	eq "a tensor made unreadable since is still root's to open" "ahead 4 bad 0|done" "$(cold "$A/h" 5)"
+fi
+# A racer replaces r by renames of tensors whose first byte is their length, while the
+# reader opens and closes it: no open may pair a descriptor with another tensor's
+# metadata (the stat before the open sees one tensor, the open another).
+printf '\1' > "$A/r"
+/usr/bin/python3 - "$A" > "$T/racer.out" 2>&1 <<'PY' &
+import os, sys, time
+d = sys.argv[1]
+end = time.time() + 4
+i = 0
+while time.time() < end:
+    n = i % 60 + 1
+    with open(os.path.join(d, "tmp"), "wb") as f:
+        f.write(bytes([n]) * n)
+    os.rename(os.path.join(d, "tmp"), os.path.join(d, "r"))
+    i += 1
+print("replaced", i)
+PY
+racer=$!
+out=$(cold "$A/r" 3000)
+wait "$racer"
+echo "# $out; $(cat "$T/racer.out")"
+eq "3000 cold opens while r is replaced: each tensor is the one its descriptor names" \
+	"bad 0" "$(echo "$out" | grep -o 'bad [0-9]*')"
+check "and most of them were mapped while the helper opened" \
+	test "$(echo "$out" | sed -n 's/^ahead \([0-9]*\).*/\1/p')" -gt 100
+check "the racer replaced r many times" \
+	test "$(sed -n 's/^replaced //p' "$T/racer.out")" -gt 50
+finish
