@@ -110,6 +110,22 @@ out:
 	return rc;
 }
 
+/* The tensor m describes, referenced by fd (taken, closed on error too); st as for
+ * open_owned_fd. */
+static int tensor_on_fd(int fd, const struct stat *st, const struct tfs_meta *m,
+			tfs_tensor **out)
+{
+	int rc, acc = fcntl(fd, F_GETFL) & O_ACCMODE;
+
+	if ((rc = tfs_tensor_from_meta(m, fd, acc != O_RDONLY, out)))
+		return rc;
+	if (st) {
+		tfs_fds_add(st, fd, acc);
+		(*out)->held_ino = st->st_ino;
+	}
+	return 0;
+}
+
 /* st: fd's attributes when it was just opened by path, so that they are current
  * (meta_cache.c): then the metadata may be remembered and fd shared. NULL for a
  * descriptor opened who knows when. */
@@ -117,7 +133,7 @@ static int open_owned_fd(int fd, const struct stat *st, tfs_tensor **out)
 {
 	struct tfs_meta m;
 	struct stat dst;
-	int rc, acc;
+	int rc;
 
 	if (st && S_ISDIR(st->st_mode)) {
 		rc = tfs_seterr(-EISDIR, "a directory is not a tensor");
@@ -135,14 +151,7 @@ static int open_owned_fd(int fd, const struct stat *st, tfs_tensor **out)
 		if (st)
 			tfs_mc_put(st, &m);
 	}
-	acc = fcntl(fd, F_GETFL) & O_ACCMODE;
-	if ((rc = tfs_tensor_from_meta(&m, fd, acc != O_RDONLY, out)))
-		return rc;
-	if (st) {
-		tfs_fds_add(st, fd, acc);
-		(*out)->held_ino = st->st_ino;
-	}
-	return 0;
+	return tensor_on_fd(fd, st, &m, out);
 fail:
 	close(fd);
 	return rc;
@@ -168,35 +177,45 @@ static int dup_held(const char *path, int acc, const struct stat *st)
 	return fd;
 }
 
-/* A tensor this process has opened before but maps no more (the cold open of a consumer
- * that closes what it is done with): its handle is opened (cudaIpcOpenMemHandle, 30-50
- * µs) while the helper thread opens the file (the FUSE OPEN, 25-50 µs), instead of one
- * after the other. *st: the attributes stat(path) gave, which the metadata this process
- * remembers must match. The mapping made here is only taken ahead of need: the tensor is
- * built the usual way from the descriptor the open returns and that descriptor's
- * attributes (open_owned_fd, which finds the mapping in the handle cache), and the early
- * reference is dropped after, so a tensor replaced between the stat and the open is
- * never the one handed out, and its mapping goes. 1 when not tried (the caller opens as
- * usual); else tfs_open's result. */
-static int open_overlapped(const char *path, int acc, const struct stat *st, tfs_tensor **out)
+/* A tensor whose metadata this process remembers for the attributes stat(path) gave (*st).
+ * When nothing maps its memory here (the cold open of a consumer that closes what it is
+ * done with), the handle is opened (cudaIpcOpenMemHandle, 30-50 µs) while the helper
+ * thread opens the file (the FUSE OPEN, 25-50 µs), instead of one after the other. That
+ * mapping is only taken ahead of need: the tensor is built from the descriptor the open
+ * returns and its own attributes (the remembered metadata when they are still the ones
+ * stat gave, else open_owned_fd's), finding the mapping in the handle cache, and the
+ * early reference is dropped after; so a tensor replaced between the stat and the open is
+ * never the one handed out, and its mapping goes. 1 when nothing is remembered (the
+ * caller opens as usual); else tfs_open's result. */
+static int open_remembered(const char *path, int acc, const struct stat *st, tfs_tensor **out)
 {
 	struct tfs_ipc_entry *map = NULL;
+	struct tfs_fileid id;
 	struct tfs_meta m;
 	struct stat fst;
 	void *base;
-	int fd, rc, w;
+	int fd, rc, w, ahead;
 
-	if (path[0] != '/' || !tfs_mc_get(st, &m) || m.bytes == 0 ||
-	    tfs_ipc_mapped(&m) || !tfs_ahead_start(path, acc | O_CLOEXEC))
+	if (!tfs_mc_get(st, &m) || !tfs_fileid_set(&id, st))
 		return 1;
+	/* Relative paths stay with the caller: the helper's working directory can differ. */
+	ahead = path[0] == '/' && m.bytes > 0 && !tfs_ipc_mapped(&m) &&
+		tfs_ahead_start(path, acc | O_CLOEXEC);
 	/* A failure is reported by the usual mapping below, if the file is still this one. */
-	if (tfs_ipc_acquire(&m, &map, &base, &w))
+	if (ahead && tfs_ipc_acquire(&m, &map, &base, &w))
 		map = NULL;
-	fd = tfs_ahead_wait();
+	if (ahead)
+		fd = tfs_ahead_wait();
+	else if ((fd = open(path, acc | O_CLOEXEC)) < 0)
+		fd = -errno;
 	if (fd < 0)
 		rc = tfs_seterr(fd, "%s: %s", path, tfs_strerror(-fd));
+	else if (fstat(fd, &fst))
+		rc = open_owned_fd(fd, NULL, out);
+	else if (tfs_fileid_eq(&id, &fst))
+		rc = tensor_on_fd(fd, &fst, &m, out);
 	else
-		rc = open_owned_fd(fd, fstat(fd, &fst) == 0 ? &fst : NULL, out);
+		rc = open_owned_fd(fd, &fst, out);
 	if (map)
 		tfs_ipc_release(map);
 	return rc;
@@ -215,7 +234,7 @@ int tfs_open(const char *path, int flags, tfs_tensor **out)
 		fd = dup_held(path, acc, &st);
 		if (fd >= 0)
 			return open_owned_fd(fd, &st, out);
-		if ((rc = open_overlapped(path, acc, &st, out)) != 1)
+		if ((rc = open_remembered(path, acc, &st, out)) != 1)
 			return rc;
 	}
 	fd = open(path, acc | O_CLOEXEC);

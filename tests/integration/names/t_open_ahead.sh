@@ -11,8 +11,13 @@ eq "the first open reads the metadata; the next four map while the helper opens"
 	"ahead 4 bad 0|done" "$(cold "$A/h" 5)"
 eq "a relative path is opened by the caller (the helper's directory could differ)" \
 	"ahead 0 bad 0|done" "$(cd "$A" && cold h 5)"
-eq "a child forked after the helper started gets one of its own" \
-	"ahead 2 bad 0|child ahead 3 bad 0|done" "$(cold "$A/h" 3 fork)"
+if [ "$BACKEND" = host ]; then
+	eq "a child forked after the helper started gets one of its own" \
+		"ahead 2 bad 0|child ahead 3 bad 0|done" "$(cold "$A/h" 3 fork)"
+else
+	echo "skip - a child forked after the helper started gets one of its own: CUDA cannot" \
+		"be used in a child forked after its parent used it; the host backend checks it"
+fi
 chmod 0600 "$A/h"
 if [ "$(id -u)" = 0 ]; then
 	# root opens anyway; the mode check is another user's, in perm/.
@@ -20,7 +25,9 @@ if [ "$(id -u)" = 0 ]; then
 fi
 # A racer replaces r by renames of tensors whose first byte is their length, while the
 # reader opens and closes it: no open may pair a descriptor with another tensor's
-# metadata (the stat before the open sees one tensor, the open another).
+# metadata (the stat before the open sees one tensor, the open another). An open whose
+# name was replaced between the kernel's lookup and the OPEN may fail with ENOENT
+# (fs/stale.h: the replaced tensor is freed at once); those are counted apart.
 printf '\1' > "$A/r"
 /usr/bin/python3 - "$A" > "$T/racer.out" 2>&1 <<'PY' &
 import os, sys, time
