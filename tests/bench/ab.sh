@@ -3,7 +3,9 @@
 # with `make all` done), a mount on a fresh redis: warm open latency (lib_bench open) and
 # the create -> shape -> unlink rates (1, 8, 8 with a directory each). ROUNDS rounds
 # (default 2) alternate the trees, so that the machine's drift shows as spread.
-# AB_META lists the create runs, comma-separated (default "1,8,8 dirs").
+# AB_META lists the create runs, comma-separated (default "1,8,8 dirs"; empty: none).
+# AB_ROWS: the lib_bench open rows shown (an extended regex; default "warm|breakdown",
+# "cold" for the cold opens), NCOLD the cold rounds (default 100).
 # Needs root (mounts). Example: tests/bench/ab.sh /tmp/old /tmp/new
 ROUNDS=${ROUNDS:-2}
 for r in $(seq $ROUNDS); do
@@ -18,8 +20,8 @@ for d in "$@"; do
 	setfattr -n user.tensor.dtype -v f32 "$T/m/lat"
 	setfattr -n user.tensor.shape -v "[1048576]" "$T/m/lat"
 	echo "== round $r: $d"
-	build/bench/lib_bench open "$T/m/lat" ${NOPEN:-5000} 100 | grep -E "warm|breakdown"
-	IFS=, read -ra confs <<< "${AB_META:-1,8,8 dirs}"
+	build/bench/lib_bench open "$T/m/lat" ${NOPEN:-5000} ${NCOLD:-100} | grep -E "${AB_ROWS:-warm|breakdown}"
+	IFS=, read -ra confs <<< "${AB_META-1,8,8 dirs}"
 	for a in "${confs[@]}"; do $T/gb meta "$T/m" ${NMETA:-10000} $a; done
 	finish ) 2>&1
 done
