@@ -29,27 +29,32 @@ fi
 # name was replaced between the kernel's lookup and the OPEN may fail with ENOENT
 # (fs/stale.h: the replaced tensor is freed at once); those are counted apart.
 printf '\1' > "$A/r"
-/usr/bin/python3 - "$A" > "$T/racer.out" 2>&1 <<'PY' &
+/usr/bin/python3 - "$A" "$T/racing" "$T/stop" > "$T/racer.out" 2>&1 <<'PY' &
 import os, sys, time
 d = sys.argv[1]
-end = time.time() + 4
+end = time.time() + 60
 i = 0
-while time.time() < end:
+while time.time() < end and not os.path.exists(sys.argv[3]):
     n = i % 60 + 1
     with open(os.path.join(d, "tmp"), "wb") as f:
         f.write(bytes([n]) * n)
     os.rename(os.path.join(d, "tmp"), os.path.join(d, "r"))
+    if i == 0:
+        open(sys.argv[2], "w").close()
     i += 1
 print("replaced", i)
 PY
 racer=$!
+# The reader starts once the racer does (python takes a while to start).
+for _ in $(seq 200); do [ -e "$T/racing" ] && break; sleep 0.05; done
 out=$(cold "$A/r" 3000)
+touch "$T/stop"
 wait "$racer"
 echo "# $out; $(cat "$T/racer.out")"
 eq "3000 cold opens while r is replaced: each tensor is the one its descriptor names" \
 	"bad 0" "$(echo "$out" | grep -o 'bad [0-9]*')"
 check "and most of them were mapped while the helper opened" \
 	test "$(echo "$out" | sed -n 's/^ahead \([0-9]*\).*/\1/p')" -gt 100
-check "the racer replaced r many times" \
+check "the racer replaced r many times meanwhile" \
 	test "$(sed -n 's/^replaced //p' "$T/racer.out")" -gt 50
 finish
