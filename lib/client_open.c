@@ -177,15 +177,35 @@ static int dup_held(const char *path, int acc, const struct stat *st)
 	return fd;
 }
 
-/* A tensor whose metadata this process remembers for the attributes stat(path) gave (*st).
- * When nothing maps its memory here (the cold open of a consumer that closes what it is
- * done with), the handle is opened (cudaIpcOpenMemHandle, 30-50 µs) while the helper
- * thread opens the file (the FUSE OPEN, 25-50 µs), instead of one after the other. That
- * mapping is only taken ahead of need: the tensor is built from the descriptor the open
- * returns and its own attributes (the remembered metadata when they are still the ones
- * stat gave, else open_owned_fd's), finding the mapping in the handle cache, and the
+/* user.tensor.meta of the file at path, when it is the file that stat found (*st): the
+ * inode number in the metadata (random, kept by renames) is st's. The caller checks the
+ * descriptor it opens next against *st too, so metadata and descriptor are of one file
+ * whatever moved in between. 0 or -errno; the caller then takes the usual way, which
+ * reports what is wrong. */
+static int read_meta_path(const char *path, const struct stat *st, struct tfs_meta *m)
+{
+	char buf[4096];
+	ssize_t n;
+
+	n = getxattr(path, META_XATTR, buf, sizeof(buf));
+	if (n < 0)
+		return -errno;
+	if (tfs_meta_from_json(buf, (size_t)n, m))
+		return -EBADMSG;
+	return m->ino && m->ino == (uint64_t)st->st_ino ? 0 : -ESTALE;
+}
+
+/* The tensor at path, whose attributes stat gave (*st), by its metadata: remembered by
+ * this process (meta_cache.c) for those attributes, or else read by path first
+ * (read_meta_path). When nothing maps its memory here (the cold open of a consumer that
+ * closes what it is done with), the handle is opened (cudaIpcOpenMemHandle, 30-50 µs)
+ * while the helper thread opens the file (the FUSE OPEN, 25-50 µs), instead of one after
+ * the other. That mapping is only taken ahead of need: the tensor is built from the
+ * descriptor the open returns and its own attributes (the metadata when they are still the
+ * ones stat gave, else open_owned_fd's), finding the mapping in the handle cache, and the
  * early reference is dropped after; so a tensor replaced between the stat and the open is
- * never the one handed out, and its mapping goes. 1 when nothing is remembered (the
+ * never the one handed out, and its mapping goes. Metadata read here is remembered when
+ * the descriptor's attributes confirm it. 1 when there is no metadata to go by (the
  * caller opens as usual); else tfs_open's result. */
 static int open_remembered(const char *path, int acc, const struct stat *st, tfs_tensor **out)
 {
@@ -194,11 +214,14 @@ static int open_remembered(const char *path, int acc, const struct stat *st, tfs
 	struct tfs_meta m;
 	struct stat fst;
 	void *base;
-	int fd, rc, w, ahead;
+	int fd, rc, w, ahead, known;
 
-	if (!tfs_mc_get(st, &m) || !tfs_fileid_set(&id, st))
+	if (!tfs_fileid_set(&id, st))
 		return 1;
+	known = tfs_mc_get(st, &m);
 	/* Relative paths stay with the caller: the helper's working directory can differ. */
+	if (!known && (path[0] != '/' || read_meta_path(path, st, &m)))
+		return 1;
 	ahead = path[0] == '/' && m.bytes > 0 && !tfs_ipc_mapped(&m) &&
 		tfs_ahead_start(path, acc | O_CLOEXEC);
 	/* A failure is reported by the usual mapping below, if the file is still this one. */
@@ -212,9 +235,11 @@ static int open_remembered(const char *path, int acc, const struct stat *st, tfs
 		rc = tfs_seterr(fd, "%s: %s", path, tfs_strerror(-fd));
 	else if (fstat(fd, &fst))
 		rc = open_owned_fd(fd, NULL, out);
-	else if (tfs_fileid_eq(&id, &fst))
+	else if (tfs_fileid_eq(&id, &fst)) {
+		if (!known)
+			tfs_mc_put(st, &m);
 		rc = tensor_on_fd(fd, &fst, &m, out);
-	else
+	} else
 		rc = open_owned_fd(fd, &fst, out);
 	if (map)
 		tfs_ipc_release(map);

@@ -349,6 +349,13 @@ char *tfs_meta_json(const struct tfs_meta *m, const char *name, const char *id)
 	jb_u64(&b, m->uid);
 	jb_key(&b, "gid");
 	jb_u64(&b, m->gid);
+	if (m->ino) {
+		/* A string: inode numbers take 63 bits, and JSON parsers that read numbers
+		 * as doubles (cJSON, JavaScript) keep 53. */
+		snprintf(text, sizeof(text), "%llu", (unsigned long long)m->ino);
+		jb_key(&b, "ino");
+		jb_str(&b, text);
+	}
 	jb_put(&b, "}", 1);
 	if (b.oom) {
 		free(b.s);
@@ -370,6 +377,21 @@ static int json_u64(const cJSON *o, const char *key, uint64_t *out)
 		return -1;
 	*out = (uint64_t)v->valuedouble;
 	return 0;
+}
+
+/* Decimal digits to a number under 2^63; 0 for anything else. */
+static uint64_t parse_ino(const char *s)
+{
+	uint64_t x = 0;
+
+	if (!*s || strlen(s) > 19)
+		return 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return 0;
+		x = x * 10 + (uint64_t)(*s - '0');
+	}
+	return x > INT64_MAX ? 0 : x;
 }
 
 int tfs_meta_from_json(const char *s, size_t len, struct tfs_meta *m)
@@ -424,6 +446,10 @@ int tfs_meta_from_json(const char *s, size_t len, struct tfs_meta *m)
 		m->uid = (uint32_t)x;
 	if (!json_u64(o, "gid", &x))
 		m->gid = (uint32_t)x;
+	/* Only ever compared with an inode number (tfs_open): anything but digits is 0. */
+	v = cJSON_GetObjectItemCaseSensitive(o, "ino");
+	if (cJSON_IsString(v))
+		m->ino = parse_ino(v->valuestring);
 	rc = 0;
 	if (tfs_shape_bytes(&m->shape, tfs_dtype_size(m->dtype), &x) || x != m->bytes)
 		rc = -EBADMSG;

@@ -34,8 +34,9 @@ def ls(path: PathLike = ".") -> List[str]:
 def info(path: PathLike) -> Dict[str, Any]:
     """The tensor's metadata (user.tensor.meta) as a dict, dtype spelled as numpy does:
     dtype, shape, bytes, device, node, backend, refcount, ipc_handle, ipc_offset, mode,
-    uid, gid, ctime, mtime. ENODATA (a tensorfs.Error) for a directory or a file that is
-    not a tensor."""
+    uid, gid, ctime, mtime, ino (the file's st_ino, an int; JSON carries it as a string
+    because it takes 63 bits). ENODATA (a tensorfs.Error) for a directory or a file that
+    is not a tensor."""
     p = _fspath(path)
     try:
         raw = os.getxattr(p, "user.tensor.meta")
@@ -47,6 +48,8 @@ def info(path: PathLike) -> Dict[str, Any]:
         raise make_error(errno.EBADMSG, "%s: malformed user.tensor.meta" % p, p) from None
     if "dtype" in meta:
         meta["dtype"] = dtypes.from_short(meta["dtype"])
+    if isinstance(meta.get("ino"), str) and meta["ino"].isdigit():
+        meta["ino"] = int(meta["ino"])
     return meta
 
 

@@ -187,6 +187,9 @@ def _meta_json(meta: Any) -> bytes:
         if isinstance(dt, str):
             # info() spells the dtype as numpy does; the metadata as tensorfs does.
             d["dtype"] = dtypes.short_name(dtypes.code(dt))
+        ino = d.get("ino")
+        if isinstance(ino, int) and not isinstance(ino, bool):
+            d["ino"] = str(ino)             # and the inode number as a string
         try:
             return json.dumps(d, separators=(",", ":")).encode()
         except (TypeError, ValueError) as e:

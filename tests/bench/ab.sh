@@ -5,7 +5,8 @@
 # (default 2) alternate the trees, so that the machine's drift shows as spread.
 # AB_META lists the create runs, comma-separated (default "1,8,8 dirs"; empty: none).
 # AB_ROWS: the lib_bench open rows shown (an extended regex; default "warm|breakdown",
-# "cold" for the cold opens), NCOLD the cold rounds (default 100).
+# "cold" for the cold opens), NCOLD the cold rounds (default 100). NFIRST: also the first
+# open of that many new tensors (lib_bench first; the trees' lib_bench must have it).
 # Needs root (mounts). Example: tests/bench/ab.sh /tmp/old /tmp/new
 ROUNDS=${ROUNDS:-2}
 for r in $(seq $ROUNDS); do
@@ -21,6 +22,7 @@ for d in "$@"; do
 	setfattr -n user.tensor.shape -v "[1048576]" "$T/m/lat"
 	echo "== round $r: $d"
 	build/bench/lib_bench open "$T/m/lat" ${NOPEN:-5000} ${NCOLD:-100} | grep -E "${AB_ROWS:-warm|breakdown}"
+	[ -z "${NFIRST:-}" ] || build/bench/lib_bench first "$T/m" "$NFIRST"
 	IFS=, read -ra confs <<< "${AB_META-1,8,8 dirs}"
 	for a in "${confs[@]}"; do $T/gb meta "$T/m" ${NMETA:-10000} $a; done
 	finish ) 2>&1

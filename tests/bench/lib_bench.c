@@ -10,6 +10,11 @@
  *                                 metadata JSON in hand (tfs_open_meta: the library alone);
  *                                 then the system calls of tfs_open one by one. Rows:
  *                                 "| what | n | p50 µs | p99 µs | mean µs |"
+ *   lib_bench first DIR N         the first tfs_open(path) in this process of each of N new
+ *                                 tensors DIR/first.<i> (f32 [1048576]), nothing remembered
+ *                                 or mapped, as a worker opening its weights once; then the
+ *                                 same tensors from their metadata in hand (tfs_open_meta).
+ *                                 Removes them after. Rows as for open.
  *   lib_bench copy PATH           tfs_write / tfs_read of the whole tensor PATH in 1 MiB,
  *                                 64 MiB and whole-tensor pieces from/to a pinned caller
  *                                 buffer, beside cudaMemcpy of the same pieces between the same
@@ -228,6 +233,147 @@ static int do_open(const char *path, int n, int ncold)
 	return 0;
 }
 
+/* The steps of a first open one by one, on n more new tensors: what tfs_open could
+ * overlap and what it cannot. json: room for n documents. */
+static void first_breakdown(const char *dir, int n, char (*json)[4096])
+{
+	static const char *const what[5] = {
+		"first, breakdown: stat(path) (FUSE GETATTR: the attributes changed since the kernel had them)",
+		"first, breakdown: getxattr(path, user.tensor.meta) (FUSE GETXATTR)",
+		"first, breakdown: open(2) (FUSE OPEN)",
+		"first, breakdown: tfs_open_meta (maps the handle for the first time)",
+		"first, breakdown: tfs_close (unmaps it)",
+	};
+	double *us[5], t[6];
+	char path[4096];
+	struct stat st;
+	tfs_tensor *x;
+	ssize_t len;
+	int i, k, fd, rc;
+
+	for (k = 0; k < 5; k++)
+		if (!(us[k] = malloc(sizeof(double) * (size_t)n)))
+			return;
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/second.%d", dir, i);
+		fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+		if (fd < 0 || fsetxattr(fd, "user.tensor.dtype", "f32", 3, 0) ||
+		    fsetxattr(fd, "user.tensor.shape", "[1048576]", 9, 0))
+			goto fail;
+		close(fd);
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/second.%d", dir, i);
+		t[0] = bench_now();
+		if (stat(path, &st))
+			goto fail;
+		t[1] = bench_now();
+		if ((len = getxattr(path, "user.tensor.meta", json[i], sizeof(json[i]) - 1)) < 0)
+			goto fail;
+		json[i][len] = 0;
+		t[2] = bench_now();
+		if ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
+			goto fail;
+		t[3] = bench_now();
+		if ((rc = tfs_open_meta(json[i], (size_t)len, &x)))
+			die_tfs("tfs_open_meta", rc);
+		if (!tfs_tensor_data(x))
+			die_tfs("tfs_tensor_data", -EIO);
+		t[4] = bench_now();
+		if ((rc = tfs_close(x)))
+			die_tfs("tfs_close", rc);
+		t[5] = bench_now();
+		close(fd);
+		for (k = 0; k < 5; k++)
+			us[k][i] = (t[k + 1] - t[k]) * 1e6;
+	}
+	for (k = 0; k < 5; k++)
+		print_lat(what[k], us[k], n);
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/second.%d", dir, i);
+		unlink(path);
+	}
+	for (k = 0; k < 5; k++)
+		free(us[k]);
+	return;
+fail:
+	fprintf(stderr, "lib_bench: %s: %s\n", path, strerror(errno));
+	exit(1);
+}
+
+/* lib/open_ahead.c's count of opens its helper made, where the library has one. */
+extern long tfs_ahead_count(void) __attribute__((weak));
+
+/* A worker's first open of each of its tensors: no metadata remembered, no mapping held,
+ * so tfs_open reads the metadata by path before it opens (lib/client_open.c). */
+static int do_first(const char *dir, int n)
+{
+	double *o = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+	double *c = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+	char (*json)[4096] = malloc(sizeof(*json) * (size_t)(n > 0 ? n : 1));
+	char path[4096];
+	tfs_tensor *t;
+	double t0, t1, t2;
+	ssize_t len;
+	int i, fd, rc;
+
+	if (!o || !c || !json || n < 1) {
+		fprintf(stderr, "lib_bench: bad count or out of memory\n");
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/first.%d", dir, i);
+		fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+		if (fd < 0 || fsetxattr(fd, "user.tensor.dtype", "f32", 3, 0) ||
+		    fsetxattr(fd, "user.tensor.shape", "[1048576]", 9, 0) ||
+		    (len = fgetxattr(fd, "user.tensor.meta", json[i], sizeof(json[i]) - 1)) < 0) {
+			fprintf(stderr, "lib_bench: %s: %s\n", path, strerror(errno));
+			return 1;
+		}
+		json[i][len] = 0;
+		close(fd);
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/first.%d", dir, i);
+		t0 = bench_now();
+		if ((rc = tfs_open(path, O_RDWR, &t)))
+			die_tfs(path, rc);
+		if (!tfs_tensor_data(t))
+			die_tfs("tfs_tensor_data", -EIO);
+		t1 = bench_now();
+		if ((rc = tfs_close(t)))
+			die_tfs("tfs_close", rc);
+		t2 = bench_now();
+		o[i] = (t1 - t0) * 1e6;
+		c[i] = (t2 - t1) * 1e6;
+	}
+	print_lat("tensorfs: tfs_open(path), the first in this process of each tensor", o, n);
+	if (tfs_ahead_count)
+		printf("(of those, %ld opened by the library's helper thread meanwhile)\n",
+		       tfs_ahead_count());
+	print_lat("tensorfs: tfs_close after it (unmaps the handle)", c, n);
+	for (i = 0; i < n; i++) {
+		t0 = bench_now();
+		if ((rc = tfs_open_meta(json[i], strlen(json[i]), &t)))
+			die_tfs("tfs_open_meta", rc);
+		if (!tfs_tensor_data(t))
+			die_tfs("tfs_tensor_data", -EIO);
+		o[i] = (bench_now() - t0) * 1e6;
+		if ((rc = tfs_close(t)))
+			die_tfs("tfs_close", rc);
+	}
+	print_lat("tensorfs: tfs_open_meta(JSON in hand) of the same tensors, first time each", o, n);
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/first.%d", dir, i);
+		unlink(path);
+	}
+	first_breakdown(dir, n, json);
+	free(json);
+	free(o);
+	free(c);
+	return 0;
+}
+
 /* ---- direct copy ---- */
 
 enum { TO_TENSOR, FROM_TENSOR };
@@ -424,6 +570,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc >= 5 && !strcmp(argv[1], "open"))
 		return do_open(argv[2], atoi(argv[3]), atoi(argv[4]));
+	if (argc >= 4 && !strcmp(argv[1], "first"))
+		return do_first(argv[2], atoi(argv[3]));
 	if (argc >= 3 && !strcmp(argv[1], "copy"))
 		return do_copy(argv[2]);
 	fprintf(stderr, "usage: see the top of tests/bench/lib_bench.c\n");

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "client_internal.h"
@@ -16,6 +18,37 @@
 #include "shape.h"
 #include "strutil.h"
 #include "tensorfs.h"
+
+/* swapped PATH OTHER: while set, every getxattr by path swaps the two names (three
+ * renames through a third name) before it reads and swaps them back after, so a caller
+ * that stats PATH, reads its metadata by path and opens it meets the other tensor in
+ * between and its own again at the open: the worst a racer can do, every time. */
+static const char *swap_a, *swap_b;
+
+static void swap_names(void)
+{
+	char t[4096];
+
+	snprintf(t, sizeof(t), "%s.swap", swap_a);
+	if (rename(swap_a, t) || rename(swap_b, swap_a) || rename(t, swap_b))
+		fprintf(stderr, "swap: %s\n", strerror(errno));
+}
+
+ssize_t getxattr(const char *path, const char *name, void *value, size_t size)
+{
+	ssize_t n;
+
+	if (swap_a)
+		swap_names();
+	n = syscall(SYS_getxattr, path, name, value, size);
+	if (swap_a) {
+		int e = errno;
+
+		swap_names();
+		errno = e;
+	}
+	return n;
+}
 
 static int fail(int rc)
 {
@@ -126,6 +159,21 @@ int main(int argc, char **argv)
 			}
 		}
 		printf("remembered %ld\n", tfs_mc_hits());
+	} else if (!strcmp(cmd, "swapped") && argc == 4) {       /* swapped PATH OTHER */
+		/* Opens PATH while its name and OTHER's swap around every read of metadata by
+		 * path (getxattr above): prints the tensor and whether its metadata is that of
+		 * the file behind its descriptor. */
+		struct stat fs;
+
+		swap_a = argv[2];
+		swap_b = argv[3];
+		rc = tfs_open(argv[2], O_RDONLY, &t);
+		swap_a = swap_b = NULL;
+		if (rc)
+			goto err;
+		print_info(t);
+		printf(fstat(t->fd, &fs) || (uint64_t)fs.st_size != t->meta.bytes ||
+		       (uint64_t)fs.st_ino != t->meta.ino ? "other's metadata\n" : "its own\n");
 	} else if (!strcmp(cmd, "cold") && (argc == 4 || argc == 5)) {   /* cold PATH N [fork] */
 		/* Opens and closes N times, each open finding nothing held; counts the tensors
 		 * whose metadata does not describe the file behind their descriptor, or whose

@@ -78,6 +78,7 @@ def test_ls_info_rm(mnt):
     assert (meta["dtype"], meta["shape"], meta["bytes"], meta["backend"]) == \
         ("float32", [2, 2], 16, "host")
     assert meta["refcount"] == 1
+    assert meta["ino"] == os.stat(mnt.path("dir/a")).st_ino    # an int, as os.stat's
     with pytest.raises(tensorfs.Error) as e:
         tensorfs.info(mnt.path("dir"))
     assert e.value.errno == errno.ENODATA

@@ -756,7 +756,34 @@ static void test_meta_json(void)
 
 	js = tfs_meta_to_json(&m, NULL);
 	CHECK(js && strstr(js, "\"name\"") == NULL, "meta: to_json without name has no name key");
+	CHECK(js && strstr(js, "\"ino\"") == NULL, "meta: no ino key when it is unknown (0)");
 	free(js);
+
+	/* The inode number travels as a string, exactly, where a double would round it. */
+	m.ino = INT64_MAX - 2;
+	js = tfs_meta_to_json(&m, NULL);
+	CHECK(js && strstr(js, "\"ino\":\"9223372036854775805\"") != NULL,
+	      "meta: json ino is a decimal string");
+	memset(&back, 0x77, sizeof(back));
+	CHECK(js && tfs_meta_from_json(js, strlen(js), &back) == 0 && back.ino == m.ino,
+	      "meta: json round trip keeps a 63-bit ino exactly");
+	if (js) {
+		static const char *bad_ino[] = { "\"12a\"", "\"-1\"", "\"\"", "\"9223372036854775808\"",
+						 "\"18446744073709551616\"", "12", "null" };
+		char *p = strstr(js, "\"ino\":");
+		size_t head = p ? (size_t)(p - js) + 6 : 0;
+
+		for (size_t i = 0; p && i < sizeof(bad_ino) / sizeof(bad_ino[0]); i++) {
+			char text[1024];
+
+			snprintf(text, sizeof(text), "%.*s%s}", (int)head, js, bad_ino[i]);
+			memset(&back, 0x77, sizeof(back));
+			snprintf(desc, sizeof(desc), "meta: ino %s parses as unknown (0)", bad_ino[i]);
+			CHECK(tfs_meta_from_json(text, strlen(text), &back) == 0 && back.ino == 0, desc);
+		}
+	}
+	free(js);
+	m.ino = 0;
 
 	/* No handle, huge exact dims (beyond 2^53) travel through shape_text. */
 	memset(&m, 0, sizeof(m));

@@ -1,19 +1,20 @@
-# libtensorfs: a tensor the process opened before and holds no more is mapped while a
-# helper thread opens its file (lib/open_ahead.c), and what the open hands out is always
-# the tensor behind the descriptor, even while the name is replaced over and over.
+# libtensorfs: a cold open by path reads the tensor's metadata by path (or finds it
+# remembered) and maps the tensor while a helper thread opens its file
+# (lib/open_ahead.c); what the open hands out is always the tensor behind the
+# descriptor, even while the name is replaced over and over.
 . "$(dirname "$0")/../lib.sh"
 start_redis || exit 1
 A=$T/a
 mount_tfs "$A" || exit 1
 cold() { "$HELPERS/tfs_client_tool" cold "$@" 2>&1 | paste -sd'|'; }
 printf '\4\4\4\4' > "$A/h"
-eq "the first open reads the metadata; the next four map while the helper opens" \
-	"ahead 4 bad 0|done" "$(cold "$A/h" 5)"
+eq "each open maps while the helper opens, the first one too (metadata read by path)" \
+	"ahead 5 bad 0|done" "$(cold "$A/h" 5)"
 eq "a relative path is opened by the caller (the helper's directory could differ)" \
 	"ahead 0 bad 0|done" "$(cd "$A" && cold h 5)"
 if [ "$BACKEND" = host ]; then
 	eq "a child forked after the helper started gets one of its own" \
-		"ahead 2 bad 0|child ahead 3 bad 0|done" "$(cold "$A/h" 3 fork)"
+		"ahead 3 bad 0|child ahead 3 bad 0|done" "$(cold "$A/h" 3 fork)"
 else
 	echo "skip - a child forked after the helper started gets one of its own: CUDA cannot" \
 		"be used in a child forked after its parent used it; the host backend checks it"
@@ -21,8 +22,16 @@ fi
 chmod 0600 "$A/h"
 if [ "$(id -u)" = 0 ]; then
 	# root opens anyway; the mode check is another user's, in perm/.
-	eq "a tensor made unreadable since is still root's to open" "ahead 4 bad 0|done" "$(cold "$A/h" 5)"
+	eq "a tensor made unreadable since is still root's to open" "ahead 5 bad 0|done" "$(cold "$A/h" 5)"
 fi
+# The metadata read by path is of the file stat found, even when the name is swapped
+# with another's and back between the stat and the open: the tool swaps p and q around
+# its every getxattr.
+printf '\1' > "$A/p"
+printf '\2\2' > "$A/q"
+eq "p swapped with q and back around the read of its metadata: its own tensor" \
+	"u8 [1] 1 $BACKEND ro|its own|done" "$("$HELPERS/tfs_client_tool" swapped "$A/p" "$A/q" 2>&1 | paste -sd'|')"
+eq "and the names are where they were" "1 2 2" "$(od -An -tu1 "$A/p" "$A/q" | xargs)"
 # A racer replaces r by renames of tensors whose first byte is their length, while the
 # reader opens and closes it: no open may pair a descriptor with another tensor's
 # metadata (the stat before the open sees one tensor, the open another). An open whose
