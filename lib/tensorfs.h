@@ -71,15 +71,18 @@ const char *tfs_errmsg(void);
  * released with tfs_close. A tensor this process already holds open by path, unchanged and
  * in the same mode, is not opened again: its descriptor is duplicated (no request to the
  * daemon), so the daemon's reference count counts one open file for both. The metadata
- * of a tensor opened before and unchanged since is remembered (no getxattr), and when
- * the path is absolute its handle is mapped while a helper thread of the library (one
- * per process, started at first use) opens the file, so the two waits overlap; that open
- * runs with the process's credentials and working directory, not ones a thread changed
- * for itself (setfsuid(2), unshare(CLONE_FS)): such a caller opens the file itself and
- * calls tfs_open_fd. Errors: the open(2) errnos (-ENOENT, -EACCES, -EISDIR...),
- * -ENOTSUP (not on a tensorfs mount), -ENODATA (no tensor metadata), -EBADMSG (malformed
- * metadata or handle), -ESTALE (the handle names memory that no longer exists: daemon
- * gone or tensor freed), -ENODEV (a CUDA handle but no usable libcudart/GPU), -ENOMEM. */
+ * of a tensor opened before and unchanged since is remembered (no getxattr). When the
+ * path is absolute, that metadata (or else user.tensor.meta read by path, kept when its
+ * "ino" is the file's st_ino) gives the handle, which is mapped while a helper thread of
+ * the library (one per process, started at first use) opens the file, so the two waits
+ * overlap; the tensor is built only when the descriptor's attributes are still the ones
+ * stat(path) gave. That open runs with the process's credentials and working directory,
+ * not ones a thread changed for itself (setfsuid(2), unshare(CLONE_FS)): such a caller
+ * opens the file itself and calls tfs_open_fd. Errors: the open(2) errnos (-ENOENT,
+ * -EACCES, -EISDIR...), -ENOTSUP (not on a tensorfs mount), -ENODATA (no tensor
+ * metadata), -EBADMSG (malformed metadata or handle), -ESTALE (the handle names memory
+ * that no longer exists: daemon gone or tensor freed), -ENODEV (a CUDA handle but no
+ * usable libcudart/GPU), -ENOMEM. */
 int tfs_open(const char *path, int flags, tfs_tensor **out);
 /* The same from a descriptor the caller already holds; the library dup()s it, so the
  * caller may close fd at once. Access (read-only or not) follows fd's open mode. */
