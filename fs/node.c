@@ -19,8 +19,16 @@ struct node {
 	struct node *parent;         /* NULL for the root and detached nodes */
 	char *name;                  /* in parent; NULL for the root */
 	char *ukey;                  /* detached: the unlinked tensor's key, or NULL */
+	int pinned;                  /* ukey's tensor keeps the kernel's reference until
+	                                this node goes (tfs_node_detach_pinned) */
 	struct node *id_next;        /* chain by id */
 	struct node *ent_next;       /* chain by (parent, name), attached nodes only */
+};
+
+/* The key of a pinned node's tensor, once the node went: tfs_node_take_unpinned. */
+struct unpinned {
+	struct unpinned *next;
+	char *key;
 };
 
 static struct {
@@ -28,6 +36,8 @@ static struct {
 	struct node **by_id, **by_ent;
 	size_t nbuckets, count;
 	struct node root;
+	struct unpinned *unpinned;   /* LIFO: the order does not matter */
+	int nunpinned;               /* read without mu as a hint */
 } nt = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 uint64_t tfs_node_id_of(const char *path)
@@ -163,6 +173,8 @@ void tfs_node_fini(void)
 	free(nt.by_ent);
 	nt.by_id = nt.by_ent = NULL;
 	nt.count = 0;
+	for (char *k; (k = tfs_node_take_unpinned()); )
+		free(k);
 }
 
 /* Length of n's path, or -1 when n is detached (its path is gone). */
@@ -270,7 +282,7 @@ uint64_t tfs_node_new_ino(void)
 	return r <= TFS_ROOT_ID ? r + 2 : r;
 }
 
-static void detach(struct node *n, const char *ukey);
+static void detach(struct node *n, const char *ukey, int pinned);
 static void maybe_free(struct node *n);
 
 /* Under nt.mu: n leaves its place (if it has one) for name in p. */
@@ -315,7 +327,7 @@ uint64_t tfs_node_lookup(uint64_t parent, const char *name, uint64_t ino)
 	/* The name now holds another tensor or directory than the node had (changed
 	 * behind the kernel's back): that node keeps its id but loses the name. */
 	if (n)
-		detach(n, NULL);
+		detach(n, NULL, 0);
 	/* The object is known by its id at another place (moved elsewhere, by another node
 	 * or the queue): the same node, at its new place. */
 	n = ino ? by_id(ino) : NULL;
@@ -372,9 +384,42 @@ static void maybe_free(struct node *n)
 	}
 	id_remove(n);
 	nt.count--;
+	if (n->pinned && n->ukey) {
+		/* Without memory for the note, the tensor's own deadline unpins it. */
+		struct unpinned *u = malloc(sizeof(*u));
+
+		if (u) {
+			u->key = n->ukey;
+			n->ukey = NULL;
+			u->next = nt.unpinned;
+			nt.unpinned = u;
+			__atomic_store_n(&nt.nunpinned, nt.nunpinned + 1, __ATOMIC_RELAXED);
+		}
+	}
 	free(n->name);
 	free(n->ukey);
 	free(n);
+}
+
+int tfs_node_unpinned_pending(void)
+{
+	return __atomic_load_n(&nt.nunpinned, __ATOMIC_RELAXED) > 0;
+}
+
+char *tfs_node_take_unpinned(void)
+{
+	struct unpinned *u;
+	char *key = NULL;
+
+	pthread_mutex_lock(&nt.mu);
+	if ((u = nt.unpinned)) {
+		nt.unpinned = u->next;
+		__atomic_store_n(&nt.nunpinned, nt.nunpinned - 1, __ATOMIC_RELAXED);
+		key = u->key;
+		free(u);
+	}
+	pthread_mutex_unlock(&nt.mu);
+	return key;
 }
 
 static void unparent(struct node *n)
@@ -400,16 +445,17 @@ void tfs_node_forget(uint64_t id, uint64_t count)
 }
 
 /* Under nt.mu: n loses its place in the tree. */
-static void detach(struct node *n, const char *ukey)
+static void detach(struct node *n, const char *ukey, int pinned)
 {
 	ent_remove(n);
 	free(n->ukey);
 	n->ukey = ukey ? strdup(ukey) : NULL;
+	n->pinned = pinned;
 	unparent(n);
 	maybe_free(n);
 }
 
-void tfs_node_detach(uint64_t parent, const char *name, const char *ukey)
+static int detach_at(uint64_t parent, const char *name, const char *ukey, int pinned)
 {
 	struct node *p, *n;
 
@@ -417,8 +463,19 @@ void tfs_node_detach(uint64_t parent, const char *name, const char *ukey)
 	p = by_id(parent);
 	n = p ? by_ent(p, name) : NULL;
 	if (n)
-		detach(n, ukey);
+		detach(n, ukey, pinned);
 	pthread_mutex_unlock(&nt.mu);
+	return n != NULL;
+}
+
+void tfs_node_detach(uint64_t parent, const char *name, const char *ukey)
+{
+	detach_at(parent, name, ukey, 0);
+}
+
+int tfs_node_detach_pinned(uint64_t parent, const char *name, const char *ukey)
+{
+	return detach_at(parent, name, ukey, 1);
 }
 
 void tfs_node_move(uint64_t parent, const char *name, uint64_t newparent, const char *newname)
@@ -432,12 +489,12 @@ void tfs_node_move(uint64_t parent, const char *name, uint64_t newparent, const 
 	n = p ? by_ent(p, name) : NULL;
 	old = np ? by_ent(np, newname) : NULL;
 	if (old && old != n)
-		detach(old, NULL);
+		detach(old, NULL, 0);
 	if (!n)
 		goto out;
 	if (!np || !(nn = strdup(newname))) {
 		/* Cannot follow it: detached, the kernel looks the new name up afresh. */
-		detach(n, NULL);
+		detach(n, NULL, 0);
 		goto out;
 	}
 	ent_remove(n);

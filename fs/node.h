@@ -14,7 +14,9 @@
  *
  * A node whose name went (unlink, rmdir, replaced by a rename) is detached: it keeps
  * serving the open files the kernel still has on it through the key of its unlinked
- * tensor (tfs_node_where), and no lookup finds it any more.
+ * tensor (tfs_node_where), and no lookup finds it any more. A tensor replaced by a
+ * rename lives on while its node does (pinned): an open that looked the name up before
+ * the rename opens it, as on a local file system, instead of failing.
  *
  * Locking: one mutex of its own, a leaf: taken under ns or without it, never while
  * calling out of this module. */
@@ -75,6 +77,20 @@ void tfs_node_forget(uint64_t id, uint64_t n);
 /* name in parent was removed: its node (if any) is detached. ukey: the key the tensor
  * lives on under while still open (NULL: nothing behind it). */
 void tfs_node_detach(uint64_t parent, const char *name, const char *ukey);
+
+/* The same for the tensor a rename replaced, which keeps the kernel's reference while
+ * the node lives (tfs_tensor_unlink_replaced): when the node goes, ukey is noted for
+ * tfs_node_take_unpinned. 1 when there was a node at name, else 0 (nothing will be
+ * noted: the caller unpins the tensor itself). */
+int tfs_node_detach_pinned(uint64_t parent, const char *name, const char *ukey);
+
+/* Whether some pinned node went since the last tfs_node_take_unpinned that found
+ * nothing; without the lock, so a hint: cheap enough for every FORGET. */
+int tfs_node_unpinned_pending(void);
+
+/* The key of a tensor whose pinned node went, malloc'd (the caller frees it and unpins the
+ * tensor, under ns), or NULL when there is none. */
+char *tfs_node_take_unpinned(void);
 
 /* name in parent moved to newname in newparent; a node that was there is detached. */
 void tfs_node_move(uint64_t parent, const char *name, uint64_t newparent, const char *newname);

@@ -42,10 +42,21 @@ void tfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	tfs_ops_reply_entry(req, &e);
 }
 
+/* A tensor replaced by a rename goes once the kernel forgets its node (node.h). */
+static void unpin_forgotten(void)
+{
+	if (!tfs_node_unpinned_pending())
+		return;
+	tfs_ns_lock();
+	tfs_tensor_unpin_due(0);
+	tfs_ns_unlock();
+}
+
 void tfs_op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
 	tfs_node_forget(ino, nlookup);
 	fuse_reply_none(req);
+	unpin_forgotten();
 }
 
 void tfs_op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
@@ -53,6 +64,7 @@ void tfs_op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *
 	for (size_t i = 0; i < count; i++)
 		tfs_node_forget(forgets[i].ino, forgets[i].nlookup);
 	fuse_reply_none(req);
+	unpin_forgotten();
 }
 
 void tfs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
@@ -227,7 +239,7 @@ static int rename_paths(const char *from, const char *to, unsigned int flags, pi
 			goto unplace;
 	}
 	if (dst_rc == 0) {
-		rc = dst.kind == 'd' ? tfs_store_rmdir(to) : tfs_tensor_unlink(dst.t, ukey);
+		rc = dst.kind == 'd' ? tfs_store_rmdir(to) : tfs_tensor_unlink_replaced(dst.t, ukey);
 		if (rc)
 			goto unplace;
 		replaced_dir = dst.kind == 'd';
@@ -283,10 +295,16 @@ void tfs_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino
 		goto out;
 	tfs_ns_lock();
 	rc = rename_paths(from, to, flags, fuse_req_ctx(req)->pid, &ukey);
+	/* The tensor replaced keeps the kernel's reference while its node lives: an open
+	 * that looked the name up before the rename opens it (node.h). Without a node, or
+	 * when the rename failed after all, nothing will open it through the kernel. */
 	if (rc == 0) {
-		if (ukey)
-			tfs_node_detach(newparent, newname, ukey);
+		if (ukey && !tfs_node_detach_pinned(newparent, newname, ukey))
+			tfs_tensor_unpin_key(ukey);
 		tfs_node_move(parent, name, newparent, newname);
+		tfs_tensor_unpin_due(0);
+	} else if (ukey) {
+		tfs_tensor_unpin_key(ukey);
 	}
 	tfs_ns_unlock();
 out:

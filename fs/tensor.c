@@ -24,7 +24,7 @@
 
 int64_t tfs_tensor_refcount(const struct tfsd_tensor *t)
 {
-	int64_t n = t->linked + t->opens;
+	int64_t n = t->linked + (t->pinned_until != 0) + t->opens;
 
 	for (struct tfs_holder *h = t->holders; h; h = h->next)
 		n += h->count;
@@ -105,6 +105,8 @@ static void struct_free(struct tfsd_tensor *t)
 /* The count reached 0: memory, record and struct go. */
 static void destroy(struct tfsd_tensor *t)
 {
+	if (t->pinned_until)
+		tfs_d.table.pinned--;
 	tfs_table_remove(t);
 	if (t->alloc)
 		tfs_d.be_ops->free(tfs_d.be, t->alloc);
@@ -587,6 +589,58 @@ int tfs_tensor_unlink(struct tfsd_tensor *t, char **ukey)
 	if (ukey)
 		*ukey = strdup(t->key);
 	return 0;
+}
+
+/* How long the kernel may take to forget a replaced tensor's node before the daemon stops
+ * waiting: the FORGET comes as the rename returns, once no path walk holds the old inode. */
+#define PIN_NS (2 * 1000000000LL)
+
+int tfs_tensor_unlink_replaced(struct tfsd_tensor *t, char **ukey)
+{
+	int rc;
+
+	t->pinned_until = tfs_mono_ns() + PIN_NS;
+	tfs_d.table.pinned++;
+	/* May destroy t after all (no memory for its new key): destroy counts it out. */
+	rc = tfs_tensor_unlink(t, ukey);
+	if (rc) {
+		t->pinned_until = 0;     /* nothing changed: still linked */
+		tfs_d.table.pinned--;
+	}
+	return rc;
+}
+
+static void unpin(struct tfsd_tensor *t)
+{
+	if (!t->pinned_until)
+		return;
+	t->pinned_until = 0;
+	tfs_d.table.pinned--;
+	tfs_tensor_drop_if_unused(t);
+}
+
+void tfs_tensor_unpin_key(const char *key)
+{
+	struct tfsd_tensor *t = tfs_table_find_key(key);
+
+	if (t)
+		unpin(t);
+}
+
+static void unpin_if_expired(struct tfsd_tensor *t, void *arg)
+{
+	if (t->pinned_until && t->pinned_until <= *(int64_t *)arg)
+		unpin(t);
+}
+
+void tfs_tensor_unpin_due(int expired)
+{
+	int64_t now = tfs_mono_ns();
+
+	for (char *k; (k = tfs_node_take_unpinned()); free(k))
+		tfs_tensor_unpin_key(k);
+	if (expired && tfs_d.table.pinned)
+		tfs_table_foreach(unpin_if_expired, &now);
 }
 
 int tfs_tensor_rename(struct tfsd_tensor *t, const char *newname)

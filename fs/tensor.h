@@ -33,6 +33,12 @@ struct tfsd_tensor {
 	struct tfs_meta meta;        /* meta.refcount is the count below, kept in step */
 	struct tfs_alloc *alloc;     /* NULL while bytes == 0 */
 	int linked;                  /* the name's reference */
+	int64_t pinned_until;        /* the kernel's reference, or 0: replaced by a rename
+	                                while the kernel knew its node, which an open that
+	                                looked the name up before the rename still opens
+	                                (as on a local file system). Goes when the kernel
+	                                forgets the node, at the latest at this
+	                                CLOCK_MONOTONIC ns (a kernel that keeps the node) */
 	int64_t opens;               /* open file handles on the mount */
 	struct tfs_holder *holders;  /* queue holders, each with its count */
 	struct tfs_file *files;      /* open files, for EBUSY on reshape */
@@ -59,6 +65,7 @@ struct tfs_table {
 	struct tfsd_tensor **buckets;
 	size_t nbuckets, count;
 	uint64_t unlinked_seq;
+	size_t pinned;               /* tensors with pinned_until set */
 };
 
 /* --- tensor table and lifetime (tensor.c); callers hold tfs_d.ns --- */
@@ -131,6 +138,16 @@ int tfs_tensor_get_open(struct tfsd_tensor *t, struct tfs_file *f);
 /* Drops the name's reference. When the tensor lives on (open or held), *ukey (when ukey
  * is not NULL) is a malloc'd copy of the key it lives under now, else NULL. */
 int tfs_tensor_unlink(struct tfsd_tensor *t, char **ukey);
+/* The same for the tensor a rename replaces: it also keeps the kernel's reference
+ * (pinned_until), so *ukey is set unless the tensor could not be kept; the caller
+ * detaches the node with tfs_node_detach_pinned, or unpins when there is none. */
+int tfs_tensor_unlink_replaced(struct tfsd_tensor *t, char **ukey);
+/* Drops the kernel's reference of the tensor under key (an unlinked one's), if it has one:
+ * the tensor goes when nothing else holds it. Unknown keys are ignored. */
+void tfs_tensor_unpin_key(const char *key);
+/* Drops the kernel's references of the tensors whose node went (tfs_node_take_unpinned)
+ * and, with expired, of those whose time ran out (once a second, with the reaper). */
+void tfs_tensor_unpin_due(int expired);
 int tfs_tensor_rename(struct tfsd_tensor *t, const char *newname);
 /* One more hold of (node, pid), taken by uid (-1: a trusted sender), lasting lease
  * seconds unless renewed (0: while pid lives on this node): -EPERM when that (node, pid)

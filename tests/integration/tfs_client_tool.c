@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client_internal.h"
@@ -174,6 +175,39 @@ int main(int argc, char **argv)
 		print_info(t);
 		printf(fstat(t->fd, &fs) || (uint64_t)fs.st_size != t->meta.bytes ||
 		       (uint64_t)fs.st_ino != t->meta.ino ? "other's metadata\n" : "its own\n");
+	} else if (!strcmp(cmd, "replace") && argc == 4) {      /* replace PATH SECS */
+		/* Makes PATH.tmp and renames it over PATH, again and again for SECS seconds:
+		 * prints how many times. No library call: the racer of rename_open.sh. */
+		char tmp[4096];
+		time_t end = time(NULL) + atoi(argv[3]);
+		long n = 0;
+		int fd;
+
+		snprintf(tmp, sizeof(tmp), "%s.tmp", argv[2]);
+		while (time(NULL) < end) {
+			if ((fd = open(tmp, O_CREAT | O_WRONLY | O_CLOEXEC, 0644)) < 0 ||
+			    close(fd) || rename(tmp, argv[2]))
+				return fail(-errno);
+			n++;
+		}
+		printf("replaced %ld\n", n);
+	} else if (!strcmp(cmd, "opens") && argc == 4) {        /* opens PATH SECS */
+		/* open(2) and close of PATH for SECS seconds: prints how many, and how many
+		 * failed with ENOENT and otherwise. */
+		time_t end = time(NULL) + atoi(argv[3]);
+		long n = 0, enoent = 0, other = 0;
+		int fd;
+
+		while (time(NULL) < end) {
+			if ((fd = open(argv[2], O_RDONLY | O_CLOEXEC)) >= 0)
+				close(fd);
+			else if (errno == ENOENT)
+				enoent++;
+			else
+				other++;
+			n++;
+		}
+		printf("opens %ld enoent %ld other %ld\n", n, enoent, other);
 	} else if (!strcmp(cmd, "cold") && (argc == 4 || argc == 5)) {   /* cold PATH N [fork] */
 		/* Opens and closes N times, each open finding nothing held; counts the tensors
 		 * whose metadata does not describe the file behind their descriptor, or whose
@@ -205,8 +239,8 @@ int main(int argc, char **argv)
 				struct stat fs;
 				unsigned char b = 0;
 
-				/* A name replaced between the kernel's lookup and the OPEN can
-				 * answer ENOENT (fs/stale.h): counted apart. */
+				/* ENOENT, which a name replaced by a rename must never give
+				 * (names/t_rename_open.sh), is counted apart, as "gone". */
 				if ((rc = tfs_open(argv[2], O_RDONLY, &t)) == -ENOENT) {
 					gone++;
 					continue;

@@ -34,9 +34,8 @@ eq "p swapped with q and back around the read of its metadata: its own tensor" \
 eq "and the names are where they were" "1 2 2" "$(od -An -tu1 "$A/p" "$A/q" | xargs)"
 # A racer replaces r by renames of tensors whose first byte is their length, while the
 # reader opens and closes it: no open may pair a descriptor with another tensor's
-# metadata (the stat before the open sees one tensor, the open another). An open whose
-# name was replaced between the kernel's lookup and the OPEN may fail with ENOENT
-# (fs/stale.h: the replaced tensor is freed at once); those are counted apart.
+# metadata (the stat before the open sees one tensor, the open another), and none may
+# fail: a rename replaces the name atomically (names/t_rename_open.sh).
 printf '\1' > "$A/r"
 /usr/bin/python3 - "$A" "$T/racing" "$T/stop" > "$T/racer.out" 2>&1 <<'PY' &
 import os, sys, time
@@ -62,6 +61,7 @@ wait "$racer"
 echo "# $out; $(cat "$T/racer.out")"
 eq "3000 cold opens while r is replaced: each tensor is the one its descriptor names" \
 	"bad 0" "$(echo "$out" | grep -o 'bad [0-9]*')"
+eq "and none failed with ENOENT" "" "$(echo "$out" | grep -o 'gone [0-9]*')"
 check "and most of them were mapped while the helper opened" \
 	test "$(echo "$out" | sed -n 's/^ahead \([0-9]*\).*/\1/p')" -gt 100
 check "the racer replaced r many times meanwhile" \
