@@ -42,14 +42,23 @@ def info(path: PathLike) -> Dict[str, Any]:
         raw = os.getxattr(p, "user.tensor.meta")
     except OSError as e:
         raise _oserror(e, p) from None
+    return _parse_meta(raw, p)
+
+
+def _parse_meta(raw: bytes, p: str) -> Dict[str, Any]:
+    """user.tensor.meta's text as info() gives it; any bytes (a file elsewhere can carry
+    that attribute too): EBADMSG (a tensorfs.Error) for what is not a JSON object."""
     try:
         meta = json.loads(raw)
-    except ValueError:
-        raise make_error(errno.EBADMSG, "%s: malformed user.tensor.meta" % p, p) from None
-    if "dtype" in meta:
+    except (ValueError, RecursionError):      # bad UTF-8 is a ValueError too
+        meta = None
+    if not isinstance(meta, dict):
+        raise make_error(errno.EBADMSG, "%s: malformed user.tensor.meta" % p, p)
+    if isinstance(meta.get("dtype"), str):
         meta["dtype"] = dtypes.from_short(meta["dtype"])
-    if isinstance(meta.get("ino"), str) and meta["ino"].isdigit():
-        meta["ino"] = int(meta["ino"])
+    ino = meta.get("ino")
+    if isinstance(ino, str) and ino.isascii() and ino.isdigit() and len(ino) <= 19:
+        meta["ino"] = int(ino)
     return meta
 
 

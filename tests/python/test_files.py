@@ -1,5 +1,6 @@
 """tensorfs.load/save (npy, raw, safetensors), ls, info, rm."""
 import errno
+import json
 import os
 
 import numpy
@@ -92,3 +93,21 @@ def test_ls_info_rm(mnt):
     assert tensorfs.ls(mnt.dir) == []
     with pytest.raises(NotADirectoryError):
         tensorfs.create(mnt.path("x"), "u8", [1]).close() or tensorfs.ls(mnt.path("x"))
+
+
+@pytest.mark.parametrize("raw", [b"", b"[1,2]", b"\xff\xfe", b"[" * 100000, b'"text"', b"null"],
+                         ids=["empty", "list", "bad-utf8", "deep", "string", "null"])
+def test_info_parse_refuses_what_is_not_an_object(raw):
+    # The parser alone, on bytes: a file anywhere may carry a user.tensor.meta of its own.
+    with pytest.raises(tensorfs.Error) as e:
+        tensorfs.files._parse_meta(raw, "f")
+    assert e.value.errno == errno.EBADMSG
+
+
+def test_info_parse_ino_and_dtype_only_when_well_formed():
+    parse = tensorfs.files._parse_meta
+    assert parse(b'{"ino":"6554687949984450041","dtype":"bf16"}', "f") == \
+        {"ino": 6554687949984450041, "dtype": "bfloat16"}
+    for odd in ('"\u00b2"', '"12a"', '"-1"', '""', '"1' + '0' * 19 + '"', "[1]", "7"):
+        meta = parse(('{"ino":%s,"dtype":[]}' % odd).encode(), "f")
+        assert meta["ino"] == json.loads(odd) and meta["dtype"] == []
