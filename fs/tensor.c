@@ -551,6 +551,8 @@ int tfs_tensor_busy(const struct tfsd_tensor *t, pid_t pid)
 	return 0;
 }
 
+static void unpin(struct tfsd_tensor *t);
+
 int tfs_tensor_unlink(struct tfsd_tensor *t, char **ukey)
 {
 	char key[TFS_KEYMAX];
@@ -586,13 +588,15 @@ int tfs_tensor_unlink(struct tfsd_tensor *t, char **ukey)
 	}
 	tfs_table_insert(t);
 	save_refcount(t);
-	if (ukey)
-		*ukey = strdup(t->key);
+	if (ukey && !(*ukey = strdup(t->key)))
+		unpin(t);    /* no key to pin its node to: kept only for what else holds it */
 	return 0;
 }
 
 /* How long the kernel may take to forget a replaced tensor's node before the daemon stops
- * waiting: the FORGET comes as the rename returns, once no path walk holds the old inode. */
+ * waiting (checked once a second, so up to a second more): the FORGET comes as the
+ * rename returns, once no path walk holds the old inode, on kernels that drop the link
+ * count of a rename's target (5.17 and later); older ones keep the inode cached. */
 #define PIN_NS (2 * 1000000000LL)
 
 int tfs_tensor_unlink_replaced(struct tfsd_tensor *t, char **ukey)

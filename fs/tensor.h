@@ -139,8 +139,9 @@ int tfs_tensor_get_open(struct tfsd_tensor *t, struct tfs_file *f);
  * is not NULL) is a malloc'd copy of the key it lives under now, else NULL. */
 int tfs_tensor_unlink(struct tfsd_tensor *t, char **ukey);
 /* The same for the tensor a rename replaces: it also keeps the kernel's reference
- * (pinned_until), so *ukey is set unless the tensor could not be kept; the caller
- * detaches the node with tfs_node_detach_pinned, or unpins when there is none. */
+ * (pinned_until), so *ukey is set unless the tensor could not be kept (then it is not
+ * pinned); the caller detaches the node with tfs_node_detach_pinned, or unpins when
+ * there is none. */
 int tfs_tensor_unlink_replaced(struct tfsd_tensor *t, char **ukey);
 /* Drops the kernel's reference of the tensor under key (an unlinked one's), if it has one:
  * the tensor goes when nothing else holds it. Unknown keys are ignored. */
