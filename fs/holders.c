@@ -105,11 +105,17 @@ int tfs_tensor_renew(struct tfsd_tensor *t, const char *node, int64_t pid, int64
 	return 0;
 }
 
+struct reap_now {
+	int64_t s;                   /* tfs_now: holders' leases */
+	int64_t mono_ns;             /* tfs_mono_ns: the kernel's references */
+};
+
 static void reap_one(struct tfsd_tensor *t, void *arg)
 {
+	const struct reap_now *rn = arg;
 	struct tfs_holder *h, *next;
-	int64_t now = *(int64_t *)arg;
-	int dropped = 0;
+	int64_t now = rn->s;
+	int dropped = tfs_tensor_pin_expired(t, rn->mono_ns);
 
 	for (h = t->holders; h; h = next) {
 		next = h->next;
@@ -139,7 +145,7 @@ static void reap_one(struct tfsd_tensor *t, void *arg)
 
 void tfs_tensor_reap(void)
 {
-	int64_t now = tfs_now();
+	struct reap_now now = { tfs_now(), tfs_mono_ns() };
 
 	tfs_table_foreach(reap_one, &now);
 }

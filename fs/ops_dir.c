@@ -48,7 +48,7 @@ static void unpin_forgotten(void)
 	if (!tfs_node_unpinned_pending())
 		return;
 	tfs_ns_lock();
-	tfs_tensor_unpin_due(0);
+	tfs_tensor_unpin_forgotten();
 	tfs_ns_unlock();
 }
 
@@ -302,7 +302,7 @@ void tfs_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino
 		if (ukey && !tfs_node_detach_pinned(newparent, newname, ukey))
 			tfs_tensor_unpin_key(ukey);
 		tfs_node_move(parent, name, newparent, newname);
-		tfs_tensor_unpin_due(0);
+		tfs_tensor_unpin_forgotten();
 	} else if (ukey) {
 		tfs_tensor_unpin_key(ukey);
 	}

@@ -567,7 +567,7 @@ static void housekeeping(int64_t *last_reap)
 		*last_reap = now;
 		tfs_ns_lock();
 		tfs_tensor_reap();
-		tfs_tensor_unpin_due(1);
+		tfs_tensor_unpin_forgotten();
 		tfs_ns_unlock();
 		/* Redis may lose records without ever dropping the connection (FLUSHALL, a
 		 * hand's DEL, a restart between two commands): the root's record is the

@@ -105,8 +105,6 @@ static void struct_free(struct tfsd_tensor *t)
 /* The count reached 0: memory, record and struct go. */
 static void destroy(struct tfsd_tensor *t)
 {
-	if (t->pinned_until)
-		tfs_d.table.pinned--;
 	tfs_table_remove(t);
 	if (t->alloc)
 		tfs_d.be_ops->free(tfs_d.be, t->alloc);
@@ -594,9 +592,10 @@ int tfs_tensor_unlink(struct tfsd_tensor *t, char **ukey)
 }
 
 /* How long the kernel may take to forget a replaced tensor's node before the daemon stops
- * waiting (checked once a second, so up to a second more): the FORGET comes as the
- * rename returns, once no path walk holds the old inode, on kernels that drop the link
- * count of a rename's target (5.17 and later); older ones keep the inode cached. */
+ * waiting (checked once a second by the reaper, so up to a second more): the FORGET
+ * comes as the rename returns, once no path walk holds the old inode, on kernels that
+ * drop the link count of a rename's target (5.17 and later); older ones keep the inode
+ * cached. */
 #define PIN_NS (2 * 1000000000LL)
 
 int tfs_tensor_unlink_replaced(struct tfsd_tensor *t, char **ukey)
@@ -604,13 +603,10 @@ int tfs_tensor_unlink_replaced(struct tfsd_tensor *t, char **ukey)
 	int rc;
 
 	t->pinned_until = tfs_mono_ns() + PIN_NS;
-	tfs_d.table.pinned++;
-	/* May destroy t after all (no memory for its new key): destroy counts it out. */
+	/* May destroy t after all (no memory for its new key). */
 	rc = tfs_tensor_unlink(t, ukey);
-	if (rc) {
+	if (rc)
 		t->pinned_until = 0;     /* nothing changed: still linked */
-		tfs_d.table.pinned--;
-	}
 	return rc;
 }
 
@@ -619,7 +615,6 @@ static void unpin(struct tfsd_tensor *t)
 	if (!t->pinned_until)
 		return;
 	t->pinned_until = 0;
-	tfs_d.table.pinned--;
 	tfs_tensor_drop_if_unused(t);
 }
 
@@ -631,20 +626,18 @@ void tfs_tensor_unpin_key(const char *key)
 		unpin(t);
 }
 
-static void unpin_if_expired(struct tfsd_tensor *t, void *arg)
+int tfs_tensor_pin_expired(struct tfsd_tensor *t, int64_t now_ns)
 {
-	if (t->pinned_until && t->pinned_until <= *(int64_t *)arg)
-		unpin(t);
+	if (!t->pinned_until || t->pinned_until > now_ns)
+		return 0;
+	t->pinned_until = 0;
+	return 1;
 }
 
-void tfs_tensor_unpin_due(int expired)
+void tfs_tensor_unpin_forgotten(void)
 {
-	int64_t now = tfs_mono_ns();
-
 	for (char *k; (k = tfs_node_take_unpinned()); free(k))
 		tfs_tensor_unpin_key(k);
-	if (expired && tfs_d.table.pinned)
-		tfs_table_foreach(unpin_if_expired, &now);
 }
 
 int tfs_tensor_rename(struct tfsd_tensor *t, const char *newname)

@@ -65,7 +65,6 @@ struct tfs_table {
 	struct tfsd_tensor **buckets;
 	size_t nbuckets, count;
 	uint64_t unlinked_seq;
-	size_t pinned;               /* tensors with pinned_until set */
 };
 
 /* --- tensor table and lifetime (tensor.c); callers hold tfs_d.ns --- */
@@ -146,9 +145,11 @@ int tfs_tensor_unlink_replaced(struct tfsd_tensor *t, char **ukey);
 /* Drops the kernel's reference of the tensor under key (an unlinked one's), if it has one:
  * the tensor goes when nothing else holds it. Unknown keys are ignored. */
 void tfs_tensor_unpin_key(const char *key);
-/* Drops the kernel's references of the tensors whose node went (tfs_node_take_unpinned)
- * and, with expired, of those whose time ran out (once a second, with the reaper). */
-void tfs_tensor_unpin_due(int expired);
+/* Drops the kernel's references of the tensors whose node went (tfs_node_take_unpinned). */
+void tfs_tensor_unpin_forgotten(void);
+/* The reaper's part: clears t's kernel reference when its time ran out by now_ns
+ * (tfs_mono_ns) and returns 1, the caller then dropping t if unused; else 0. */
+int tfs_tensor_pin_expired(struct tfsd_tensor *t, int64_t now_ns);
 int tfs_tensor_rename(struct tfsd_tensor *t, const char *newname);
 /* One more hold of (node, pid), taken by uid (-1: a trusted sender), lasting lease
  * seconds unless renewed (0: while pid lives on this node): -EPERM when that (node, pid)
@@ -166,7 +167,8 @@ int tfs_tensor_release(struct tfsd_tensor *t, const char *node, int64_t pid, int
  * every reader of mtime/ctime calls it first, and a setattr of mtime before setting it
  * (a write after a utimensat into the future leaves that future mtime). */
 void tfs_tensor_fold_times(struct tfsd_tensor *t);
-/* Drops holders of this node whose process is gone, and holds whose lease ran out. */
+/* Drops holders of this node whose process is gone, holds whose lease ran out, and the
+ * kernel's references of replaced tensors whose time ran out (tfs_tensor_pin_expired). */
 void tfs_tensor_reap(void);
 int64_t tfs_tensor_refcount(const struct tfsd_tensor *t);
 /* Rewrites every local record (after Redis came back), with the directories Redis lost
