@@ -235,6 +235,25 @@ static int do_open(const char *path, int n, int ncold)
 	return 0;
 }
 
+/* Makes path a new 4 MiB f32 tensor and, when json is not NULL, reads its metadata there
+ * (4096 bytes, NUL-terminated); exits on failure. */
+static void new_tensor(const char *path, char *json)
+{
+	ssize_t len = 0;
+	int fd;
+
+	fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd < 0 || fsetxattr(fd, "user.tensor.dtype", "f32", 3, 0) ||
+	    fsetxattr(fd, "user.tensor.shape", "[1048576]", 9, 0) ||
+	    (json && (len = fgetxattr(fd, "user.tensor.meta", json, 4095)) < 0)) {
+		fprintf(stderr, "lib_bench: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	if (json)
+		json[len] = 0;
+	close(fd);
+}
+
 /* The steps of a first open one by one, on n more new tensors: what tfs_open could
  * overlap and what it cannot. json: room for n documents. */
 static void first_breakdown(const char *dir, int n, char (*json)[4096])
@@ -258,11 +277,7 @@ static void first_breakdown(const char *dir, int n, char (*json)[4096])
 			return;
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/second.%d", dir, i);
-		fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
-		if (fd < 0 || fsetxattr(fd, "user.tensor.dtype", "f32", 3, 0) ||
-		    fsetxattr(fd, "user.tensor.shape", "[1048576]", 9, 0))
-			goto fail;
-		close(fd);
+		new_tensor(path, NULL);
 	}
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/second.%d", dir, i);
@@ -317,8 +332,7 @@ static int do_first(const char *dir, int n)
 	tfs_tensor *t;
 	double t0, t1, t2;
 	long ahead;
-	ssize_t len;
-	int i, fd, rc;
+	int i, rc;
 
 	if (!o || !c || !json || n < 1) {
 		fprintf(stderr, "lib_bench: bad count or out of memory\n");
@@ -326,25 +340,11 @@ static int do_first(const char *dir, int n)
 	}
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/first.%d", dir, i);
-		fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
-		if (fd < 0 || fsetxattr(fd, "user.tensor.dtype", "f32", 3, 0) ||
-		    fsetxattr(fd, "user.tensor.shape", "[1048576]", 9, 0) ||
-		    (len = fgetxattr(fd, "user.tensor.meta", json[i], sizeof(json[i]) - 1)) < 0) {
-			fprintf(stderr, "lib_bench: %s: %s\n", path, strerror(errno));
-			return 1;
-		}
-		json[i][len] = 0;
-		close(fd);
+		new_tensor(path, json[i]);
 	}
 	/* The process's first mapping starts CUDA (~140 ms), which no later open pays. */
 	snprintf(path, sizeof(path), "%s/first.%d", dir, n);
-	if ((fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644)) < 0 ||
-	    fsetxattr(fd, "user.tensor.dtype", "f32", 3, 0) ||
-	    fsetxattr(fd, "user.tensor.shape", "[1048576]", 9, 0)) {
-		fprintf(stderr, "lib_bench: %s: %s\n", path, strerror(errno));
-		return 1;
-	}
-	close(fd);
+	new_tensor(path, NULL);
 	if ((rc = tfs_open(path, O_RDWR, &t)) || !tfs_tensor_data(t) || (rc = tfs_close(t)))
 		die_tfs(path, rc ? rc : -EIO);
 	unlink(path);
