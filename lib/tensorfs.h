@@ -216,7 +216,9 @@ int tfs_load(const char *file, const char *dest, const struct tfs_load_opts *opt
 struct tfs_save_opts {
 	enum tfs_format format;       /* AUTO: safetensors for a directory, else by file
 				       * name (.npy), else raw */
-	int threads;                  /* as tfs_load_opts */
+	int threads;                  /* copy threads; 0 (default): min(16, CPUs) when
+				       * the output is filled through a mapping (below),
+				       * else min(8, CPUs) */
 	int via_file;                 /* 0 (default): mapped into this process; 1: read
 				       * through the tensors' files (no CUDA context here) */
 	int replace;                  /* 1: replace an existing file (else -EEXIST) */
