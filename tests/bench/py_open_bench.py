@@ -3,7 +3,7 @@
 CUDA tensor, warm and cold, in one run (issue 17). Prints a Markdown table
 "| what | n | p50 µs | p99 µs | mean µs |" and a verdict line.
 
-  py_open_bench.py [--build build] [--bytes B] [--n N] [--cold N]
+  py_open_bench.py [--build build] [--bytes B] [--n N] [--cold N] [--first N]
 
 Starts its own redis-server and tensorfs mount (cuda backend) from BUILD, publishes one
 tensor of B bytes from torch, and times in this process:
@@ -22,6 +22,10 @@ tensor of B bytes from torch, and times in this process:
   tensorfs.open_meta(reply) -> torch.from_dlpack(t) -> data_ptr() each round, warm (one
   open held) and cold (nothing else maps the memory: the CUDA IPC handle is opened each
   round). This is what torch's rebuild does: start from what the producer delivered.
+- tensorfs first open: FIRST new tensors of B bytes, each opened once by path, as a
+  consumer opens a tensor it never saw (no metadata remembered: the library reads it by
+  path after its stat, then maps the handle while its helper opens the file); compared
+  with torch's cold rebuild, which is torch's first sight of a shared tensor.
 - breakdown of the by-path cold round, in the same rounds: os.open(path) (the FUSE OPEN)
   and then open_meta -> from_dlpack (the IPC open), each timed; the release likewise.
 
@@ -55,6 +59,7 @@ def main():
     ap.add_argument("--bytes", type=int, default=4 << 20)
     ap.add_argument("--n", type=int, default=5000)
     ap.add_argument("--cold", type=int, default=500)
+    ap.add_argument("--first", type=int, default=500)
     ap.add_argument("--log", default=None)
     a = ap.parse_args()
 
@@ -213,6 +218,19 @@ def main():
         results["capsule cold"] = o
         tib.row("tensorfs: from metadata in hand -> torch.from_dlpack(t.__dlpack__()) -> "
                 "data_ptr, cold (the capsule: no stream lookup)", o)
+        # A process's first open of each tensor: nothing about it remembered yet.
+        firsts = [m.path("f%d" % i) for i in range(a.first + WARMUP // 10)]
+        for f in firsts:
+            tensorfs.create(f, "float32", [a.bytes // 4]).close()
+        it = iter(firsts)
+        o, c = tfs_rounds(a.first, WARMUP // 10, lambda: tensorfs.open(next(it)),
+                          "by path, first open")
+        results["first cold"] = o
+        tib.row("tensorfs: open -> torch.from_dlpack -> data_ptr, a tensor this process never "
+                "opened (first open)", o)
+        tib.row("tensorfs: del tensor + close, after the first open", c)
+        for f in firsts:
+            tensorfs.rm(f)
         fo, io, cl, tot = split_rounds(a.cold, WARMUP // 10)
         tib.row("breakdown, by path cold: os.open(path) (the FUSE OPEN)", fo)
         tib.row("breakdown, by path cold: then open_meta -> from_dlpack -> data_ptr (IPC open)",
@@ -247,9 +265,12 @@ def main():
                 label, max(v) / 1e3, sum(1 for x in v if x > 1000000),
                 (": " + "; ".join(slow[:12])) if slow else ""))
         for what, key in (("by path", "tfs"), ("from metadata in hand", "meta"),
-                          ("from metadata in hand, capsule", "capsule")):
+                          ("from metadata in hand, capsule", "capsule"),
+                          ("by path, first open", "first")):
             verdict = []
             for kind in ("warm", "cold"):
+                if key + " " + kind not in results:
+                    continue
                 f, t = sorted(results[key + " " + kind]), sorted(results["torch " + kind])
                 for q in (0.50, 0.99):
                     fv, tv = tib.pct(f, q) / 1e3, tib.pct(t, q) / 1e3
