@@ -1,6 +1,8 @@
-/* FUSE ioctl: a tensor filled from a file the caller has open (fill_ioctl.h), so a load
+/* FUSE ioctls: a tensor filled from a file the caller has open (fill_ioctl.h), so a load
  * through the mount reads the file once, into memory the device copies from, instead of
- * carrying every byte through a FUSE write request and the daemon's staging copy.
+ * carrying every byte through a FUSE write request and the daemon's staging copy; and
+ * drained into the caller's memory (a save's mapping of its file) straight from memory
+ * the device copied into, instead of through a FUSE reply and a copy of the caller's.
  *
  * The daemon may run as root with every capability: it never opens the caller's file
  * again, which would check the daemon's rights and give the file the daemon's
@@ -160,28 +162,78 @@ out_count:
 	return rc;
 }
 
+/* The caller's memory is written by process_vm_writev into the thread that asked, which
+ * waits in this request, so its pid cannot name another process meanwhile. A range the
+ * caller has not mapped writable is EFAULT, never a signal: the kernel faults the pages
+ * in on the caller's behalf, and a page past the end of a file it mapped fails the call. */
+static int drain(fuse_req_t req, struct tfs_file *f, const struct tfs_drain_req *q)
+{
+	const struct fuse_ctx *c = fuse_req_ctx(req);
+	struct tfsd_tensor *t = f->t;
+	int rc;
+
+	if (!t)
+		return -EREMOTE;
+	if (!f->readable)
+		return -EBADF;
+	if (q->flags || q->pad || q->len > TFS_FILL_MAX || q->src_off > UINT64_MAX - q->len ||
+	    q->addr > UINT64_MAX - q->len)
+		return -EINVAL;
+	if (q->len == 0)
+		return 0;
+	if (c->pid <= 0)           /* not in the daemon's pid namespace */
+		return -EACCES;
+	if (!tfs_d.be_ops->copy_out_pid)
+		return -ENOTTY;
+	if (__atomic_add_fetch(&fills_running, 1, __ATOMIC_RELAXED) > fills_max()) {
+		rc = -EBUSY;
+		goto out_count;
+	}
+	tfs_ops_lock_after_mark(t);
+	if (q->src_off + q->len > t->meta.bytes) {
+		rc = -EINVAL;
+	} else {
+		rc = tfs_d.be_ops->copy_out_pid(tfs_d.be, t->alloc, q->src_off, c->pid, q->addr,
+						(size_t)q->len);
+		if (rc == 0)
+			tfs_stats_io(TFS_ST_DRAINS, q->len);
+	}
+	pthread_rwlock_unlock(&t->io);
+out_count:
+	__atomic_sub_fetch(&fills_running, 1, __ATOMIC_RELAXED);
+	return rc;
+}
+
 void tfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		  struct fuse_file_info *fi, unsigned flags, const void *in_buf,
 		  size_t in_bufsz, size_t out_bufsz)
 {
-	struct tfs_fill_req q;
+	union {
+		struct tfs_fill_req fill;
+		struct tfs_drain_req drain;
+	} q;
+	size_t want = cmd == TFS_IOC_FILL ? sizeof(q.fill) : sizeof(q.drain);
 	int rc;
 
 	(void)arg;
 	(void)out_bufsz;
-	/* Only the fill, only on files (a directory's fh is not a struct tfs_file), only from
-	 * 64-bit callers (a 32-bit one would lay the request out the same, but is untested). */
-	if (cmd != TFS_IOC_FILL || (flags & (FUSE_IOCTL_DIR | FUSE_IOCTL_COMPAT)) ||
-	    !fi) {
+	/* Only the fill and the drain, only on files (a directory's fh is not a struct
+	 * tfs_file), only from 64-bit callers (a 32-bit one would lay the requests out the
+	 * same, but is untested). */
+	if ((cmd != TFS_IOC_FILL && cmd != TFS_IOC_DRAIN) ||
+	    (flags & (FUSE_IOCTL_DIR | FUSE_IOCTL_COMPAT)) || !fi) {
 		fuse_reply_err(req, ENOTTY);
 		return;
 	}
-	if (in_bufsz != sizeof(q)) {
+	if (in_bufsz != want) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	memcpy(&q, in_buf, sizeof(q));
-	rc = fill(req, ino, (struct tfs_file *)(uintptr_t)fi->fh, &q);
+	memcpy(&q, in_buf, want);
+	if (cmd == TFS_IOC_FILL)
+		rc = fill(req, ino, (struct tfs_file *)(uintptr_t)fi->fh, &q.fill);
+	else
+		rc = drain(req, (struct tfs_file *)(uintptr_t)fi->fh, &q.drain);
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else

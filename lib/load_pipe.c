@@ -60,6 +60,7 @@ struct run {
 	uint64_t done, total;          /* done: atomic */
 	size_t chunk;
 	int fill;                      /* loads through the mount ask the daemon to fill */
+	int drain;                     /* saves through the mount into a mapping: to drain */
 	uint64_t src_dev, src_ino;     /* the file, for the daemon to check (fill_ioctl.h) */
 	int stop;                      /* atomic: a failure or a cancel */
 	int running;                   /* threads not yet finished; under mu */
@@ -258,6 +259,7 @@ struct worker {
 	int pipe[2];                   /* a load through FUSE by splice; -1: none yet */
 	int no_splice;                 /* splice is not possible here: pread/pwrite */
 	int no_fill;                   /* the daemon refused a fill: writes from then on */
+	int no_drain;                  /* the daemon refused a drain: reads from then on */
 };
 
 /* Waits for buffer b's queued copy; a save then writes it out. */
@@ -452,6 +454,26 @@ static int fill_piece(struct worker *w, int tfd, const struct piece *pc, uint64_
 	return 0;
 }
 
+/* A piece of a save through the mount written by the daemon into this process's mapping
+ * of the file (fill_ioctl.h), straight from memory its device copied into: no FUSE reply
+ * to copy out of. 0 or -errno, maybe with part of the piece written. */
+static int drain_piece(struct worker *w, int tfd, const struct piece *pc, uint64_t foff)
+{
+	struct run *r = w->r;
+
+	for (uint64_t d = 0; d < pc->len; d += TFS_FILL_MAX) {
+		struct tfs_drain_req q = {
+			.addr = (uint64_t)(uintptr_t)(r->p->fmap + foff + d),
+			.src_off = pc->off + d,
+			.len = pc->len - d < TFS_FILL_MAX ? pc->len - d : TFS_FILL_MAX,
+		};
+
+		if (ioctl(tfd, TFS_IOC_DRAIN, &q))
+			return -errno;
+	}
+	return 0;
+}
+
 static int copy_file(struct worker *w, int tfd, const struct piece *pc, uint64_t foff)
 {
 	struct run *r = w->r;
@@ -467,6 +489,15 @@ static int copy_file(struct worker *w, int tfd, const struct piece *pc, uint64_t
 			return stopped(r) ? -ECANCELED : 0;
 		if (rc != -EBUSY)
 			w->no_fill = 1;
+	}
+	/* Likewise; EFAULT (the mapping cut short by someone) too goes by read(), whose
+	 * file_put then reports what is wrong. */
+	if (!to_tensor && r->drain && !w->no_drain) {
+		rc = drain_piece(w, tfd, pc, foff);
+		if (rc == 0)
+			return stopped(r) ? -ECANCELED : 0;
+		if (rc != -EBUSY)
+			w->no_drain = 1;
 	}
 
 	for (uint64_t d = 0; d < pc->len; d += FILE_BLOCK) {
@@ -663,6 +694,11 @@ int tfs_pipe_run(struct tfs_pipe *p)
 	}
 	if (nthreads > MAX_THREADS)
 		nthreads = MAX_THREADS;
+	if (!p->to_tensor && p->fmap) {
+		const char *env = getenv("TFS_SAVE_DRAIN");
+
+		r.drain = !(env && !strcmp(env, "0"));
+	}
 	if (p->to_tensor) {
 		const char *env = getenv("TFS_LOAD_FILL");
 		struct stat st;
