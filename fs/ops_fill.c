@@ -1,8 +1,8 @@
 /* FUSE ioctls: a tensor filled from a file the caller has open (fill_ioctl.h), so a load
  * through the mount reads the file once, into memory the device copies from, instead of
  * carrying every byte through a FUSE write request and the daemon's staging copy; and
- * drained into the caller's memory (a save's mapping of its file) straight from memory
- * the device copied into, instead of through a FUSE reply and a copy of the caller's.
+ * drained into such a file (a save's output) straight from memory the device copied
+ * into, instead of through a FUSE reply and a copy of the caller's.
  *
  * The daemon may run as root with every capability: it never opens the caller's file
  * again, which would check the daemon's rights and give the file the daemon's
@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -66,17 +67,19 @@ static int callers_file(fuse_req_t req, int fd)
 	return rc;
 }
 
-/* 0 when src is a regular file of a local file system, open for reading, with the device
- * and inode the request names; *size its size. Asks nothing of the file system: statx
- * from what the kernel has (AT_STATX_DONT_SYNC), the type from mountinfo. */
-static int check_source(int src, const struct tfs_fill_req *q, uint64_t *size)
+/* 0 when fd is a regular file of a local file system, open for reading (and for writing
+ * where write), with the device and inode the request names; *size its size. Asks nothing
+ * of the file system: statx from what the kernel has (AT_STATX_DONT_SYNC), the type from
+ * mountinfo. */
+static int check_file(int src, const struct tfs_fill_req *q, int write, uint64_t *size)
 {
 	struct statx sx;
 	char type[64];
 	int fl;
 
 	fl = fcntl(src, F_GETFL);
-	if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY)
+	if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY ||
+	    (write && (fl & O_ACCMODE) != O_RDWR))
 		return -EBADF;
 	if (statx(src, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
 		  STATX_TYPE | STATX_INO | STATX_SIZE | STATX_MNT_ID, &sx))
@@ -120,7 +123,7 @@ static int fill(fuse_req_t req, fuse_ino_t ino, struct tfs_file *f, const struct
 		rc = src;
 		goto out_count;
 	}
-	if ((rc = check_source(src, q, &size)))
+	if ((rc = check_file(src, q, 0, &size)))
 		goto out_src;
 	/* Refused before a byte moves; a file cut shorter during the read still ends it
 	 * with ENODATA, part written. */
@@ -162,43 +165,70 @@ out_count:
 	return rc;
 }
 
-/* The caller's memory is written by process_vm_writev into the thread that asked, which
- * waits in this request, so its pid cannot name another process meanwhile. A range the
- * caller has not mapped writable is EFAULT, never a signal: the kernel faults the pages
- * in on the caller's behalf, and a page past the end of a file it mapped fails the call. */
-static int drain(fuse_req_t req, struct tfs_file *f, const struct tfs_drain_req *q)
+/* The file is written through a mapping of the daemon's own, by process_vm_writev into
+ * itself: where the file was cut short meanwhile, or a write fault finds no space, the copy
+ * fails with EFAULT instead of raising SIGBUS in the daemon. Only files of local file
+ * systems (check_file), whose faults wait for no server, so the tensor's io lock is held
+ * for a bounded time, as for a read. */
+static int drain(fuse_req_t req, struct tfs_file *f, const struct tfs_fill_req *q)
 {
-	const struct fuse_ctx *c = fuse_req_ctx(req);
 	struct tfsd_tensor *t = f->t;
-	int rc;
+	uint64_t size = 0, start;
+	size_t maplen;
+	char *map;
+	int dst, rc;
 
 	if (!t)
 		return -EREMOTE;
 	if (!f->readable)
 		return -EBADF;
-	if (q->flags || q->pad || q->len > TFS_FILL_MAX || q->src_off > UINT64_MAX - q->len ||
-	    q->addr > UINT64_MAX - q->len)
+	if (q->flags || q->len > TFS_FILL_MAX || q->src_off > UINT64_MAX - q->len ||
+	    q->dst_off > INT64_MAX - q->len)
 		return -EINVAL;
+	if (q->fd < 0)
+		return -EBADF;
 	if (q->len == 0)
 		return 0;
-	if (c->pid <= 0)           /* not in the daemon's pid namespace */
-		return -EACCES;
 	if (!tfs_d.be_ops->copy_out_pid)
 		return -ENOTTY;
 	if (__atomic_add_fetch(&fills_running, 1, __ATOMIC_RELAXED) > fills_max()) {
 		rc = -EBUSY;
 		goto out_count;
 	}
+	dst = callers_file(req, q->fd);
+	if (dst < 0) {
+		rc = dst;
+		goto out_count;
+	}
+	if ((rc = check_file(dst, q, 1, &size)))
+		goto out_dst;
+	if (size < q->dst_off + q->len) {
+		rc = -ENODATA;
+		goto out_dst;
+	}
+	start = q->dst_off & ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1);
+	maplen = (size_t)(q->dst_off + q->len - start);
+	map = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, dst, (off_t)start);
+	if (map == MAP_FAILED) {
+		rc = errno == ENOMEM ? -ENOMEM : -EACCES;
+		goto out_dst;
+	}
+	/* large folios where the file system has them: a fault then takes 2 MiB (save.c) */
+	(void)madvise(map, maplen, MADV_HUGEPAGE);
 	tfs_ops_lock_after_mark(t);
 	if (q->src_off + q->len > t->meta.bytes) {
 		rc = -EINVAL;
 	} else {
-		rc = tfs_d.be_ops->copy_out_pid(tfs_d.be, t->alloc, q->src_off, c->pid, q->addr,
+		rc = tfs_d.be_ops->copy_out_pid(tfs_d.be, t->alloc, q->src_off, getpid(),
+						(uint64_t)(uintptr_t)(map + (q->dst_off - start)),
 						(size_t)q->len);
 		if (rc == 0)
 			tfs_stats_io(TFS_ST_DRAINS, q->len);
 	}
 	pthread_rwlock_unlock(&t->io);
+	munmap(map, maplen);
+out_dst:
+	close(dst);
 out_count:
 	__atomic_sub_fetch(&fills_running, 1, __ATOMIC_RELAXED);
 	return rc;
@@ -208,11 +238,7 @@ void tfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		  struct fuse_file_info *fi, unsigned flags, const void *in_buf,
 		  size_t in_bufsz, size_t out_bufsz)
 {
-	union {
-		struct tfs_fill_req fill;
-		struct tfs_drain_req drain;
-	} q;
-	size_t want = cmd == TFS_IOC_FILL ? sizeof(q.fill) : sizeof(q.drain);
+	struct tfs_fill_req q;
 	int rc;
 
 	(void)arg;
@@ -225,15 +251,15 @@ void tfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		fuse_reply_err(req, ENOTTY);
 		return;
 	}
-	if (in_bufsz != want) {
+	if (in_bufsz != sizeof(q)) {
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	memcpy(&q, in_buf, want);
+	memcpy(&q, in_buf, sizeof(q));
 	if (cmd == TFS_IOC_FILL)
-		rc = fill(req, ino, (struct tfs_file *)(uintptr_t)fi->fh, &q.fill);
+		rc = fill(req, ino, (struct tfs_file *)(uintptr_t)fi->fh, &q);
 	else
-		rc = drain(req, (struct tfs_file *)(uintptr_t)fi->fh, &q.drain);
+		rc = drain(req, (struct tfs_file *)(uintptr_t)fi->fh, &q);
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else

@@ -30,8 +30,8 @@ struct tfs_fill_req {
 	int32_t fd;             /* the file, in the calling process */
 	uint32_t flags;         /* 0; anything else is EINVAL */
 	uint64_t dev, ino;      /* its st_dev and st_ino */
-	uint64_t src_off;       /* where the bytes start in the file */
-	uint64_t dst_off;       /* where they go in the tensor */
+	uint64_t src_off;       /* where the bytes start in the file (a drain: the tensor) */
+	uint64_t dst_off;       /* where they go in the tensor (a drain: the file) */
 	uint64_t len;
 };
 
@@ -39,26 +39,18 @@ struct tfs_fill_req {
 
 #define TFS_IOC_FILL _IOW(0xF7, 0x01, struct tfs_fill_req)
 
-/* The other direction, for saves through the mount into a mapping of their file
- * (load_pipe.c): the daemon copies len bytes of the tensor at src_off into the calling
- * process's memory at addr (process_vm_writev, so the pages the caller mapped take the
- * bytes straight from memory the device copied into), where a read() would carry them
- * through the FUSE reply and a copy of the caller's after it.
- *  - Issued on a tensor's file opened for reading (EBADF otherwise). The daemon writes
- *    only into the thread that asked, which waits in the call, with the same rights as
- *    for a fill (EACCES where it may not).
- *  - All of len is written, or the call fails: EFAULT where the caller's range is not
- *    writable memory, EINVAL for a range outside the tensor, a nonzero flags or pad, or
- *    len over TFS_FILL_MAX; EBUSY, ENOTTY as for a fill. A failure may leave part of the
- *    caller's range written; callers fall back to read(). */
-struct tfs_drain_req {
-	uint64_t addr;          /* where the bytes go, in the calling process */
-	uint64_t src_off;       /* where they start in the tensor */
-	uint64_t len;
-	uint32_t flags;         /* 0 */
-	uint32_t pad;           /* 0 */
-};
-
-#define TFS_IOC_DRAIN _IOW(0xF7, 0x02, struct tfs_drain_req)
+/* The other direction, for saves through the mount into their file (load_pipe.c): the
+ * daemon copies len bytes of the tensor at src_off into the file at dst_off, straight from
+ * memory its device copied into, where a read() would carry them through the FUSE reply
+ * and a copy of the caller's after it. The same request, the same rules as a fill, except:
+ *  - Issued on a tensor's file opened for reading (EBADF otherwise).
+ *  - The file (fd, dev, ino: the caller's output) must be open for reading and writing
+ *    (EBADF otherwise), and already as long as dst_off + len (ENODATA otherwise: a drain
+ *    never changes its size). The daemon writes it through a shared mapping of its own
+ *    (one file's write() calls take turns on its lock, where mappings fill in parallel),
+ *    so its blocks should be allocated first (fallocate): a write fault that finds no
+ *    space fails the call with EFAULT, as does the file cut short meanwhile.
+ *  - EINVAL for a range outside the tensor. */
+#define TFS_IOC_DRAIN _IOW(0xF7, 0x02, struct tfs_fill_req)
 
 #endif

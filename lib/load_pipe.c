@@ -60,8 +60,8 @@ struct run {
 	uint64_t done, total;          /* done: atomic */
 	size_t chunk;
 	int fill;                      /* loads through the mount ask the daemon to fill */
-	int drain;                     /* saves through the mount into a mapping: to drain */
-	uint64_t src_dev, src_ino;     /* the file, for the daemon to check (fill_ioctl.h) */
+	int drain;                     /* saves through the mount ask the daemon to drain */
+	uint64_t file_dev, file_ino;   /* the file, for the daemon to check (fill_ioctl.h) */
 	int stop;                      /* atomic: a failure or a cancel */
 	int running;                   /* threads not yet finished; under mu */
 	int err;                       /* the first failure; under mu */
@@ -443,7 +443,7 @@ static int fill_piece(struct worker *w, int tfd, const struct piece *pc, uint64_
 
 	for (uint64_t d = 0; d < pc->len; d += TFS_FILL_MAX) {
 		struct tfs_fill_req q = {
-			.fd = r->p->fd, .dev = r->src_dev, .ino = r->src_ino,
+			.fd = r->p->fd, .dev = r->file_dev, .ino = r->file_ino,
 			.src_off = foff + d, .dst_off = pc->off + d,
 			.len = pc->len - d < TFS_FILL_MAX ? pc->len - d : TFS_FILL_MAX,
 		};
@@ -454,17 +454,17 @@ static int fill_piece(struct worker *w, int tfd, const struct piece *pc, uint64_
 	return 0;
 }
 
-/* A piece of a save through the mount written by the daemon into this process's mapping
- * of the file (fill_ioctl.h), straight from memory its device copied into: no FUSE reply
- * to copy out of. 0 or -errno, maybe with part of the piece written. */
+/* A piece of a save through the mount written into the file by the daemon (fill_ioctl.h),
+ * straight from memory its device copied into: no FUSE reply to copy out of. 0 or -errno,
+ * maybe with part of the piece written. */
 static int drain_piece(struct worker *w, int tfd, const struct piece *pc, uint64_t foff)
 {
 	struct run *r = w->r;
 
 	for (uint64_t d = 0; d < pc->len; d += TFS_FILL_MAX) {
-		struct tfs_drain_req q = {
-			.addr = (uint64_t)(uintptr_t)(r->p->fmap + foff + d),
-			.src_off = pc->off + d,
+		struct tfs_fill_req q = {
+			.fd = r->p->fd, .dev = r->file_dev, .ino = r->file_ino,
+			.src_off = pc->off + d, .dst_off = foff + d,
 			.len = pc->len - d < TFS_FILL_MAX ? pc->len - d : TFS_FILL_MAX,
 		};
 
@@ -490,8 +490,8 @@ static int copy_file(struct worker *w, int tfd, const struct piece *pc, uint64_t
 		if (rc != -EBUSY)
 			w->no_fill = 1;
 	}
-	/* Likewise; EFAULT (the mapping cut short by someone) too goes by read(), whose
-	 * file_put then reports what is wrong. */
+	/* Likewise, the daemon's refusals and failures (EFAULT: the file cut short) by
+	 * read(), whose file_put then reports what is wrong. */
 	if (!to_tensor && r->drain && !w->no_drain) {
 		rc = drain_piece(w, tfd, pc, foff);
 		if (rc == 0)
@@ -694,19 +694,18 @@ int tfs_pipe_run(struct tfs_pipe *p)
 	}
 	if (nthreads > MAX_THREADS)
 		nthreads = MAX_THREADS;
-	if (!p->to_tensor && p->fmap) {
-		const char *env = getenv("TFS_SAVE_DRAIN");
-
-		r.drain = !(env && !strcmp(env, "0"));
-	}
-	if (p->to_tensor) {
-		const char *env = getenv("TFS_LOAD_FILL");
+	{
+		/* A save only where it would map the file itself: a local file system whose
+		 * blocks are allocated (save.c), the same conditions the daemon's mapping needs. */
+		const char *env = getenv(p->to_tensor ? "TFS_LOAD_FILL" : "TFS_SAVE_DRAIN");
+		int want = !(env && !strcmp(env, "0")) && (p->to_tensor || p->fmap);
 		struct stat st;
 
-		r.fill = !(env && !strcmp(env, "0")) && fstat(p->fd, &st) == 0;
-		if (r.fill) {
-			r.src_dev = (uint64_t)st.st_dev;
-			r.src_ino = (uint64_t)st.st_ino;
+		if (want && fstat(p->fd, &st) == 0) {
+			r.fill = p->to_tensor;
+			r.drain = !p->to_tensor;
+			r.file_dev = (uint64_t)st.st_dev;
+			r.file_ino = (uint64_t)st.st_ino;
 		}
 	}
 	pthread_mutex_init(&r.mu, NULL);

@@ -11,15 +11,10 @@
  *     tensor=rdonly           the tensor opened read-only
  *     cmd                     the ioctl number sent instead of TFS_IOC_FILL
  *
- *   fill_tool drain TENSOR OUT [key=value...]: the tensor's bytes into a shared mapping of
- *   the file OUT (which must exist), as a save does
- *     src_off, len            the range of the tensor (len: the tensor's size)
- *     at                      where in OUT (default 0)
- *     addr                    the address sent instead of the mapping's
- *     flags, pad              the request's fields
- *     map=ro|gone|long        mapped read-only; unmapped before the call; mapped len + 1
- *                             MiB long, so that the range runs past the end of OUT
- *     tensor=wronly           the tensor opened write-only
+ *   fill_tool drain TENSOR FILE [key=value...]: a drain (the tensor's bytes at src_off into
+ *   FILE at dst_off, as a save does), with the same keys; FILE is opened O_RDWR unless
+ *   open= says otherwise (open=rdwr too), the tensor O_RDONLY (tensor=wronly: write-only),
+ *   and len is the tensor's size unless given.
  * Prints "ok", or "error: ENAME" and exits 1. */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,82 +35,21 @@ static int fail(int e)
 	return 1;
 }
 
-static int drain_main(int argc, char **argv)
-{
-	struct tfs_drain_req q = { 0 };
-	uint64_t at = 0, addr = 0;
-	int have_len = 0, have_addr = 0, prot = PROT_READ | PROT_WRITE, gone = 0, tflags = O_RDONLY;
-	size_t extra = 0, maplen;
-	struct stat st;
-	char *map;
-	int t, out;
-
-	for (int i = 3; i < argc; i++) {
-		const char *a = argv[i], *v = strchr(a, '=');
-
-		if (!v) {
-			fprintf(stderr, "fill_tool: '%s' is not key=value\n", a);
-			return 2;
-		}
-		v++;
-		if (!strncmp(a, "src_off=", 8))
-			q.src_off = strtoull(v, NULL, 0);
-		else if (!strncmp(a, "len=", 4))
-			q.len = strtoull(v, NULL, 0), have_len = 1;
-		else if (!strncmp(a, "at=", 3))
-			at = strtoull(v, NULL, 0);
-		else if (!strncmp(a, "addr=", 5))
-			addr = strtoull(v, NULL, 0), have_addr = 1;
-		else if (!strncmp(a, "flags=", 6))
-			q.flags = (uint32_t)strtoul(v, NULL, 0);
-		else if (!strncmp(a, "pad=", 4))
-			q.pad = (uint32_t)strtoul(v, NULL, 0);
-		else if (!strcmp(a, "map=ro"))
-			prot = PROT_READ;
-		else if (!strcmp(a, "map=gone"))
-			gone = 1;
-		else if (!strcmp(a, "map=long"))
-			extra = 1 << 20;
-		else if (!strcmp(a, "tensor=wronly"))
-			tflags = O_WRONLY;
-		else {
-			fprintf(stderr, "fill_tool: unknown key in '%s'\n", a);
-			return 2;
-		}
-	}
-	t = open(argv[1], tflags | O_CLOEXEC);
-	if (t < 0 || fstat(t, &st))
-		return fail(errno);
-	if (!have_len)
-		q.len = (uint64_t)st.st_size;
-	out = open(argv[2], (prot & PROT_WRITE ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-	if (out < 0 || fstat(out, &st))
-		return fail(errno);
-	maplen = (size_t)st.st_size + extra;
-	map = mmap(NULL, maplen ? maplen : 1, prot, MAP_SHARED, out, 0);
-	if (map == MAP_FAILED)
-		return fail(errno);
-	if (gone)
-		munmap(map, maplen ? maplen : 1);
-	q.addr = have_addr ? addr : (uint64_t)(uintptr_t)(map + at);
-	if (extra)                     /* the range's end past the end of OUT */
-		q.addr = (uint64_t)(uintptr_t)(map + maplen - q.len);
-	if (ioctl(t, TFS_IOC_DRAIN, &q))
-		return fail(errno);
-	printf("ok\n");
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct tfs_fill_req q = { 0 };
 	unsigned long cmd = TFS_IOC_FILL;
 	long long ino_delta = 0, fd_override = 0;
 	int have_len = 0, have_fd = 0, sflags = O_RDONLY, tflags = O_RDWR, src, t;
-	struct stat st;
+	struct stat st, tst;
 
-	if (argc > 3 && !strcmp(argv[1], "drain"))
-		return drain_main(argc - 1, argv + 1);
+	if (argc > 3 && !strcmp(argv[1], "drain")) {
+		cmd = TFS_IOC_DRAIN;
+		sflags = O_RDWR;
+		tflags = O_RDONLY;
+		argc--;
+		argv++;
+	}
 	if (argc < 3) {
 		fprintf(stderr, "usage: fill_tool TENSOR SOURCE [key=value...]\n");
 		return 2;
@@ -147,8 +80,12 @@ int main(int argc, char **argv)
 			sflags = O_WRONLY;
 		else if (!strcmp(a, "open=rdonly"))
 			sflags = O_RDONLY;
+		else if (!strcmp(a, "open=rdwr"))
+			sflags = O_RDWR;
 		else if (!strcmp(a, "tensor=rdonly"))
 			tflags = O_RDONLY;
+		else if (!strcmp(a, "tensor=wronly"))
+			tflags = O_WRONLY;
 		else if (!strncmp(a, "cmd=", 4))
 			cmd = strtoul(v, NULL, 0);
 		else {
@@ -161,13 +98,13 @@ int main(int argc, char **argv)
 	if (src < 0 || fstat(src, &st))
 		return fail(errno);
 	t = open(argv[1], tflags | O_CLOEXEC);
-	if (t < 0)
+	if (t < 0 || fstat(t, &tst))
 		return fail(errno);
 	q.fd = have_fd ? (int32_t)fd_override : src;
 	q.dev = (uint64_t)st.st_dev;
 	q.ino = (uint64_t)st.st_ino + (uint64_t)ino_delta;
 	if (!have_len)
-		q.len = (uint64_t)st.st_size;
+		q.len = (uint64_t)(cmd == TFS_IOC_DRAIN ? tst.st_size : st.st_size);
 	if (ioctl(t, cmd, &q))
 		return fail(errno);
 	printf("ok\n");
