@@ -88,13 +88,6 @@ struct tfs_backend_ops {
 	int (*copy_in_fd)(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, int fd,
 			  uint64_t foff, size_t len);
 
-	/* Copies len bytes at off into the memory of process (thread) pid at addr, from
-	 * memory the device copies into (the host backend's mapping, the cuda backend's
-	 * pinned staging), without copy_out's staging copy: tfs_vm_write_full's errors, part
-	 * of the range maybe written. Otherwise as copy_out. May be NULL. */
-	int (*copy_out_pid)(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
-			    pid_t pid, uint64_t addr, size_t len);
-
 	/* The figures of one device (0..device_count-1); one not used yet has used 0. */
 	void (*stats)(struct tfs_backend *be, int device, struct tfs_backend_stats *st);
 

@@ -388,15 +388,6 @@ static int host_copy_in_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t
 	return tfs_pread_full(fd, (char *)a->base + off, len, foff);
 }
 
-static int host_copy_out_pid(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
-			     pid_t pid, uint64_t addr, size_t len)
-{
-	(void)be;
-	if (off > a->bytes || len > a->bytes - off)
-		return -EINVAL;
-	return tfs_vm_write_full(pid, (char *)a->base + off, len, addr);
-}
-
 static int host_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 			 void *dst, size_t len)
 {
@@ -513,7 +504,6 @@ const struct tfs_backend_ops tfs_backend_host = {
 	.copy_in = host_copy_in,
 	.copy_out = host_copy_out,
 	.copy_in_fd = host_copy_in_fd,
-	.copy_out_pid = host_copy_out_pid,
 	.read_mem = host_read_mem,
 	.stats = host_stats,
 };

@@ -70,11 +70,6 @@ int tfs_ops_answer(fuse_req_t req, int rc, int walk);
 int tfs_ops_write_suid(fuse_req_t req, struct tfsd_tensor *t);
 void tfs_ops_written(fuse_ino_t ino, struct tfsd_tensor *t, int killed);
 
-/* Before a copy out of t (a read, a drain): waits for the work of a producer that marked
- * it written (tfs_mark_written), holding no lock meanwhile, and returns with t->io held
- * shared; the caller unlocks it. */
-void tfs_ops_lock_after_mark(struct tfsd_tensor *t);
-
 /* The directory record of the root as last seen (a stand-in while Redis is away). */
 void tfs_ops_root_seen(struct tfs_dirrec *d, int set);
 

@@ -282,7 +282,6 @@ void tfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t m
 	}
 	f->pid = fuse_req_ctx(req)->pid;
 	f->writable = (fi->flags & O_ACCMODE) != O_RDONLY;
-	f->readable = (fi->flags & O_ACCMODE) != O_WRONLY;
 	rc = new_file(req, parent, name, mode, f, &e);
 	if (rc) {
 		free(f);
@@ -311,7 +310,6 @@ void tfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	f->pid = fuse_req_ctx(req)->pid;
 	f->writable = (fi->flags & O_ACCMODE) != O_RDONLY;
-	f->readable = (fi->flags & O_ACCMODE) != O_WRONLY;
 	/* Under ns, which every change of the node table takes: the node is where its
 	 * object is. */
 	tfs_ns_lock();
@@ -375,7 +373,7 @@ void tfs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
  * it held. The wait itself holds no lock of the tensor: resizes, owner moves and new marks
  * take io exclusive under ns, and a slow producer must not stall every metadata
  * operation. After the wait the mark is looked at again: a newer one is waited for too. */
-void tfs_ops_lock_after_mark(struct tfsd_tensor *t)
+static void lock_after_mark(struct tfsd_tensor *t)
 {
 	uint8_t mark[TFS_IPC_HANDLE_SIZE], done[TFS_IPC_HANDLE_SIZE];
 	int rc, device, waited = 0;
@@ -420,7 +418,7 @@ void tfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, EREMOTE);
 		return;
 	}
-	tfs_ops_lock_after_mark(t);
+	lock_after_mark(t);
 	if (off < 0 || (uint64_t)off >= t->meta.bytes)
 		size = 0;
 	else if (size > t->meta.bytes - (uint64_t)off)

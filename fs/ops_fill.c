@@ -1,8 +1,6 @@
-/* FUSE ioctls: a tensor filled from a file the caller has open (fill_ioctl.h), so a load
+/* FUSE ioctl: a tensor filled from a file the caller has open (fill_ioctl.h), so a load
  * through the mount reads the file once, into memory the device copies from, instead of
- * carrying every byte through a FUSE write request and the daemon's staging copy; and
- * drained into such a file (a save's output) straight from memory the device copied
- * into, instead of through a FUSE reply and a copy of the caller's.
+ * carrying every byte through a FUSE write request and the daemon's staging copy.
  *
  * The daemon may run as root with every capability: it never opens the caller's file
  * again, which would check the daemon's rights and give the file the daemon's
@@ -14,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -67,19 +64,17 @@ static int callers_file(fuse_req_t req, int fd)
 	return rc;
 }
 
-/* 0 when fd is a regular file of a local file system, open for reading (and for writing
- * where write), with the device and inode the request names; *size its size. Asks nothing
- * of the file system: statx from what the kernel has (AT_STATX_DONT_SYNC), the type from
- * mountinfo. */
-static int check_file(int src, const struct tfs_fill_req *q, int write, uint64_t *size)
+/* 0 when src is a regular file of a local file system, open for reading, with the device
+ * and inode the request names; *size its size. Asks nothing of the file system: statx
+ * from what the kernel has (AT_STATX_DONT_SYNC), the type from mountinfo. */
+static int check_source(int src, const struct tfs_fill_req *q, uint64_t *size)
 {
 	struct statx sx;
 	char type[64];
 	int fl;
 
 	fl = fcntl(src, F_GETFL);
-	if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY ||
-	    (write && (fl & O_ACCMODE) != O_RDWR))
+	if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY)
 		return -EBADF;
 	if (statx(src, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
 		  STATX_TYPE | STATX_INO | STATX_SIZE | STATX_MNT_ID, &sx))
@@ -123,7 +118,7 @@ static int fill(fuse_req_t req, fuse_ino_t ino, struct tfs_file *f, const struct
 		rc = src;
 		goto out_count;
 	}
-	if ((rc = check_file(src, q, 0, &size)))
+	if ((rc = check_source(src, q, &size)))
 		goto out_src;
 	/* Refused before a byte moves; a file cut shorter during the read still ends it
 	 * with ENODATA, part written. */
@@ -165,75 +160,6 @@ out_count:
 	return rc;
 }
 
-/* The file is written through a mapping of the daemon's own, by process_vm_writev into
- * itself: where the file was cut short meanwhile, or a write fault finds no space, the copy
- * fails with EFAULT instead of raising SIGBUS in the daemon. Only files of local file
- * systems (check_file), whose faults wait for no server, so the tensor's io lock is held
- * for a bounded time, as for a read. */
-static int drain(fuse_req_t req, struct tfs_file *f, const struct tfs_fill_req *q)
-{
-	struct tfsd_tensor *t = f->t;
-	uint64_t size = 0, start;
-	size_t maplen;
-	char *map;
-	int dst, rc;
-
-	if (!t)
-		return -EREMOTE;
-	if (!f->readable)
-		return -EBADF;
-	if (q->flags || q->len > TFS_FILL_MAX || q->src_off > UINT64_MAX - q->len ||
-	    q->dst_off > INT64_MAX - q->len)
-		return -EINVAL;
-	if (q->fd < 0)
-		return -EBADF;
-	if (q->len == 0)
-		return 0;
-	if (!tfs_d.be_ops->copy_out_pid)
-		return -ENOTTY;
-	if (__atomic_add_fetch(&fills_running, 1, __ATOMIC_RELAXED) > fills_max()) {
-		rc = -EBUSY;
-		goto out_count;
-	}
-	dst = callers_file(req, q->fd);
-	if (dst < 0) {
-		rc = dst;
-		goto out_count;
-	}
-	if ((rc = check_file(dst, q, 1, &size)))
-		goto out_dst;
-	if (size < q->dst_off + q->len) {
-		rc = -ENODATA;
-		goto out_dst;
-	}
-	start = q->dst_off & ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1);
-	maplen = (size_t)(q->dst_off + q->len - start);
-	map = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, dst, (off_t)start);
-	if (map == MAP_FAILED) {
-		rc = errno == ENOMEM ? -ENOMEM : -EACCES;
-		goto out_dst;
-	}
-	/* large folios where the file system has them: a fault then takes 2 MiB (save.c) */
-	(void)madvise(map, maplen, MADV_HUGEPAGE);
-	tfs_ops_lock_after_mark(t);
-	if (q->src_off + q->len > t->meta.bytes) {
-		rc = -EINVAL;
-	} else {
-		rc = tfs_d.be_ops->copy_out_pid(tfs_d.be, t->alloc, q->src_off, getpid(),
-						(uint64_t)(uintptr_t)(map + (q->dst_off - start)),
-						(size_t)q->len);
-		if (rc == 0)
-			tfs_stats_io(TFS_ST_DRAINS, q->len);
-	}
-	pthread_rwlock_unlock(&t->io);
-	munmap(map, maplen);
-out_dst:
-	close(dst);
-out_count:
-	__atomic_sub_fetch(&fills_running, 1, __ATOMIC_RELAXED);
-	return rc;
-}
-
 void tfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		  struct fuse_file_info *fi, unsigned flags, const void *in_buf,
 		  size_t in_bufsz, size_t out_bufsz)
@@ -243,11 +169,10 @@ void tfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 
 	(void)arg;
 	(void)out_bufsz;
-	/* Only the fill and the drain, only on files (a directory's fh is not a struct
-	 * tfs_file), only from 64-bit callers (a 32-bit one would lay the requests out the
-	 * same, but is untested). */
-	if ((cmd != TFS_IOC_FILL && cmd != TFS_IOC_DRAIN) ||
-	    (flags & (FUSE_IOCTL_DIR | FUSE_IOCTL_COMPAT)) || !fi) {
+	/* Only the fill, only on files (a directory's fh is not a struct tfs_file), only from
+	 * 64-bit callers (a 32-bit one would lay the request out the same, but is untested). */
+	if (cmd != TFS_IOC_FILL || (flags & (FUSE_IOCTL_DIR | FUSE_IOCTL_COMPAT)) ||
+	    !fi) {
 		fuse_reply_err(req, ENOTTY);
 		return;
 	}
@@ -256,10 +181,7 @@ void tfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		return;
 	}
 	memcpy(&q, in_buf, sizeof(q));
-	if (cmd == TFS_IOC_FILL)
-		rc = fill(req, ino, (struct tfs_file *)(uintptr_t)fi->fh, &q);
-	else
-		rc = drain(req, (struct tfs_file *)(uintptr_t)fi->fh, &q);
+	rc = fill(req, ino, (struct tfs_file *)(uintptr_t)fi->fh, &q);
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else

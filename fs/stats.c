@@ -30,8 +30,6 @@ static const char *const names[TFS_ST_COUNT] = {
 	[TFS_ST_URING_REQUESTS] = "uring_requests",
 	[TFS_ST_FILLS] = "fills",
 	[TFS_ST_FILL_BYTES] = "fill_bytes",
-	[TFS_ST_DRAINS] = "drains",
-	[TFS_ST_DRAIN_BYTES] = "drain_bytes",
 };
 
 /* Threads beyond TFS_STATS_SLOTS share slots round robin: still exact, merely contended. */

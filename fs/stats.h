@@ -25,8 +25,6 @@ enum tfs_stat {
 	TFS_ST_URING_REQUESTS,   /* of the FUSE requests, those that came over io_uring */
 	TFS_ST_FILLS,            /* fills served: tensor ranges read from a file (fill_ioctl.h) */
 	TFS_ST_FILL_BYTES,       /* bytes they filled */
-	TFS_ST_DRAINS,           /* drains served: tensor ranges written into a caller's memory */
-	TFS_ST_DRAIN_BYTES,      /* bytes they wrote */
 	TFS_ST_COUNT
 };
 
@@ -50,8 +48,8 @@ static inline void tfs_stats_add(enum tfs_stat s, uint64_t n)
 	atomic_fetch_add_explicit(&sl->v[s], n, memory_order_relaxed);
 }
 
-/* A read, write, fill or drain (s: TFS_ST_READS, TFS_ST_WRITES, TFS_ST_FILLS or
- * TFS_ST_DRAINS) of n bytes: counts the request and, in the counter after s, its bytes. */
+/* A read, write or fill (s: TFS_ST_READS, TFS_ST_WRITES or TFS_ST_FILLS) of n bytes: counts the request
+ * and, in the counter after s, its bytes. */
 static inline void tfs_stats_io(enum tfs_stat s, uint64_t n)
 {
 	tfs_stats_add(s, 1);

@@ -58,7 +58,6 @@ struct tfs_file {
 	struct tfsd_tensor *t;        /* NULL for a tensor owned by another node */
 	pid_t pid;
 	int writable;                /* opened for writing (fills need it: fill_ioctl.h) */
-	int readable;                /* opened for reading (drains need it) */
 	struct tfs_file *next;       /* the tensor's other open files */
 };
 

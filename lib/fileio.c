@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <stdint.h>
 #include <sys/mman.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -38,25 +37,6 @@ int tfs_pwrite_full(int fd, const void *buf, size_t n, uint64_t off)
 			return -errno;
 		if (k == 0)
 			return -EIO;
-		done += (size_t)k;
-	}
-	return 0;
-}
-
-int tfs_vm_write_full(pid_t pid, const void *buf, size_t n, uint64_t addr)
-{
-	size_t done = 0;
-
-	while (done < n) {
-		struct iovec l = { (char *)buf + done, n - done };
-		struct iovec r = { (void *)(uintptr_t)(addr + done), n - done };
-		ssize_t k = process_vm_writev(pid, &l, 1, &r, 1, 0);
-
-		if (k < 0)
-			return errno == EPERM || errno == ESRCH ? -EACCES :
-			       errno == ENOMEM ? -ENOMEM : -EFAULT;
-		if (k == 0)
-			return -EFAULT;
 		done += (size_t)k;
 	}
 	return 0;

@@ -6,18 +6,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 /* Reads n bytes of fd at off into buf. 0; -ENODATA when the file ends first (buf then
  * holds what was there); a failed read's -errno. */
 int tfs_pread_full(int fd, void *buf, size_t n, uint64_t off);
 /* Writes n bytes of buf at off. 0, or -errno (-EIO for a write of nothing). */
 int tfs_pwrite_full(int fd, const void *buf, size_t n, uint64_t off);
-/* Writes n bytes of buf into the memory of process (or thread) pid at addr, by
- * process_vm_writev. 0; -EFAULT where that range is not writable memory there (part of it
- * may be written); -EACCES where this process may not write there (ptrace rights) or pid
- * is gone; -ENOMEM. */
-int tfs_vm_write_full(pid_t pid, const void *buf, size_t n, uint64_t addr);
 
 #ifndef MADV_POPULATE_WRITE            /* Linux 5.14 uapi, missing from older headers */
 #define MADV_POPULATE_READ 22

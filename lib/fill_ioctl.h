@@ -30,27 +30,13 @@ struct tfs_fill_req {
 	int32_t fd;             /* the file, in the calling process */
 	uint32_t flags;         /* 0; anything else is EINVAL */
 	uint64_t dev, ino;      /* its st_dev and st_ino */
-	uint64_t src_off;       /* where the bytes start in the file (a drain: the tensor) */
-	uint64_t dst_off;       /* where they go in the tensor (a drain: the file) */
+	uint64_t src_off;       /* where the bytes start in the file */
+	uint64_t dst_off;       /* where they go in the tensor */
 	uint64_t len;
 };
 
 #define TFS_FILL_MAX ((uint64_t)64 << 20)
 
 #define TFS_IOC_FILL _IOW(0xF7, 0x01, struct tfs_fill_req)
-
-/* The other direction, for saves through the mount into their file (load_pipe.c): the
- * daemon copies len bytes of the tensor at src_off into the file at dst_off, straight from
- * memory its device copied into, where a read() would carry them through the FUSE reply
- * and a copy of the caller's after it. The same request, the same rules as a fill, except:
- *  - Issued on a tensor's file opened for reading (EBADF otherwise).
- *  - The file (fd, dev, ino: the caller's output) must be open for reading and writing
- *    (EBADF otherwise), and already as long as dst_off + len (ENODATA otherwise: a drain
- *    never changes its size). The daemon writes it through a shared mapping of its own
- *    (one file's write() calls take turns on its lock, where mappings fill in parallel),
- *    so its blocks should be allocated first (fallocate): a write fault that finds no
- *    space fails the call with EFAULT, as does the file cut short meanwhile.
- *  - EINVAL for a range outside the tensor. */
-#define TFS_IOC_DRAIN _IOW(0xF7, 0x02, struct tfs_fill_req)
 
 #endif

@@ -60,8 +60,7 @@ struct run {
 	uint64_t done, total;          /* done: atomic */
 	size_t chunk;
 	int fill;                      /* loads through the mount ask the daemon to fill */
-	int drain;                     /* saves through the mount ask the daemon to drain */
-	uint64_t file_dev, file_ino;   /* the file, for the daemon to check (fill_ioctl.h) */
+	uint64_t src_dev, src_ino;     /* the file, for the daemon to check (fill_ioctl.h) */
 	int stop;                      /* atomic: a failure or a cancel */
 	int running;                   /* threads not yet finished; under mu */
 	int err;                       /* the first failure; under mu */
@@ -259,7 +258,6 @@ struct worker {
 	int pipe[2];                   /* a load through FUSE by splice; -1: none yet */
 	int no_splice;                 /* splice is not possible here: pread/pwrite */
 	int no_fill;                   /* the daemon refused a fill: writes from then on */
-	int no_drain;                  /* the daemon refused a drain: reads from then on */
 };
 
 /* Waits for buffer b's queued copy; a save then writes it out. */
@@ -443,32 +441,12 @@ static int fill_piece(struct worker *w, int tfd, const struct piece *pc, uint64_
 
 	for (uint64_t d = 0; d < pc->len; d += TFS_FILL_MAX) {
 		struct tfs_fill_req q = {
-			.fd = r->p->fd, .dev = r->file_dev, .ino = r->file_ino,
+			.fd = r->p->fd, .dev = r->src_dev, .ino = r->src_ino,
 			.src_off = foff + d, .dst_off = pc->off + d,
 			.len = pc->len - d < TFS_FILL_MAX ? pc->len - d : TFS_FILL_MAX,
 		};
 
 		if (ioctl(tfd, TFS_IOC_FILL, &q))
-			return -errno;
-	}
-	return 0;
-}
-
-/* A piece of a save through the mount written into the file by the daemon (fill_ioctl.h),
- * straight from memory its device copied into: no FUSE reply to copy out of. 0 or -errno,
- * maybe with part of the piece written. */
-static int drain_piece(struct worker *w, int tfd, const struct piece *pc, uint64_t foff)
-{
-	struct run *r = w->r;
-
-	for (uint64_t d = 0; d < pc->len; d += TFS_FILL_MAX) {
-		struct tfs_fill_req q = {
-			.fd = r->p->fd, .dev = r->file_dev, .ino = r->file_ino,
-			.src_off = pc->off + d, .dst_off = foff + d,
-			.len = pc->len - d < TFS_FILL_MAX ? pc->len - d : TFS_FILL_MAX,
-		};
-
-		if (ioctl(tfd, TFS_IOC_DRAIN, &q))
 			return -errno;
 	}
 	return 0;
@@ -489,15 +467,6 @@ static int copy_file(struct worker *w, int tfd, const struct piece *pc, uint64_t
 			return stopped(r) ? -ECANCELED : 0;
 		if (rc != -EBUSY)
 			w->no_fill = 1;
-	}
-	/* Likewise, the daemon's refusals and failures (EFAULT: the file cut short) by
-	 * read(), whose file_put then reports what is wrong. */
-	if (!to_tensor && r->drain && !w->no_drain) {
-		rc = drain_piece(w, tfd, pc, foff);
-		if (rc == 0)
-			return stopped(r) ? -ECANCELED : 0;
-		if (rc != -EBUSY)
-			w->no_drain = 1;
 	}
 
 	for (uint64_t d = 0; d < pc->len; d += FILE_BLOCK) {
@@ -694,18 +663,14 @@ int tfs_pipe_run(struct tfs_pipe *p)
 	}
 	if (nthreads > MAX_THREADS)
 		nthreads = MAX_THREADS;
-	{
-		/* A save only where it would map the file itself: a local file system whose
-		 * blocks are allocated (save.c), the same conditions the daemon's mapping needs. */
-		const char *env = getenv(p->to_tensor ? "TFS_LOAD_FILL" : "TFS_SAVE_DRAIN");
-		int want = !(env && !strcmp(env, "0")) && (p->to_tensor || p->fmap);
+	if (p->to_tensor) {
+		const char *env = getenv("TFS_LOAD_FILL");
 		struct stat st;
 
-		if (want && fstat(p->fd, &st) == 0) {
-			r.fill = p->to_tensor;
-			r.drain = !p->to_tensor;
-			r.file_dev = (uint64_t)st.st_dev;
-			r.file_ino = (uint64_t)st.st_ino;
+		r.fill = !(env && !strcmp(env, "0")) && fstat(p->fd, &st) == 0;
+		if (r.fill) {
+			r.src_dev = (uint64_t)st.st_dev;
+			r.src_ino = (uint64_t)st.st_ino;
 		}
 	}
 	pthread_mutex_init(&r.mu, NULL);

@@ -197,24 +197,22 @@ int tfs_cuda_copy_in_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t of
 	return ring_in(a->dev, dst, &from, len, PIECE_MAX);
 }
 
-/* Where a copy from the device puts its bytes: memory, or another process's (mem NULL). */
-struct sink {
-	uint8_t *mem;
-	pid_t pid;
-	uint64_t addr;
-};
-
-/* len bytes of the device at src into dst, in pieces through a slot's ring: the copy out
- * of one piece overlaps the DMA of the pieces after it. */
-static int ring_out(struct cdev *d, uint64_t src, const struct sink *dst, size_t len,
-		    uint64_t piece)
+int tfs_cuda_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
+		      void *dst, size_t len)
 {
+	uint8_t *to = dst;
+	struct cdev *d;
 	struct slot *s;
-	uint64_t issued = 0, done;
+	uint64_t src, piece, issued = 0, done;
 	cudaError_t e = cudaSuccess;
 	size_t i, next = 0;
-	int rc = 0, rc2;
+	int rc;
 
+	(void)be;
+	if ((rc = device_range(a, off, len, &src)) || !len)
+		return rc;
+	d = a->dev;
+	piece = piece_size(len);
 	s = tfs_cuda_slot_get(d);
 	/* Keep up to RING pieces in flight; copy each out of its sub-buffer as it lands. */
 	for (i = 0, done = 0; done < len; i++) {
@@ -235,44 +233,10 @@ static int ring_out(struct cdev *d, uint64_t src, const struct sink *dst, size_t
 			e = cudaEventSynchronize(s->ev[i % RING]);
 		if (e != cudaSuccess)
 			break;
-		if (dst->mem)
-			memcpy(dst->mem + done, s->buf + (i % RING) * PIECE_MAX, n);
-		else if ((rc = tfs_vm_write_full(dst->pid, s->buf + (i % RING) * PIECE_MAX, n,
-						 dst->addr + done)))
-			break;
+		memcpy(to + done, s->buf + (i % RING) * PIECE_MAX, n);
 		done += n;
 	}
-	/* Drained also after a failed write, since a DMA may still fill the ring. */
-	rc2 = slot_done(d, s, e, "copy from device");
-	return rc ? rc : rc2;
-}
-
-int tfs_cuda_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
-		      void *dst, size_t len)
-{
-	struct sink to = { .mem = dst };
-	uint64_t src;
-	int rc;
-
-	(void)be;
-	if ((rc = device_range(a, off, len, &src)) || !len)
-		return rc;
-	return ring_out(a->dev, src, &to, len, piece_size(len));
-}
-
-/* PIECE_MAX at a time, as copy_in_fd: the write into the other process is the only CPU
- * copy. */
-int tfs_cuda_copy_out_pid(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
-			  pid_t pid, uint64_t addr, size_t len)
-{
-	struct sink to = { .pid = pid, .addr = addr };
-	uint64_t src;
-	int rc;
-
-	(void)be;
-	if ((rc = device_range(a, off, len, &src)) || !len)
-		return rc;
-	return ring_out(a->dev, src, &to, len, PIECE_MAX);
+	return slot_done(d, s, e, "copy from device");
 }
 
 /* One DMA of len bytes at off into the calling thread's read area: 0 with *out. */

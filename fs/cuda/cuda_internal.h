@@ -243,8 +243,6 @@ int tfs_cuda_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 		     const void *src, size_t len);
 int tfs_cuda_copy_in_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, int fd,
 			uint64_t foff, size_t len);
-int tfs_cuda_copy_out_pid(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
-			  pid_t pid, uint64_t addr, size_t len);
 int tfs_cuda_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 		      void *dst, size_t len);
 int tfs_cuda_read_mem(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,

@@ -14,7 +14,6 @@ const struct tfs_backend_ops tfs_backend_cuda = {
 	.copy_in = tfs_cuda_copy_in,
 	.copy_out = tfs_cuda_copy_out,
 	.copy_in_fd = tfs_cuda_copy_in_fd,
-	.copy_out_pid = tfs_cuda_copy_out_pid,
 	.wait_mark = tfs_cuda_wait_mark,
 	.io_region = tfs_cuda_io_region,
 	.read_fd = tfs_cuda_read_fd,

@@ -1,6 +1,5 @@
 /* Issues one fill ioctl (lib/fill_ioctl.h) on a tensor's file, as libtensorfs's loads do,
- * or a hostile variant of it, for the tests of the daemon's side (load/t_fill_*.sh); or
- * one drain, as its saves do (load/t_drain.sh).
+ * or a hostile variant of it, for the tests of the daemon's side (load/t_fill_*.sh).
  *
  *   fill_tool TENSOR SOURCE [key=value...]
  *     src_off, dst_off, len   the range (len: the source's size unless given)
@@ -10,11 +9,6 @@
  *     open=path|wronly|rdonly how the source is opened (O_PATH, O_WRONLY; default O_RDONLY)
  *     tensor=rdonly           the tensor opened read-only
  *     cmd                     the ioctl number sent instead of TFS_IOC_FILL
- *
- *   fill_tool drain TENSOR FILE [key=value...]: a drain (the tensor's bytes at src_off into
- *   FILE at dst_off, as a save does), with the same keys; FILE is opened O_RDWR unless
- *   open= says otherwise (open=rdwr too), the tensor O_RDONLY (tensor=wronly: write-only),
- *   and len is the tensor's size unless given.
  * Prints "ok", or "error: ENAME" and exits 1. */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,15 +35,8 @@ int main(int argc, char **argv)
 	unsigned long cmd = TFS_IOC_FILL;
 	long long ino_delta = 0, fd_override = 0;
 	int have_len = 0, have_fd = 0, sflags = O_RDONLY, tflags = O_RDWR, src, t;
-	struct stat st, tst;
+	struct stat st;
 
-	if (argc > 3 && !strcmp(argv[1], "drain")) {
-		cmd = TFS_IOC_DRAIN;
-		sflags = O_RDWR;
-		tflags = O_RDONLY;
-		argc--;
-		argv++;
-	}
 	if (argc < 3) {
 		fprintf(stderr, "usage: fill_tool TENSOR SOURCE [key=value...]\n");
 		return 2;
@@ -80,12 +67,8 @@ int main(int argc, char **argv)
 			sflags = O_WRONLY;
 		else if (!strcmp(a, "open=rdonly"))
 			sflags = O_RDONLY;
-		else if (!strcmp(a, "open=rdwr"))
-			sflags = O_RDWR;
 		else if (!strcmp(a, "tensor=rdonly"))
 			tflags = O_RDONLY;
-		else if (!strcmp(a, "tensor=wronly"))
-			tflags = O_WRONLY;
 		else if (!strncmp(a, "cmd=", 4))
 			cmd = strtoul(v, NULL, 0);
 		else {
@@ -98,13 +81,13 @@ int main(int argc, char **argv)
 	if (src < 0 || fstat(src, &st))
 		return fail(errno);
 	t = open(argv[1], tflags | O_CLOEXEC);
-	if (t < 0 || fstat(t, &tst))
+	if (t < 0)
 		return fail(errno);
 	q.fd = have_fd ? (int32_t)fd_override : src;
 	q.dev = (uint64_t)st.st_dev;
 	q.ino = (uint64_t)st.st_ino + (uint64_t)ino_delta;
 	if (!have_len)
-		q.len = (uint64_t)(cmd == TFS_IOC_DRAIN ? tst.st_size : st.st_size);
+		q.len = (uint64_t)st.st_size;
 	if (ioctl(t, cmd, &q))
 		return fail(errno);
 	printf("ok\n");
