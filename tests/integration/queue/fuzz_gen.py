@@ -1,7 +1,8 @@
 """Queue fuzzer input for t_fuzz.sh: writes Redis protocol (LPUSH onto the queue) to
 stdout for redis-cli --pipe, and the ids that must be answered, one per line, to the file
-given as argv[1]. argv[2]: the count; argv[3]: a live pid the holds may name; argv[4]: the
-seed. Every answerable command starts with a plain top-level id and reply, so that even a
+given as argv[1]. argv[2]: the count; argv[3]: a live pid the holds may name (the test
+ends it before its final checks); argv[4]: the seed; argv[5]: a pid whose process has
+exited. No hold names a pid that outlives the test (pid 1, say): its tensor would stay. Every answerable command starts with a plain top-level id and reply, so that even a
 document the parser refuses can be answered; the rest aim at the daemon's own keys or carry
 no reply at all."""
 import json
@@ -9,6 +10,7 @@ import random
 import sys
 
 ids_path, count, live, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+dead = int(sys.argv[5])
 rnd = random.Random(seed)
 QUEUE = b"tensor_lifecycle"
 REPLY = "fz:replies"
@@ -24,7 +26,7 @@ OPS = ["create", "get", "delete", "renew", "create\u0000junk", "grow", "", 5, No
 DTYPES = ["f32", "u8", "bf16", "float99", "", 3, None]
 SHAPES = [[4], [2, 3], [], [0], [-1], [1e300], [2 ** 64], [1.5], ["4"], "[4]", [[4]],
           [1] * 17, [1 << 20, 1 << 20, 1 << 20], None, {}]
-PIDS = [live, live, 1, 0, -1, 4194304, 4194305, 1e20, "12", None, 2 ** 63]
+PIDS = [live, live, dead, 0, -1, 4194304, 4194305, 1e20, "12", None, 2 ** 63]
 NODES = ["n1", "n1", "", "ghost", "n:1", "\xff", "a b", "{x}", 7, None]
 LEASES = [None, None, 1, 2, 0, -1, 1e9, "5", 86401]
 

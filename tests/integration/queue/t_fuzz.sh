@@ -14,7 +14,8 @@ echo "# seed $SEED, $N commands"
 mkdir "$M/d"; touch "$M/keep"
 rcli set fz:string s >/dev/null; rcli hset fz:hash f v >/dev/null
 sleep 600 & live=$!
-/usr/bin/python3 "$(dirname "$0")/fuzz_gen.py" "$T/ids" "$N" "$live" "$SEED" > "$T/cmds.resp"
+true & dead=$!; wait $dead
+/usr/bin/python3 "$(dirname "$0")/fuzz_gen.py" "$T/ids" "$N" "$live" "$SEED" "$dead" > "$T/cmds.resp"
 expected=$(grep -c . "$T/ids")
 redis-cli -s "$SOCK" --pipe < "$T/cmds.resp" > "$T/pipe.out" 2>&1
 check "all $N commands pushed" grep -q "errors: 0, replies: $N" "$T/pipe.out"
