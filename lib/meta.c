@@ -379,19 +379,13 @@ static int json_u64(const cJSON *o, const char *key, uint64_t *out)
 	return 0;
 }
 
-/* Decimal digits to a number under 2^63; 0 for anything else. */
+/* 1 to 19 decimal digits to a number under 2^63; 0 for anything else. */
 static uint64_t parse_ino(const char *s)
 {
-	uint64_t x = 0;
+	size_t n = strlen(s);
+	uint64_t x;
 
-	if (!*s || strlen(s) > 19)
-		return 0;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return 0;
-		x = x * 10 + (uint64_t)(*s - '0');
-	}
-	return x > INT64_MAX ? 0 : x;
+	return n <= 19 && tfs_parse_u64(s, n, &x) == 0 && x <= INT64_MAX ? x : 0;
 }
 
 int tfs_meta_from_json(const char *s, size_t len, struct tfs_meta *m)
