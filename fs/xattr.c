@@ -32,7 +32,7 @@ struct xtarget {
 	char key[TFS_KEYMAX];
 };
 
-/* w: a path, or the key of an unlinked tensor still open (node.h). */
+/* w: a path, or the key of an unlinked tensor still open (node.h). Caller holds ns. */
 static int xresolve(const struct tfs_where *w, struct xtarget *x)
 {
 	const char *name = w->path;
@@ -45,6 +45,10 @@ static int xresolve(const struct tfs_where *w, struct xtarget *x)
 		x->kind = 'l';
 		x->m = x->t->meta;
 		x->m.refcount = tfs_tensor_refcount(x->t);
+		/* The st_ctim a GETATTR gives now, which the record may lag (writes fold in
+		 * later): a client matches the metadata to its descriptor's fstat by it. */
+		tfs_tensor_fold_times(x->t);
+		x->m.ctime_ns = (int64_t)x->t->ctime.tv_sec * 1000000000 + x->t->ctime.tv_nsec;
 		snprintf(x->key, sizeof(x->key), "%s", x->t->key);
 		return 0;
 	}

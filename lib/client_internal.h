@@ -95,6 +95,11 @@ int tfs_mc_get_json(const char *json, size_t len, struct tfs_meta *m);
 void tfs_mc_put_json(const char *json, size_t len, const struct tfs_meta *m);
 /* tfs_open_meta calls served from it so far (for tests). */
 long tfs_mc_json_hits(void);
+/* Whether this process opened the absolute path before (a hint: a hash, 256 slots, no
+ * lock), and remembering that it did; forgetting them all (for tests). */
+int tfs_mc_path_seen(const char *path);
+void tfs_mc_path_mark(const char *path);
+void tfs_mc_path_forget(void);
 
 /* ---- descriptors held on tensors opened by path (fd_share.c) ---- */
 /* Whether any is held: without one, tfs_open need not stat first. */
@@ -110,18 +115,23 @@ void tfs_fds_drop(ino_t ino, int fd);
 long tfs_fds_shared(void);
 
 /* ---- open(2) on a helper thread (open_ahead.c) ---- */
-/* Starts open(path, flags) on the process's helper thread (started at first use) and
- * returns 1; the caller then must call tfs_ahead_wait, and keep path valid until it has.
+/* Starts open(path, flags) then fstat of the new descriptor into *st (st_mode 0 when
+ * that fails) on the process's helper thread (started at first use) and returns 1; the
+ * caller then must call tfs_ahead_wait, and keep path and st valid until it has.
  * 0 when the helper is busy with another thread's open or cannot be started: nothing was
  * started, and the caller opens the file itself. The caller holds the helper's slot lock
  * from here to the wait and may take the other client locks in between (the helper
  * takes none of them: no cycle). */
-int tfs_ahead_start(const char *path, int flags);
+int tfs_ahead_start(const char *path, int flags, struct stat *st);
 /* Waits for the open started and returns its descriptor (the caller's to close) or
  * -errno. */
 int tfs_ahead_wait(void);
 /* Opens done on the helper so far (for tests). */
 long tfs_ahead_count(void);
+
+/* ---- opening by path (client_open.c) ---- */
+/* First opens that went by the metadata read by path, with no stat (for tests). */
+long tfs_open_first_count(void);
 
 /* ---- the tensor (client_open.c) ---- */
 struct tfs_tensor {

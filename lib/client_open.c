@@ -2,6 +2,8 @@
  * from metadata JSON, and the reference counting that tfs_close and DLPack share. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +15,8 @@
 
 #define FUSE_SUPER_MAGIC 0x65735546
 #define META_XATTR "user.tensor.meta"
+
+static _Atomic long firsts;        /* opens by open_first's way (for tests) */
 
 int tfs_tensor_from_meta(const struct tfs_meta *m, int fd, int want_write, tfs_tensor **out)
 {
@@ -195,26 +199,50 @@ static int read_meta_path(const char *path, const struct stat *st, struct tfs_me
 	return m->ino && m->ino == (uint64_t)st->st_ino ? 0 : -ESTALE;
 }
 
+/* open(path) with the access mode acc, and fstat of the descriptor into *fst (st_mode 0
+ * when that fails); meanwhile, when nothing maps m's memory here (the cold open of a
+ * consumer that closes what it is done with), m's handle is opened (cudaIpcOpenMemHandle,
+ * 30-50 µs) while the helper thread opens the file (the FUSE OPEN, 25-50 µs), instead of
+ * one after the other. That mapping is only taken ahead of need, *map the reference to drop
+ * once the tensor is built (from the descriptor and what its attributes confirm: it then
+ * finds the mapping in the handle cache), NULL when none was taken; a failure to map is
+ * left for that build to report. The descriptor or -errno. */
+static int open_mapping_ahead(const char *path, int acc, const struct tfs_meta *m,
+			      struct tfs_ipc_entry **map, struct stat *fst)
+{
+	void *base;
+	int fd, w;
+
+	*map = NULL;
+	if (path[0] == '/' && m->bytes > 0 && !tfs_ipc_mapped(m) &&
+	    tfs_ahead_start(path, acc | O_CLOEXEC, fst)) {
+		if (tfs_ipc_acquire(m, map, &base, &w))
+			*map = NULL;
+		return tfs_ahead_wait();
+	}
+	if ((fd = open(path, acc | O_CLOEXEC)) < 0)
+		return -errno;
+	if (fstat(fd, fst))
+		fst->st_mode = 0;
+	return fd;
+}
+
 /* The tensor at path, whose attributes stat gave (*st), by its metadata: remembered by
  * this process (meta_cache.c) for those attributes, or else read by path first
- * (read_meta_path). When nothing maps its memory here (the cold open of a consumer that
- * closes what it is done with), the handle is opened (cudaIpcOpenMemHandle, 30-50 µs)
- * while the helper thread opens the file (the FUSE OPEN, 25-50 µs), instead of one after
- * the other. That mapping is only taken ahead of need: the tensor is built from the
- * descriptor the open returns and its own attributes (the metadata when they are still the
- * ones stat gave, else open_owned_fd's), finding the mapping in the handle cache, and the
- * early reference is dropped after; so a tensor replaced between the stat and the open is
- * never the one handed out, and its mapping goes. Metadata read here is remembered when
- * the descriptor's attributes confirm it. 1 when there is no metadata to go by (the
- * caller opens as usual); else tfs_open's result. */
+ * (read_meta_path), its memory mapped while the file is opened (open_mapping_ahead). The
+ * tensor is built from the descriptor the open returns and its own attributes (the
+ * metadata when they are still the ones stat gave, else open_owned_fd's), so a tensor
+ * replaced between the stat and the open is never the one handed out, and its early
+ * mapping goes. Metadata read here is remembered when the descriptor's attributes confirm
+ * it. 1 when there is no metadata to go by (the caller opens as usual); else tfs_open's
+ * result. */
 static int open_remembered(const char *path, int acc, const struct stat *st, tfs_tensor **out)
 {
 	struct tfs_ipc_entry *map = NULL;
 	struct tfs_fileid id;
 	struct tfs_meta m;
 	struct stat fst;
-	void *base;
-	int fd, rc, w, ahead, known;
+	int fd, rc, known;
 
 	if (!tfs_fileid_set(&id, st))
 		return 1;
@@ -222,18 +250,10 @@ static int open_remembered(const char *path, int acc, const struct stat *st, tfs
 	/* Relative paths stay with the caller: the helper's working directory can differ. */
 	if (!known && (path[0] != '/' || read_meta_path(path, st, &m)))
 		return 1;
-	ahead = path[0] == '/' && m.bytes > 0 && !tfs_ipc_mapped(&m) &&
-		tfs_ahead_start(path, acc | O_CLOEXEC);
-	/* A failure is reported by the usual mapping below, if the file is still this one. */
-	if (ahead && tfs_ipc_acquire(&m, &map, &base, &w))
-		map = NULL;
-	if (ahead)
-		fd = tfs_ahead_wait();
-	else if ((fd = open(path, acc | O_CLOEXEC)) < 0)
-		fd = -errno;
+	fd = open_mapping_ahead(path, acc, &m, &map, &fst);
 	if (fd < 0)
 		rc = tfs_seterr(fd, "%s: %s", path, tfs_strerror(-fd));
-	else if (fstat(fd, &fst))
+	else if (!fst.st_mode)
 		rc = open_owned_fd(fd, NULL, out);
 	else if (tfs_fileid_eq(&id, &fst)) {
 		if (!known)
@@ -246,15 +266,60 @@ static int open_remembered(const char *path, int acc, const struct stat *st, tfs
 	return rc;
 }
 
-int tfs_open(const char *path, int flags, tfs_tensor **out)
+/* A process's first open of path (absolute): its metadata read by path, then its memory
+ * mapped while the file is opened, with no stat before; the metadata is the descriptor's
+ * when the descriptor's attributes, current after an open by path (meta_cache.c), have
+ * its inode number and change time (st_ctim, in nanoseconds: every change to what a
+ * client maps gives a new one). Whatever happened to the name between the read and the
+ * open, the tensor is the descriptor's: otherwise open_owned_fd reads its metadata
+ * through it. 1 when there is no metadata to go by (no tensor there, or a daemon that
+ * does not give ino and ctime_ns), and nothing was opened; else tfs_open's result. */
+static int open_first(const char *path, int acc, tfs_tensor **out)
 {
-	int fd, rc, acc = flags & O_ACCMODE;
+	struct tfs_ipc_entry *map;
+	struct tfs_meta m;
+	struct stat fst;
+	char buf[4096];
+	ssize_t n;
+	int fd, rc;
+
+	n = getxattr(path, META_XATTR, buf, sizeof(buf));
+	if (n < 0 || tfs_meta_from_json(buf, (size_t)n, &m) || !m.ino || m.ctime_ns <= 0)
+		return 1;
+	fd = open_mapping_ahead(path, acc, &m, &map, &fst);
+	if (fd < 0)
+		rc = tfs_seterr(fd, "%s: %s", path, tfs_strerror(-fd));
+	else if (!S_ISREG(fst.st_mode))
+		rc = open_owned_fd(fd, NULL, out);
+	else if ((uint64_t)fst.st_ino == m.ino && (uint64_t)fst.st_size == m.bytes &&
+		 (int64_t)fst.st_ctim.tv_sec * 1000000000 + fst.st_ctim.tv_nsec == m.ctime_ns) {
+		firsts++;
+		tfs_mc_put(&fst, &m);
+		rc = tensor_on_fd(fd, &fst, &m, out);
+	} else
+		rc = open_owned_fd(fd, &fst, out);
+	if (map)
+		tfs_ipc_release(map);
+	return rc;
+}
+
+long tfs_open_first_count(void)
+{
+	return firsts;
+}
+
+static int open_path(const char *path, int acc, tfs_tensor **out)
+{
+	int fd, rc;
 	struct stat st;
 
-	if (!path || !out)
-		return tfs_seterr(-EINVAL, "tfs_open: NULL argument");
-	/* The stat is answered from the kernel's cache (or is the LOOKUP the open would
-	 * have made); on any failure the open below reports what is wrong. */
+	/* Where this process opened path before, its metadata is likely remembered for the
+	 * attributes a stat gives (answered from the kernel's cache, or the LOOKUP the open
+	 * would have made); otherwise the stat would only precede the metadata's read. */
+	if (acc <= O_RDWR && path[0] == '/' && !tfs_mc_path_seen(path) &&
+	    (rc = open_first(path, acc, out)) != 1)
+		return rc;
+	/* On any failure of the stat the open below reports what is wrong. */
 	if (acc <= O_RDWR && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
 		fd = dup_held(path, acc, &st);
 		if (fd >= 0)
@@ -268,6 +333,18 @@ int tfs_open(const char *path, int flags, tfs_tensor **out)
 	/* The attributes come from the kernel's cache, current (meta_cache.c): no FUSE
 	 * request. */
 	return open_owned_fd(fd, fstat(fd, &st) == 0 ? &st : NULL, out);
+}
+
+int tfs_open(const char *path, int flags, tfs_tensor **out)
+{
+	int rc;
+
+	if (!path || !out)
+		return tfs_seterr(-EINVAL, "tfs_open: NULL argument");
+	rc = open_path(path, flags & O_ACCMODE, out);
+	if (rc == 0 && path[0] == '/')
+		tfs_mc_path_mark(path);
+	return rc;
 }
 
 int tfs_open_fd(int fd, tfs_tensor **out)

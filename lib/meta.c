@@ -356,6 +356,12 @@ char *tfs_meta_json(const struct tfs_meta *m, const char *name, const char *id)
 		jb_key(&b, "ino");
 		jb_str(&b, text);
 	}
+	if (m->ctime_ns > 0) {
+		/* A string for the same reason: nanoseconds since the epoch take 61 bits. */
+		snprintf(text, sizeof(text), "%lld", (long long)m->ctime_ns);
+		jb_key(&b, "ctime_ns");
+		jb_str(&b, text);
+	}
 	jb_put(&b, "}", 1);
 	if (b.oom) {
 		free(b.s);
@@ -380,7 +386,7 @@ static int json_u64(const cJSON *o, const char *key, uint64_t *out)
 }
 
 /* 1 to 19 decimal digits to a number under 2^63; 0 for anything else. */
-static uint64_t parse_ino(const char *s)
+static uint64_t parse_digits(const char *s)
 {
 	size_t n = strlen(s);
 	uint64_t x;
@@ -440,10 +446,14 @@ int tfs_meta_from_json(const char *s, size_t len, struct tfs_meta *m)
 		m->uid = (uint32_t)x;
 	if (!json_u64(o, "gid", &x))
 		m->gid = (uint32_t)x;
-	/* Only ever compared with an inode number (tfs_open): anything but digits is 0. */
+	/* Only ever compared with a file's st_ino and st_ctim (tfs_open): anything but
+	 * digits is 0, which matches no file. */
 	v = cJSON_GetObjectItemCaseSensitive(o, "ino");
 	if (cJSON_IsString(v))
-		m->ino = parse_ino(v->valuestring);
+		m->ino = parse_digits(v->valuestring);
+	v = cJSON_GetObjectItemCaseSensitive(o, "ctime_ns");
+	if (cJSON_IsString(v))
+		m->ctime_ns = (int64_t)parse_digits(v->valuestring);
 	rc = 0;
 	if (tfs_shape_bytes(&m->shape, tfs_dtype_size(m->dtype), &x) || x != m->bytes)
 		rc = -EBADMSG;

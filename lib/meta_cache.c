@@ -16,6 +16,7 @@
  * decoding of the handle (~4 µs of ~6). The text is the whole key, so what is served can
  * never be stale: the same bytes parse to the same metadata. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,11 @@ struct entry {
 static struct entry cache[SLOTS];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static long hits;
+
+/* Absolute paths this process opened, by a 64-bit hash: which of tfs_open's two ways to
+ * try first (client_open.c). A collision or an eviction only picks the slower way. */
+#define PATH_SLOTS 256
+static _Atomic uint64_t paths[PATH_SLOTS];
 
 #define JSON_SLOTS 16
 #define JSON_MAX 4096              /* a longer text is parsed each time: bounds the memory */
@@ -157,4 +163,33 @@ long tfs_mc_json_hits(void)
 	n = json_hits;
 	pthread_mutex_unlock(&mu);
 	return n;
+}
+
+static uint64_t path_hash(const char *path)
+{
+	uint64_t h = 14695981039346656037ull;          /* FNV-1a */
+
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	return h ? h : 1;
+}
+
+int tfs_mc_path_seen(const char *path)
+{
+	uint64_t h = path_hash(path);
+
+	return atomic_load_explicit(&paths[h % PATH_SLOTS], memory_order_relaxed) == h;
+}
+
+void tfs_mc_path_mark(const char *path)
+{
+	uint64_t h = path_hash(path);
+
+	atomic_store_explicit(&paths[h % PATH_SLOTS], h, memory_order_relaxed);
+}
+
+void tfs_mc_path_forget(void)
+{
+	for (int i = 0; i < PATH_SLOTS; i++)
+		atomic_store_explicit(&paths[i], 0, memory_order_relaxed);
 }

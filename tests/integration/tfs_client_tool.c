@@ -208,15 +208,18 @@ int main(int argc, char **argv)
 			n++;
 		}
 		printf("opens %ld enoent %ld other %ld\n", n, enoent, other);
-	} else if (!strcmp(cmd, "cold") && (argc == 4 || argc == 5)) {   /* cold PATH N [fork] */
+	} else if (!strcmp(cmd, "cold") && (argc == 4 || argc == 5)) {   /* cold PATH N [fork|first] */
 		/* Opens and closes N times, each open finding nothing held; counts the tensors
 		 * whose metadata does not describe the file behind their descriptor, or whose
 		 * first byte is not their length (what the racer in names/t_open_ahead.sh
-		 * writes). With fork, a child does the same after the loop. */
-		int n = atoi(argv[3]), child = 0;
-		long bad = 0, base = 0, gone = 0;
+		 * writes). With fork, a child does the same after the loop. With first, each
+		 * open is as the process's first of the path (no stat before the read of the
+		 * metadata), and how many went that way is printed too. */
+		int n = atoi(argv[3]), child = 0, first = argc == 5 && !strcmp(argv[4], "first");
+		int forks = argc == 5 && !first;
+		long bad = 0, base = 0, gone = 0, firsts = tfs_open_first_count();
 
-		for (int pass = 0; pass < 1 + (argc == 5); pass++) {
+		for (int pass = 0; pass < 1 + forks; pass++) {
 			if (pass == 1) {
 				fflush(stdout);
 				pid_t pid = fork();
@@ -241,6 +244,8 @@ int main(int argc, char **argv)
 
 				/* ENOENT, which a name replaced by a rename must never give
 				 * (names/t_rename_open.sh), is counted apart, as "gone". */
+				if (first)
+					tfs_mc_path_forget();
 				if ((rc = tfs_open(argv[2], O_RDONLY, &t)) == -ENOENT) {
 					gone++;
 					continue;
@@ -254,8 +259,10 @@ int main(int argc, char **argv)
 				tfs_close(t);
 				t = NULL;
 			}
-			printf("%sahead %ld bad %ld", child ? "child " : "", tfs_ahead_count() - base,
-			       bad);
+			printf("%sahead %ld", child ? "child " : "", tfs_ahead_count() - base);
+			if (first)
+				printf(" first %ld", tfs_open_first_count() - firsts);
+			printf(" bad %ld", bad);
 			printf(gone ? " gone %ld\n" : "\n", gone);
 		}
 		if (child) {

@@ -785,6 +785,37 @@ static void test_meta_json(void)
 	free(js);
 	m.ino = 0;
 
+	/* The change time in nanoseconds, which a first open matches to its descriptor's
+	 * st_ctim, travels as a string too; anything but digits is unknown (0). */
+	js = tfs_meta_to_json(&m, NULL);
+	CHECK(js && strstr(js, "\"ctime_ns\"") == NULL, "meta: no ctime_ns key when it is unknown (0)");
+	free(js);
+	m.ctime_ns = 1795430393123456789LL;
+	js = tfs_meta_to_json(&m, NULL);
+	CHECK(js && strstr(js, "\"ctime_ns\":\"1795430393123456789\"") != NULL,
+	      "meta: json ctime_ns is a decimal string");
+	memset(&back, 0x77, sizeof(back));
+	CHECK(js && tfs_meta_from_json(js, strlen(js), &back) == 0 &&
+	      back.ctime_ns == m.ctime_ns, "meta: json round trip keeps ctime_ns exactly");
+	if (js) {
+		static const char *bad_ns[] = { "\"1795430393123456789x\"", "\"-5\"", "\"\"",
+						"\"9223372036854775808\"", "1795430393", "null", "{}" };
+		char *p = strstr(js, "\"ctime_ns\":");
+		size_t head = p ? (size_t)(p - js) + 11 : 0;
+
+		for (size_t i = 0; p && i < sizeof(bad_ns) / sizeof(bad_ns[0]); i++) {
+			char text[1024];
+
+			snprintf(text, sizeof(text), "%.*s%s}", (int)head, js, bad_ns[i]);
+			memset(&back, 0x77, sizeof(back));
+			snprintf(desc, sizeof(desc), "meta: ctime_ns %s parses as unknown (0)", bad_ns[i]);
+			CHECK(tfs_meta_from_json(text, strlen(text), &back) == 0 && back.ctime_ns == 0,
+			      desc);
+		}
+	}
+	free(js);
+	m.ctime_ns = 0;
+
 	/* No handle, huge exact dims (beyond 2^53) travel through shape_text. */
 	memset(&m, 0, sizeof(m));
 	m.dtype = TFS_U8;

@@ -26,4 +26,18 @@ eq "shape normalised" "[2,3,4]" "$(xget "$M/a" shape)"
 eq "size 96" 96 "$(size_of "$M/a")"
 check "numpy dtype name accepted" setfattr -n user.tensor.dtype -v int32 "$M/a"
 eq "dtype shown canonically" i32 "$(xget "$M/a" dtype)"
+# meta's ctime_ns is the st_ctim stat shows, to the nanosecond (a first open by path
+# matches the two), after a reshape and after a write, which moves st_ctim in the daemon
+# without a record saved.
+ctime_ns() { getfattr --only-values -n user.tensor.meta "$1" | sed -n 's/.*"ctime_ns":"\([0-9]*\)".*/\1/p'; }
+stat_ns() { stat -c '%.9Z' "$1" | tr -d .; }
+setfattr -n user.tensor.shape -v '[4,4]' "$M/a"
+before=$(ctime_ns "$M/a")
+eq "meta's ctime_ns is stat's st_ctim after a reshape" "$(stat_ns "$M/a")" "$before"
+sleep 0.01
+exec 3<>"$M/a"
+printf 'abcd' >&3
+eq "and after a write, the writer's descriptor still open" "$(stat_ns "$M/a")" "$(ctime_ns "$M/a")"
+exec 3>&-
+check "which moved it" test "$(ctime_ns "$M/a")" != "$before"
 finish

@@ -1,7 +1,8 @@
 # libtensorfs: a cold open by path reads the tensor's metadata by path (or finds it
 # remembered) and maps the tensor while a helper thread opens its file
-# (lib/open_ahead.c); what the open hands out is always the tensor behind the
-# descriptor, even while the name is replaced over and over.
+# (lib/open_ahead.c); a process's first open of a path reads the metadata with no stat
+# before it. What the open hands out is always the tensor behind the descriptor, even
+# while the name is replaced over and over.
 . "$(dirname "$0")/../lib.sh"
 start_redis || exit 1
 A=$T/a
@@ -10,6 +11,8 @@ cold() { "$HELPERS/tfs_client_tool" cold "$@" 2>&1 | paste -sd'|'; }
 printf '\4\4\4\4' > "$A/h"
 eq "each open maps while the helper opens, the first one too (metadata read by path)" \
 	"ahead 5 bad 0|done" "$(cold "$A/h" 5)"
+eq "each open as the process's first of the path: by the metadata read, no stat before" \
+	"ahead 5 first 5 bad 0|done" "$(cold "$A/h" 5 first)"
 eq "a relative path is opened by the caller (the helper's directory could differ)" \
 	"ahead 0 bad 0|done" "$(cd "$A" && cold h 5)"
 if [ "$BACKEND" = host ]; then
@@ -56,14 +59,20 @@ racer=$!
 # The reader starts once the racer does (python takes a while to start).
 for _ in $(seq 200); do [ -e "$T/racing" ] && break; sleep 0.05; done
 out=$(cold "$A/r" 3000)
+first=$(cold "$A/r" 3000 first)
 touch "$T/stop"
 wait "$racer"
-echo "# $out; $(cat "$T/racer.out")"
+echo "# $out; $first; $(cat "$T/racer.out")"
 eq "3000 cold opens while r is replaced: each tensor is the one its descriptor names" \
 	"bad 0" "$(echo "$out" | grep -o 'bad [0-9]*')"
 eq "and none failed with ENOENT" "" "$(echo "$out" | grep -o 'gone [0-9]*')"
 check "and most of them were mapped while the helper opened" \
 	test "$(echo "$out" | sed -n 's/^ahead \([0-9]*\).*/\1/p')" -gt 100
+eq "3000 first opens (no stat) while r is replaced: each tensor its descriptor's" \
+	"bad 0" "$(echo "$first" | grep -o 'bad [0-9]*')"
+eq "and none failed with ENOENT" "" "$(echo "$first" | grep -o 'gone [0-9]*')"
+check "and many went by the metadata read" \
+	test "$(echo "$first" | sed -n 's/.* first \([0-9]*\).*/\1/p')" -gt 100
 check "the racer replaced r many times meanwhile" \
 	test "$(sed -n 's/^replaced //p' "$T/racer.out")" -gt 50
 finish
