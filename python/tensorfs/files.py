@@ -35,7 +35,8 @@ def info(path: PathLike) -> Dict[str, Any]:
     """The tensor's metadata (user.tensor.meta) as a dict, dtype spelled as numpy does:
     dtype, shape, bytes, device, node, backend, refcount, ipc_handle, ipc_offset, mode,
     uid, gid, ctime, mtime, ino (the file's st_ino, an int; JSON carries it as a string
-    because it takes 63 bits). ENODATA (a tensorfs.Error) for a directory or a file that
+    because it takes 63 bits), ctime_ns (its st_ctim in nanoseconds, an int, carried the
+    same way). ENODATA (a tensorfs.Error) for a directory or a file that
     is not a tensor."""
     p = _fspath(path)
     try:
@@ -56,9 +57,10 @@ def _parse_meta(raw: bytes, p: str) -> Dict[str, Any]:
         raise make_error(errno.EBADMSG, "%s: malformed user.tensor.meta" % p, p)
     if isinstance(meta.get("dtype"), str):
         meta["dtype"] = dtypes.from_short(meta["dtype"])
-    ino = meta.get("ino")
-    if isinstance(ino, str) and ino.isascii() and ino.isdigit() and len(ino) <= 19:
-        meta["ino"] = int(ino)
+    for key in ("ino", "ctime_ns"):       # decimal strings: JSON numbers would round them
+        v = meta.get(key)
+        if isinstance(v, str) and v.isascii() and v.isdigit() and len(v) <= 19:
+            meta[key] = int(v)
     return meta
 
 

@@ -187,9 +187,10 @@ def _meta_json(meta: Any) -> bytes:
         if isinstance(dt, str):
             # info() spells the dtype as numpy does; the metadata as tensorfs does.
             d["dtype"] = dtypes.short_name(dtypes.code(dt))
-        ino = d.get("ino")
-        if isinstance(ino, int) and not isinstance(ino, bool):
-            d["ino"] = str(ino)             # and the inode number as a string
+        for key in ("ino", "ctime_ns"):     # and these two as strings
+            v = d.get(key)
+            if isinstance(v, int) and not isinstance(v, bool):
+                d[key] = str(v)
         try:
             return json.dumps(d, separators=(",", ":")).encode()
         except (TypeError, ValueError) as e:

@@ -80,6 +80,7 @@ def test_ls_info_rm(mnt):
         ("float32", [2, 2], 16, "host")
     assert meta["refcount"] == 1
     assert meta["ino"] == os.stat(mnt.path("dir/a")).st_ino    # an int, as os.stat's
+    assert meta["ctime_ns"] == os.stat(mnt.path("dir/a")).st_ctime_ns
     with pytest.raises(tensorfs.Error) as e:
         tensorfs.info(mnt.path("dir"))
     assert e.value.errno == errno.ENODATA
@@ -111,3 +112,10 @@ def test_info_parse_ino_and_dtype_only_when_well_formed():
     for odd in ('"\u00b2"', '"12a"', '"-1"', '""', '"1' + '0' * 19 + '"', "[1]", "7"):
         meta = parse(('{"ino":%s,"dtype":[]}' % odd).encode(), "f")
         assert meta["ino"] == json.loads(odd) and meta["dtype"] == []
+
+
+def test_info_parse_ctime_ns_only_when_well_formed():
+    parse = tensorfs.files._parse_meta
+    assert parse(b'{"ctime_ns":"1795430393412897033"}', "f") == {"ctime_ns": 1795430393412897033}
+    for odd in ('"12a"', '"-1"', '""', '"1' + '0' * 19 + '"', "7"):
+        assert parse(('{"ctime_ns":%s}' % odd).encode(), "f")["ctime_ns"] == json.loads(odd)
