@@ -72,11 +72,13 @@ const char *tfs_errmsg(void);
  * in the same mode, is not opened again: its descriptor is duplicated (no request to the
  * daemon), so the daemon's reference count counts one open file for both. The metadata
  * of a tensor opened before and unchanged since is remembered (no getxattr). When the
- * path is absolute, that metadata (or else user.tensor.meta read by path, kept when its
- * "ino" is the file's st_ino) gives the handle, which is mapped while a helper thread of
- * the library (one per process, started at first use) opens the file, so the two waits
- * overlap; the tensor is built only when the descriptor's attributes are still the ones
- * stat(path) gave. That open runs with the process's credentials and working directory,
+ * path is absolute, that metadata (or else user.tensor.meta read by path: with no stat
+ * before it when the process never opened that path) gives the handle, which is mapped
+ * while a helper thread of the library (one per process, started at first use) opens the
+ * file, so the two waits overlap; the tensor is built from that metadata only when the
+ * descriptor's attributes (inode number, size, change time to the nanosecond) are the
+ * ones it was read or remembered with, else from the metadata read through the
+ * descriptor. That open runs with the process's credentials and working directory,
  * not ones a thread changed for itself (setfsuid(2), unshare(CLONE_FS)): such a caller
  * opens the file itself and calls tfs_open_fd. Errors: the open(2) errnos (-ENOENT,
  * -EACCES, -EISDIR...), -ENOTSUP (not on a tensorfs mount), -ENODATA (no tensor
