@@ -227,6 +227,27 @@ static int open_mapping_ahead(const char *path, int acc, const struct tfs_meta *
 	return fd;
 }
 
+/* The tensor open_mapping_ahead opened (fd, or -errno; its attributes *fst): built from
+ * m when the caller found the attributes to be the ones m was read or remembered with,
+ * else (m NULL) from the metadata read through the descriptor. The early mapping is
+ * dropped after: the build found it in the handle cache, or it was of another tensor.
+ * tfs_open's result. */
+static int opened_ahead(const char *path, int fd, const struct stat *fst,
+			const struct tfs_meta *m, struct tfs_ipc_entry *map, tfs_tensor **out)
+{
+	int rc;
+
+	if (fd < 0)
+		rc = tfs_seterr(fd, "%s: %s", path, tfs_strerror(-fd));
+	else if (m)
+		rc = tensor_on_fd(fd, fst, m, out);
+	else
+		rc = open_owned_fd(fd, fst->st_mode ? fst : NULL, out);
+	if (map)
+		tfs_ipc_release(map);
+	return rc;
+}
+
 /* The tensor at path, whose attributes stat gave (*st), by its metadata: remembered by
  * this process (meta_cache.c) for those attributes, or else read by path first
  * (read_meta_path), its memory mapped while the file is opened (open_mapping_ahead). The
@@ -242,7 +263,7 @@ static int open_remembered(const char *path, int acc, const struct stat *st, tfs
 	struct tfs_fileid id;
 	struct tfs_meta m;
 	struct stat fst;
-	int fd, rc, known;
+	int fd, same, known;
 
 	if (!tfs_fileid_set(&id, st))
 		return 1;
@@ -251,19 +272,10 @@ static int open_remembered(const char *path, int acc, const struct stat *st, tfs
 	if (!known && (path[0] != '/' || read_meta_path(path, st, &m)))
 		return 1;
 	fd = open_mapping_ahead(path, acc, &m, &map, &fst);
-	if (fd < 0)
-		rc = tfs_seterr(fd, "%s: %s", path, tfs_strerror(-fd));
-	else if (!fst.st_mode)
-		rc = open_owned_fd(fd, NULL, out);
-	else if (tfs_fileid_eq(&id, &fst)) {
-		if (!known)
-			tfs_mc_put(st, &m);
-		rc = tensor_on_fd(fd, &fst, &m, out);
-	} else
-		rc = open_owned_fd(fd, &fst, out);
-	if (map)
-		tfs_ipc_release(map);
-	return rc;
+	same = fd >= 0 && tfs_fileid_eq(&id, &fst);
+	if (same && !known)
+		tfs_mc_put(st, &m);
+	return opened_ahead(path, fd, &fst, same ? &m : NULL, map, out);
 }
 
 /* A process's first open of path (absolute): its metadata read by path, then its memory
@@ -281,26 +293,20 @@ static int open_first(const char *path, int acc, tfs_tensor **out)
 	struct stat fst;
 	char buf[4096];
 	ssize_t n;
-	int fd, rc;
+	int fd, same;
 
 	n = getxattr(path, META_XATTR, buf, sizeof(buf));
 	if (n < 0 || tfs_meta_from_json(buf, (size_t)n, &m) || !m.ino || m.ctime_ns <= 0)
 		return 1;
 	fd = open_mapping_ahead(path, acc, &m, &map, &fst);
-	if (fd < 0)
-		rc = tfs_seterr(fd, "%s: %s", path, tfs_strerror(-fd));
-	else if (!S_ISREG(fst.st_mode))
-		rc = open_owned_fd(fd, NULL, out);
-	else if ((uint64_t)fst.st_ino == m.ino && (uint64_t)fst.st_size == m.bytes &&
-		 (int64_t)fst.st_ctim.tv_sec * 1000000000 + fst.st_ctim.tv_nsec == m.ctime_ns) {
+	same = fd >= 0 && S_ISREG(fst.st_mode) && (uint64_t)fst.st_ino == m.ino &&
+	       (uint64_t)fst.st_size == m.bytes &&
+	       (int64_t)fst.st_ctim.tv_sec * 1000000000 + fst.st_ctim.tv_nsec == m.ctime_ns;
+	if (same) {
 		firsts++;
 		tfs_mc_put(&fst, &m);
-		rc = tensor_on_fd(fd, &fst, &m, out);
-	} else
-		rc = open_owned_fd(fd, &fst, out);
-	if (map)
-		tfs_ipc_release(map);
-	return rc;
+	}
+	return opened_ahead(path, fd, &fst, same ? &m : NULL, map, out);
 }
 
 long tfs_open_first_count(void)
