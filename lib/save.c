@@ -221,6 +221,20 @@ out:
 	return rc;
 }
 
+/* Copy threads: the caller's, or else the pipeline's default (load_pipe.c), except into
+ * a mapping through the tensors' files, where each thread mostly waits on its FUSE reads
+ * while the daemon copies: there twice as many as CPUs, at most 32, keep more reads in
+ * flight (tensorctl save on the H200: 32 threads 10.2-10.6 GB/s where 16 gave 8.5-9.4
+ * in the same run; 48 and 64 no better than 32; tests/bench/RESULTS-gpu.md). */
+static int save_threads(const struct tfs_save_opts *o, int mapped)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (o->threads > 0 || !mapped || !o->via_file)
+		return o->threads;
+	return cpus > 0 && 2 * cpus < 32 ? (int)(2 * cpus) : 32;
+}
+
 /* Whether the output is filled through a shared mapping rather than by pwrite. One file
  * takes buffered writes one at a time (its inode lock), at 3-4 GB/s on the H200's ext4,
  * where threads filling their own stretches of a mapping reach 11-12 (tests/bench/
@@ -360,7 +374,7 @@ int tfs_save(const char *src, const char *file, const struct tfs_save_opts *opts
 	}
 	p = (struct tfs_pipe){ .fd = out, .fmap = fmap, .fname = file, .to_tensor = 0, .n = sv.n,
 			       .items = items, .prepare = map_one, .finish = unmap_one, .arg = &sv,
-			       .threads = opts->threads, .progress = opts->progress,
+			       .threads = save_threads(opts, fmap != NULL), .progress = opts->progress,
 			       .progress_arg = opts->progress_arg, .cancel = opts->cancel };
 	rc = tfs_pipe_run(&p);
 	if (fmap) {

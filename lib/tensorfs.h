@@ -220,7 +220,8 @@ struct tfs_save_opts {
 				       * name (.npy), else raw */
 	int threads;                  /* copy threads; 0 (default): min(16, CPUs) when
 				       * the output is filled through a mapping (below),
-				       * else min(8, CPUs) */
+				       * min(32, 2 x CPUs) when via_file too, else
+				       * min(8, CPUs) */
 	int via_file;                 /* 0 (default): mapped into this process; 1: read
 				       * through the tensors' files (no CUDA context here) */
 	int replace;                  /* 1: replace an existing file (else -EEXIST) */

@@ -58,7 +58,7 @@ static const struct ctl_cmd cmds[] = {
 	  "Writes tensor NAME to FILE: raw bytes, .npy, or (NAME a directory) a .safetensors\n"
 	  "file of every tensor under it. The format comes from --format, else FILE's\n"
 	  "extension (.npy, .safetensors), else raw. FILE must not exist unless -f.\n"
-	  "-j N: copy threads (default min(16, CPUs) into a local file system, else min(8, CPUs)).\n" },
+	  "-j N: copy threads (default min(32, 2 x CPUs) into a local file system, else min(8, CPUs)).\n" },
 	{ "top", cmd_top,
 	  "top [--json] [--interval S] [--count N] [PATH]\n"
 	  "Live figures of the mount holding PATH, redrawn every S seconds (default 1) on a\n"
