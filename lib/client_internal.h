@@ -115,8 +115,8 @@ void tfs_fds_drop(ino_t ino, int fd);
 long tfs_fds_shared(void);
 
 /* ---- open(2) on a helper thread (open_ahead.c) ---- */
-/* Starts open(path, flags) then fstat of the new descriptor into *st (st_mode 0 when
- * that fails) on the process's helper thread (started at first use) and returns 1; the
+/* Starts open(path, flags) then, st not NULL, fstat of the new descriptor into *st
+ * (st_mode 0 when that fails) on the process's helper thread (started at first use) and returns 1; the
  * caller then must call tfs_ahead_wait, and keep path and st valid until it has.
  * 0 when the helper is busy with another thread's open or cannot be started: nothing was
  * started, and the caller opens the file itself. The caller holds the helper's slot lock

@@ -51,7 +51,7 @@ static void *helper(void *arg)
 		fd = open(h.path, h.flags);
 		/* A GETATTR when the kernel's attributes are stale: here it overlaps the
 		 * caller's work too. */
-		if (fd >= 0 && fstat(fd, h.st))
+		if (fd >= 0 && h.st && fstat(fd, h.st))
 			h.st->st_mode = 0;
 		pthread_mutex_lock(&h.mu);
 		h.result = fd < 0 ? -errno : fd;
