@@ -78,6 +78,10 @@ struct tfs_fileid {
  * change time in whole seconds), and then nothing should be remembered by it. */
 int tfs_fileid_set(struct tfs_fileid *id, const struct stat *st);
 int tfs_fileid_eq(const struct tfs_fileid *id, const struct stat *st);
+/* The same for metadata read by path before any stat: whether st is the regular file m
+ * describes as it was then, by m's ino, bytes and ctime_ns (nanoseconds); 0 when m lacks
+ * ino or ctime_ns. The device is the descriptor's own: m does not name one. */
+int tfs_fileid_eq_meta(const struct tfs_meta *m, const struct stat *st);
 
 /* ---- metadata remembered by file attributes (meta_cache.c) ---- */
 /* 1 and *m filled when st (from fstat after an open by path) matches what was put for
@@ -116,7 +120,7 @@ long tfs_fds_shared(void);
 
 /* ---- open(2) on a helper thread (open_ahead.c) ---- */
 /* Starts open(path, flags) then, st not NULL, fstat of the new descriptor into *st
- * (st_mode 0 when that fails) on the process's helper thread (started at first use) and returns 1; the
+ * (all 0 when that fails) on the process's helper thread (started at first use) and returns 1; the
  * caller then must call tfs_ahead_wait, and keep path and st valid until it has.
  * 0 when the helper is busy with another thread's open or cannot be started: nothing was
  * started, and the caller opens the file itself. The caller holds the helper's slot lock

@@ -181,12 +181,10 @@ static int dup_held(const char *path, int acc, const struct stat *st)
 	return fd;
 }
 
-/* user.tensor.meta of the file at path, when it is the file that stat found (*st): the
- * inode number in the metadata (random, kept by renames) is st's. The caller checks the
- * descriptor it opens next against *st too, so metadata and descriptor are of one file
- * whatever moved in between. 0 or -errno; the caller then takes the usual way, which
- * reports what is wrong. */
-static int read_meta_path(const char *path, const struct stat *st, struct tfs_meta *m)
+/* user.tensor.meta of whatever file path names at the moment (one getxattr, 4 KiB at
+ * most): the caller checks that it is the file it opens. 0 or -errno; the caller then
+ * takes the usual way, which reports what is wrong. */
+static int read_meta_path(const char *path, struct tfs_meta *m)
 {
 	char buf[4096];
 	ssize_t n;
@@ -194,12 +192,10 @@ static int read_meta_path(const char *path, const struct stat *st, struct tfs_me
 	n = getxattr(path, META_XATTR, buf, sizeof(buf));
 	if (n < 0)
 		return -errno;
-	if (tfs_meta_from_json(buf, (size_t)n, m))
-		return -EBADMSG;
-	return m->ino && m->ino == (uint64_t)st->st_ino ? 0 : -ESTALE;
+	return tfs_meta_from_json(buf, (size_t)n, m) ? -EBADMSG : 0;
 }
 
-/* open(path) with the access mode acc, and fstat of the descriptor into *fst (st_mode 0
+/* open(path) with the access mode acc, and fstat of the descriptor into *fst (all 0
  * when that fails); meanwhile, when nothing maps m's memory here (the cold open of a
  * consumer that closes what it is done with), m's handle is opened (cudaIpcOpenMemHandle,
  * 30-50 µs) while the helper thread opens the file (the FUSE OPEN, 25-50 µs), instead of
@@ -223,7 +219,7 @@ static int open_mapping_ahead(const char *path, int acc, const struct tfs_meta *
 	if ((fd = open(path, acc | O_CLOEXEC)) < 0)
 		return -errno;
 	if (fstat(fd, fst))
-		fst->st_mode = 0;
+		memset(fst, 0, sizeof(*fst));
 	return fd;
 }
 
@@ -268,8 +264,12 @@ static int open_remembered(const char *path, int acc, const struct stat *st, tfs
 	if (!tfs_fileid_set(&id, st))
 		return 1;
 	known = tfs_mc_get(st, &m);
-	/* Relative paths stay with the caller: the helper's working directory can differ. */
-	if (!known && (path[0] != '/' || read_meta_path(path, st, &m)))
+	/* Relative paths stay with the caller: the helper's working directory can differ.
+	 * Metadata read here must be of the file stat found: its inode number (random, kept
+	 * by renames) is st's; the descriptor is checked against *st below too, so
+	 * metadata and descriptor are of one file whatever moved in between. */
+	if (!known && (path[0] != '/' || read_meta_path(path, &m) || !m.ino ||
+		       m.ino != (uint64_t)st->st_ino))
 		return 1;
 	fd = open_mapping_ahead(path, acc, &m, &map, &fst);
 	same = fd >= 0 && tfs_fileid_eq(&id, &fst);
@@ -291,17 +291,12 @@ static int open_first(const char *path, int acc, tfs_tensor **out)
 	struct tfs_ipc_entry *map;
 	struct tfs_meta m;
 	struct stat fst;
-	char buf[4096];
-	ssize_t n;
 	int fd, same;
 
-	n = getxattr(path, META_XATTR, buf, sizeof(buf));
-	if (n < 0 || tfs_meta_from_json(buf, (size_t)n, &m) || !m.ino || m.ctime_ns <= 0)
+	if (read_meta_path(path, &m) || !m.ino || m.ctime_ns <= 0)
 		return 1;
 	fd = open_mapping_ahead(path, acc, &m, &map, &fst);
-	same = fd >= 0 && S_ISREG(fst.st_mode) && (uint64_t)fst.st_ino == m.ino &&
-	       (uint64_t)fst.st_size == m.bytes &&
-	       (int64_t)fst.st_ctim.tv_sec * 1000000000 + fst.st_ctim.tv_nsec == m.ctime_ns;
+	same = fd >= 0 && tfs_fileid_eq_meta(&m, &fst);
 	if (same) {
 		firsts++;
 		tfs_mc_put(&fst, &m);

@@ -75,6 +75,15 @@ int tfs_fileid_eq(const struct tfs_fileid *id, const struct stat *st)
 	       id->size == st->st_size;
 }
 
+/* Enough for the reasons at the top: what a client maps never changes without a new
+ * st_ctim, and the descriptor's attributes are current after an open by path. */
+int tfs_fileid_eq_meta(const struct tfs_meta *m, const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && m->ino && m->ctime_ns > 0 &&
+	       (uint64_t)st->st_ino == m->ino && (uint64_t)st->st_size == m->bytes &&
+	       (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec == m->ctime_ns;
+}
+
 int tfs_mc_get(const struct stat *st, struct tfs_meta *m)
 {
 	struct entry *e = &cache[st->st_ino % SLOTS];

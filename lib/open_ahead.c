@@ -52,7 +52,7 @@ static void *helper(void *arg)
 		/* A GETATTR when the kernel's attributes are stale: here it overlaps the
 		 * caller's work too. */
 		if (fd >= 0 && h.st && fstat(fd, h.st))
-			h.st->st_mode = 0;
+			memset(h.st, 0, sizeof(*h.st));
 		pthread_mutex_lock(&h.mu);
 		h.result = fd < 0 ? -errno : fd;
 		h.state = DONE;
