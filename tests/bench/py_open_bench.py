@@ -24,7 +24,7 @@ tensor of B bytes from torch, and times in this process:
   round). This is what torch's rebuild does: start from what the producer delivered.
 - tensorfs first open: FIRST new tensors of B bytes, each opened once by path, as a
   consumer opens a tensor it never saw (no metadata remembered: the library reads it by
-  path after its stat, then maps the handle while its helper opens the file); compared
+  path with no stat before, then maps the handle while its helper opens the file); compared
   with torch's cold rebuild, which is torch's first sight of a shared tensor.
 - breakdown of the by-path cold round, in the same rounds: os.open(path) (the FUSE OPEN)
   and then open_meta -> from_dlpack (the IPC open), each timed; the release likewise.

@@ -2,6 +2,7 @@
  * the Redis URL parser. No server, no I/O. One line per check: "ok - <desc>" or
  * "not ok - <desc> (file:line)"; exit status 1 when any check failed. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -720,6 +721,32 @@ static void test_meta_fields(void)
 	      "meta: record with overflowing shape -EBADMSG");
 }
 
+/* js (tfs_meta_to_json's text) with the value of key, and all after it, replaced by each
+ * of the n texts bad: each must parse, the 64-bit field at offset off of the metadata
+ * (ino, ctime_ns) read as unknown (0). */
+static void check_bad_digits(const char *js, const char *key, const char *const *bad, size_t n,
+			     size_t off)
+{
+	char pat[64], text[1024], desc[160];
+	struct tfs_meta back;
+	const char *p;
+	uint64_t v;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(js, pat);
+	snprintf(desc, sizeof(desc), "meta: %s is in the JSON its bad values are tried in", key);
+	CHECK(p != NULL, desc);
+	for (size_t i = 0; p && i < n; i++) {
+		snprintf(text, sizeof(text), "%.*s%s}", (int)(p - js + strlen(pat)), js, bad[i]);
+		memset(&back, 0x77, sizeof(back));
+		snprintf(desc, sizeof(desc), "meta: %s %s parses as unknown (0)", key, bad[i]);
+		v = 1;
+		if (tfs_meta_from_json(text, strlen(text), &back) == 0)
+			memcpy(&v, (const char *)&back + off, sizeof(v));
+		CHECK(v == 0, desc);
+	}
+}
+
 static void test_meta_json(void)
 {
 	static const char *garbage[] = {
@@ -770,17 +797,9 @@ static void test_meta_json(void)
 	if (js) {
 		static const char *bad_ino[] = { "\"12a\"", "\"-1\"", "\"\"", "\"9223372036854775808\"",
 						 "\"18446744073709551616\"", "12", "null" };
-		char *p = strstr(js, "\"ino\":");
-		size_t head = p ? (size_t)(p - js) + 6 : 0;
 
-		for (size_t i = 0; p && i < sizeof(bad_ino) / sizeof(bad_ino[0]); i++) {
-			char text[1024];
-
-			snprintf(text, sizeof(text), "%.*s%s}", (int)head, js, bad_ino[i]);
-			memset(&back, 0x77, sizeof(back));
-			snprintf(desc, sizeof(desc), "meta: ino %s parses as unknown (0)", bad_ino[i]);
-			CHECK(tfs_meta_from_json(text, strlen(text), &back) == 0 && back.ino == 0, desc);
-		}
+		check_bad_digits(js, "ino", bad_ino, sizeof(bad_ino) / sizeof(bad_ino[0]),
+				 offsetof(struct tfs_meta, ino));
 	}
 	free(js);
 	m.ino = 0;
@@ -800,18 +819,9 @@ static void test_meta_json(void)
 	if (js) {
 		static const char *bad_ns[] = { "\"1795430393123456789x\"", "\"-5\"", "\"\"",
 						"\"9223372036854775808\"", "1795430393", "null", "{}" };
-		char *p = strstr(js, "\"ctime_ns\":");
-		size_t head = p ? (size_t)(p - js) + 11 : 0;
 
-		for (size_t i = 0; p && i < sizeof(bad_ns) / sizeof(bad_ns[0]); i++) {
-			char text[1024];
-
-			snprintf(text, sizeof(text), "%.*s%s}", (int)head, js, bad_ns[i]);
-			memset(&back, 0x77, sizeof(back));
-			snprintf(desc, sizeof(desc), "meta: ctime_ns %s parses as unknown (0)", bad_ns[i]);
-			CHECK(tfs_meta_from_json(text, strlen(text), &back) == 0 && back.ctime_ns == 0,
-			      desc);
-		}
+		check_bad_digits(js, "ctime_ns", bad_ns, sizeof(bad_ns) / sizeof(bad_ns[0]),
+				 offsetof(struct tfs_meta, ctime_ns));
 	}
 	free(js);
 	m.ctime_ns = 0;
