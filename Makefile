@@ -27,7 +27,7 @@ PKGS=fuse3 hiredis libcjson
 PKG_CFLAGS:=$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS:=$(shell pkg-config --libs $(PKGS) 2>/dev/null)
 REAL_CFLAGS=-std=gnu11 -pthread -fPIC -D_GNU_SOURCE -DFUSE_USE_VERSION=312 $(OPTIMIZATION) $(WARNINGS) $(DEBUG_FLAGS) \
-	-Ilib -Ifs $(PKG_CFLAGS) $(CFLAGS)
+	-MMD -MP -Ilib -Icore -Ifs $(PKG_CFLAGS) $(CFLAGS)
 REAL_LDFLAGS=-pthread $(LDFLAGS)
 ifeq ($(LOCK_STATS),1)
 REAL_CFLAGS+=-DTFS_LOCK_STATS
@@ -42,7 +42,7 @@ endif
 CUDA_HOME?=/usr/local/cuda
 ifneq ($(NO_CUDA),1)
 ifneq ($(wildcard $(CUDA_HOME)/include/cuda_runtime.h),)
-ifneq ($(wildcard fs/cuda/*.c),)
+ifneq ($(wildcard fs/mem/cuda/*.c),)
 HAVE_CUDA=1
 endif
 endif
@@ -53,11 +53,18 @@ REAL_CFLAGS+=-DTFS_HAVE_CUDA
 CUDA_LIBS=-L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
 endif
 
+# Three parts, each built from its own folders:
+#   core/  code shared by the daemon, the library and tensorctl (metadata, commands,
+#          dtypes, shapes, formats, Redis URLs, logging): libtfscore.a;
+#   lib/   the public client library (tensorfs.h): libtensorfs.a/.so = lib/ + core/;
+#   fs/    the daemon, one folder per layer (docs/layout.md), linked against core/
+#          only, so the build keeps it from calling the client library.
+CORE_SRCS=$(sort $(wildcard core/*.c))
 LIB_SRCS=$(sort $(wildcard lib/*.c))
-# fs/cuda/: the CUDA backend, built only with CUDA.
-FS_SRCS=$(sort $(wildcard fs/*.c))
+# fs/mem/cuda/: the CUDA backend, built only with CUDA.
+FS_SRCS=$(sort $(wildcard fs/*.c fs/*/*.c fs/mem/keeper/*.c))
 ifeq ($(HAVE_CUDA),1)
-FS_SRCS+=$(sort $(wildcard fs/cuda/*.c))
+FS_SRCS+=$(sort $(wildcard fs/mem/cuda/*.c))
 endif
 TOOL_SRCS=$(sort $(wildcard tools/*.c))
 UNIT_SRCS=$(sort $(wildcard tests/unit/*.c))
@@ -65,8 +72,10 @@ HELPER_SRCS=$(sort $(wildcard tests/integration/*.c))
 # gpu_*.c need CUDA: tests/bench/gpu_bench.sh builds them with nvcc on the GPU machine.
 BENCH_SRCS=$(filter-out tests/bench/gpu_%,$(sort $(wildcard tests/bench/*.c)))
 
+CORE_OBJS=$(CORE_SRCS:%.c=$(O)/%.o)
 LIB_OBJS=$(LIB_SRCS:%.c=$(O)/%.o)
 FS_OBJS=$(FS_SRCS:%.c=$(O)/%.o)
+CORELIB=$(O)/libtfscore.a
 STLIB=$(O)/libtensorfs.a
 DYLIB=$(O)/libtensorfs.so
 DAEMON=$(O)/tensorfs
@@ -78,28 +87,37 @@ LIB_LIBS=$(shell pkg-config --libs hiredis libcjson 2>/dev/null) -ldl -lrt
 
 all: $(STLIB) $(DYLIB) $(DAEMON) $(TOOLS) $(UNIT_TESTS) $(HELPERS) $(BENCHES) $(O)/tensorfs.pc
 
-$(O)/%.o: %.c $(wildcard lib/*.h fs/*.h fs/cuda/*.h)
-	@mkdir -p $(dir $@)
-	$(CC) $(REAL_CFLAGS) $(if $(findstring fs/cuda/,$<),$(CUDA_CFLAGS)) -c -o $@ $<
+# Header dependencies come from the compiler (-MMD -MP): editing a header rebuilds what
+# includes it and nothing else.
+-include $(shell find $(O) -name '*.d' 2>/dev/null)
 
-$(STLIB): $(LIB_OBJS)
+$(O)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(REAL_CFLAGS) $(if $(findstring fs/mem/cuda/,$<),$(CUDA_CFLAGS)) -c -o $@ $<
+
+$(CORELIB): $(CORE_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-$(DYLIB): $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,$(TFS_SONAME) $(REAL_LDFLAGS) -o $@ $^ $(LIB_LIBS)
+$(STLIB): $(LIB_OBJS) $(CORE_OBJS)
+	rm -f $@ && ar rcs $@ $^
 
-$(DAEMON): $(FS_OBJS) $(STLIB)
+# The shared library exports the calls of tensorfs.h and nothing else (lib/libtensorfs.map;
+# tests/unit/t_exports.sh compares the two).
+$(DYLIB): $(LIB_OBJS) $(CORE_OBJS) lib/libtensorfs.map
+	$(CC) -shared -Wl,-soname,$(TFS_SONAME) -Wl,--version-script=lib/libtensorfs.map $(REAL_LDFLAGS) -o $@ $(LIB_OBJS) $(CORE_OBJS) $(LIB_LIBS)
+
+$(DAEMON): $(FS_OBJS) $(CORELIB)
 	$(CC) $(REAL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CUDA_LIBS) -ldl -lrt
 
 $(O)/%: tools/%.c $(STLIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(REAL_CFLAGS) -o $@ $^ $(REAL_LDFLAGS) $(LIB_LIBS)
 
-$(O)/tests/%: tests/unit/%.c $(STLIB) fs/*.h lib/*.h tests/unit/*.h
+$(O)/tests/%: tests/unit/%.c $(STLIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(REAL_CFLAGS) -o $@ $< $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
 
-$(O)/tests/%: tests/integration/%.c $(STLIB) lib/*.h
+$(O)/tests/%: tests/integration/%.c $(STLIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(REAL_CFLAGS) -o $@ $< $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
 
@@ -107,12 +125,12 @@ $(O)/tests/%: tests/integration/%.c $(STLIB) lib/*.h
 EXAMPLE_SRCS=$(sort $(wildcard examples/*.c))
 EXAMPLES=$(EXAMPLE_SRCS:examples/%.c=$(O)/examples/%)
 all: $(EXAMPLES)
-$(O)/examples/%: examples/%.c $(STLIB) lib/tensorfs.h
+$(O)/examples/%: examples/%.c $(STLIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(REAL_CFLAGS) -o $@ $< $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
 # --- end examples ---
 
-$(O)/bench/%: tests/bench/%.c $(STLIB) lib/*.h
+$(O)/bench/%: tests/bench/%.c $(STLIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(REAL_CFLAGS) -o $@ $< $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
 
@@ -210,11 +228,10 @@ CTL=$(O)/tensorctl
 ifneq ($(CTL_SRCS),)
 all: $(CTL)
 endif
-$(CTL_OBJS): $(wildcard tools/tensorctl/*.h)
 $(CTL): $(CTL_OBJS) $(STLIB)
 	$(CC) $(REAL_LDFLAGS) -o $@ $^ $(LIB_LIBS)
 # tensorctl top's reading of the daemon's counters (topstats.c), tested alone.
-$(O)/tests/test_topstats: tests/unit/test_topstats.c $(O)/tools/tensorctl/topstats.o $(STLIB) tools/tensorctl/*.h
+$(O)/tests/test_topstats: tests/unit/test_topstats.c $(O)/tools/tensorctl/topstats.o $(STLIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(REAL_CFLAGS) -Itools/tensorctl -o $@ $< $(O)/tools/tensorctl/topstats.o $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
 install: install-tensorctl

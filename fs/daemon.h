@@ -35,9 +35,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "backend.h"
+#include "mem/backend.h"
 #include "redisconn.h"
-#include "tensor.h"
+#include "tensors/tensor.h"
 
 struct tfs_opts {
 	char *redis;             /* URL, NULL: start a private redis-server */

@@ -9,7 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "keeper.h"
+#include "mem/keeper/keeper.h"
 #include "notify.h"
 
 int tfs_notify_ready(void)

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "devices.h"
+#include "mem/devices.h"
 #include "stats.h"
 
 struct tfs_stats_slot tfs_stats_slots[TFS_STATS_SLOTS];

@@ -19,7 +19,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "backend.h"
+#include "mem/backend.h"
 #include "log.h"
 #include "../testrand.h"
 #include "pattern.h"

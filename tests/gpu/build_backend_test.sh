@@ -10,16 +10,16 @@ O=${1:-build/gpu}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 CC=${CC:-gcc}
 NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
-# fs/ as -iquote, not -I: its spawn.h would hide the system's <spawn.h> (posix_spawn).
+# fs/ as -iquote, not -I, so that no header of the daemon can hide a system one.
 CFLAGS="-std=gnu11 -O2 -g -pthread -D_GNU_SOURCE -Wall -Wextra -Wstrict-prototypes \
--Wmissing-prototypes -Werror -DTFS_HAVE_CUDA -isystem $CUDA_HOME/include -Ilib -iquote fs \
+-Wmissing-prototypes -Werror -DTFS_HAVE_CUDA -isystem $CUDA_HOME/include -Ilib -Icore -iquote fs \
 ${EXTRA_CFLAGS:-}"
 LIBS="-L$CUDA_HOME/lib64 -Wl,-rpath,$CUDA_HOME/lib64 -lcudart -pthread"
 
 mkdir -p "$O"
 set -x
-$CC $CFLAGS -o "$O/backend_cuda_test" tests/gpu/backend_cuda_test.c fs/cuda/*.c fs/keeper_client.c lib/strutil.c lib/fileio.c \
-	fs/pool.c $LIBS
+$CC $CFLAGS -o "$O/backend_cuda_test" tests/gpu/backend_cuda_test.c fs/mem/cuda/*.c fs/mem/keeper/keeper_client.c core/strutil.c core/fileio.c \
+	fs/mem/pool.c $LIBS
 if [ -x "$NVCC" ] || command -v "$NVCC" >/dev/null 2>&1; then
 	# Default architecture plus its PTX, which the driver compiles for newer GPUs.
 	"$NVCC" -O2 -c -o "$O/fill_kernel.o" tests/gpu/fill_kernel.cu

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../fs/devices.c"
+#include "../../fs/mem/devices.c"
 
 struct tfs_daemon tfs_d;
 #include "tap.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../fs/mirror.c"
+#include "../../fs/store/mirror.c"
 
 #include "tap.h"
 

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../fs/mountinfo.c"
+#include "../../fs/util/mountinfo.c"
 #include "tap.h"
 
 static const char text[] =

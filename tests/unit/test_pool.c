@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../fs/pool.c"
+#include "../../fs/mem/pool.c"
 #include "../testrand.h"
 
 #define KiB 1024ull

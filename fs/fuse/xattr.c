@@ -1,0 +1,343 @@
+/* Extended attributes (docs/contract.md): user.tensor.* are the tensor's metadata, any other user.*
+ * name is the user's own and kept in the record as field "x:<name>". */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/xattr.h>
+
+#include "daemon.h"
+#include "mem/devices.h"
+#include "store/conn.h"
+#include "store/store.h"
+#include "tensors/tensor.h"
+#include "fuse/xattr.h"
+#include "dtype.h"
+#include "log.h"
+#include "kernel/node.h"
+#include "strutil.h"
+
+#define TP "user.tensor."
+#define XATTR_MAX 65536
+
+static const char *const builtin[] = { "dtype", "shape", "device", "bytes", "ipc_handle",
+				       "ipc_offset", "refcount", "ctime", "node", "meta" };
+#define NBUILTIN (sizeof(builtin) / sizeof(builtin[0]))
+
+struct xtarget {
+	int kind;                 /* 'l' local tensor, 'r' remote tensor, 'd' directory */
+	struct tfsd_tensor *t;
+	struct tfs_meta m;        /* for 'l' a copy of t->meta */
+	struct tfs_dirrec d;
+	char key[TFS_KEYMAX];
+};
+
+/* w: a path, or the key of an unlinked tensor still open (node.h). Caller holds ns. */
+static int xresolve(const struct tfs_where *w, struct xtarget *x)
+{
+	const char *name = w->path;
+	int type, rc;
+
+	x->t = name ? tfs_table_find(name) : tfs_table_find_key(w->ukey);
+	if (x->t) {
+		if (!tfs_where_is(w, x->t->meta.ino))
+			return -ENOENT;
+		x->kind = 'l';
+		x->m = x->t->meta;
+		x->m.refcount = tfs_tensor_refcount(x->t);
+		/* The st_ctim a GETATTR gives now, which the record may lag (writes fold in
+		 * later): a client matches the metadata to its descriptor's fstat by it. */
+		tfs_tensor_fold_times(x->t);
+		x->m.ctime_ns = (int64_t)x->t->ctime.tv_sec * 1000000000 + x->t->ctime.tv_nsec;
+		snprintf(x->key, sizeof(x->key), "%s", x->t->key);
+		return 0;
+	}
+	if (!name)
+		return -ENOENT;
+	type = tfs_store_type(name);
+	if (type < 0)
+		return type;
+	x->kind = type == 'd' ? 'd' : 'r';
+	if ((rc = tfs_key(x->key, sizeof(x->key), type == 'd' ? "dir" : "tensor", name)))
+		return rc;
+	if (type == 'd') {
+		rc = tfs_store_dir(name, &x->d);
+		return rc == 0 && !tfs_where_is(w, x->d.ino) ? -ENOENT : rc;
+	}
+	rc = tfs_store_tensor(name, &x->m);
+	if (rc == 0 && strcmp(x->m.node, tfs_d.o.node) == 0)
+		rc = -ENOENT;     /* a stale record of ours: see tfs_ops_resolve_path() in ops_common.c */
+	if (rc == 0 && !tfs_where_is(w, x->m.ino))
+		rc = -ENOENT;
+	return rc == -EBADMSG ? -EIO : rc;
+}
+
+static int put(char *value, size_t size, const void *data, size_t len)
+{
+	if (size == 0)
+		return (int)len;
+	if (len > size)
+		return -ERANGE;
+	memcpy(value, data, len);
+	return (int)len;
+}
+
+static int put_u64(char *value, size_t size, unsigned long long v)
+{
+	char buf[24];
+	return put(value, size, buf, (size_t)snprintf(buf, sizeof(buf), "%llu", v));
+}
+
+static int get_builtin(struct xtarget *x, const char *attr, char *value, size_t size)
+{
+	const struct tfs_meta *m = &x->m;
+	char buf[512];
+	int n, rc;
+
+	if (x->kind == 'd') {
+		if (strcmp(attr, "dtype") == 0 && x->d.has_dtype)
+			return put(value, size, tfs_dtype_name(x->d.dtype), strlen(tfs_dtype_name(x->d.dtype)));
+		if (strcmp(attr, "device") == 0 && x->d.has_device)
+			return put_u64(value, size, (unsigned long long)x->d.device);
+		return -ENODATA;
+	}
+	if (strcmp(attr, "dtype") == 0)
+		return put(value, size, tfs_dtype_name(m->dtype), strlen(tfs_dtype_name(m->dtype)));
+	if (strcmp(attr, "shape") == 0) {
+		n = tfs_shape_format(&m->shape, buf, sizeof(buf));
+		return n < 0 ? -EIO : put(value, size, buf, (size_t)n);
+	}
+	if (strcmp(attr, "device") == 0)
+		return put_u64(value, size, (unsigned long long)m->device);
+	if (strcmp(attr, "bytes") == 0)
+		return put_u64(value, size, m->bytes);
+	if (strcmp(attr, "ipc_offset") == 0)
+		return put_u64(value, size, m->ipc_offset);
+	if (strcmp(attr, "refcount") == 0)
+		return put_u64(value, size, (unsigned long long)m->refcount);
+	if (strcmp(attr, "ctime") == 0)
+		return put_u64(value, size, (unsigned long long)m->ctime);
+	if (strcmp(attr, "node") == 0)
+		return put(value, size, m->node, strlen(m->node));
+	if (strcmp(attr, "ipc_handle") == 0)
+		return m->has_handle ? put(value, size, m->ipc_handle, TFS_IPC_HANDLE_SIZE) : -ENODATA;
+	if (strcmp(attr, "meta") == 0) {
+		char *json = tfs_meta_to_json(m, NULL);
+		if (!json)
+			return -ENOMEM;
+		rc = put(value, size, json, strlen(json));
+		free(json);
+		return rc;
+	}
+	return -ENODATA;
+}
+
+int tfs_xattr_get(const struct tfs_where *w, const char *name, char *value, size_t size)
+{
+	struct xtarget x;
+	redisReply *r;
+	int rc;
+
+	if (strncmp(name, "user.", 5) != 0)
+		return -ENODATA;
+	tfs_ns_lock();
+	rc = xresolve(w, &x);
+	if (rc)
+		goto out;
+	if (strncmp(name, TP, strlen(TP)) == 0) {
+		rc = get_builtin(&x, name + strlen(TP), value, size);
+		goto out;
+	}
+	rc = tfs_store_user_get(x.key, name + 5, &r);
+	if (rc == 0)
+		rc = put(value, size, r->str, r->len);
+	freeReplyObject(r);
+out:
+	tfs_ns_unlock();
+	return rc;
+}
+
+/* user.tensor.dtype on a tensor that has bytes: the memory is reinterpreted, as numpy's
+ * view() does: same itemsize keeps the shape, otherwise the last dim absorbs the change. */
+static int set_dtype(struct tfsd_tensor *t, tfs_dtype dt)
+{
+	struct tfs_shape sh = t->meta.shape;
+	size_t old = tfs_dtype_size(t->meta.dtype), new = tfs_dtype_size(dt);
+
+	if (t->meta.bytes > 0 && old != new) {
+		uint64_t *last;
+		if (sh.ndim == 0)
+			return -EINVAL;
+		last = &sh.dims[sh.ndim - 1];
+		if ((*last * old) % new)
+			return -EINVAL;
+		*last = *last * old / new;
+	}
+	return tfs_tensor_shape(t, dt, &sh, 0);
+}
+
+static int set_builtin(const char *path, struct xtarget *x, const char *attr,
+		       const char *value, size_t size, pid_t pid)
+{
+	struct tfs_shape sh;
+	tfs_dtype dt;
+	uint64_t dev;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < NBUILTIN; i++)
+		if (strcmp(attr, builtin[i]) == 0)
+			break;
+	if (i == NBUILTIN) {
+		tfs_log(LOG_INFO, "%s: unknown attribute user.tensor.%s refused", path, attr);
+		return -EINVAL;
+	}
+	if (i > 2)
+		return -EPERM;                 /* bytes, handle, counts...: read-only */
+	if (x->kind == 'r')
+		return -EREMOTE;
+	if (strcmp(attr, "shape") == 0) {
+		if (x->kind == 'd')
+			return -EINVAL;        /* directories carry dtype and device defaults only */
+		rc = tfs_shape_parse(value, size, &sh);
+		if (rc)
+			return -EINVAL;
+		return tfs_tensor_shape(x->t, x->t->meta.dtype, &sh, pid);
+	}
+	if (strcmp(attr, "dtype") == 0) {
+		if (tfs_dtype_parse(value, size, &dt))
+			return -EINVAL;
+		if (x->kind == 'd') {
+			x->d.has_dtype = 1;
+			x->d.dtype = dt;
+			return tfs_store_dir_write(path, &x->d);
+		}
+		return set_dtype(x->t, dt);
+	}
+	/* device */
+	tfs_trim(&value, &size);
+	if (tfs_parse_u64(value, size, &dev) || dev >= TFS_DEVICES_MAX ||
+	    !tfs_device_served((int)dev))
+		return -EINVAL;
+	if (x->kind == 'd') {
+		x->d.has_device = 1;
+		x->d.device = (int)dev;
+		return tfs_store_dir_write(path, &x->d);
+	}
+	return tfs_tensor_set_device(x->t, (int)dev, pid);
+}
+
+/* libtensorfs's tfs_mark_written stores the producer's interprocess event here; reads
+ * of the tensor wait for it (ops_file.c). Any other value (or a removal) clears the mark. */
+
+static void follow_mark(struct xtarget *x, const char *name, const char *value, size_t size)
+{
+	if (x->kind != 'l' || strcmp(name, TFS_EVENT_XATTR))
+		return;
+	pthread_rwlock_wrlock(&x->t->io);
+	x->t->has_mark = value && size == TFS_IPC_HANDLE_SIZE;
+	if (x->t->has_mark)
+		memcpy(x->t->mark, value, TFS_IPC_HANDLE_SIZE);
+	pthread_rwlock_unlock(&x->t->io);
+}
+
+int tfs_xattr_set(const struct tfs_where *w, const char *name, const char *value, size_t size,
+		  int flags, pid_t pid)
+{
+	struct xtarget x;
+	int rc;
+
+	if (strncmp(name, "user.", 5) != 0)
+		return -ENOTSUP;
+	if (size > XATTR_MAX)
+		return -E2BIG;
+	if (strlen(name) > 255)
+		return -ERANGE;
+	tfs_ns_lock();
+	rc = xresolve(w, &x);
+	if (rc)
+		goto out;
+	if (strncmp(name, TP, strlen(TP)) == 0) {
+		rc = set_builtin(w->path ? w->path : w->ukey, &x, name + strlen(TP), value, size,
+				 pid);
+		goto out;
+	}
+	if (x.kind == 'r') {
+		rc = -EREMOTE;
+		goto out;
+	}
+	rc = tfs_store_user_set(x.key, name + 5, value, size, !!(flags & XATTR_CREATE),
+				!!(flags & XATTR_REPLACE));
+	if (rc == 0)
+		follow_mark(&x, name, value, size);
+out:
+	tfs_ns_unlock();
+	return rc;
+}
+
+static int list_add(char *list, size_t size, size_t *n, const char *a, const char *b)
+{
+	size_t len = strlen(a) + strlen(b) + 1;
+
+	if (size && *n + len > size)
+		return -ERANGE;
+	if (size) {
+		strcpy(list + *n, a);
+		strcat(list + *n, b);
+	}
+	*n += len;
+	return 0;
+}
+
+int tfs_xattr_list(const struct tfs_where *w, char *list, size_t size)
+{
+	struct xtarget x;
+	size_t n = 0;
+	redisReply *r;
+	int rc;
+
+	tfs_ns_lock();
+	rc = xresolve(w, &x);
+	if (rc)
+		goto out;
+	for (size_t i = 0; rc == 0 && i < NBUILTIN; i++) {
+		if (x.kind == 'd' && !((i == 0 && x.d.has_dtype) || (i == 2 && x.d.has_device)))
+			continue;
+		if (x.kind != 'd' && strcmp(builtin[i], "ipc_handle") == 0 && !x.m.has_handle)
+			continue;
+		rc = list_add(list, size, &n, TP, builtin[i]);
+	}
+	r = NULL;
+	if (rc == 0)
+		rc = tfs_store_user_list(x.key, &r);
+	for (size_t i = 0; rc == 0 && i < r->elements; i++)
+		if (tfs_store_user_name(r->element[i]))
+			rc = list_add(list, size, &n, "user.", tfs_store_user_name(r->element[i]));
+	freeReplyObject(r);
+out:
+	tfs_ns_unlock();
+	return rc ? rc : (int)n;
+}
+
+int tfs_xattr_remove(const struct tfs_where *w, const char *name)
+{
+	struct xtarget x;
+	int rc;
+
+	if (strncmp(name, "user.", 5) != 0)
+		return -ENOTSUP;
+	if (strncmp(name, TP, strlen(TP)) == 0)
+		return -EPERM;
+	tfs_ns_lock();
+	rc = xresolve(w, &x);
+	if (rc == 0 && x.kind == 'r')
+		rc = -EREMOTE;
+	if (rc)
+		goto out;
+	rc = tfs_store_user_remove(x.key, name + 5);
+	if (rc == 0)
+		follow_mark(&x, name, NULL, 0);
+out:
+	tfs_ns_unlock();
+	return rc;
+}

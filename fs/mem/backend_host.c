@@ -1,0 +1,509 @@
+/* The host backend: each tensor is a shared-memory object in the keeper's directory of
+ * /dev/shm, so another process maps it by name. The 64-byte handle is "TFSHOST1" followed
+ * by the NUL-terminated path (lib/host_handle.h, README "IPC handles"); the offset is
+ * always 0. Pages are reserved with fallocate at
+ * allocation so running out of /dev/shm is ENOSPC here, not SIGBUS in a later copy.
+ * The memory keeper makes and owns the objects (keeper_host.c) and sends the daemon a
+ * descriptor of each; without a keeper (a backend used on its own) the same code runs in
+ * this process. */
+#include <errno.h>
+#include <sys/random.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "mem/backend.h"
+#include "fileio.h"
+#include "host_handle.h"
+#include "mem/keeper/keeper.h"
+#include "meta.h"
+#include "log.h"
+#include "mem/shm_sweep.h"
+
+
+/* An object the keeper held when this daemon started: a restart adopts it (host_adopt). */
+struct found {
+	uint64_t id;
+	int fd;                  /* -1 once adopted */
+	char name[TFS_HOST_PATH_MAX];
+};
+
+struct tfs_backend {
+	pthread_mutex_t lock;
+	uint64_t used, reserved, total, nallocs;
+	size_t page;
+	struct found *found;
+	size_t nfound;
+};
+
+struct tfs_alloc {
+	int fd;
+	void *base;
+	uint64_t bytes, mapped;
+	uint64_t kid;            /* the keeper's id; 0 without a keeper */
+	void *kpriv;             /* without a keeper: keeper_host.c's state, in this process */
+	char name[TFS_HOST_PATH_MAX];  /* the object's path in /dev/shm, as the handle has it */
+};
+
+static uint64_t round_page(struct tfs_backend *be, uint64_t n)
+{
+	return (n + be->page - 1) / be->page * be->page;
+}
+
+/* Is pid's entry in /dev/shm a leftover? Those of daemons that died without unmounting
+ * (kill -9, a crash, a keeper that gave up) stay: their memory is lost to everyone but
+ * processes that still map it. Removed at start: those whose pid is gone, and those with
+ * the pid of a keeper that is only starting (a dead process's). A live keeper's directory
+ * is its own to keep; it removes its pid's older leftovers itself (keeper_host.c). */
+static int stale(pid_t pid, void *arg)
+{
+	(void)arg;
+	if (pid == tfs_keeper_pid())
+		return !tfs_keeper_present();
+	return kill(pid, 0) && errno == ESRCH;
+}
+
+static void sweep_orphans(void)
+{
+	int removed = tfs_shm_sweep(stale, NULL);
+
+	if (removed)
+		tfs_log(LOG_NOTICE, "host: removed %d shared-memory object(s) of daemons that "
+			"died without unmounting", removed);
+}
+
+/* What the keeper holds already (a daemon started again after a crash): kept until
+ * host_adopt takes it or host_adopt_end frees it. */
+static int list_found(struct tfs_backend *be)
+{
+	struct tfs_keeper_req req = { .op = TFS_KEEPER_LIST };
+	struct tfs_keeper_rep rep;
+	size_t cap = 0;
+	int fd, rc;
+
+	if (!tfs_keeper_present())
+		return 0;
+	while ((rc = tfs_keeper_call(&req, &rep, &fd)) == 0) {
+		char path[TFS_HOST_PATH_MAX];
+		struct found *f;
+
+		req.id = rep.id;
+		if (fd < 0 || tfs_host_handle_path(rep.handle, path, sizeof(path))) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		if (be->nfound == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct found *nf = realloc(be->found, ncap * sizeof(*nf));
+
+			if (!nf) {
+				close(fd);
+				return -ENOMEM;
+			}
+			be->found = nf;
+			cap = ncap;
+		}
+		f = &be->found[be->nfound++];
+		f->id = rep.id;
+		f->fd = fd;
+		snprintf(f->name, sizeof(f->name), "%s", path);
+	}
+	return rc == -ENOENT ? 0 : rc;
+}
+
+static int host_init(struct tfs_backend **out, int device, uint64_t max_bytes)
+{
+	struct tfs_backend *be;
+	struct statvfs sv;
+	int rc;
+
+	if (device != 0)
+		return -EINVAL;
+	be = calloc(1, sizeof(*be));
+	if (!be)
+		return -ENOMEM;
+	pthread_mutex_init(&be->lock, NULL);
+	sweep_orphans();
+	if ((rc = list_found(be))) {
+		free(be->found);
+		pthread_mutex_destroy(&be->lock);
+		free(be);
+		return rc;
+	}
+	be->page = (size_t)sysconf(_SC_PAGESIZE);
+	be->total = max_bytes;
+	if (be->total == 0 && statvfs("/dev/shm", &sv) == 0)
+		be->total = (uint64_t)sv.f_blocks * sv.f_frsize;
+	*out = be;
+	return 0;
+}
+
+static void host_fini(struct tfs_backend *be)
+{
+	for (size_t i = 0; i < be->nfound; i++)
+		if (be->found[i].fd >= 0)
+			close(be->found[i].fd);
+	free(be->found);
+	pthread_mutex_destroy(&be->lock);
+	free(be);
+}
+
+static int host_device_count(struct tfs_backend *be)
+{
+	(void)be;
+	return 1;
+}
+
+/* Charges n reserved bytes against the cap; -ENOSPC when it does not fit. */
+static int charge(struct tfs_backend *be, int64_t used, int64_t reserved)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&be->lock);
+	if (reserved > 0 && be->reserved + (uint64_t)reserved > be->total)
+		rc = -ENOSPC;
+	else {
+		be->used += (uint64_t)used;
+		be->reserved += (uint64_t)reserved;
+	}
+	pthread_mutex_unlock(&be->lock);
+	return rc;
+}
+
+/* A new object of size bytes for uid: from the keeper, or made here without one. Fills
+ * a->fd, a->name and a->kid or a->kpriv. */
+static int obtain(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gid, mode_t mode)
+{
+	struct tfs_keeper_req req = { .op = TFS_KEEPER_ALLOC, .size = size, .uid = uid,
+				      .gid = gid, .mode = mode };
+	struct tfs_keeper_rep rep;
+	uint8_t handle[TFS_IPC_HANDLE_SIZE];
+	int rc;
+
+	if (!tfs_keeper_present()) {
+		rc = tfs_keeper_mem_host.alloc(size, 0, uid, gid, mode, handle, &a->fd, &a->kpriv);
+		if (rc == 0)
+			snprintf(a->name, sizeof(a->name), "%s", (const char *)handle + 8);
+		return rc;
+	}
+	rc = tfs_keeper_call(&req, &rep, &a->fd);
+	if (rc)
+		return rc == -EPIPE ? -EIO : rc;
+	if (a->fd < 0 || tfs_host_handle_path(rep.handle, a->name, sizeof(a->name))) {
+		/* The keeper answered nonsense: give it back rather than serve it. */
+		struct tfs_keeper_req fr = { .op = TFS_KEEPER_FREE, .id = rep.id };
+
+		if (a->fd >= 0)
+			close(a->fd);
+		tfs_keeper_call(&fr, &rep, NULL);
+		return -EIO;
+	}
+	a->kid = rep.id;
+	return 0;
+}
+
+/* The object goes: the keeper removes it (or this process, without a keeper). */
+static void give_back(struct tfs_alloc *a)
+{
+	struct tfs_keeper_req req = { .op = TFS_KEEPER_FREE, .id = a->kid };
+	struct tfs_keeper_rep rep;
+
+	close(a->fd);
+	if (a->kpriv)
+		tfs_keeper_mem_host.free(a->kpriv, a->mapped, 0);
+	else if (tfs_keeper_call(&req, &rep, NULL))
+		tfs_log(LOG_WARNING, "host: the keeper did not free %s", a->name);
+}
+
+/* Charges without the cap (adopted memory). */
+static void charge_force(struct tfs_backend *be, int64_t used, int64_t reserved)
+{
+	pthread_mutex_lock(&be->lock);
+	be->used += (uint64_t)used;
+	be->reserved += (uint64_t)reserved;
+	pthread_mutex_unlock(&be->lock);
+}
+
+static int host_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t uid,
+		      gid_t gid, mode_t mode, uint64_t dir, struct tfs_alloc **out)
+{
+	struct tfs_alloc *a;
+	uint64_t mapped = round_page(be, bytes);
+	int rc;
+
+	(void)dir;      /* an object of its own per tensor */
+	if (device != 0)
+		return -EINVAL;
+	if ((rc = charge(be, (int64_t)bytes, (int64_t)mapped)))
+		return rc;
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		rc = -ENOMEM;
+		goto fail_charge;
+	}
+	if ((rc = obtain(a, mapped, uid, gid, mode)))
+		goto fail_struct;
+	/* Not MAP_POPULATE: it faults the whole object in here, in the thread that sizes the
+	 * tensor, at about 2.5 GB/s; the copies into it (prefault) map their own pages, in
+	 * as many threads as copy. */
+	a->base = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, a->fd, 0);
+	if (a->base == MAP_FAILED) {
+		rc = -ENOSPC;
+		goto fail_shm;
+	}
+	a->bytes = bytes;
+	a->mapped = mapped;
+	__atomic_add_fetch(&be->nallocs, 1, __ATOMIC_RELAXED);
+	*out = a;
+	return 0;
+fail_shm:
+	give_back(a);
+fail_struct:
+	free(a);
+fail_charge:
+	charge(be, -(int64_t)bytes, -(int64_t)mapped);
+	return rc;
+}
+
+static void host_free(struct tfs_backend *be, struct tfs_alloc *a)
+{
+	if (!a)
+		return;
+	munmap(a->base, a->mapped);
+	give_back(a);
+	charge(be, -(int64_t)a->bytes, -(int64_t)a->mapped);
+	__atomic_sub_fetch(&be->nallocs, 1, __ATOMIC_RELAXED);
+	free(a);
+}
+
+static int host_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t bytes)
+{
+	struct tfs_alloc *a = *ap;
+	uint64_t mapped = round_page(be, bytes);
+	void *base;
+	int rc;
+
+	if (bytes > a->bytes && mapped > a->mapped) {
+		if ((rc = charge(be, 0, (int64_t)(mapped - a->mapped))))
+			return rc;
+		/* Only the new range: shmem's fallocate walks every page it is given, so
+		 * reserving from 0 made a cp that grows the file 1 MiB at a time quadratic. */
+		rc = posix_fallocate(a->fd, (off_t)a->mapped, (off_t)(mapped - a->mapped));
+		if (rc == 0) {
+			base = mremap(a->base, a->mapped, mapped, MREMAP_MAYMOVE);
+			rc = base == MAP_FAILED ? ENOMEM : 0;
+		}
+		if (rc) {
+			/* Give back the pages fallocate may have added. */
+			if (ftruncate(a->fd, (off_t)a->mapped))
+				tfs_log(LOG_WARNING, "host: cannot trim %s back", a->name);
+			charge(be, 0, -(int64_t)(mapped - a->mapped));
+			return -ENOSPC;
+		}
+		a->base = base;
+		charge(be, (int64_t)(bytes - a->bytes), 0);
+		a->mapped = mapped;
+		a->bytes = bytes;
+		return 0;
+	}
+	if (bytes < a->bytes) {
+		/* Truncating zeroes what is cut, so growing later reads zeros as a file does. */
+		if (ftruncate(a->fd, (off_t)bytes))
+			return -errno;
+		if (mapped < a->mapped) {
+			base = mremap(a->base, a->mapped, mapped, 0);
+			if (base == MAP_FAILED)
+				return -errno;
+			charge(be, 0, -(int64_t)(a->mapped - mapped));
+			a->mapped = mapped;
+		}
+		if (ftruncate(a->fd, (off_t)mapped))
+			return -errno;
+		charge(be, -(int64_t)(a->bytes - bytes), 0);
+		a->bytes = bytes;
+		return 0;
+	}
+	/* Growing inside the last page: those bytes are already zero. */
+	charge(be, (int64_t)(bytes - a->bytes), 0);
+	a->bytes = bytes;
+	return 0;
+}
+
+static int host_export(struct tfs_backend *be, struct tfs_alloc *a,
+		       uint8_t handle[TFS_IPC_HANDLE_SIZE], uint64_t *offset)
+{
+	(void)be;
+	memset(handle, 0, TFS_IPC_HANDLE_SIZE);
+	memcpy(handle, TFS_HOST_MAGIC, 8);
+	memcpy(handle + 8, a->name, strlen(a->name));
+	*offset = 0;
+	return 0;
+}
+
+static int host_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, gid_t gid,
+			  mode_t mode, uint64_t dir, unsigned flags)
+{
+	(void)be;
+	(void)dir;      /* an object of its own: it never moves */
+	(void)flags;
+	if (fchown(a->fd, uid, gid) || fchmod(a->fd, mode & 0666))
+		return -errno;
+	return 0;
+}
+
+/* Maps the pages a copy is about to write, in one call instead of a fault per 4 KiB page.
+ * fallocate reserved them, so this cannot run out of memory; where it fails anyway (a
+ * kernel before 5.14) the copy faults them in. */
+static void prefault(void *p, size_t len)
+{
+	(void)tfs_populate(p, len, MADV_POPULATE_WRITE);
+}
+
+static int host_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
+			const void *src, size_t len)
+{
+	(void)be;
+	if (off > a->bytes || len > a->bytes - off)
+		return -EINVAL;
+	prefault((char *)a->base + off, len);
+	memcpy((char *)a->base + off, src, len);
+	return 0;
+}
+
+static int host_copy_in_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, int fd,
+			   uint64_t foff, size_t len)
+{
+	(void)be;
+	if (off > a->bytes || len > a->bytes - off)
+		return -EINVAL;
+	prefault((char *)a->base + off, len);
+	return tfs_pread_full(fd, (char *)a->base + off, len, foff);
+}
+
+static int host_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
+			 void *dst, size_t len)
+{
+	(void)be;
+	if (off > a->bytes || len > a->bytes - off)
+		return -EINVAL;
+	memcpy(dst, (char *)a->base + off, len);
+	return 0;
+}
+
+static int host_read_mem(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
+			 size_t len, const void **mem)
+{
+	(void)be;
+	if (off > a->bytes || len > a->bytes - off)
+		return -EINVAL;
+	*mem = (const char *)a->base + off;
+	return 0;
+}
+
+static void host_stats(struct tfs_backend *be, int device, struct tfs_backend_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (device != 0)
+		return;
+	pthread_mutex_lock(&be->lock);
+	st->used = be->used;
+	st->reserved = be->reserved;
+	st->total = be->total;
+	st->nallocs = be->nallocs;
+	pthread_mutex_unlock(&be->lock);
+}
+
+static int host_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out)
+{
+	char path[TFS_HOST_PATH_MAX];
+	struct found *f = NULL;
+	struct tfs_alloc *a;
+	struct stat st;
+	int rc;
+
+	if (tfs_host_handle_path(m->ipc_handle, path, sizeof(path)) || m->ipc_offset != 0 ||
+	    m->device != 0)
+		return -EINVAL;
+	for (size_t i = 0; i < be->nfound && !f; i++)
+		if (be->found[i].fd >= 0 && strcmp(be->found[i].name, path) == 0)
+			f = &be->found[i];
+	if (!f)
+		return -ENOENT;
+	/* The daemon that died may have resized it: the object says how big it is. */
+	if (fstat(f->fd, &st) || (uint64_t)st.st_size < m->bytes || st.st_size == 0)
+		return -EINVAL;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->mapped = (uint64_t)st.st_size;
+	a->bytes = m->bytes;
+	a->base = mmap(NULL, a->mapped, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
+	if (a->base == MAP_FAILED) {
+		rc = -errno;
+		free(a);
+		return rc;
+	}
+	if ((rc = charge(be, (int64_t)a->bytes, (int64_t)a->mapped)) && rc != -ENOSPC) {
+		munmap(a->base, a->mapped);
+		free(a);
+		return rc;
+	}
+	if (rc)        /* a smaller --max-bytes than before: keep it, it was there first */
+		charge_force(be, (int64_t)a->bytes, (int64_t)a->mapped);
+	a->fd = f->fd;
+	a->kid = f->id;
+	snprintf(a->name, sizeof(a->name), "%s", f->name);
+	f->fd = -1;
+	__atomic_add_fetch(&be->nallocs, 1, __ATOMIC_RELAXED);
+	*out = a;
+	return 0;
+}
+
+static int host_adopt_end(struct tfs_backend *be)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < be->nfound; i++) {
+		struct tfs_keeper_req req = { .op = TFS_KEEPER_FREE, .id = be->found[i].id };
+		struct tfs_keeper_rep rep;
+
+		if (be->found[i].fd < 0)
+			continue;
+		tfs_log(LOG_NOTICE, "host: freeing %s: no record names it", be->found[i].name);
+		close(be->found[i].fd);
+		be->found[i].fd = -1;
+		tfs_keeper_call(&req, &rep, NULL);
+		n++;
+	}
+	free(be->found);
+	be->found = NULL;
+	be->nfound = 0;
+	return n;
+}
+
+const struct tfs_backend_ops tfs_backend_host = {
+	.adopt = host_adopt,
+	.adopt_end = host_adopt_end,
+	.name = "host",
+	.init = host_init,
+	.fini = host_fini,
+	.device_count = host_device_count,
+	.alloc = host_alloc,
+	.free = host_free,
+	.resize = host_resize,
+	.export_handle = host_export,
+	.set_owner = host_set_owner,
+	.copy_in = host_copy_in,
+	.copy_out = host_copy_out,
+	.copy_in_fd = host_copy_in_fd,
+	.read_mem = host_read_mem,
+	.stats = host_stats,
+};

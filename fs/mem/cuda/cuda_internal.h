@@ -1,0 +1,260 @@
+/* The CUDA backend, private to fs/cuda/: tensors live in device memory obtained with
+ * cudaMalloc and carved up by fs/pool.c; other processes map them with CUDA IPC handles;
+ * read/write copy through pinned staging buffers. Only this folder includes CUDA headers.
+ *
+ * Per device used (set up on first use; the default device in init()):
+ *  - one pool of blocks. Pool keys say who may share a block: an IPC handle maps its whole
+ *    cudaMalloc block, so tensors share a block only when exactly the same users can read
+ *    them through the mount: same owner, read bits and (when it decides) group, and the
+ *    same directory, which settles who can reach them (tfs_pool_reader_key). A handle
+ *    read by one user then exposes nothing that user could not read through the files
+ *    anyway.
+ *  - STAGING_SLOTS slots, each a pinned buffer of SLOT_BYTES (one cudaHostAlloc for all:
+ *    pinning costs ~50 ms per 64 MiB, so it is done once) and its own stream. A copy takes
+ *    a free slot (waiting on a condition variable when all are busy), moves the data in
+ *    pieces through a ring of RING sub-buffers so that the CPU copy of one piece overlaps
+ *    the DMA of the previous, and synchronises its stream before it returns the slot.
+ *
+ * The files: device.c (start-up and end, the devices, their staging slots, tfs_cuda_fail),
+ * zero.c (the zeroing thread: why memory from the pool reads as zeros), alloc.c
+ * (allocations and the pool's blocks, resize, IPC handles, owner moves, stats), copy.c
+ * (copies through the slots, read_fd), areas.c (the io region and the read areas),
+ * marks.c (written marks), ops.c (the operations table).
+ *
+ * Locks (level 3 of the order in fs/daemon.h, taken inside backend calls only): per device
+ * mu (free slots, the blocks' handle caches) and zmu (the zeroing list); per backend
+ * init_mu (device start-up), marks_mu and areas_mu; and each pool's own. init_mu is held
+ * across a device's start-up. The pool's callbacks run under the pool's lock and take a
+ * slot (mu) to zero a new block. Otherwise none of these is taken while another is held.
+ */
+#ifndef TFS_FS_CUDA_INTERNAL_H
+#define TFS_FS_CUDA_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <cuda_runtime_api.h>
+
+#include "mem/backend.h"
+#include "mem/pool.h"
+
+#define KiB ((uint64_t)1024)
+#define MiB (KiB * 1024)
+#define GiB (MiB * 1024)
+
+#define STAGING_SLOTS 8                         /* concurrent copies per device */
+#define RING 4                                  /* pieces in flight per copy */
+#define PIECE_MAX (2 * MiB)
+#define SLOT_BYTES ((size_t)(RING * PIECE_MAX)) /* 8 MiB: 64 MiB pinned per device */
+
+_Static_assert(sizeof(cudaIpcMemHandle_t) == TFS_IPC_HANDLE_SIZE, "IPC handle size");
+_Static_assert(sizeof(cudaIpcEventHandle_t) == TFS_IPC_HANDLE_SIZE, "IPC event handle size");
+#define MARKS_MAX 64
+
+struct slot {
+	uint8_t *buf;
+	cudaStream_t stream;
+	cudaEvent_t ev[RING];
+};
+
+struct cdev {
+	int ordinal;
+	struct tfs_backend *be;
+	_Atomic uint64_t reserved;      /* cudaMalloc'ed bytes of this device, against be->cap */
+	struct tfs_pool *pool;
+	uint8_t *staging;
+	struct slot slots[STAGING_SLOTS];
+	int free_slot[STAGING_SLOTS];
+	int nfree;
+	pthread_mutex_t mu;     /* the free slots and the blocks' handle caches */
+	pthread_cond_t cv;
+	/* Chunks freed, waiting to be zeroed and given back to the pool (zthread). */
+	struct zitem *zhead;
+	int zbusy, zstop, zstarted;
+	pthread_mutex_t zmu;
+	pthread_cond_t zwork, zdone;
+	pthread_t zthread;
+	cudaStream_t zstream;
+};
+
+struct zitem {
+	struct zitem *next;
+	struct tfs_pool_chunk *c;
+};
+
+/* The pool's per-block cookie. */
+struct cblock {
+	void *ptr;
+	int have_handle;
+	cudaIpcMemHandle_t handle;
+	uint64_t kid;           /* the keeper's id: ptr is its block, opened here; 0: ours */
+};
+
+/* A block the keeper held when this daemon started (a restart): adopted by tfs_cuda_adopt
+ * or freed by tfs_cuda_adopt_end. */
+struct kfound {
+	uint64_t id, size;
+	int device;
+	int used;               /* a tensor of it was adopted: the pool owns cb */
+	cudaIpcMemHandle_t handle;
+	struct cblock *cb;      /* opened here, NULL until a record names it */
+};
+
+struct tfs_alloc {
+	struct cdev *dev;
+	struct tfs_pool_chunk *chunk;
+	struct tfs_pool_key key;
+};
+
+/* An interprocess event a producer marked a tensor written with, opened here once and
+ * kept for the following reads (opening costs a driver call; waiting on a completed event
+ * costs nothing). */
+struct mark {
+	cudaIpcEventHandle_t handle;
+	cudaEvent_t ev;
+	int device, users;
+	uint64_t used;               /* last use, for eviction */
+};
+
+struct tfs_backend {
+	pthread_mutex_t marks_mu;
+	struct mark marks[MARKS_MAX];
+	int nmarks;
+	uint64_t mark_clock;
+	int ndev, default_dev;
+	uint64_t cap;                           /* per device; 0: its memory is the limit */
+	uint64_t *dev_total;                    /* memory of each device, by ordinal */
+	pthread_mutex_t init_mu;
+	_Atomic(struct cdev *) *devs;
+	uint8_t *io;                            /* io_region(): pinned, portable */
+	size_t io_bytes;
+	pthread_mutex_t areas_mu;
+	struct rarea *areas;                    /* read_fd()'s, one per thread that read */
+	unsigned gen;                           /* tells this backend's areas (my_gen) */
+	struct kfound *found;                   /* start-up only: the keeper's inventory */
+	size_t nfound;
+};
+
+/* Where read_fd() puts a read for the FUSE reply to splice from: a thread's own memfd,
+ * mapped and pinned. The thread's next read_fd() reuses it, by which time the reply that
+ * spliced from it has been copied into the reader's buffer. */
+#define RAREA_BYTES ((size_t)1 << 20)   /* max_read */
+struct rarea {
+	struct rarea *next;
+	int fd;
+	void *p;
+};
+
+/* ---- device.c ---- */
+
+/* Logs a failed CUDA call (what, on device) and returns it as a negative errno: -ENOMEM,
+ * -EINVAL for a bad or absent device, -EIO otherwise. Clears the error unless sticky. */
+int tfs_cuda_fail(cudaError_t e, const char *what, int device);
+
+/* The device for ordinal (negative: be's default), set up on first use under be->init_mu,
+ * and made current on the calling thread. *out belongs to be (freed by fini). 0 or a
+ * negative errno: -EINVAL for an ordinal past the last, else what the driver or start-up
+ * failed with. */
+int tfs_cuda_dev_get(struct tfs_backend *be, int ordinal, struct cdev **out);
+
+/* Makes d current on the calling thread, which every call on d's memory needs first (FUSE
+ * calls come from many threads). 0 or a negative errno. */
+int tfs_cuda_dev_current(struct cdev *d);
+
+/* A free staging slot of d, waiting under d->mu while all are busy. The caller owns it
+ * until tfs_cuda_slot_put, which it calls only once nothing on the slot's stream can
+ * still touch the buffer. */
+struct slot *tfs_cuda_slot_get(struct cdev *d);
+void tfs_cuda_slot_put(struct cdev *d, struct slot *s);
+
+/* ---- zero.c ---- */
+
+/* The zeroing thread of d (arg), started by device start-up and stopped by zstop under
+ * d->zmu: zeroes freed chunks a batch at a time, then gives them back to the pool. */
+void *tfs_cuda_zero_main(void *arg);
+
+/* Gives c, which the caller no longer uses, back to d's pool once zeroed, without waiting
+ * (d->zmu). d must be current: without memory for the list entry c is zeroed at once. A
+ * chunk that cannot be zeroed is leaked and logged, never handed out again. */
+void tfs_cuda_chunk_release(struct cdev *d, struct tfs_pool_chunk *c);
+
+/* Waits (d->zmu) until every chunk released so far is back in the pool. */
+void tfs_cuda_zero_drain(struct cdev *d);
+
+/* ---- alloc.c ---- */
+
+/* The pool's callbacks, ctx the struct cdev: one cudaMalloc per block, zeroed before the
+ * pool hands it out and counted in be->reserved against be->cap. They run under the
+ * pool's lock with the device current; get takes a staging slot to zero the block. */
+extern const struct tfs_pool_block_ops tfs_cuda_block_ops;
+
+/* ---- copy.c ---- */
+
+/* On d, which must be current: copies copy_len bytes from device address src to dst, then
+ * zeroes zero_len bytes at zero_at, through a staging slot, and returns once done. 0 or a
+ * negative errno (logged). */
+int tfs_cuda_dev_copy_zero(struct cdev *d, uint64_t dst, uint64_t src, uint64_t copy_len,
+			   uint64_t zero_at, uint64_t zero_len);
+
+/* dst_d current: copies len bytes from src on src_d to dst on dst_d, through a staging
+ * slot's stream of dst_d, and returns once done. 0 or a negative errno (logged). */
+int tfs_cuda_peer_copy(struct cdev *dst_d, uint64_t dst, struct cdev *src_d, uint64_t src,
+		       uint64_t len);
+/* ---- areas.c ---- */
+
+/* The calling thread's read area for be, made on its first read (a memfd, mapped and
+ * pinned; linked into be->areas under be->areas_mu, freed by fini). NULL when it cannot be
+ * had, and then not tried again on this thread for this backend. */
+struct rarea *tfs_cuda_area_get(struct tfs_backend *be);
+
+/* ---- the operations (ops.c), by file: their contract is backend.h's ---- */
+
+/* device.c. init and the first use of a device take be->init_mu. */
+int tfs_cuda_init(struct tfs_backend **out, int device, uint64_t max_bytes);
+void tfs_cuda_fini(struct tfs_backend *be);
+int tfs_cuda_device_count(struct tfs_backend *be);
+
+/* alloc.c. resize, set_owner and move may move the tensor to other memory: its handle and offset
+ * then change, so callers export the handle again. alloc, resize and set_owner take the
+ * pool's lock (and d->zmu when the device is full), free d->zmu, export_handle d->mu (the
+ * block's handle cache), stats the device's zmu and pool lock in turn; move takes the new
+ * device's pool lock, then a staging slot of it, then the old device's zmu, one at a time. */
+int tfs_cuda_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t uid, gid_t gid,
+		   mode_t mode, uint64_t dir, struct tfs_alloc **out);
+void tfs_cuda_free(struct tfs_backend *be, struct tfs_alloc *a);
+int tfs_cuda_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t new_bytes);
+int tfs_cuda_export_handle(struct tfs_backend *be, struct tfs_alloc *a,
+			   uint8_t handle[TFS_IPC_HANDLE_SIZE], uint64_t *offset);
+int tfs_cuda_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, gid_t gid,
+		       mode_t mode, uint64_t dir, unsigned flags);
+int tfs_cuda_move(struct tfs_backend *be, struct tfs_alloc *a, int device);
+void tfs_cuda_stats(struct tfs_backend *be, int device, struct tfs_backend_stats *st);
+/* backend.h's adopt and adopt_end (alloc.c); tfs_cuda_list_found at init (alloc.c). */
+int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out);
+int tfs_cuda_adopt_end(struct tfs_backend *be);
+int tfs_cuda_list_found(struct tfs_backend *be);
+
+/* copy.c. Each copy holds a staging slot (taken under d->mu) while it runs; read_fd takes
+ * be->areas_mu on a thread's first read. */
+int tfs_cuda_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
+		     const void *src, size_t len);
+int tfs_cuda_copy_in_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, int fd,
+			uint64_t foff, size_t len);
+int tfs_cuda_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
+		      void *dst, size_t len);
+int tfs_cuda_read_mem(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,
+		      const void **mem);
+int tfs_cuda_read_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,
+		     int *fd, off_t *pos);
+
+/* areas.c */
+void *tfs_cuda_io_region(struct tfs_backend *be, size_t bytes);
+
+/* marks.c. be->marks_mu, not held while it waits for the event. */
+int tfs_cuda_wait_mark(struct tfs_backend *be, int device,
+		       const uint8_t mark[TFS_IPC_HANDLE_SIZE]);
+
+#endif

@@ -1,0 +1,332 @@
+/* Start-up and end of the CUDA backend (init/fini), and its devices: each set up on first
+ * use (tfs_cuda_dev_get) with its context, pool, staging slots and zeroing thread. Also
+ * tfs_cuda_fail, through which every file of the backend reports driver errors. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "mem/cuda/cuda_internal.h"
+#include "log.h"
+
+/* Numbers the backends: a thread's read area belongs to one generation (areas.c). */
+static _Atomic unsigned be_gens;
+
+static int cuda_errno(cudaError_t e)
+{
+	switch (e) {
+	case cudaSuccess:
+		return 0;
+	case cudaErrorMemoryAllocation:
+		return -ENOMEM;
+	case cudaErrorInvalidDevice:
+	case cudaErrorNoDevice:
+		return -EINVAL;
+	default:
+		return -EIO;
+	}
+}
+
+/* Log a failed call and turn it into a negative errno. Clears the error if it was not
+ * sticky, so the next call on this thread does not report it again. */
+int tfs_cuda_fail(cudaError_t e, const char *what, int device)
+{
+	tfs_log(LOG_ERR, "cuda: device %d: %s: %s (%s)", device, what, cudaGetErrorString(e),
+		cudaGetErrorName(e));
+	(void)cudaGetLastError();
+	return cuda_errno(e);
+}
+
+/* ---- staging slots ---- */
+
+struct slot *tfs_cuda_slot_get(struct cdev *d)
+{
+	struct slot *s;
+
+	pthread_mutex_lock(&d->mu);
+	while (!d->nfree)
+		pthread_cond_wait(&d->cv, &d->mu);
+	s = &d->slots[d->free_slot[--d->nfree]];
+	pthread_mutex_unlock(&d->mu);
+	return s;
+}
+
+void tfs_cuda_slot_put(struct cdev *d, struct slot *s)
+{
+	pthread_mutex_lock(&d->mu);
+	d->free_slot[d->nfree++] = (int)(s - d->slots);
+	pthread_cond_signal(&d->cv);
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* ---- devices ---- */
+
+static void dev_destroy(struct cdev *d)
+{
+	struct tfs_pool_stats st;
+	int i, k;
+
+	if (!d)
+		return;
+	cudaSetDevice(d->ordinal);
+	if (d->zstarted) {
+		pthread_mutex_lock(&d->zmu);
+		d->zstop = 1;          /* it empties the list first */
+		pthread_cond_signal(&d->zwork);
+		pthread_mutex_unlock(&d->zmu);
+		pthread_join(d->zthread, NULL);
+	}
+	if (d->pool) {
+		tfs_pool_get_stats(d->pool, &st);
+		if (st.nallocs)
+			tfs_log(LOG_WARNING, "cuda: device %d: releasing %" PRIu64
+				" allocations still live", d->ordinal, st.nallocs);
+		tfs_pool_destroy(d->pool);
+	}
+	if (d->zstream)
+		cudaStreamDestroy(d->zstream);
+	pthread_cond_destroy(&d->zdone);
+	pthread_cond_destroy(&d->zwork);
+	pthread_mutex_destroy(&d->zmu);
+	for (i = 0; i < STAGING_SLOTS; i++) {
+		for (k = 0; k < RING; k++)
+			if (d->slots[i].ev[k])
+				cudaEventDestroy(d->slots[i].ev[k]);
+		if (d->slots[i].stream)
+			cudaStreamDestroy(d->slots[i].stream);
+	}
+	if (d->staging)
+		cudaFreeHost(d->staging);
+	pthread_cond_destroy(&d->cv);
+	pthread_mutex_destroy(&d->mu);
+	free(d);
+}
+
+/* Called with be->init_mu held and ordinal current. */
+static int dev_init(struct tfs_backend *be, int ordinal, struct cdev **out)
+{
+	struct tfs_pool_config cfg;
+	struct cdev *d;
+	size_t freeb = 0, totalb = 0;
+	cudaError_t e;
+	int rc, i, k;
+
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->ordinal = ordinal;
+	d->be = be;
+	atomic_init(&d->reserved, 0);
+	if (pthread_mutex_init(&d->mu, NULL)) {
+		free(d);
+		return -ENOMEM;
+	}
+	if (pthread_cond_init(&d->cv, NULL)) {
+		pthread_mutex_destroy(&d->mu);
+		free(d);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&d->zmu, NULL);
+	pthread_cond_init(&d->zwork, NULL);
+	pthread_cond_init(&d->zdone, NULL);
+	/* The first call on a device creates its context: errors here mean no usable GPU. */
+	e = cudaMemGetInfo(&freeb, &totalb);
+	if (e != cudaSuccess) {
+		rc = tfs_cuda_fail(e, "cudaMemGetInfo", ordinal);
+		goto fail;
+	}
+	e = cudaHostAlloc((void **)&d->staging, STAGING_SLOTS * SLOT_BYTES, cudaHostAllocDefault);
+	if (e != cudaSuccess) {
+		d->staging = NULL;
+		rc = tfs_cuda_fail(e, "cudaHostAlloc of the staging buffers", ordinal);
+		goto fail;
+	}
+	for (i = 0; i < STAGING_SLOTS; i++) {
+		struct slot *s = &d->slots[i];
+
+		s->buf = d->staging + (size_t)i * SLOT_BYTES;
+		/* Non-blocking: no implicit ordering with the legacy default stream. */
+		e = cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking);
+		for (k = 0; e == cudaSuccess && k < RING; k++)
+			e = cudaEventCreateWithFlags(&s->ev[k], cudaEventDisableTiming);
+		if (e != cudaSuccess) {
+			rc = tfs_cuda_fail(e, "creating streams and events", ordinal);
+			goto fail;
+		}
+		d->free_slot[d->nfree++] = i;
+	}
+	e = cudaStreamCreateWithFlags(&d->zstream, cudaStreamNonBlocking);
+	if (e != cudaSuccess) {
+		rc = tfs_cuda_fail(e, "creating the zeroing stream", ordinal);
+		goto fail;
+	}
+	/* Keep freed blocks for reuse, but not so many that the CUDA programs sharing this
+	 * device starve: 1/16 of the device, between 256 MiB and 4 GiB. */
+	tfs_pool_config_default(&cfg);
+	cfg.cache_max = totalb / 16;
+	if (cfg.cache_max < 256 * MiB)
+		cfg.cache_max = 256 * MiB;
+	if (cfg.cache_max > 4 * GiB)
+		cfg.cache_max = 4 * GiB;
+	d->pool = tfs_pool_new(&cfg, &tfs_cuda_block_ops, d);
+	if (!d->pool) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	rc = -pthread_create(&d->zthread, NULL, tfs_cuda_zero_main, d);
+	if (rc)
+		goto fail;
+	pthread_setname_np(d->zthread, "tfs-cuda-zero");
+	d->zstarted = 1;
+	tfs_log(LOG_INFO, "cuda: device %d: %zu MiB total, %zu MiB free, staging %d x %zu MiB",
+		ordinal, totalb / (size_t)MiB, freeb / (size_t)MiB, STAGING_SLOTS,
+		SLOT_BYTES / (size_t)MiB);
+	*out = d;
+	return 0;
+fail:
+	dev_destroy(d);
+	return rc;
+}
+
+/* The device for ordinal (negative: the default), set up on first use and made current on
+ * the calling thread (CUDA's current device is per thread, and FUSE calls come from many). */
+int tfs_cuda_dev_get(struct tfs_backend *be, int ordinal, struct cdev **out)
+{
+	struct cdev *d;
+	cudaError_t e;
+	int rc = 0;
+
+	if (ordinal < 0)
+		ordinal = be->default_dev;
+	if (ordinal >= be->ndev)
+		return -EINVAL;
+	e = cudaSetDevice(ordinal);
+	if (e != cudaSuccess)
+		return tfs_cuda_fail(e, "cudaSetDevice", ordinal);
+	d = atomic_load_explicit(&be->devs[ordinal], memory_order_acquire);
+	if (!d) {
+		pthread_mutex_lock(&be->init_mu);
+		d = atomic_load_explicit(&be->devs[ordinal], memory_order_acquire);
+		if (!d) {
+			rc = dev_init(be, ordinal, &d);
+			if (rc == 0)
+				atomic_store_explicit(&be->devs[ordinal], d, memory_order_release);
+		}
+		pthread_mutex_unlock(&be->init_mu);
+	}
+	*out = d;
+	return rc;
+}
+
+int tfs_cuda_dev_current(struct cdev *d)
+{
+	cudaError_t e = cudaSetDevice(d->ordinal);
+
+	return e == cudaSuccess ? 0 : tfs_cuda_fail(e, "cudaSetDevice", d->ordinal);
+}
+
+/* ---- operations ---- */
+
+int tfs_cuda_init(struct tfs_backend **out, int device, uint64_t max_bytes)
+{
+	struct tfs_backend *be;
+	struct cdev *d;
+	cudaError_t e;
+	int n = 0, i, rc;
+
+	e = cudaGetDeviceCount(&n);
+	if (e != cudaSuccess || n <= 0) {
+		if (e != cudaSuccess)
+			tfs_cuda_fail(e, "cudaGetDeviceCount", device);
+		else
+			tfs_log(LOG_ERR, "cuda: no device");
+		return -ENODEV;
+	}
+	if (device < 0 || device >= n) {
+		tfs_log(LOG_ERR, "cuda: no device %d (%d present)", device, n);
+		return -EINVAL;
+	}
+	be = calloc(1, sizeof(*be));
+	if (!be)
+		return -ENOMEM;
+	be->devs = calloc((size_t)n, sizeof(*be->devs));
+	be->dev_total = calloc((size_t)n, sizeof(*be->dev_total));
+	if (!be->devs || !be->dev_total || pthread_mutex_init(&be->init_mu, NULL)) {
+		free(be->dev_total);
+		free(be->devs);
+		free(be);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&be->marks_mu, NULL);     /* default attributes: cannot fail */
+	pthread_mutex_init(&be->areas_mu, NULL);
+	be->gen = atomic_fetch_add(&be_gens, 1) + 1;
+	be->ndev = n;
+	be->default_dev = device;
+	be->cap = max_bytes;
+	for (i = 0; i < n; i++) {
+		struct cudaDeviceProp prop;
+
+		atomic_init(&be->devs[i], NULL);
+		if (cudaGetDeviceProperties(&prop, i) == cudaSuccess)
+			be->dev_total[i] = prop.totalGlobalMem;
+		else
+			(void)cudaGetLastError();
+	}
+	rc = tfs_cuda_dev_get(be, device, &d);
+	if (rc == 0)
+		rc = tfs_cuda_list_found(be);
+	if (rc < 0) {
+		free(be->found);
+		pthread_mutex_destroy(&be->areas_mu);
+		pthread_mutex_destroy(&be->marks_mu);
+		pthread_mutex_destroy(&be->init_mu);
+		free(be->dev_total);
+		free(be->devs);
+		free(be);
+		return rc;
+	}
+	if (max_bytes)
+		tfs_log(LOG_INFO, "cuda: capped at %" PRIu64 " MiB per device", max_bytes / MiB);
+	*out = be;
+	return 0;
+}
+
+void tfs_cuda_fini(struct tfs_backend *be)
+{
+	int i;
+
+	if (!be)
+		return;
+	for (i = 0; i < be->nmarks; i++) {
+		cudaSetDevice(be->marks[i].device);
+		cudaEventDestroy(be->marks[i].ev);
+	}
+	while (be->areas) {
+		struct rarea *r = be->areas;
+
+		be->areas = r->next;
+		cudaHostUnregister(r->p);
+		munmap(r->p, RAREA_BYTES);
+		close(r->fd);
+		free(r);
+	}
+	tfs_cuda_adopt_end(be);     /* nothing left to adopt after a failed start */
+	for (i = 0; i < be->ndev; i++)
+		dev_destroy(atomic_load(&be->devs[i]));
+	if (be->io)
+		cudaFreeHost(be->io);
+	pthread_mutex_destroy(&be->areas_mu);
+	pthread_mutex_destroy(&be->marks_mu);
+	pthread_mutex_destroy(&be->init_mu);
+	free(be->dev_total);
+	free(be->devs);
+	free(be);
+}
+
+int tfs_cuda_device_count(struct tfs_backend *be)
+{
+	return be->ndev;
+}

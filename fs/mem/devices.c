@@ -1,0 +1,66 @@
+/* The devices one daemon serves and their figures (devices.h). Every GPU CUDA shows the
+ * daemon is served unless --devices names fewer; CUDA_VISIBLE_DEVICES, read by CUDA
+ * itself, decides what "every" is and renumbers the ordinals, as for any CUDA program. */
+#include <errno.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "mem/devices.h"
+
+int tfs_devices_parse(const char *text, uint64_t *mask)
+{
+	uint64_t m = 0;
+	const char *p = text;
+
+	if (!p || !*p)
+		return -EINVAL;
+	for (;;) {
+		unsigned v = 0;
+		int digits = 0;
+
+		while (*p >= '0' && *p <= '9') {
+			v = v * 10 + (unsigned)(*p++ - '0');
+			if (++digits > 2 || v >= TFS_DEVICES_MAX)
+				return -EINVAL;
+		}
+		if (!digits || (m & (1ull << v)))
+			return -EINVAL;
+		m |= 1ull << v;
+		if (*p == '\0')
+			break;
+		if (*p != ',' && *p != ':')
+			return -EINVAL;
+		p++;
+	}
+	*mask = m;
+	return 0;
+}
+
+int tfs_device_served(int device)
+{
+	return device >= 0 && device < TFS_DEVICES_MAX &&
+	       device < tfs_d.be_ops->device_count(tfs_d.be) && (tfs_d.devmask >> device & 1);
+}
+
+void tfs_devices_stats(int device, struct tfs_backend_stats *st)
+{
+	int n = tfs_d.be_ops->device_count(tfs_d.be);
+
+	memset(st, 0, sizeof(*st));
+	if (device >= 0) {
+		if (tfs_device_served(device))
+			tfs_d.be_ops->stats(tfs_d.be, device, st);
+		return;
+	}
+	for (int i = 0; i < n && i < TFS_DEVICES_MAX; i++) {
+		struct tfs_backend_stats one;
+
+		if (!tfs_device_served(i))
+			continue;
+		tfs_d.be_ops->stats(tfs_d.be, i, &one);
+		st->used += one.used;
+		st->reserved += one.reserved;
+		st->total += one.total;
+		st->nallocs += one.nallocs;
+	}
+}

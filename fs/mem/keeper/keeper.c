@@ -1,0 +1,504 @@
+/* The memory keeper process (keeper.h): a loop over one socket and a signalfd. It does
+ * nothing that could fail on the daemon's input beyond refusing it: every request is
+ * checked, every allocation is the keeper's own record, and a daemon that vanishes only
+ * closes the socket. It stays single-threaded, so that CUDA state and the inventory need no
+ * lock. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mem/keeper/keeper.h"
+#include "log.h"
+
+/* What one allocation can be at most: bounds a hostile size before it reaches a driver. */
+#define KEEPER_SIZE_MAX (UINT64_C(1) << 46)
+
+struct kalloc {
+	uint64_t id, size;
+	int device;
+	uint8_t handle[TFS_IPC_HANDLE_SIZE];
+	void *priv;
+};
+
+static struct {
+	const struct tfs_keeper_conf *conf;
+	struct kalloc *a;       /* sorted by id: ids only grow, new ones go last */
+	size_t n, cap;
+	uint64_t next_id;
+	pid_t daemon;           /* 0 when none runs */
+	int sock;               /* to the running daemon, -1 when none */
+	int ready, bye, stopping, first;
+	time_t starts[KEEPER_RESTART_LIMIT];
+	int nstarts;
+} k = { .sock = -1, .next_id = 1, .first = 1 };
+
+static struct kalloc *find(uint64_t id, size_t *at)
+{
+	size_t lo = 0, hi = k.n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k.a[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (at)
+		*at = lo;
+	return lo < k.n && k.a[lo].id == id ? &k.a[lo] : NULL;
+}
+
+static int send_rep(const struct tfs_keeper_rep *rep, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = (void *)rep, .iov_len = sizeof(*rep) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (fd >= 0) {
+		struct cmsghdr *c;
+
+		memset(cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	return sendmsg(k.sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(*rep) ? 0 : -errno;
+}
+
+/* What a reply says of an allocation. */
+static void describe(const struct kalloc *a, struct tfs_keeper_rep *rep)
+{
+	rep->id = a->id;
+	rep->size = a->size;
+	rep->device = a->device;
+	memcpy(rep->handle, a->handle, sizeof(rep->handle));
+}
+
+static int do_alloc(const struct tfs_keeper_req *req, struct tfs_keeper_rep *rep, int *fd)
+{
+	const struct tfs_keeper_mem *mem = k.conf->mem;
+	struct kalloc *a;
+	int rc;
+
+	if (req->size == 0 || req->size > KEEPER_SIZE_MAX || req->device < 0)
+		return -EINVAL;
+	if (k.n == k.cap) {
+		size_t cap = k.cap ? k.cap * 2 : 256;
+		struct kalloc *na = realloc(k.a, cap * sizeof(*na));
+
+		if (!na)
+			return -ENOMEM;
+		k.a = na;
+		k.cap = cap;
+	}
+	a = &k.a[k.n];
+	memset(a, 0, sizeof(*a));
+	rc = mem->alloc(req->size, req->device, req->uid, req->gid, req->mode, a->handle, fd,
+			&a->priv);
+	if (rc)
+		return rc;
+	a->id = k.next_id++;
+	a->size = req->size;
+	a->device = req->device;
+	k.n++;
+	describe(a, rep);
+	return 0;
+}
+
+static void release(struct kalloc *a)
+{
+	k.conf->mem->free(a->priv, a->size, a->device);
+}
+
+static int do_free(const struct tfs_keeper_req *req)
+{
+	size_t at;
+	struct kalloc *a = find(req->id, &at);
+
+	if (!a)
+		return -ENOENT;
+	release(a);
+	memmove(&k.a[at], &k.a[at + 1], (k.n - at - 1) * sizeof(*a));
+	k.n--;
+	return 0;
+}
+
+static int do_list(const struct tfs_keeper_req *req, struct tfs_keeper_rep *rep, int *fd)
+{
+	size_t at;
+	struct kalloc *a;
+
+	find(req->id + 1, &at);
+	if (req->id == UINT64_MAX || at >= k.n)
+		return -ENOENT;
+	a = &k.a[at];
+	describe(a, rep);
+	*fd = k.conf->mem->fd ? k.conf->mem->fd(a->priv) : -1;
+	return 0;
+}
+
+static int do_copy(const struct tfs_keeper_req *req)
+{
+	struct kalloc *src = find(req->id, NULL), *dst = find(req->dst_id, NULL);
+	uint64_t len = req->size;
+
+	if (!k.conf->mem->copy)
+		return -ENOTSUP;
+	if (!src || !dst)
+		return -ENOENT;
+	if (req->src_off > src->size || len > src->size - req->src_off ||
+	    req->dst_off > dst->size || len > dst->size - req->dst_off)
+		return -EINVAL;
+	if (len == 0)
+		return 0;
+	return k.conf->mem->copy(dst->priv, req->dst_off, src->priv, req->src_off, len);
+}
+
+/* One request from the daemon. -1 when the socket is closed (the daemon is ending). */
+static int serve_one(void)
+{
+	struct tfs_keeper_req req;
+	struct tfs_keeper_rep rep;
+	ssize_t n = recv(k.sock, &req, sizeof(req), MSG_TRUNC);
+	int fd = -1, owned = 0;
+
+	if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+		return -1;
+	if (n < 0)
+		return 0;
+	memset(&rep, 0, sizeof(rep));
+	if (n != (ssize_t)sizeof(req)) {
+		rep.rc = -EBADMSG;
+	} else {
+		switch (req.op) {
+		case TFS_KEEPER_ALLOC:
+			rep.rc = do_alloc(&req, &rep, &fd);
+			owned = 1;     /* a fresh descriptor: sent, then ours to close */
+			break;
+		case TFS_KEEPER_FREE:
+			rep.rc = do_free(&req);
+			break;
+		case TFS_KEEPER_LIST:
+			rep.rc = do_list(&req, &rep, &fd);
+			break;
+		case TFS_KEEPER_COPY:
+			rep.rc = do_copy(&req);
+			break;
+		case TFS_KEEPER_READY:
+			k.ready = 1;
+			return 0;      /* no reply: a notice */
+		case TFS_KEEPER_BYE:
+			k.bye = 1;
+			return 0;
+		default:
+			rep.rc = -EBADMSG;
+		}
+	}
+	send_rep(&rep, rep.rc == 0 ? fd : -1);
+	if (owned && fd >= 0)
+		close(fd);
+	return 0;
+}
+
+static void free_all(void)
+{
+	if (k.n)
+		tfs_log(LOG_INFO, "keeper: freeing %zu allocation(s)", k.n);
+	for (size_t i = 0; i < k.n; i++)
+		release(&k.a[i]);
+	k.n = 0;
+}
+
+/* Everything above fd 2 that the keeper inherited is the daemon's (the FUSE device, the
+ * Redis connections, pipes): a keeper holding /dev/fuse would keep a dead mount alive. */
+static void close_inherited(int keep)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int dfd = d ? dirfd(d) : -1;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		int fd = atoi(e->d_name);
+
+		if (e->d_name[0] != '.' && fd > 2 && fd != keep && fd != dfd)
+			close(fd);
+	}
+	closedir(d);
+}
+
+/* A socketpair and a fork: in the child (returns 0) sv[1] is the daemon's end, named in
+ * its environment (TFS_KEEPER_FD, TFS_KEEPER_PID); in the keeper (returns the child's pid)
+ * sv[0] is ours. -errno when either fails, nothing left open. */
+static pid_t fork_daemon(int sv[2])
+{
+	char buf[32];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		pid = -errno;
+		close(sv[0]);
+		close(sv[1]);
+		return pid;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		snprintf(buf, sizeof(buf), "%d", sv[1]);
+		setenv("TFS_KEEPER_FD", buf, 1);
+		snprintf(buf, sizeof(buf), "%d", (int)getppid());
+		setenv("TFS_KEEPER_PID", buf, 1);
+		return 0;
+	}
+	close(sv[1]);
+	return pid;
+}
+
+/* Starts a daemon again after a crash: the same program and arguments, with the keeper's
+ * socket, the private redis-server's folder and the node lease's token in the
+ * environment. */
+static int start_daemon(void)
+{
+	int sv[2];
+	pid_t pid = fork_daemon(sv);
+
+	if (pid < 0)
+		return (int)pid;
+	if (pid == 0) {
+		sigset_t all;
+
+		/* The keeper blocks the signals it reads from its signalfd; a mask survives exec. */
+		sigemptyset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		fcntl(sv[1], F_SETFD, 0);
+		if (k.conf->rundir && k.conf->rundir[0])
+			setenv("TFS_RUNDIR", k.conf->rundir, 1);
+		if (k.conf->lease && k.conf->lease[0])
+			setenv("TFS_LEASE", k.conf->lease, 1);
+		execv("/proc/self/exe", k.conf->argv);
+		_exit(127);
+	}
+	k.sock = sv[0];
+	k.daemon = pid;
+	k.ready = k.bye = 0;
+	return 0;
+}
+
+/* May the daemon that just died be started again? At most conf->restarts starts in
+ * KEEPER_RESTART_WINDOW seconds. */
+static int may_restart(void)
+{
+	time_t now = time(NULL);
+	int max = k.conf->restarts;
+
+	if (max <= 0)
+		return 0;
+	if (k.nstarts >= max) {
+		if (now - k.starts[k.nstarts - max] < KEEPER_RESTART_WINDOW)
+			return 0;
+		memmove(k.starts, k.starts + 1, sizeof(k.starts[0]) * (size_t)(k.nstarts - 1));
+		k.nstarts--;
+	}
+	k.starts[k.nstarts++] = now;
+	return 1;
+}
+
+/* The private redis-server outlives a daemon; when nobody will serve again it goes too. */
+static void stop_private_redis(void)
+{
+	char path[600];
+	FILE *f;
+	int pid = 0;
+
+	if (!k.conf->rundir || !k.conf->rundir[0])
+		return;
+	snprintf(path, sizeof(path), "%s/redis.pid", k.conf->rundir);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%d", &pid) != 1)
+			pid = 0;
+		fclose(f);
+	}
+	if (pid > 0)
+		kill(pid, SIGTERM);
+}
+
+void tfs_detach_mount(const char *mnt)
+{
+	pid_t p;
+
+	if (umount2(mnt, MNT_DETACH) == 0)
+		return;
+	p = fork();
+	if (p == 0) {
+		execlp("fusermount3", "fusermount3", "-u", "-z", mnt, (char *)NULL);
+		_exit(127);
+	}
+	if (p > 0)
+		waitpid(p, NULL, 0);
+}
+
+static void give_up(void)
+{
+	free_all();
+	if (k.conf->mountpoint)
+		tfs_detach_mount(k.conf->mountpoint);
+	stop_private_redis();
+}
+
+/* The daemon exited with status st. Returns -1 to go on (restarted) or the keeper's exit
+ * code. */
+static int daemon_exited(int st)
+{
+	int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+
+	k.daemon = 0;
+	if (k.sock >= 0) {
+		close(k.sock);
+		k.sock = -1;
+	}
+	if (k.bye || k.stopping || (k.first && !k.ready)) {
+		/* Ended on purpose, or never served at its first start (it told the terminal
+		 * why): nothing to keep. */
+		free_all();
+		return code;
+	}
+	k.first = 0;
+	if (!may_restart()) {
+		tfs_log(LOG_ERR, "keeper: the daemon died %d times in %d s: not restarting it; "
+			"its tensors are freed and the mount is detached", k.conf->restarts,
+			KEEPER_RESTART_WINDOW);
+		give_up();
+		return 1;
+	}
+	if (WIFSIGNALED(st))
+		tfs_log(LOG_ERR, "keeper: the daemon died of signal %d: starting it again",
+			WTERMSIG(st));
+	else
+		tfs_log(LOG_ERR, "keeper: the daemon exited %d without unmounting: starting it "
+			"again", code);
+	if (start_daemon()) {
+		tfs_log(LOG_ERR, "keeper: cannot start the daemon again: %s", strerror(errno));
+		give_up();
+		return 1;
+	}
+	return -1;
+}
+
+static void keeper_main(void)
+{
+	sigset_t set;
+	int sfd, code = -1;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (sfd < 0) {
+		tfs_log(LOG_ERR, "keeper: signalfd: %s", strerror(errno));
+		kill(k.daemon, SIGTERM);
+	}
+	/* Orphans of the daemon (a private redis-server it restarted) come here to be reaped. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	prctl(PR_SET_NAME, "tensorfs-keeper");
+	while (code < 0) {
+		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
+				       { .fd = k.sock, .events = POLLIN } };
+
+		if (poll(p, k.sock >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (k.sock >= 0 && p[1].revents && serve_one() < 0) {
+			close(k.sock);
+			k.sock = -1;
+		}
+		if (p[0].revents) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) != sizeof(si))
+				continue;
+			if (si.ssi_signo != SIGCHLD) {
+				if (si.ssi_signo == SIGPIPE)
+					continue;
+				k.stopping = 1;
+				if (k.daemon > 0)
+					kill(k.daemon, (int)si.ssi_signo);
+				continue;
+			}
+			for (;;) {
+				int st;
+				pid_t pid = waitpid(-1, &st, WNOHANG);
+
+				if (pid <= 0)
+					break;
+				if (pid == k.daemon) {
+					/* Requests it sent before it died still count (a BYE). */
+					while (k.sock >= 0 && poll(&p[1], 1, 0) > 0 && serve_one() == 0)
+						;
+					code = daemon_exited(st);
+					if (code >= 0)
+						break;
+				}
+			}
+		}
+	}
+	_exit(code < 0 ? 1 : code);
+}
+
+int tfs_keeper_fork(const struct tfs_keeper_conf *conf)
+{
+	int sv[2];
+	pid_t pid = fork_daemon(sv);
+
+	if (pid < 0)
+		return (int)pid;
+	if (pid == 0) {
+		tfs_keeper_from_env();
+		return 0;
+	}
+	/* The keeper: it must not survive as a second holder of the daemon's descriptors. */
+	k.conf = conf;
+	k.daemon = pid;
+	k.sock = sv[0];
+	close_inherited(sv[0]);
+	if (conf->detach_stdio) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			if (!conf->stderr_is_log)
+				dup2(null, 2);
+			close(null);
+		}
+	}
+	keeper_main();
+	return 0;               /* not reached */
+}

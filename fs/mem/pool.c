@@ -1,0 +1,1038 @@
+/* Sub-allocator of device memory blocks; see pool.h for the policy. No CUDA in here. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mem/pool.h"
+
+#define MiB (1024ull * 1024)
+/* Requests above this fail at once: keeps every rounding below free of overflow. */
+#define POOL_MAX_REQUEST (1ull << 60)
+
+/* Block classes, and the free indexes: one per class plus IDX_WHOLE for large blocks with
+ * nothing live, kept apart so that a cached big block is not spent on a much smaller
+ * request. */
+enum { CLS_SMALL, CLS_MEDIUM, CLS_LARGE, NCLS, IDX_WHOLE = NCLS, NIDX };
+
+struct block;
+struct arena;
+
+struct tfs_pool_chunk {
+	struct block *blk;
+	struct tfs_pool_chunk *prev, *next;     /* address order inside the block */
+	uint64_t off, size;                     /* size: capacity, a multiple of align */
+	uint64_t bytes;                         /* requested; 0 while free */
+	int free;
+};
+
+struct block {
+	struct arena *arena;
+	struct block *prev, *next;              /* the arena's blocks */
+	struct block *lru_prev, *lru_next;      /* the pool's cache, while nothing is live */
+	struct tfs_pool_chunk *first;
+	uint64_t base, size, seq;
+	void *cookie;
+	int cls;
+	int retired;                            /* rekeyed: takes no new allocation */
+	int cached;
+	unsigned nchunks, nlive;
+};
+
+/* Free chunks of one class of blocks, sorted by (size, block seq, offset): best fit is the
+ * first entry at or above the request. A sorted array beats a tree here: it holds a few
+ * thousand entries at most and a memmove of those costs microseconds. */
+struct fent {
+	uint64_t size, seq, off;
+	struct tfs_pool_chunk *c;
+};
+
+struct findex {
+	struct fent *v;
+	size_t n, cap;
+	size_t need;        /* chunks that may come to be indexed here (those of unretired
+			     * blocks of the class; for IDX_WHOLE one per unretired large
+			     * block): cap >= need always, so that freeing never allocates */
+};
+
+struct arena {
+	struct arena *next;
+	struct tfs_pool_key key;
+	struct block *blocks;
+	struct findex idx[NIDX];
+};
+
+struct tfs_pool {
+	pthread_mutex_t mu;
+	struct tfs_pool_config cfg;
+	struct tfs_pool_block_ops ops;
+	void *ctx;
+	struct arena *arenas;
+	struct block *lru_head, *lru_tail;      /* head: cached longest */
+	uint64_t seq;
+	struct tfs_pool_stats st;
+};
+
+void tfs_pool_config_default(struct tfs_pool_config *cfg)
+{
+	cfg->align = 512;
+	cfg->small_max = 1 * MiB;
+	cfg->small_block = 2 * MiB;
+	cfg->medium_max = 16 * MiB;
+	cfg->medium_block = 32 * MiB;
+	cfg->large_round = 2 * MiB;
+	cfg->near_fit = 0;
+	cfg->cache_max = 1024 * MiB;
+}
+
+static uint64_t round_up(uint64_t v, uint64_t to)
+{
+	return (v + to - 1) / to * to;
+}
+
+static int key_eq(struct tfs_pool_key x, struct tfs_pool_key y)
+{
+	return x.a == y.a && x.b == y.b && x.c == y.c;
+}
+
+struct tfs_pool_key tfs_pool_reader_key(uint32_t uid, uint32_t gid, uint32_t mode,
+					uint64_t dir)
+{
+	struct tfs_pool_key k;
+	uint32_t r = mode & 0444;
+
+	/* Group and others both reading (or neither): the group changes nothing, so tensors
+	 * that differ only in it still share. */
+	if (!(r & 0040) == !(r & 0004))
+		gid = 0;
+	k.a = (uint64_t)uid << 32 | gid;
+	k.b = r;
+	k.c = dir;
+	return k;
+}
+
+struct tfs_pool_key tfs_pool_legacy_key(uint32_t uid, uint32_t gid, uint32_t mode)
+{
+	struct tfs_pool_key k;
+
+	k.a = uid;
+	if (mode & 0004)
+		k.b = 1ull << 33;
+	else if (mode & 0040)
+		k.b = gid;
+	else
+		k.b = 1ull << 32;
+	/* reader_key's b holds read bits only, below 1 << 9: the two never meet. */
+	k.b |= 1ull << 34;
+	k.c = 0;
+	return k;
+}
+
+/* ---- free index ---- */
+
+static int fent_cmp(uint64_t size, uint64_t seq, uint64_t off, const struct fent *e)
+{
+	if (size != e->size)
+		return size < e->size ? -1 : 1;
+	if (seq != e->seq)
+		return seq < e->seq ? -1 : 1;
+	if (off != e->off)
+		return off < e->off ? -1 : 1;
+	return 0;
+}
+
+/* First position whose entry is >= (size, seq, off). */
+static size_t idx_lower(const struct findex *ix, uint64_t size, uint64_t seq, uint64_t off)
+{
+	size_t lo = 0, hi = ix->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (fent_cmp(size, seq, off, &ix->v[mid]) > 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int idx_reserve(struct findex *ix, size_t need)
+{
+	struct fent *v;
+	size_t cap;
+
+	if (need <= ix->cap)
+		return 0;
+	cap = ix->cap ? ix->cap : 16;
+	while (cap < need)
+		cap *= 2;
+	v = realloc(ix->v, cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	ix->v = v;
+	ix->cap = cap;
+	return 0;
+}
+
+/* Where a free chunk is indexed; depends on b->nlive, so callers index and unindex with
+ * the nlive the chunk was indexed under. */
+static struct findex *chunk_index(const struct tfs_pool_chunk *c)
+{
+	const struct block *b = c->blk;
+
+	return &b->arena->idx[b->cls == CLS_LARGE && !b->nlive ? IDX_WHOLE : b->cls];
+}
+
+/* Chunk count of an unretired block changed by d. */
+static void need_adjust(struct block *b, long d)
+{
+	if (!b->retired)
+		b->arena->idx[b->cls].need += (size_t)d;
+}
+
+/* A block joins (d = 1) or leaves (-1) the set of unretired blocks of its arena. */
+static void need_block(struct block *b, long d)
+{
+	need_adjust(b, d * (long)b->nchunks);
+	if (!b->retired && b->cls == CLS_LARGE)
+		b->arena->idx[IDX_WHOLE].need += (size_t)d;
+}
+
+/* Index a free chunk; a no-op for retired blocks. Capacity was reserved beforehand. */
+static void idx_add(struct tfs_pool_chunk *c)
+{
+	struct findex *ix;
+	size_t i;
+
+	if (c->blk->retired)
+		return;
+	ix = chunk_index(c);
+	i = idx_lower(ix, c->size, c->blk->seq, c->off);
+	memmove(&ix->v[i + 1], &ix->v[i], (ix->n - i) * sizeof(ix->v[0]));
+	ix->v[i] = (struct fent){ c->size, c->blk->seq, c->off, c };
+	ix->n++;
+}
+
+static void idx_del(struct tfs_pool_chunk *c)
+{
+	struct findex *ix;
+	size_t i;
+
+	if (c->blk->retired)
+		return;
+	ix = chunk_index(c);
+	i = idx_lower(ix, c->size, c->blk->seq, c->off);
+	if (i >= ix->n || ix->v[i].c != c)
+		return;         /* cannot happen; tfs_pool_check reports it */
+	memmove(&ix->v[i], &ix->v[i + 1], (ix->n - i - 1) * sizeof(ix->v[0]));
+	ix->n--;
+}
+
+/* ---- blocks ---- */
+
+static int class_of(const struct tfs_pool *p, uint64_t size)
+{
+	if (size <= p->cfg.small_max)
+		return CLS_SMALL;
+	if (size <= p->cfg.medium_max)
+		return CLS_MEDIUM;
+	return CLS_LARGE;
+}
+
+static void lru_remove(struct tfs_pool *p, struct block *b)
+{
+	if (!b->cached)
+		return;
+	if (b->lru_prev)
+		b->lru_prev->lru_next = b->lru_next;
+	else
+		p->lru_head = b->lru_next;
+	if (b->lru_next)
+		b->lru_next->lru_prev = b->lru_prev;
+	else
+		p->lru_tail = b->lru_prev;
+	b->lru_prev = b->lru_next = NULL;
+	b->cached = 0;
+	p->st.cached -= b->size;
+}
+
+static void lru_append(struct tfs_pool *p, struct block *b)
+{
+	b->lru_next = NULL;
+	b->lru_prev = p->lru_tail;
+	if (p->lru_tail)
+		p->lru_tail->lru_next = b;
+	else
+		p->lru_head = b;
+	p->lru_tail = b;
+	b->cached = 1;
+	p->st.cached += b->size;
+}
+
+static void arena_unlink(struct block *b)
+{
+	if (b->prev)
+		b->prev->next = b->next;
+	else
+		b->arena->blocks = b->next;
+	if (b->next)
+		b->next->prev = b->prev;
+	b->prev = b->next = NULL;
+}
+
+static void arena_link(struct arena *ar, struct block *b)
+{
+	b->arena = ar;
+	b->prev = NULL;
+	b->next = ar->blocks;
+	if (ar->blocks)
+		ar->blocks->prev = b;
+	ar->blocks = b;
+}
+
+/* Give a block with nothing live (or, from destroy, anything) back to the backend. */
+static void block_release(struct tfs_pool *p, struct block *b)
+{
+	struct tfs_pool_chunk *c, *n;
+
+	lru_remove(p, b);
+	need_block(b, -1);
+	for (c = b->first; c; c = n) {
+		n = c->next;
+		if (c->free)
+			idx_del(c);
+		else
+			p->st.used -= c->bytes, p->st.nallocs--;
+		free(c);
+	}
+	arena_unlink(b);
+	p->ops.put(p->ctx, b->base, b->size, b->cookie);
+	p->st.reserved -= b->size;
+	p->st.nblocks--;
+	p->st.puts++;
+	free(b);
+}
+
+static void cache_enforce(struct tfs_pool *p)
+{
+	while (p->st.cached > p->cfg.cache_max && p->lru_head)
+		block_release(p, p->lru_head);
+}
+
+static void trim_locked(struct tfs_pool *p)
+{
+	while (p->lru_head)
+		block_release(p, p->lru_head);
+}
+
+/* The block at base (from ops.get, or adopted) joins arena ar as one free chunk, indexed.
+ * The indexes must have room for two more chunks of cls (this one and the split that
+ * follows) and one more whole block. -ENOMEM: nothing changed, the memory is the
+ * caller's. */
+static int block_insert(struct tfs_pool *p, struct arena *ar, int cls, uint64_t size,
+			uint64_t base, void *cookie, struct block **out)
+{
+	struct block *b = calloc(1, sizeof(*b));
+	struct tfs_pool_chunk *c = calloc(1, sizeof(*c));
+
+	if (!b || !c) {
+		free(b);
+		free(c);
+		return -ENOMEM;
+	}
+	b->base = base;
+	b->size = size;
+	b->cookie = cookie;
+	b->cls = cls;
+	b->seq = ++p->seq;
+	b->first = c;
+	b->nchunks = 1;
+	c->blk = b;
+	c->size = size;
+	c->free = 1;
+	arena_link(ar, b);
+	need_block(b, 1);
+	idx_add(c);
+	p->st.reserved += size;
+	p->st.nblocks++;
+	*out = b;
+	return 0;
+}
+
+/* A new block of class cls whose single free chunk is indexed (as block_insert). */
+static int block_new(struct tfs_pool *p, struct arena *ar, int cls, uint64_t size,
+		     struct block **out)
+{
+	uint64_t base = 0;
+	void *cookie = NULL;
+	int rc;
+
+	rc = p->ops.get(p->ctx, size, &base, &cookie);
+	if (rc == -ENOSPC || rc == -ENOMEM) {
+		/* Memory is short: what the cache holds is worth more to the caller. */
+		trim_locked(p);
+		rc = p->ops.get(p->ctx, size, &base, &cookie);
+		if (rc == -ENOMEM)
+			rc = -ENOSPC;
+	}
+	if (rc < 0)
+		return rc;
+	p->st.gets++;
+	rc = block_insert(p, ar, cls, size, base, cookie, out);
+	if (rc < 0)
+		p->ops.put(p->ctx, base, size, cookie);
+	return rc;
+}
+
+/* ---- arenas ---- */
+
+static void arena_free(struct arena *ar)
+{
+	for (int k = 0; k < NIDX; k++)
+		free(ar->idx[k].v);
+	free(ar);
+}
+
+/* The arena of key, first in the list (the next allocation is likely of the same key).
+ * With a key per directory, arenas come and go with directories: those left without a
+ * block are freed on the way, here, where no caller holds a pointer to them. */
+static struct arena *arena_get(struct tfs_pool *p, struct tfs_pool_key key)
+{
+	struct arena **pp = &p->arenas, *ar, *found = NULL;
+
+	while ((ar = *pp)) {
+		if (!found && key_eq(ar->key, key)) {
+			*pp = ar->next;
+			found = ar;
+		} else if (!ar->blocks) {
+			*pp = ar->next;
+			arena_free(ar);
+		} else {
+			pp = &ar->next;
+		}
+	}
+	if (found) {
+		found->next = p->arenas;
+		p->arenas = found;
+		return found;
+	}
+	ar = calloc(1, sizeof(*ar));
+	if (!ar)
+		return NULL;
+	ar->key = key;
+	ar->next = p->arenas;
+	p->arenas = ar;
+	return ar;
+}
+
+/* ---- chunks ---- */
+
+/* Best fit for room bytes among the free chunks a request of that size may use: any chunk
+ * of blocks of the request's class, a large block with nothing live when it is at most
+ * 1/8 + near_fit too big, and a chunk of another class when it is a near fit (no more than
+ * near_fit too big).
+ * Why classes stay apart: a small tensor placed in the free end of a large block keeps the
+ * whole block alive after the large tensor goes. Filling those ends packs a one-off fill
+ * better (reserved/requested 1.002 instead of 1.02 for the 10,000-tensor model in
+ * tests/unit/test_pool.c) but under steady churn it strands the space of freed large
+ * tensors (1.24 instead of 1.08), so near_fit is 0 by default. */
+static struct tfs_pool_chunk *find_fit(struct tfs_pool *p, struct arena *ar, uint64_t room)
+{
+	int cls = class_of(p, room), k;
+	struct tfs_pool_chunk *best = NULL;
+	uint64_t near = room + p->cfg.near_fit;
+
+	for (k = 0; k < NIDX; k++) {
+		const struct findex *ix = &ar->idx[k];
+		uint64_t limit = near;
+		size_t i;
+
+		if (k == cls)
+			limit = UINT64_MAX;
+		else if (k == IDX_WHOLE)
+			limit = near + room / 8;
+		i = idx_lower(ix, room, 0, 0);
+		if (i < ix->n && ix->v[i].size <= limit && (!best || ix->v[i].size < best->size))
+			best = ix->v[i].c;
+	}
+	return best;
+}
+
+/* Chunk c ends at at; r, a chunk struct of the caller's, becomes the free rest of it
+ * behind c. Neither is indexed here: the caller keeps the indexes. */
+static void split_at(struct tfs_pool_chunk *c, struct tfs_pool_chunk *r, uint64_t at)
+{
+	memset(r, 0, sizeof(*r));
+	r->blk = c->blk;
+	r->off = at;
+	r->size = c->off + c->size - at;
+	r->free = 1;
+	r->prev = c;
+	r->next = c->next;
+	if (c->next)
+		c->next->prev = r;
+	c->next = r;
+	c->size = at - c->off;
+	c->blk->nchunks++;
+	need_adjust(c->blk, 1);
+}
+
+/* Take the first need bytes of free chunk c, leaving the rest free behind it. spare is a
+ * chunk struct for that rest (freed when not used); the index has room for it. */
+static void carve(struct tfs_pool *p, struct tfs_pool_chunk *c, uint64_t need, uint64_t bytes,
+		  struct tfs_pool_chunk **spare)
+{
+	struct block *b = c->blk;
+
+	idx_del(c);
+	lru_remove(p, b);
+	b->nlive++;
+	if (c->size > need) {
+		struct tfs_pool_chunk *r = *spare;
+
+		*spare = NULL;
+		split_at(c, r, c->off + need);
+		idx_add(r);
+	}
+	c->free = 0;
+	c->bytes = bytes;
+	p->st.used += bytes;
+	p->st.nallocs++;
+}
+
+static int alloc_locked(struct tfs_pool *p, struct arena *ar, uint64_t bytes, uint64_t room,
+			struct tfs_pool_chunk **out)
+{
+	uint64_t need = round_up(bytes, p->cfg.align);
+	struct tfs_pool_chunk *c, *spare = NULL;
+	int rc, cls;
+
+	room = round_up(room < bytes ? bytes : room, p->cfg.align);
+	spare = malloc(sizeof(*spare));
+	if (!spare)
+		return -ENOMEM;
+	c = find_fit(p, ar, room);
+	if (c) {
+		struct findex *ix = &ar->idx[c->blk->cls];
+
+		rc = idx_reserve(ix, ix->need + 1);
+		if (rc < 0)
+			goto out;
+	} else {
+		struct block *b;
+		uint64_t size;
+
+		cls = class_of(p, room);
+		if (cls == CLS_SMALL)
+			size = p->cfg.small_block;
+		else if (cls == CLS_MEDIUM)
+			size = p->cfg.medium_block;
+		else
+			size = round_up(room, p->cfg.large_round);
+		rc = idx_reserve(&ar->idx[cls], ar->idx[cls].need + 2);
+		if (rc == 0 && cls == CLS_LARGE)
+			rc = idx_reserve(&ar->idx[IDX_WHOLE], ar->idx[IDX_WHOLE].need + 1);
+		if (rc < 0)
+			goto out;
+		rc = block_new(p, ar, cls, size, &b);
+		if (rc < 0)
+			goto out;
+		c = b->first;
+	}
+	carve(p, c, need, bytes, &spare);
+	*out = c;
+	rc = 0;
+out:
+	free(spare);
+	return rc;
+}
+
+/* Mark c free and merge it with free neighbours; releases or caches a block left empty. */
+static void free_locked(struct tfs_pool *p, struct tfs_pool_chunk *c)
+{
+	struct block *b = c->blk;
+	struct tfs_pool_chunk *n = c->next, *pv = c->prev;
+
+	p->st.used -= c->bytes;
+	p->st.nallocs--;
+	c->bytes = 0;
+	c->free = 1;
+	/* Neighbours leave the index under the nlive they were indexed with. */
+	if (n && n->free) {
+		idx_del(n);
+		c->size += n->size;
+		c->next = n->next;
+		if (n->next)
+			n->next->prev = c;
+		free(n);
+		b->nchunks--;
+		need_adjust(b, -1);
+	}
+	if (pv && pv->free) {
+		idx_del(pv);
+		pv->size += c->size;
+		pv->next = c->next;
+		if (c->next)
+			c->next->prev = pv;
+		free(c);
+		c = pv;
+		b->nchunks--;
+		need_adjust(b, -1);
+	}
+	b->nlive--;
+	idx_add(c);     /* cannot fail: capacity >= need is kept for every chunk */
+	if (b->nlive)
+		return;
+	if (b->retired) {
+		block_release(p, b);
+		return;
+	}
+	lru_append(p, b);
+	cache_enforce(p);
+}
+
+/* ---- public ---- */
+
+struct tfs_pool *tfs_pool_new(const struct tfs_pool_config *cfg,
+			      const struct tfs_pool_block_ops *ops, void *ctx)
+{
+	struct tfs_pool *p;
+	struct tfs_pool_config c;
+
+	if (cfg)
+		c = *cfg;
+	else
+		tfs_pool_config_default(&c);
+	if (!c.align || (c.align & (c.align - 1)) || c.small_block % c.align ||
+	    c.medium_block % c.align || c.large_round % c.align ||
+	    c.small_max > c.small_block || c.medium_max > c.medium_block ||
+	    c.small_max > c.medium_max || !ops || !ops->get || !ops->put)
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	if (pthread_mutex_init(&p->mu, NULL)) {
+		free(p);
+		return NULL;
+	}
+	p->cfg = c;
+	p->ops = *ops;
+	p->ctx = ctx;
+	return p;
+}
+
+void tfs_pool_destroy(struct tfs_pool *p)
+{
+	struct arena *ar, *an;
+
+	if (!p)
+		return;
+	for (ar = p->arenas; ar; ar = an) {
+		an = ar->next;
+		while (ar->blocks)
+			block_release(p, ar->blocks);
+		arena_free(ar);
+	}
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
+
+int tfs_pool_alloc(struct tfs_pool *p, struct tfs_pool_key key, uint64_t bytes, uint64_t room,
+		   struct tfs_pool_chunk **out)
+{
+	struct arena *ar;
+	int rc;
+
+	if (!bytes)
+		return -EINVAL;
+	if (bytes > POOL_MAX_REQUEST || room > POOL_MAX_REQUEST)
+		return -ENOSPC;
+	pthread_mutex_lock(&p->mu);
+	ar = arena_get(p, key);
+	rc = ar ? alloc_locked(p, ar, bytes, room, out) : -ENOMEM;
+	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
+void tfs_pool_free(struct tfs_pool *p, struct tfs_pool_chunk *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&p->mu);
+	free_locked(p, c);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static struct block *block_at(struct tfs_pool *p, uint64_t base)
+{
+	for (struct arena *ar = p->arenas; ar; ar = ar->next)
+		for (struct block *b = ar->blocks; b; b = b->next)
+			if (b->base == base)
+				return b;
+	return NULL;
+}
+
+/* Free chunk c, indexed, is cut at off (c->off < off < its end) into two free chunks. The
+ * index must have room for one more. */
+static int split_free(struct tfs_pool_chunk *c, uint64_t off)
+{
+	struct tfs_pool_chunk *r = malloc(sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	idx_del(c);
+	split_at(c, r, off);
+	idx_add(c);
+	idx_add(r);
+	return 0;
+}
+
+int tfs_pool_adopt(struct tfs_pool *p, struct tfs_pool_key key, uint64_t base, uint64_t size,
+		   void *cookie, uint64_t off, uint64_t bytes, struct tfs_pool_chunk **out)
+{
+	uint64_t need = round_up(bytes, p->cfg.align);
+	struct tfs_pool_chunk *c, *spare = NULL;
+	struct arena *ar;
+	struct block *b;
+	int rc = -EINVAL, cls, added = 0;
+
+	if (!bytes || bytes > POOL_MAX_REQUEST || !size || size % p->cfg.align ||
+	    off % p->cfg.align || off > size || need > size - off)
+		return -EINVAL;
+	cls = size == p->cfg.small_block ? CLS_SMALL :
+	      size == p->cfg.medium_block ? CLS_MEDIUM : CLS_LARGE;
+	pthread_mutex_lock(&p->mu);
+	b = block_at(p, base);
+	if (b && (b->size != size || b->cookie != cookie || !key_eq(b->arena->key, key)))
+		goto out;
+	ar = b ? b->arena : arena_get(p, key);
+	rc = -ENOMEM;
+	if (!ar)
+		goto out;
+	spare = malloc(sizeof(*spare));
+	if (!spare || idx_reserve(&ar->idx[cls], ar->idx[cls].need + 3) ||
+	    (cls == CLS_LARGE && idx_reserve(&ar->idx[IDX_WHOLE], ar->idx[IDX_WHOLE].need + 1)))
+		goto out;
+	if (!b) {
+		if ((rc = block_insert(p, ar, cls, size, base, cookie, &b)))
+			goto out;
+		added = 1;
+	}
+	/* The free chunk that holds [off, off + need): anything else is a record that
+	 * overlaps another. */
+	for (c = b->first; c && c->off + c->size <= off; c = c->next)
+		;
+	rc = -EINVAL;
+	if (!c || !c->free || off + need > c->off + c->size)
+		goto fail_block;
+	if (c->off < off) {
+		if ((rc = split_free(c, off)))
+			goto fail_block;
+		c = c->next;
+	}
+	carve(p, c, need, bytes, &spare);
+	*out = c;
+	rc = 0;
+	goto out;
+fail_block:
+	if (added) {
+		/* Not the pool's: the caller keeps the memory. */
+		need_block(b, -1);
+		idx_del(b->first);
+		arena_unlink(b);
+		p->st.reserved -= b->size;
+		p->st.nblocks--;
+		free(b->first);
+		free(b);
+	}
+out:
+	pthread_mutex_unlock(&p->mu);
+	free(spare);
+	return rc;
+}
+
+void tfs_pool_adopt_end(struct tfs_pool *p, void (*zero)(void *ctx, uint64_t addr, uint64_t len),
+			void *ctx)
+{
+	pthread_mutex_lock(&p->mu);
+	for (struct arena *ar = p->arenas; ar; ar = ar->next)
+		for (struct block *b = ar->blocks; b; b = b->next)
+			for (struct tfs_pool_chunk *c = b->first; c; c = c->next)
+				if (c->free)
+					zero(ctx, b->base + c->off, c->size);
+	pthread_mutex_unlock(&p->mu);
+}
+
+uint64_t tfs_pool_growth_room(uint64_t old_bytes, uint64_t new_bytes)
+{
+	uint64_t r = old_bytes + old_bytes / 4;
+
+	return r > new_bytes ? r : new_bytes;
+}
+
+int tfs_pool_resize(struct tfs_pool *p, struct tfs_pool_chunk *c, uint64_t new_bytes,
+		    struct tfs_pool_chunk **moved)
+{
+	struct block *b = c->blk;
+	struct tfs_pool_chunk *n;
+	uint64_t need, room;
+	int rc = 0;
+
+	*moved = NULL;
+	if (!new_bytes)
+		return -EINVAL;
+	if (new_bytes > POOL_MAX_REQUEST)
+		return -ENOSPC;
+	need = round_up(new_bytes, p->cfg.align);
+	pthread_mutex_lock(&p->mu);
+	n = c->next;
+	if (need <= c->size) {
+		uint64_t tail = c->size - need;
+
+		/* Give a shrunk tail back, into the free neighbour or as a chunk of its own.
+		 * When the bookkeeping for that cannot be allocated, keeping the tail as spare
+		 * capacity is harmless. */
+		if (tail && n && n->free) {
+			idx_del(n);
+			n->off -= tail;
+			n->size += tail;
+			idx_add(n);
+			c->size = need;
+		} else if (tail && (b->retired || !idx_reserve(&b->arena->idx[b->cls],
+							      b->arena->idx[b->cls].need + 1))) {
+			struct tfs_pool_chunk *r = calloc(1, sizeof(*r));
+
+			if (r) {
+				r->blk = b;
+				r->off = c->off + need;
+				r->size = tail;
+				r->free = 1;
+				r->prev = c;
+				r->next = n;
+				if (n)
+					n->prev = r;
+				c->next = r;
+				c->size = need;
+				b->nchunks++;
+				need_adjust(b, 1);
+				idx_add(r);
+			}
+		}
+		goto done;
+	}
+	if (n && n->free && c->size + n->size >= need) {
+		uint64_t take = need - c->size;
+
+		idx_del(n);
+		if (n->size == take) {
+			c->next = n->next;
+			if (n->next)
+				n->next->prev = c;
+			free(n);
+			b->nchunks--;
+			need_adjust(b, -1);
+		} else {
+			n->off += take;
+			n->size -= take;
+			idx_add(n);
+		}
+		c->size = need;
+		goto done;
+	}
+	room = tfs_pool_growth_room(c->bytes, new_bytes);
+	rc = alloc_locked(p, b->arena, new_bytes, room, moved);
+	if (rc == -ENOSPC && room > new_bytes)
+		rc = alloc_locked(p, b->arena, new_bytes, new_bytes, moved);
+	pthread_mutex_unlock(&p->mu);
+	return rc;
+done:
+	p->st.used += new_bytes;
+	p->st.used -= c->bytes;
+	c->bytes = new_bytes;
+	pthread_mutex_unlock(&p->mu);
+	return 0;
+}
+
+int tfs_pool_rekey(struct tfs_pool *p, struct tfs_pool_chunk *c, struct tfs_pool_key key)
+{
+	struct block *b = c->blk;
+	struct tfs_pool_chunk *x;
+	struct arena *dst;
+	int rc = 0;
+
+	pthread_mutex_lock(&p->mu);
+	if (key_eq(b->arena->key, key))
+		goto out;
+	rc = -EBUSY;
+	if (b->nlive != 1)
+		goto out;
+	rc = -ENOMEM;
+	dst = arena_get(p, key);
+	if (!dst)
+		goto out;
+	if (!b->retired) {
+		for (x = b->first; x; x = x->next)
+			if (x->free)
+				idx_del(x);
+		need_block(b, -1);
+		b->retired = 1;
+	}
+	arena_unlink(b);
+	arena_link(dst, b);
+	rc = 0;
+out:
+	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
+void tfs_pool_trim(struct tfs_pool *p)
+{
+	pthread_mutex_lock(&p->mu);
+	trim_locked(p);
+	pthread_mutex_unlock(&p->mu);
+}
+
+void tfs_pool_get_stats(struct tfs_pool *p, struct tfs_pool_stats *st)
+{
+	pthread_mutex_lock(&p->mu);
+	*st = p->st;
+	pthread_mutex_unlock(&p->mu);
+}
+
+#define CHECK(cond, ...) do { if (!(cond)) { snprintf(buf, buflen, __VA_ARGS__); \
+	rc = -EFAULT; goto out; } } while (0)
+
+int tfs_pool_check(struct tfs_pool *p, char *buf, unsigned buflen)
+{
+	struct tfs_pool_stats st = { 0 };
+	struct arena *ar;
+	struct block *b;
+	uint64_t lru_bytes = 0;
+	int rc = 0, k;
+
+	pthread_mutex_lock(&p->mu);
+	for (b = p->lru_head; b; b = b->lru_next) {
+		CHECK(b->cached && !b->nlive && !b->retired, "block %llu in cache but live",
+		      (unsigned long long)b->seq);
+		CHECK(b->lru_next || p->lru_tail == b, "cache list tail");
+		lru_bytes += b->size;
+	}
+	for (ar = p->arenas; ar; ar = ar->next) {
+		size_t nfree[NIDX] = { 0 }, nall[NIDX] = { 0 };
+
+		for (b = ar->blocks; b; b = b->next) {
+			struct tfs_pool_chunk *c, *pv = NULL;
+			uint64_t off = 0;
+			unsigned nch = 0, nlive = 0;
+
+			CHECK(b->arena == ar, "block %llu in the wrong arena", (unsigned long long)b->seq);
+			CHECK(b->base && b->base % p->cfg.align == 0, "block base unaligned");
+			for (c = b->first; c; pv = c, c = c->next) {
+				CHECK(c->blk == b && c->prev == pv, "chunk links of block %llu",
+				      (unsigned long long)b->seq);
+				CHECK(c->off == off && c->size && c->size % p->cfg.align == 0,
+				      "chunk at %llu of block %llu does not tile (off %llu size %llu)",
+				      (unsigned long long)off, (unsigned long long)b->seq,
+				      (unsigned long long)c->off, (unsigned long long)c->size);
+				off += c->size;
+				nch++;
+				if (c->free) {
+					const struct findex *ix = chunk_index(c);
+					size_t i;
+
+					CHECK(!pv || !pv->free, "adjacent free chunks");
+					CHECK(!c->bytes, "free chunk with bytes");
+					if (!b->retired) {
+						i = idx_lower(ix, c->size, b->seq, c->off);
+						CHECK(i < ix->n && ix->v[i].c == c,
+						      "free chunk missing from the index");
+						nfree[ix - ar->idx]++;
+					}
+				} else {
+					CHECK(c->bytes && c->bytes <= c->size, "live chunk size");
+					nlive++;
+					st.used += c->bytes;
+				}
+			}
+			CHECK(off == b->size, "chunks cover %llu of %llu bytes",
+			      (unsigned long long)off, (unsigned long long)b->size);
+			CHECK(nch == b->nchunks && nlive == b->nlive, "block counters");
+			CHECK(b->cached == (!nlive && !b->retired), "cached flag of block %llu",
+			      (unsigned long long)b->seq);
+			if (!b->retired) {
+				nall[b->cls] += nch;
+				nall[IDX_WHOLE] += b->cls == CLS_LARGE;
+			}
+			st.nallocs += nlive;
+			st.reserved += b->size;
+			st.nblocks++;
+		}
+		for (k = 0; k < NIDX; k++) {
+			const struct findex *ix = &ar->idx[k];
+			size_t i;
+
+			CHECK(ix->n == nfree[k], "index %d holds %zu entries, %zu free chunks", k,
+			      ix->n, nfree[k]);
+			CHECK(ix->need == nall[k] && ix->cap >= ix->need, "index %d reserve", k);
+			for (i = 0; i + 1 < ix->n; i++)
+				CHECK(fent_cmp(ix->v[i].size, ix->v[i].seq, ix->v[i].off,
+					       &ix->v[i + 1]) < 0, "index %d unsorted", k);
+			for (i = 0; i < ix->n; i++)
+				CHECK(ix->v[i].size == ix->v[i].c->size && ix->v[i].c->free &&
+				      key_eq(ix->v[i].c->blk->arena->key, ar->key),
+				      "index %d entry %zu stale", k, i);
+		}
+	}
+	CHECK(st.used == p->st.used && st.reserved == p->st.reserved &&
+	      st.nallocs == p->st.nallocs && st.nblocks == p->st.nblocks &&
+	      lru_bytes == p->st.cached, "pool counters");
+out:
+	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
+uint64_t tfs_pool_chunk_addr(const struct tfs_pool_chunk *c)
+{
+	return c->blk->base + c->off;
+}
+
+uint64_t tfs_pool_chunk_offset(const struct tfs_pool_chunk *c)
+{
+	return c->off;
+}
+
+uint64_t tfs_pool_chunk_bytes(const struct tfs_pool_chunk *c)
+{
+	return c->bytes;
+}
+
+uint64_t tfs_pool_chunk_capacity(const struct tfs_pool_chunk *c)
+{
+	return c->size;
+}
+
+uint64_t tfs_pool_chunk_block_base(const struct tfs_pool_chunk *c)
+{
+	return c->blk->base;
+}
+
+uint64_t tfs_pool_chunk_block_size(const struct tfs_pool_chunk *c)
+{
+	return c->blk->size;
+}
+
+void *tfs_pool_chunk_cookie(const struct tfs_pool_chunk *c)
+{
+	return c->blk->cookie;
+}
+
+struct tfs_pool_key tfs_pool_chunk_key(const struct tfs_pool_chunk *c)
+{
+	struct tfs_pool_key k;
+
+	/* The arena pointer is only changed under the lock (rekey); the owner of c is the one
+	 * who calls rekey, so an unlocked read by the owner is consistent. */
+	k = c->blk->arena->key;
+	return k;
+}

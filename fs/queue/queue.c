@@ -1,0 +1,673 @@
+/* The lifecycle queue worker (docs/contract.md): pops JSON commands from the shared queue and from
+ * this node's own queue (commands other daemons forwarded because this node owns the
+ * tensor), answers on the reply key, reaps holders whose process died, and rewrites this
+ * node's records after Redis comes back. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "daemon.h"
+#include "store/conn.h"
+#include "kernel/kernel_cache.h"
+#include "kernel/node.h"
+#include "queue/queue.h"
+#include "queue/auth.h"
+#include "queue/users.h"
+#include "stats.h"
+#include "store/lease.h"
+#include "store/store.h"
+#include "tensors/tensor.h"
+#include "store/writer.h"
+#include "dtype.h"
+#include "log.h"
+#include "strutil.h"
+
+#define REPLY_TTL 60
+/* A node's registry key is its lease (lease.h, renewed by housekeeping): a node whose
+ * lease ran out is dead to forwards. A forwarded command not popped within FORWARD_TTL
+ * goes with its list. */
+#define FORWARD_TTL 60
+#define POP_BATCH 64
+/* Commands handled under one hold of the namespace lock, so that the claims of their
+ * creates share one round trip; few enough that FUSE operations do not wait long. */
+#define CHUNK 16
+
+struct qcmd {
+	struct tfs_cmd c;
+	int rc;                      /* tfs_cmd_parse's */
+	char err[256];
+	const char *json;
+	size_t len;
+	struct tfs_store_claim *claim;   /* a create's name, claimed ahead (preclaim) */
+	struct tfs_dirrec parent;    /* with claim: the parent's record it was checked on */
+	const struct tfs_quser *who; /* the sender, as its list says; NULL: trusted */
+	struct tfs_quser ident;      /* who's storage for a command another node forwarded */
+};
+
+static void reply(const struct tfs_cmd *c, char *json)
+{
+	if (!json) {
+		tfs_log(LOG_ERR, "queue: out of memory building a reply");
+		return;
+	}
+	/* Behind the record writes it reports, on the same ordered connection: a client
+	 * that has its reply finds the records in Redis. */
+	if (c->reply[0] && tfs_store_queue_reply(c->reply, json, REPLY_TTL) == -EPERM)
+		tfs_log(LOG_WARNING, "queue: id=%s: no reply on '%s': a key of the daemon's",
+			c->id[0] ? c->id : "-", c->reply);
+	free(json);
+}
+
+static void reply_err(const struct tfs_cmd *c, int err, const char *msg)
+{
+	tfs_log(LOG_INFO, "queue: %s id=%s: %s (%s)", c->name[0] ? c->name : "?",
+		c->id[0] ? c->id : "-", msg, tfs_errno_name(err));
+	if (c->reply[0])
+		reply(c, tfs_reply_err(c->id, err, msg));
+}
+
+static void reply_ok(const struct tfs_cmd *c, struct tfsd_tensor *t)
+{
+	struct tfs_meta m = t->meta;
+
+	m.refcount = tfs_tensor_refcount(t);
+	if (c->reply[0])
+		reply(c, tfs_reply_ok(c->id, c->name, &m));
+}
+
+/* Hands a command to the daemon of the node that owns the tensor. */
+static void forward(const struct tfs_cmd *c, const char *json, size_t len, const char *owner,
+		    int from_node_queue, const struct tfs_quser *who)
+{
+	char *buf;
+	int n, rc;
+
+	if (from_node_queue) {
+		/* Forwarded to us, yet not ours: the record changed hands; do not bounce. */
+		reply_err(c, EREMOTE, "tensor is owned by another node");
+		return;
+	}
+	if (!who) {
+		rc = tfs_store_queue_forward_live(owner, json, len, FORWARD_TTL);
+	} else {
+		/* The sender's identity travels in front of the command ("u:<uid>\n"): only
+		 * daemons may push to node lists, so the owner can believe it. */
+		buf = malloc(len + 32);
+		if (!buf) {
+			reply_err(c, ENOMEM, "cannot forward to the owning node");
+			return;
+		}
+		n = snprintf(buf, 32, "u:%u\n", (unsigned)who->uid);
+		memcpy(buf + n, json, len);
+		rc = tfs_store_queue_forward_live(owner, buf, len + (size_t)n, FORWARD_TTL);
+		free(buf);
+	}
+	if (rc == -EHOSTDOWN)
+		reply_err(c, EHOSTDOWN, "the node this command names is not alive");
+	else if (rc)
+		reply_err(c, -rc, "cannot forward to the owning node");
+}
+
+/* Who owns name when it is not in our table: 0 with owner filled, or -errno. */
+static int owner_of(const char *name, char *owner, size_t size)
+{
+	struct tfs_meta m;
+	int rc = tfs_store_type(name);
+
+	if (rc < 0)
+		return rc;
+	if (rc == 'd')
+		return -EISDIR;
+	rc = tfs_store_tensor(name, &m);
+	if (rc)
+		return rc == -EBADMSG ? -EIO : rc;
+	if (strcmp(m.node, tfs_d.o.node) == 0)
+		return -ENOENT;
+	snprintf(owner, size, "%s", m.node);
+	return 0;
+}
+
+static int create_device(const struct tfs_cmd *c, const struct tfs_dirrec *d)
+{
+	return c->has_device ? c->device : d->has_device ? d->device : tfs_d.o.device;
+}
+
+/* A create this node makes (not one it forwards to the node the command names). */
+static int local_create(const struct tfs_cmd *c, int from_node_queue)
+{
+	return !c->node[0] || strcmp(c->node, tfs_d.o.node) == 0 || from_node_queue;
+}
+
+/* The record of the directory c's tensor goes in. 0, -ENOENT or -EIO. */
+static int parent_of(const struct tfs_cmd *c, struct tfs_dirrec *d)
+{
+	char parent[TFS_PATH_MAX];
+	const char *base;
+
+	tfs_split(c->name, parent, sizeof(parent), &base);
+	return tfs_store_dir(parent, d);
+}
+
+static const char *create_err(int rc)
+{
+	return rc == -EEXIST ? "name exists" : rc == -EINVAL ? "no such device" :
+	       rc == -ENOSPC ? "out of device memory" : "cannot create";
+}
+
+/* An entry of name's directory came or went through the queue: its mtime and ctime move
+ * as they do through the mount, and the kernel's copy of its attributes goes (the daemon's
+ * own writes are not reported back to it). Best effort: the change itself was made. */
+static void parent_changed(const char *name)
+{
+	char parent[TFS_PATH_MAX];
+	const char *base;
+	struct tfs_dirrec d;
+	uint64_t pid, id;
+
+	tfs_split(name, parent, sizeof(parent), &base);
+	if (tfs_store_dir(parent, &d) || tfs_store_dir_changed(parent, &d, 0)) {
+		tfs_log(LOG_INFO, "queue: %s: cannot update its directory's times", name);
+		return;
+	}
+	if (!parent[0])
+		tfs_kcache_forget_attr(TFS_ROOT_ID);
+	else if (tfs_node_find(parent, &pid, &id) == 0 && id)
+		tfs_kcache_forget_attr(id);
+}
+
+/* The name the queue removed: the kernel's node for it (a process has it open, or looked
+ * it up a moment ago) now serves the tensor where it lives on (ukey), or nothing, as after
+ * rm through the mount; it never follows the name to a tensor made under it later. */
+static void detach(const char *name, const char *ukey)
+{
+	uint64_t parent, id;
+	const char *base = strrchr(name, '/');
+
+	if (tfs_node_find(name, &parent, &id) == 0 && parent)
+		tfs_node_detach(parent, base ? base + 1 : name, ukey);
+}
+
+/* cl: the name claimed ahead by preclaim (pd: the parent's record then), or NULL to
+ * claim it now. */
+static void do_create(const struct tfs_cmd *c, struct tfs_store_claim *cl,
+		      const struct tfs_dirrec *pd, const struct tfs_quser *who)
+{
+	struct tfs_dirrec d;
+	struct tfsd_tensor *t;
+	uid_t uid = who ? who->uid : geteuid();
+	gid_t gid = who ? who->gid : getegid();
+	int rc;
+
+	if (cl) {
+		d = *pd;
+	} else {
+		rc = parent_of(c, &d);
+		if (rc == -ENOENT && who)
+			rc = tfs_qauth_search(who, c->name);
+		if (rc) {
+			reply_err(c, -rc, rc == -ENOENT ? "parent directory does not exist" :
+				  rc == -EACCES ? "permission denied" : "Redis error");
+			return;
+		}
+		if ((rc = tfs_qauth_create(who, c->name, &d))) {
+			reply_err(c, -rc, "permission denied");
+			return;
+		}
+		rc = tfs_tensor_claim(c->name, create_device(c, &d), &d, &cl);
+		if (rc) {
+			reply_err(c, -rc, create_err(rc));
+			return;
+		}
+	}
+	/* Made shaped: one record write, and the allocation overlaps the claim's round trip. */
+	/* A set-group-ID directory gives its group, as through the mount. */
+	if (who && (d.mode & S_ISGID))
+		gid = d.gid;
+	rc = tfs_tensor_create_claimed(cl, c->name, c->dtype, &c->shape, create_device(c, &d),
+				       uid, gid, 0644, &d, 0, &t);
+	if (rc) {
+		reply_err(c, -rc, create_err(rc));
+		return;
+	}
+	tfs_log(LOG_DEBUG, "queue: created %s", c->name);
+	tfs_kcache_forget(c->name);      /* the kernel may still know a tensor gone before it */
+	parent_changed(c->name);
+	reply_ok(c, t);
+}
+
+/* Whether a command before q[i] in the chunk names the same tensor: then q[i]'s claim
+ * could not be answered before those run, and it is made in turn. */
+static int named_before(const struct qcmd *q, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (!q[j].rc && strcmp(q[j].c.name, q[i].c.name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Sends the claims of the chunk's creates together: one round trip for all, which each
+ * create then awaits in turn, instead of one each. A create that fails a check here is
+ * left to claim in turn, where do_create reports the failure. Caller holds ns until the
+ * chunk is done, so no name changes meanwhile. */
+static void preclaim(struct qcmd *q, size_t n, int from_node_queue)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct tfs_cmd *c = &q[i].c;
+
+		if (q[i].rc || c->op != TFS_OP_CREATE || !local_create(c, from_node_queue) ||
+		    named_before(q, i))
+			continue;
+		if (parent_of(c, &q[i].parent) ||
+		    tfs_qauth_create(q[i].who, c->name, &q[i].parent) ||
+		    tfs_tensor_claim(c->name, create_device(c, &q[i].parent), &q[i].parent,
+				     &q[i].claim))
+			q[i].claim = NULL;
+	}
+}
+
+/* Whether pid is a process of who's in this daemon's pid namespace on this node: the
+ * only holder a per-user get may name, so the reaper can tell when it is gone and no one
+ * can take or drop holds in another's name. */
+static int own_process(const struct tfs_quser *who, const char *node, int64_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	if (strcmp(node, tfs_d.o.node) || pid <= 0 || pid > 0x3fffffff)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%lld", (long long)pid);
+	return stat(path, &st) == 0 && st.st_uid == who->uid;
+}
+
+/* Whether pid is a live process of this node as the daemon sees it (a pid of another pid
+ * namespace may name an unrelated process here: that is what leases are for). */
+static int local_process(const char *node, int64_t pid)
+{
+	if (strcmp(node, tfs_d.o.node) || pid <= 0 || pid > 0x3fffffff)
+		return 0;
+	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+/* One command; caller holds ns. Its writes and its reply go to the writer together. */
+static void process_one(struct qcmd *q, int from_node_queue)
+{
+	struct tfs_cmd *c = &q->c;
+	struct tfsd_tensor *t;
+	char owner[TFS_NODE_MAX];
+	const char *node;
+	int rc;
+
+	tfs_stats_add(TFS_ST_QUEUE_CMDS, 1);
+	tfs_writer_group_begin();
+	if (q->rc) {
+		tfs_log(LOG_WARNING, "queue: bad command (%s): %.200s", q->err, q->json);
+		if (c->reply[0])
+			reply(c, tfs_reply_err(c->id, q->rc, q->err));
+		goto out;
+	}
+	node = c->node[0] ? c->node : tfs_d.o.node;
+	if (c->op == TFS_OP_CREATE) {
+		if (!local_create(c, from_node_queue))
+			forward(c, q->json, q->len, c->node, 0, q->who);   /* made where it says */
+		else
+			do_create(c, q->claim, &q->parent, q->who);
+		q->claim = NULL;
+		goto out;
+	}
+	t = tfs_table_find(c->name);
+	if (!t) {
+		rc = owner_of(c->name, owner, sizeof(owner));
+		/* Through the mount, a name under a directory the sender may not search is
+		 * EACCES, whatever it is. */
+		if ((rc == -ENOENT || rc == -EISDIR) && q->who &&
+		    tfs_qauth_search(q->who, c->name) == -EACCES)
+			rc = -EACCES;
+		if (rc == 0)
+			forward(c, q->json, q->len, owner, from_node_queue, q->who);
+		else
+			reply_err(c, -rc, rc == -ENOENT ? "no such tensor" :
+				  rc == -EISDIR ? "is a directory" :
+				  rc == -EACCES ? "permission denied" : "Redis error");
+		goto out;
+	}
+	if (c->op == TFS_OP_GET) {
+		/* A hold is reaped when its process is gone: without a pid nothing could ever
+		 * tell, and the tensor would stay pinned. */
+		if (!c->pid) {
+			reply_err(c, EINVAL, "get needs the holder's pid");
+			goto out;
+		}
+		if ((rc = tfs_qauth_get(q->who, c->name, &t->meta))) {
+			reply_err(c, -rc, "permission denied");
+			goto out;
+		}
+		/* Without a lease the hold lasts while its pid lives, which only a pid of this
+		 * node, in the daemon's pid namespace, can tell: anything else needs a lease,
+		 * or it could never be reaped. */
+		if (!c->lease && q->who && !own_process(q->who, node, c->pid)) {
+			reply_err(c, EPERM, "pid is not a process of the sender on this node "
+				  "(a holder elsewhere needs a 'lease')");
+			goto out;
+		}
+		if (!c->lease && !q->who && !local_process(node, c->pid)) {
+			reply_err(c, ESRCH, "no such process on this node (a holder on another "
+				  "node or in another pid namespace needs a 'lease')");
+			goto out;
+		}
+		rc = tfs_tensor_hold(t, node, c->pid, q->who ? (int64_t)q->who->uid : -1, c->lease);
+		if (rc)
+			reply_err(c, -rc, "cannot record the holder");
+		else
+			reply_ok(c, t);
+		goto out;
+	}
+	if (c->op == TFS_OP_RENEW) {
+		rc = tfs_tensor_renew(t, node, c->pid, q->who ? (int64_t)q->who->uid : -1, c->lease);
+		if (rc)
+			reply_err(c, ESRCH, "that pid holds no leased reference to it");
+		else
+			reply_ok(c, t);
+		goto out;
+	}
+		/* delete with a pid: that holder's reference, and only that: a retry, a second
+	 * delete or one after the hold was reaped must not remove the name for everyone
+	 * (ESRCH). Without a pid: the name's reference (the create's), as rm does. */
+	struct tfs_meta m = t->meta;
+	char *ukey = NULL;
+	m.refcount = tfs_tensor_refcount(t) - 1;
+	if (c->pid) {
+		/* A per-user sender drops only holds it took itself. */
+		rc = tfs_tensor_release(t, node, c->pid, q->who ? (int64_t)q->who->uid : -1);
+		if (rc == -ENOENT)
+			rc = -ESRCH;
+	} else if ((rc = tfs_qauth_unlink(q->who, c->name, &t->meta)) == 0 &&
+		   (rc = tfs_tensor_unlink(t, &ukey)) == 0) {
+		tfs_kcache_forget(c->name);
+		parent_changed(c->name);
+		detach(c->name, ukey);
+		free(ukey);
+	}
+	if (rc)
+		reply_err(c, -rc, rc == -ESRCH ? "that pid holds no reference to it (a delete "
+			  "without pid drops the name)" : rc == -EACCES || rc == -EPERM ?
+			  "permission denied" : "cannot delete");
+	else if (c->reply[0])
+		reply(c, tfs_reply_ok(c->id, c->name, &m));
+out:
+	tfs_writer_group_end();
+}
+
+/* The sender of a command popped from list (its json and len past any identity header):
+ * NULL for the shared queue, the user a per-user list belongs to, or the identity a
+ * forwarding daemon put in front of the command. -EACCES: an identity this node cannot
+ * serve. */
+static int sender(struct qcmd *q, const char *list, int from_node_queue)
+{
+	const char *nl;
+	uint64_t uid;
+
+	q->who = NULL;
+	if (from_node_queue) {
+		if (q->len < 2 || strncmp(q->json, "u:", 2))
+			return 0;
+		nl = memchr(q->json, '\n', q->len);
+		if (!nl || tfs_parse_u64(q->json + 2, (size_t)(nl - q->json - 2), &uid) ||
+		    uid > 0xfffffffeULL)
+			return -EACCES;
+		q->len -= (size_t)(nl + 1 - q->json);
+		q->json = nl + 1;
+		if (tfs_qusers_ident((uid_t)uid, &q->ident))
+			return -EACCES;
+		q->who = &q->ident;
+		return 0;
+	}
+	if (strcmp(list, tfs_d.o.queue) == 0)
+		return 0;
+	q->who = tfs_qusers_by_list(list);
+	return q->who ? 0 : -EACCES;
+}
+
+/* After a string's opening quote at *p: its end (the closing quote), or NULL. */
+static const char *str_end(const char *p, const char *end)
+{
+	for (; p < end; p++) {
+		if (*p == '\\')
+			p++;
+		else if (*p == '"')
+			return p;
+	}
+	return NULL;
+}
+
+/* A document the parser refused (truncated, nested past its limit) may still name its id
+ * and reply at the top level: read those two, when they are plain strings, so that the
+ * sender hears why. Values are skipped by counting brackets, never by recursion. */
+static void salvage(const char *json, size_t len, struct tfs_cmd *c)
+{
+	const char *p = json, *end = json + len, *k, *ke, *v, *ve;
+	int depth = 0;
+
+	while (p < end && *p != '{')
+		p++;
+	for (p++; p < end; p++) {
+		if (*p == '{' || *p == '[') {
+			depth++;
+		} else if (*p == '}' || *p == ']') {
+			if (depth-- == 0)
+				return;
+		} else if (*p == '"') {
+			k = p + 1;
+			if (!(ke = str_end(k, end)))
+				return;
+			p = ke;
+			if (depth)
+				continue;
+			for (v = ke + 1; v < end && (*v == ' ' || *v == ':' || *v == '\t' ||
+						     *v == '\n' || *v == '\r'); v++)
+				;
+			if (v >= end || *v != '"')
+				continue;
+			if (!(ve = str_end(v + 1, end)))
+				return;
+			p = ve;
+			/* Plain strings only: an escape might hide anything. */
+			if (memchr(v + 1, '\\', (size_t)(ve - v - 1)) || ve - v - 1 >= TFS_CMD_STR)
+				continue;
+			if (ke - k == 2 && memcmp(k, "id", 2) == 0 && !c->id[0])
+				memcpy(c->id, v + 1, (size_t)(ve - v - 1));
+			else if (ke - k == 5 && memcmp(k, "reply", 5) == 0 && !c->reply[0])
+				memcpy(c->reply, v + 1, (size_t)(ve - v - 1));
+		}
+	}
+}
+
+/* Popped commands, in order, CHUNK at a time under the namespace lock. */
+static void process(struct qcmd *q, redisReply **el, size_t n, const char *list,
+		    int from_node_queue)
+{
+	for (size_t i = 0; i < n && !tfs_d.stopping; i += CHUNK) {
+		size_t k = 0;
+
+		for (size_t j = i; j < n && j < i + CHUNK; j++) {
+			int who_rc;
+
+			if (el[j]->type != REDIS_REPLY_STRING)
+				continue;
+			q[k].json = el[j]->str;
+			q[k].len = el[j]->len;
+			q[k].claim = NULL;
+			who_rc = sender(&q[k], list, from_node_queue);
+			q[k].rc = tfs_cmd_parse(q[k].json, q[k].len, &q[k].c, q[k].err,
+						sizeof(q[k].err));
+			if (q[k].rc && !q[k].c.reply[0])
+				salvage(q[k].json, q[k].len, &q[k].c);
+			if (who_rc && !q[k].rc) {
+				q[k].rc = who_rc;
+				snprintf(q[k].err, sizeof(q[k].err), "unknown sender");
+			}
+			/* A per-user sender is answered only on its own reply keys: it can read
+			 * no other, and the daemon writes no other key in its name. */
+			if (q[k].who && q[k].c.reply[0] &&
+			    !tfs_store_reply_key_for(q[k].c.reply, q[k].who->uid)) {
+				tfs_log(LOG_WARNING, "queue: uid %u: reply key '%.200s' is not under "
+					"%s:reply: (not answered)", (unsigned)q[k].who->uid,
+					q[k].c.reply, q[k].who->list);
+				q[k].c.reply[0] = '\0';
+			}
+			if (who_rc)
+				q[k].c.reply[0] = '\0';
+			k++;
+		}
+		tfs_ns_lock();
+		preclaim(q, k, from_node_queue);
+		for (size_t j = 0; j < k; j++)
+			process_one(&q[j], from_node_queue);
+		tfs_ns_unlock();
+	}
+}
+
+static void housekeeping(int64_t *last_reap)
+{
+	static uint64_t drops_mended;
+	static int resync_owed;
+	int64_t now = tfs_now();
+	uint64_t drops = tfs_writer_drops();
+	int rc;
+
+	/* First: nothing of the node is rewritten unless its lease is ours. */
+	tfs_lease_tick();
+	/* Writes dropped for the queue's bound: the records of tensors freed meanwhile are
+	 * removed first, then every record is rewritten (a tensor made in between is in the
+	 * table by then). */
+	if ((tfs_d.redis_down || drops != drops_mended) && tfs_conn_get()) {
+		tfs_d.redis_down = 0;
+		rc = drops != drops_mended ? tfs_tensor_purge_stale() : 0;
+		if (rc == 0)
+			rc = tfs_tensor_resync();
+		if (rc == 0) {
+			tfs_ns_lock();
+			rc = tfs_qusers_acl();
+			tfs_ns_unlock();
+		}
+		if (rc == 0) {
+			if (drops != drops_mended)
+				tfs_writer_repaired();
+			drops_mended = drops;
+			tfs_log(LOG_NOTICE, "Redis is back: records of this node rewritten");
+		} else {
+			tfs_d.redis_down = 1;
+		}
+	}
+	if (now != *last_reap) {
+		*last_reap = now;
+		tfs_ns_lock();
+		tfs_tensor_reap();
+		tfs_tensor_unpin_forgotten();
+		tfs_ns_unlock();
+		/* Redis may lose records without ever dropping the connection (FLUSHALL, a
+		 * hand's DEL, a restart between two commands): the root's record is the
+		 * sign, checked once a second. */
+		if (!tfs_d.redis_down && (resync_owed || tfs_store_lost() == 1)) {
+			/* A failed pass is retried: the root's record, the sign, is back by now. */
+			resync_owed = tfs_tensor_resync() != 0;
+			if (!resync_owed)
+				tfs_log(LOG_NOTICE, "Redis had lost records: those of this node "
+					"rewritten");
+		}
+	}
+}
+
+/* Without BLMPOP: BRPOP for the first command, then what waits behind it in one RPOP (in
+ * the same order BRPOP would), not one round trip each. */
+static void pop_brpop(struct qcmd *q)
+{
+	redisReply *r, *more;
+	int rc, node_q;
+
+	r = tfs_store_queue_pop_all(&rc, 1, 0);
+	if (!r) {
+		if (rc == -EIO)
+			usleep(200000);      /* Redis away: retry without spinning */
+		return;
+	}
+	if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+	    r->element[1]->type == REDIS_REPLY_STRING) {
+		node_q = strcmp(r->element[0]->str, tfs_d.node_queue) == 0;
+		process(q, &r->element[1], 1, r->element[0]->str, node_q);
+		more = tfs_store_queue_rpop(&rc, r->element[0]->str, POP_BATCH);
+		if (more && more->type == REDIS_REPLY_ARRAY)
+			process(q, more->element, more->elements, r->element[0]->str, node_q);
+		freeReplyObject(more);
+	}
+	freeReplyObject(r);
+}
+
+static void *queue_main(void *arg)
+{
+	int64_t last_reap = 0;
+	struct qcmd *q;
+	redisReply *r, *l;
+	int rc, lmpop = 1;
+
+	(void)arg;
+	q = calloc(CHUNK, sizeof(*q));
+	if (!q) {
+		tfs_log(LOG_ERR, "queue: out of memory: the lifecycle queue is not served");
+		return NULL;
+	}
+	while (!tfs_d.stopping) {
+		housekeeping(&last_reap);
+		if (!lmpop) {
+			pop_brpop(q);
+			continue;
+		}
+		/* The first command and up to POP_BATCH behind it, in one round trip. */
+		r = tfs_store_queue_pop_all(&rc, POP_BATCH, 1);
+		if (!r) {
+			if (rc == -EPROTO && !tfs_store_has_blmpop()) {
+				tfs_log(LOG_NOTICE, "queue: Redis has no BLMPOP (before 7.0): "
+					"popping with BRPOP and RPOP");
+				lmpop = 0;
+			} else if (rc == -EIO || rc == -EPROTO) {
+				usleep(200000);      /* Redis away or refusing: no spinning */
+			}
+			continue;
+		}
+		l = r->type == REDIS_REPLY_ARRAY && r->elements == 2 ? r->element[1] : NULL;
+		if (l && l->type == REDIS_REPLY_ARRAY && r->element[0]->type == REDIS_REPLY_STRING)
+			process(q, l->element, l->elements, r->element[0]->str,
+				strcmp(r->element[0]->str, tfs_d.node_queue) == 0);
+		freeReplyObject(r);
+	}
+	free(q);
+	tfs_conn_close_thread();
+	return NULL;
+}
+
+int tfs_queue_start(void)
+{
+	int rc;
+
+	tfs_store_node_queue(tfs_d.node_queue, sizeof(tfs_d.node_queue), tfs_d.o.node);
+	rc = pthread_create(&tfs_d.queue_thread, NULL, queue_main, NULL);
+	if (rc == 0)
+		pthread_setname_np(tfs_d.queue_thread, "tfs-queue");
+	if (rc)
+		return -rc;
+	tfs_d.queue_started = 1;
+	return 0;
+}
+
+void tfs_queue_stop(void)
+{
+	if (!tfs_d.queue_started)
+		return;
+	tfs_d.stopping = 1;
+	pthread_join(tfs_d.queue_thread, NULL);
+	tfs_d.queue_started = 0;
+}

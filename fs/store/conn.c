@@ -1,0 +1,182 @@
+/* One Redis connection per thread: hiredis contexts are not thread-safe, and FUSE runs
+ * many worker threads. A broken connection is dropped and remade on the next call, so the
+ * mount stays up while Redis is away and recovers when it returns. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon.h"
+#include "store/conn.h"
+#include "store/store.h"
+#include "store/writer.h"
+#include "log.h"
+
+static pthread_key_t conn_key;
+static pthread_once_t conn_once = PTHREAD_ONCE_INIT;
+static int64_t last_complaint;
+/* Bumped at each failure: a thread whose connection is older than the last failure makes
+ * a new one before using it, so an idle thread's connection to a Redis that restarted
+ * does not fail the first request after recovery. */
+static unsigned down_epoch;
+static __thread unsigned conn_epoch;
+
+static void conn_free(void *c)
+{
+	redisFree(c);
+}
+
+static void conn_key_init(void)
+{
+	pthread_key_create(&conn_key, conn_free);
+}
+
+void tfs_conn_mark_down(const char *why)
+{
+	int64_t now = tfs_now();
+
+	tfs_d.redis_down = 1;
+	__atomic_add_fetch(&down_epoch, 1, __ATOMIC_RELEASE);
+	/* One line per outage second, not one per FUSE request. */
+	if (__atomic_exchange_n(&last_complaint, now, __ATOMIC_RELAXED) != now)
+		tfs_log(LOG_ERR, "Redis unreachable (%s): metadata calls fail with EIO until it returns",
+			why);
+}
+
+redisContext *tfs_conn_get(void)
+{
+	redisContext *c;
+	char err[256];
+	int rc;
+
+	unsigned epoch = tfs_conn_epoch();
+
+	/* Another daemon holds this node's lease: nothing of the node is written or read in
+	 * its name, as though Redis were away (lease.h). */
+	if (tfs_d.lease_lost) {
+		tfs_d.redis_down = 1;
+		return NULL;
+	}
+	pthread_once(&conn_once, conn_key_init);
+	c = pthread_getspecific(conn_key);
+	if (c && conn_epoch == epoch)
+		return c;
+	if (c)
+		tfs_conn_close_thread();
+	conn_epoch = epoch;
+	c = tfs_redis_connect(&tfs_d.url, 1000, &rc, err, sizeof(err));
+	if (!c) {
+		tfs_conn_mark_down(err);
+		return NULL;
+	}
+	pthread_setspecific(conn_key, c);
+	return c;
+}
+
+void tfs_conn_close_thread(void)
+{
+	redisContext *c;
+
+	pthread_once(&conn_once, conn_key_init);
+	c = pthread_getspecific(conn_key);
+	if (c) {
+		redisFree(c);
+		pthread_setspecific(conn_key, NULL);
+	}
+}
+
+unsigned tfs_conn_epoch(void)
+{
+	return __atomic_load_n(&down_epoch, __ATOMIC_ACQUIRE);
+}
+
+int tfs_conn_ok(void)
+{
+	return tfs_d.redis_down || !tfs_conn_get() ? -EIO : 0;
+}
+
+/* Runs cmd (RESP, from redisFormatCommand*) on the thread's connection; after what the
+ * write-behind queue holds when ordered. */
+static redisReply *run(int ordered, int *rc, const char *cmd, size_t len)
+{
+	redisContext *c = ordered && tfs_writer_sync() ? NULL : tfs_conn_get();
+	redisReply *r = NULL;
+
+	if (!c) {
+		*rc = -EIO;
+		return NULL;
+	}
+	if (redisAppendFormattedCommand(c, cmd, len) != REDIS_OK ||
+	    redisGetReply(c, (void **)&r) != REDIS_OK || !r) {
+		*rc = -EIO;
+		tfs_conn_mark_down(c->errstr);
+		tfs_conn_close_thread();
+		return NULL;
+	}
+	if (r->type == REDIS_REPLY_ERROR) {
+		tfs_log(LOG_ERR, "Redis error: %s", r->str);
+		freeReplyObject(r);
+		*rc = -EPROTO;
+		return NULL;
+	}
+	*rc = 0;
+	return r;
+}
+
+redisReply *tfs_conn_run(int *rc, const char *cmd, size_t len)
+{
+	return run(0, rc, cmd, len);
+}
+
+static redisReply *vcmdf(int ordered, int *rc, const char *fmt, va_list ap)
+{
+	char *cmd = NULL;
+	int n = redisvFormatCommand(&cmd, fmt, ap);
+	redisReply *r;
+
+	if (n < 0) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	r = run(ordered, rc, cmd, (size_t)n);
+	redisFreeCommand(cmd);
+	return r;
+}
+
+redisReply *tfs_conn_cmdf(int *rc, const char *fmt, ...)
+{
+	redisReply *r;
+	va_list ap;
+
+	va_start(ap, fmt);
+	r = vcmdf(1, rc, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+redisReply *tfs_conn_cmdf_unordered(int *rc, const char *fmt, ...)
+{
+	redisReply *r;
+	va_list ap;
+
+	va_start(ap, fmt);
+	r = vcmdf(0, rc, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int64_t tfs_now(void)
+{
+	return (int64_t)time(NULL);
+}
+
+int64_t tfs_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}

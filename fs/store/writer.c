@@ -1,0 +1,931 @@
+/* Write-behind of Redis records. A FUSE operation changes the daemon's memory (which is
+ * what it serves) and queues the matching Redis writes here; one thread sends them, in
+ * the order they were queued, pipelined on a connection of its own, and the operation
+ * returns without waiting for Redis. Waiting a round trip per write under the namespace
+ * lock is what capped create -> shape -> unlink at about 1,000/s.
+ *
+ * Coherence: every synchronous call of the daemon (conn.c) first waits for what is
+ * queued (tfs_writer_sync), so the daemon never reads Redis behind its own writes; fsync and
+ * fsyncdir wait too, and a queue reply is sent after the writes it reports. The one
+ * connection is also the one that Redis tracks for the directory cache (dircache.c), with
+ * NOLOOP: this node's own writes do not invalidate what it just cached.
+ *
+ * Wake-ups of the writer cost the lifecycle queue's worker more than building its writes:
+ * the writes and the reply of one queue command go as one group, and the claims of the
+ * creates popped together are sent at once and awaited one by one (tfs_writer_sendf). */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "store/conn.h"
+#include "store/dircache.h"
+#include "store/store.h"
+#include "store/writer.h"
+#include "log.h"
+
+#define BATCH_MAX 512
+/* The bound of the queue (entries) unless TENSORFS_WRITE_QUEUE_MAX says otherwise: with
+ * writes coalesced per key, only that many distinct records changed while Redis is away
+ * reach it. */
+#define QUEUE_MAX_DEFAULT 262144
+#define IDX_BUCKETS 65536
+
+/* A command whose reply a caller wants: from tfs_writer_sendf until tfs_writer_wait takes it. */
+struct tfs_writer_call {
+	redisReply *reply;
+	int rc, done;
+};
+
+struct wb_item {
+	struct wb_item *next;
+	char *cmd;                   /* RESP, from redisFormatCommand*: redisFreeCommand */
+	int len;
+	struct tfs_writer_call *wait;    /* NULL unless a caller wants the reply */
+	int taken;                   /* in the writer's batch: no longer changed or dropped */
+	/* tfs_writer_hset1's: an HSET of one field of key. */
+	char *field;
+	/* tfs_writer_save's writes, formatted by the writer, not under the namespace lock: cmd is
+	 * NULL until then. An HSET of *meta under key, or with meta NULL a DEL of key. */
+	struct tfs_meta *meta;
+	/* In the coalescing index (an hset1 or a whole-record HSET not taken yet, with no
+	 * other write of key queued after it): the next write of the same field of key, or
+	 * of the whole record, is merged into it instead of queued (idx_merge). */
+	int indexed;
+	struct wb_item *inext;       /* the index bucket's chain */
+	char key[];
+};
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t work, done_cv;
+	struct wb_item *head, **tail;
+	uint64_t queued, done;       /* items queued / answered (or dropped) so far */
+	uint64_t max;                /* the bound of queued - done (TENSORFS_WRITE_QUEUE_MAX) */
+	uint64_t drops;              /* times the queue was dropped for the bound */
+	uint64_t dropped;            /* writes dropped since the last tfs_writer_repaired */
+	int drop_logged;
+	struct wb_item **idx;        /* coalescing index, by key: IDX_BUCKETS chains */
+	int running, stop, kick;
+	pthread_t thread;
+	redisContext *c;
+	uint64_t tracked_sub;        /* subscriber id that c's tracking redirects to */
+	unsigned epoch;              /* tfs_conn_epoch() when c was made */
+} wb = {
+	.mu = PTHREAD_MUTEX_INITIALIZER,
+	.work = PTHREAD_COND_INITIALIZER,
+	.done_cv = PTHREAD_COND_INITIALIZER,
+	.tail = &wb.head,
+};
+
+/* The calling thread's group (tfs_writer_group_begin): writes held back to be handed to the
+ * writer at once. */
+static __thread struct {
+	int on;
+	struct wb_item *head, **tail;
+} grp;
+
+/* A FUSE worker wakes the writer after its reply is sent (tfs_writer_defer_wakes): a wake-up
+ * is a futex call, which the request's latency then does not include. */
+static __thread int defer_wakes, wake_owed;
+
+/* Caller has released wb.mu. */
+static void wake_writer(void)
+{
+	if (defer_wakes) {
+		wake_owed = 1;
+		return;
+	}
+	pthread_cond_signal(&wb.work);
+}
+
+static void pay_wake(void)
+{
+	if (wake_owed) {
+		wake_owed = 0;
+		pthread_cond_signal(&wb.work);
+	}
+}
+
+/* Before waiting for the writer: what it is to send may have been queued by another
+ * thread whose wake-up is still owed, and which may be waiting for a lock this one
+ * holds. So wake it whatever this thread owes. */
+static void wake_to_wait(void)
+{
+	wake_owed = 0;
+	pthread_cond_signal(&wb.work);
+}
+
+void tfs_writer_defer_wakes(int on)
+{
+	defer_wakes = on;
+	if (!on)
+		pay_wake();
+}
+
+static void item_free(struct wb_item *it);
+
+static uint64_t key_hash(const char *k, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (len--)
+		h = (h ^ (unsigned char)*k++) * 1099511628211ULL;
+	return h;
+}
+
+static struct wb_item **idx_bucket(const char *key, size_t len)
+{
+	return &wb.idx[key_hash(key, len) % IDX_BUCKETS];
+}
+
+/* Caller holds wb.mu. */
+static void idx_remove(struct wb_item *it)
+{
+	struct wb_item **pp;
+
+	if (!it->indexed)
+		return;
+	for (pp = idx_bucket(it->key, strlen(it->key)); *pp; pp = &(*pp)->inext) {
+		if (*pp == it) {
+			*pp = it->inext;
+			break;
+		}
+	}
+	it->indexed = 0;
+	it->inext = NULL;
+}
+
+/* A write of key (len bytes) that is not merged: what was queued before it for key may no
+ * longer take later writes in its place. Caller holds wb.mu. */
+static void idx_barrier(const char *key, size_t len)
+{
+	struct wb_item **pp, *e;
+
+	if (!wb.idx)
+		return;
+	for (pp = idx_bucket(key, len); (e = *pp);) {
+		if (strlen(e->key) == len && memcmp(e->key, key, len) == 0) {
+			*pp = e->inext;
+			e->indexed = 0;
+			e->inext = NULL;
+		} else {
+			pp = &e->inext;
+		}
+	}
+}
+
+/* The n-th argument of a RESP command (as redisFormatCommand makes them); -1 when there
+ * is none. */
+static int resp_arg(const char *cmd, int len, int n, const char **arg, size_t *alen)
+{
+	const char *p = cmd, *end = cmd + len;
+	long argc, l;
+	char *q;
+
+	if (!cmd || len < 4 || *p != '*')
+		return -1;
+	argc = strtol(p + 1, &q, 10);
+	if (n >= argc)
+		return -1;
+	p = q + 2;
+	for (int i = 0; p < end && *p == '$'; i++) {
+		l = strtol(p + 1, &q, 10);
+		p = q + 2;
+		if (l < 0 || p + l > end)
+			return -1;
+		if (i == n) {
+			*arg = p;
+			*alen = (size_t)l;
+			return 0;
+		}
+		p += l + 2;
+	}
+	return -1;
+}
+
+/* The keys a formatted command writes, as barriers: the commands the daemon queues name
+ * their key first, but RENAME (two) and EVAL (after the count). Caller holds wb.mu. */
+static void idx_barrier_cmd(const char *cmd, int len)
+{
+	const char *a;
+	size_t al;
+	long nkeys = 0;
+	char num[24];
+
+	if (resp_arg(cmd, len, 0, &a, &al))
+		return;
+	if ((al == 4 && strncasecmp(a, "EVAL", 4) == 0) ||
+	    (al == 7 && strncasecmp(a, "EVALSHA", 7) == 0)) {
+		if (resp_arg(cmd, len, 2, &a, &al) || al >= sizeof(num))
+			return;
+		memcpy(num, a, al);
+		num[al] = '\0';
+		nkeys = strtol(num, NULL, 10);
+		for (long i = 0; i < nkeys; i++)
+			if (resp_arg(cmd, len, 3 + (int)i, &a, &al) == 0)
+				idx_barrier(a, al);
+		return;
+	}
+	if (resp_arg(cmd, len, 1, &a, &al) == 0)
+		idx_barrier(a, al);
+	if (resp_arg(cmd, len, 0, &a, &al) == 0 &&
+	    ((al == 6 && strncasecmp(a, "RENAME", 6) == 0) ||
+	     (al == 8 && strncasecmp(a, "RENAMENX", 8) == 0)) &&
+	    resp_arg(cmd, len, 2, &a, &al) == 0)
+		idx_barrier(a, al);
+}
+
+/* An hset1 item's command again, with field's value in the whole record m (a later
+ * whole-record write merged before it must not be undone by it): 0, or -ENOMEM (the
+ * item keeps its old value, which only the next write of the record mends). */
+static int reformat_field(struct wb_item *e, const struct tfs_meta *m)
+{
+	struct tfs_meta_fields f;
+	char *cmd = NULL;
+	int len;
+
+	tfs_meta_to_fields(m, &f);
+	for (int i = 0; i < f.n; i++) {
+		if (strcmp(f.field[i], e->field))
+			continue;
+		len = redisFormatCommand(&cmd, "HSET %s %s %b", e->key, e->field, f.value[i],
+					 f.len[i]);
+		if (len < 0)
+			return -ENOMEM;
+		redisFreeCommand(e->cmd);
+		e->cmd = cmd;
+		e->len = len;
+		return 0;
+	}
+	return 0;
+}
+
+/* Merges it into the queued write it replaces: 1 (it is the caller's to free), or 0 when
+ * it is to be queued (then indexed or a barrier). Caller holds wb.mu.
+ *
+ * HSETs of one key with no other write of that key between them can be sent as one, at
+ * the place of the first: nothing between them reads or writes the key. So an hset1
+ * takes the place of the indexed hset1 of the same field, and a whole record that of the
+ * indexed whole record, whose later-queued hset1s of its fields then take the new values
+ * (they were queued after it: the record's values must win over theirs now). */
+static int idx_merge(struct wb_item *it)
+{
+	size_t klen = strlen(it->key);
+	struct wb_item *e, *rec = NULL;
+
+	if (!wb.idx)
+		return 0;
+	for (e = *idx_bucket(it->key, klen); e; e = e->inext) {
+		if (strcmp(e->key, it->key))
+			continue;
+		if (it->field && e->field && strcmp(e->field, it->field) == 0) {
+			char *cmd = e->cmd;
+			int len = e->len;
+
+			e->cmd = it->cmd;
+			e->len = it->len;
+			it->cmd = cmd;
+			it->len = len;
+			return 1;
+		}
+		if (!it->field && !e->field)
+			rec = e;
+	}
+	if (it->field || !rec)
+		return 0;
+	*rec->meta = *it->meta;
+	for (e = *idx_bucket(it->key, klen); e; e = e->inext)
+		if (e->field && strcmp(e->key, it->key) == 0)
+			reformat_field(e, it->meta);
+	return 1;
+}
+
+/* Queues it at the tail, or merges it (then frees it): 1 when queued. Caller holds wb.mu. */
+static int append_locked(struct wb_item *it)
+{
+	int mergeable = !it->wait && (it->field || (it->meta && !it->cmd));
+
+	if (mergeable && idx_merge(it)) {
+		item_free(it);
+		return 0;
+	}
+	if (it->field) {
+		/* Queued after the indexed whole record (if any) of its key: the next record
+		 * merges there, before this one, and rewrites it (idx_merge). */
+	} else if (it->meta && !it->cmd) {
+		idx_barrier(it->key, strlen(it->key));
+	} else if (!it->cmd) {
+		idx_barrier(it->key, strlen(it->key));          /* DEL of key */
+	} else {
+		idx_barrier_cmd(it->cmd, it->len);
+	}
+	if (mergeable && wb.idx) {
+		struct wb_item **b = idx_bucket(it->key, strlen(it->key));
+
+		it->inext = *b;
+		*b = it;
+		it->indexed = 1;
+	}
+	*wb.tail = it;
+	wb.tail = &it->next;
+	__atomic_add_fetch(&wb.queued, 1, __ATOMIC_RELEASE);
+	return 1;
+}
+
+static void item_free(struct wb_item *it)
+{
+	redisFreeCommand(it->cmd);
+	free(it->field);
+	free(it->meta);
+	free(it);
+}
+
+/* cmd of a tfs_writer_save write, from what was queued. 0 or -ENOMEM. */
+static int item_format(struct wb_item *it)
+{
+	const char *argv[2 + 2 * TFS_META_NFIELDS];
+	size_t len[2 + 2 * TFS_META_NFIELDS];
+	struct tfs_meta_fields f;
+	int argc = 0;
+
+	if (it->cmd)
+		return 0;
+	if (!it->meta) {
+		it->len = redisFormatCommand(&it->cmd, "DEL %s", it->key);
+	} else {
+		tfs_meta_to_fields(it->meta, &f);
+		argv[argc] = "HSET"; len[argc++] = 4;
+		argv[argc] = it->key; len[argc++] = strlen(it->key);
+		for (int i = 0; i < f.n; i++) {
+			argv[argc] = f.field[i]; len[argc++] = strlen(f.field[i]);
+			argv[argc] = f.value[i]; len[argc++] = f.len[i];
+		}
+		it->len = redisFormatCommandArgv(&it->cmd, argc, argv, len);
+	}
+	if (it->len < 0) {
+		it->cmd = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Without the writer thread (before the daemon forks, at the end): runs it at once on the
+ * calling thread's connection. */
+static void run_now(struct wb_item *it, int *rc)
+{
+	redisReply *r = NULL;
+
+	if ((*rc = item_format(it)) == 0)
+		r = tfs_conn_run(rc, it->cmd, (size_t)it->len);
+
+	if (it->wait) {
+		it->wait->reply = r;
+		it->wait->rc = *rc;
+		it->wait->done = 1;
+	} else {
+		freeReplyObject(r);
+	}
+	item_free(it);
+}
+
+static int bound_locked(void);
+static void log_drop(void);
+
+/* Hands what the calling thread's group holds to the writer, in one wake-up. */
+static void group_flush(void)
+{
+	struct wb_item *it;
+	int rc;
+
+	if (!grp.head)
+		return;
+	pthread_mutex_lock(&wb.mu);
+	if (!wb.running) {
+		pthread_mutex_unlock(&wb.mu);
+		while ((it = grp.head)) {
+			grp.head = it->next;
+			run_now(it, &rc);
+		}
+	} else {
+		struct wb_item *next;
+		int dropped;
+
+		for (it = grp.head; it; it = next) {
+			next = it->next;
+			it->next = NULL;
+			append_locked(it);
+		}
+		dropped = bound_locked();
+		pthread_mutex_unlock(&wb.mu);
+		if (dropped)
+			log_drop();
+		/* After the unlock: the writer, woken, does not block at once on wb.mu. */
+		wake_writer();
+	}
+	grp.head = NULL;
+	grp.tail = &grp.head;
+}
+
+/* Queues cmd (taking it); call, when not NULL, receives the reply. 0 or -ENOMEM, or -EIO
+ * for a call while Redis is away (it would only be failed later). */
+static int enqueue_item(struct wb_item *it);
+
+static int enqueue(char *cmd, int len, struct tfs_writer_call *call)
+{
+	struct wb_item *it;
+
+	if (len < 0 || !cmd)
+		return -ENOMEM;
+	it = calloc(1, sizeof(*it));
+	if (!it) {
+		redisFreeCommand(cmd);
+		return -ENOMEM;
+	}
+	it->cmd = cmd;
+	it->len = len;
+	it->wait = call;
+	return enqueue_item(it);
+}
+
+/* A write the writer formats: HSET of a copy of *m, or DEL when m is NULL. */
+static int enqueue_unformatted(const char *key, const struct tfs_meta *m)
+{
+	size_t klen = strlen(key) + 1;
+	struct wb_item *it = calloc(1, sizeof(*it) + klen);
+
+	if (!it || (m && !(it->meta = malloc(sizeof(*m))))) {
+		free(it);
+		return -ENOMEM;
+	}
+	if (m)
+		*it->meta = *m;
+	memcpy(it->key, key, klen);
+	return enqueue_item(it);
+}
+
+int tfs_writer_save(const char *key, const struct tfs_meta *m, int replace)
+{
+	int rc = replace ? enqueue_unformatted(key, NULL) : 0;
+
+	return rc ? rc : enqueue_unformatted(key, m);
+}
+
+/* Takes it. */
+static int enqueue_item(struct wb_item *it)
+{
+	struct tfs_writer_call *call = it->wait;
+	int rc = 0;
+
+	if (!call && grp.on) {
+		*grp.tail = it;
+		grp.tail = &it->next;
+		return 0;
+	}
+	group_flush();          /* what the group holds was decided first: it goes first */
+	pthread_mutex_lock(&wb.mu);
+	if (!wb.running) {
+		pthread_mutex_unlock(&wb.mu);
+		run_now(it, &rc);
+		return call ? 0 : rc;
+	}
+	if (call && tfs_d.redis_down) {
+		pthread_mutex_unlock(&wb.mu);
+		item_free(it);
+		return -EIO;
+	}
+	if (!append_locked(it)) {
+		/* Merged: open/close cycles while Redis is away queue one refcount write per
+		 * tensor, not one each. */
+		pthread_mutex_unlock(&wb.mu);
+		return 0;
+	}
+	rc = bound_locked();
+	pthread_mutex_unlock(&wb.mu);
+	if (rc)
+		log_drop();
+	wake_writer();
+	return 0;
+}
+
+static redisReply *call_wait(struct tfs_writer_call *call, int *rc)
+{
+	wake_to_wait();
+	pthread_mutex_lock(&wb.mu);
+	while (!call->done)
+		pthread_cond_wait(&wb.done_cv, &wb.mu);
+	pthread_mutex_unlock(&wb.mu);
+	*rc = call->rc;
+	return call->reply;
+}
+
+int tfs_writer_cmdv(int argc, const char **argv, const size_t *len)
+{
+	char *cmd = NULL;
+	int n = redisFormatCommandArgv(&cmd, argc, argv, len);
+
+	return enqueue(cmd, n, NULL);
+}
+
+int tfs_writer_hset1(const char *key, const char *field, const char *value)
+{
+	size_t klen = strlen(key) + 1;
+	struct wb_item *it = calloc(1, sizeof(*it) + klen);
+
+	if (!it)
+		return -ENOMEM;
+	memcpy(it->key, key, klen);
+	it->field = strdup(field);
+	it->len = redisFormatCommand(&it->cmd, "HSET %s %s %s", key, field, value);
+	if (!it->field || it->len < 0 || !it->cmd) {
+		item_free(it);
+		return -ENOMEM;
+	}
+	return enqueue_item(it);
+}
+
+int tfs_writer_cmdf(const char *fmt, ...)
+{
+	char *cmd = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = redisvFormatCommand(&cmd, fmt, ap);
+	va_end(ap);
+	return enqueue(cmd, n, NULL);
+}
+
+struct tfs_writer_call *tfs_writer_sendf(int *rc, const char *fmt, ...)
+{
+	struct tfs_writer_call *w = calloc(1, sizeof(*w));
+	char *cmd = NULL;
+	va_list ap;
+	int n;
+
+	if (!w) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	va_start(ap, fmt);
+	n = redisvFormatCommand(&cmd, fmt, ap);
+	va_end(ap);
+	*rc = enqueue(cmd, n, w);
+	if (*rc) {
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+redisReply *tfs_writer_wait(struct tfs_writer_call *call, int *rc)
+{
+	redisReply *r = call_wait(call, rc);
+
+	free(call);
+	return r;
+}
+
+void tfs_writer_group_begin(void)
+{
+	if (!grp.tail)
+		grp.tail = &grp.head;
+	grp.on = 1;
+}
+
+void tfs_writer_group_end(void)
+{
+	group_flush();
+	grp.on = 0;
+}
+
+int tfs_writer_sync(void)
+{
+	uint64_t target;
+
+	group_flush();
+	if (__atomic_load_n(&wb.done, __ATOMIC_ACQUIRE) ==
+	    __atomic_load_n(&wb.queued, __ATOMIC_ACQUIRE))
+		return 0;
+	wake_to_wait();
+	pthread_mutex_lock(&wb.mu);
+	target = wb.queued;
+	/* While Redis is away the backlog waits for it; callers get EIO, not a hang. */
+	while (wb.done < target && !tfs_d.redis_down)
+		pthread_cond_wait(&wb.done_cv, &wb.mu);
+	pthread_mutex_unlock(&wb.mu);
+	return wb.done < target ? -EIO : 0;
+}
+
+/* Tracking lives on the connection: the directory cache goes with it. */
+static void close_conn(void)
+{
+	tfs_dircache_tracking(0);
+	redisFree(wb.c);
+	wb.c = NULL;
+	wb.tracked_sub = 0;
+}
+
+static void drop_conn(const char *why)
+{
+	tfs_conn_mark_down(why);
+	close_conn();
+}
+
+/* The directory cache is valid only while Redis reports changes of dir records to the
+ * subscriber: (re)enable tracking whenever the subscriber or this connection is new. */
+static void ensure_tracking(void)
+{
+	uint64_t sub = tfs_dircache_subscriber();
+	redisReply *r;
+
+	if (!sub || sub == wb.tracked_sub)
+		return;
+	if (wb.tracked_sub) {
+		/* Redirected to a subscriber that is gone: options cannot be changed while on. */
+		r = tfs_store_tracking(wb.c, 0);
+		if (!r) {
+			drop_conn(wb.c->errstr);
+			return;
+		}
+		freeReplyObject(r);
+	}
+	r = tfs_store_tracking(wb.c, sub);
+	if (!r) {
+		drop_conn(wb.c->errstr);
+		return;
+	}
+	if (r->type == REDIS_REPLY_ERROR) {
+		/* Redis < 6: no tracking, so no directory cache; everything still works. */
+		tfs_log(LOG_NOTICE, "Redis has no client tracking (%s): directory records "
+			"are not cached", r->str);
+		wb.tracked_sub = sub;
+	} else {
+		wb.tracked_sub = sub;
+		tfs_dircache_tracking(1);
+	}
+	freeReplyObject(r);
+}
+
+/* Sends up to BATCH_MAX items from the head in one pipeline. 0, or -EIO when the
+ * connection broke: the items not answered stay queued and go again. */
+static int flush_batch(void)
+{
+	struct wb_item *batch[BATCH_MAX], *it;
+	redisReply *r;
+	char err[256];
+	int n = 0, answered = 0, rc = 0, refused;
+
+	/* Another thread saw Redis fail since c was made: c may be to a server that is gone;
+	 * a fresh one costs less than a failed batch. */
+	if (wb.c && wb.epoch != tfs_conn_epoch())
+		close_conn();
+	/* Another daemon holds this node's lease: what is queued waits (lease.h). */
+	if (tfs_d.lease_lost) {
+		tfs_d.redis_down = 1;
+		return -EIO;
+	}
+	if (!wb.c) {
+		wb.epoch = tfs_conn_epoch();
+		wb.c = tfs_redis_connect(&tfs_d.url, 1000, &rc, err, sizeof(err));
+		if (!wb.c) {
+			tfs_conn_mark_down(err);
+			return -EIO;
+		}
+	}
+	ensure_tracking();
+	if (!wb.c)
+		return -EIO;
+	pthread_mutex_lock(&wb.mu);
+	for (it = wb.head; it && n < BATCH_MAX; it = it->next) {
+		it->taken = 1;
+		idx_remove(it);
+		batch[n++] = it;
+	}
+	pthread_mutex_unlock(&wb.mu);
+	for (int i = 0; i < n; i++) {
+		if (item_format(batch[i]) == 0) {
+			redisAppendFormattedCommand(wb.c, batch[i]->cmd, batch[i]->len);
+			continue;
+		}
+		/* Out of memory: the record misses this write (said so); a PING in its place
+		 * keeps replies and items in step. */
+		tfs_log(LOG_ERR, "out of memory formatting a record write of %s", batch[i]->key);
+		redisAppendFormattedCommand(wb.c, "*1\r\n$4\r\nPING\r\n", 14);
+	}
+	for (; answered < n; answered++) {
+		it = batch[answered];
+		r = NULL;
+		if (redisGetReply(wb.c, (void **)&r) != REDIS_OK || !r) {
+			drop_conn(wb.c->errstr);
+			rc = -EIO;
+			break;
+		}
+		refused = r->type == REDIS_REPLY_ERROR;
+		if (refused)
+			tfs_log(LOG_ERR, "Redis refused a record write: %s", r->str);
+		if (it->wait) {
+			it->wait->rc = refused ? -EPROTO : 0;
+			it->wait->reply = refused ? NULL : r;     /* the waiter frees it */
+		}
+		if (!it->wait || refused)
+			freeReplyObject(r);
+	}
+	pthread_mutex_lock(&wb.mu);
+	for (int i = 0; i < n; i++) {
+		it = batch[i];
+		/* A waiter whose reply was lost is told EIO rather than replayed: a claim
+		 * (HSETNX) sent twice would answer "taken" by its own first copy. */
+		if (i >= answered && !it->wait)
+			break;
+		if (i >= answered) {
+			it->wait->rc = -EIO;
+			it->wait->reply = NULL;
+		}
+		wb.head = it->next;
+		if (!wb.head)
+			wb.tail = &wb.head;
+		if (it->wait)
+			it->wait->done = 1;
+		item_free(it);
+		__atomic_add_fetch(&wb.done, 1, __ATOMIC_RELEASE);
+	}
+	pthread_cond_broadcast(&wb.done_cv);
+	pthread_mutex_unlock(&wb.mu);
+	return rc;
+}
+
+/* Takes out every item a caller waits for (all: every item), answering EIO. Caller holds
+ * wb.mu. */
+static void fail_items(int all)
+{
+	struct wb_item **pp = &wb.head, *it;
+
+	while ((it = *pp)) {
+		if (!it->wait && !all) {
+			pp = &it->next;
+			continue;
+		}
+		*pp = it->next;
+		idx_remove(it);
+		if (it->wait) {
+			it->wait->rc = -EIO;
+			it->wait->reply = NULL;
+			it->wait->done = 1;
+		}
+		item_free(it);
+		__atomic_add_fetch(&wb.done, 1, __ATOMIC_RELEASE);
+	}
+	wb.tail = pp;
+}
+
+/* Past the bound while Redis is away, every write not in the writer's hands and nobody
+ * waits for is dropped: memory stays bounded through an outage of any length, and the
+ * resync that follows (tfs_writer_drops) rewrites every record of this node and removes
+ * the others. While Redis answers the writer drains the queue; a stall is noticed within
+ * the command timeout (1 s), and only then is what waits dropped. Caller holds wb.mu.
+ * 1 when the drop is to be logged (by the caller, once it let go of wb.mu). */
+static int bound_locked(void)
+{
+	struct wb_item **pp = &wb.head, *it;
+	uint64_t n = 0;
+	int log_it;
+
+	if (wb.queued - wb.done <= wb.max || !tfs_d.redis_down)
+		return 0;
+	while ((it = *pp)) {
+		if (it->taken || it->wait) {
+			pp = &it->next;
+			continue;
+		}
+		*pp = it->next;
+		idx_remove(it);
+		item_free(it);
+		n++;
+	}
+	wb.tail = pp;
+	__atomic_add_fetch(&wb.done, n, __ATOMIC_RELEASE);
+	log_it = !wb.drop_logged;
+	wb.drop_logged = 1;
+	wb.dropped += n;
+	__atomic_add_fetch(&wb.drops, 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&wb.done_cv);
+	return log_it;
+}
+
+static void log_drop(void)
+{
+	tfs_log(LOG_WARNING, "record writes: more than %" PRIu64 " queued while Redis is away: "
+		"dropped; every record of this node is rewritten once Redis answers", wb.max);
+}
+
+uint64_t tfs_writer_drops(void)
+{
+	return __atomic_load_n(&wb.drops, __ATOMIC_ACQUIRE);
+}
+
+void tfs_writer_repaired(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&wb.mu);
+	n = wb.dropped;
+	wb.dropped = 0;
+	wb.drop_logged = 0;
+	pthread_mutex_unlock(&wb.mu);
+	if (n)
+		tfs_log(LOG_NOTICE, "record writes: the %" PRIu64 " dropped are made good", n);
+}
+
+static void *wb_main(void *arg)
+{
+	int failures = 0, dropped;
+
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&wb.mu);
+		while (!wb.head && !wb.stop && !wb.kick)
+			pthread_cond_wait(&wb.work, &wb.mu);
+		if (!wb.head && !wb.kick) {
+			pthread_mutex_unlock(&wb.mu);
+			break;
+		}
+		wb.kick = 0;
+		pthread_mutex_unlock(&wb.mu);
+		if (flush_batch() == 0) {
+			failures = 0;
+			continue;
+		}
+		/* At unmount, do not hang on a Redis that is gone: a few tries, then drop. */
+		if (wb.stop && ++failures >= 5)
+			break;
+		/* Redis is down: the callers waiting (for a claim, or in tfs_writer_sync) hold the
+		 * namespace lock, so they answer EIO now rather than hang the mount. */
+		pthread_mutex_lock(&wb.mu);
+		fail_items(0);
+		dropped = bound_locked();
+		pthread_cond_broadcast(&wb.done_cv);
+		pthread_mutex_unlock(&wb.mu);
+		if (dropped)
+			log_drop();
+		usleep(100000);
+	}
+	pthread_mutex_lock(&wb.mu);
+	fail_items(1);
+	pthread_cond_broadcast(&wb.done_cv);
+	pthread_mutex_unlock(&wb.mu);
+	if (wb.c)
+		redisFree(wb.c);
+	wb.c = NULL;
+	return NULL;
+}
+
+int tfs_writer_start(void)
+{
+	const char *max = getenv("TENSORFS_WRITE_QUEUE_MAX");
+	int rc;
+
+	pthread_mutex_lock(&wb.mu);
+	wb.max = max && strtoull(max, NULL, 10) > 0 ? strtoull(max, NULL, 10) :
+		QUEUE_MAX_DEFAULT;
+	if (!wb.idx)
+		wb.idx = calloc(IDX_BUCKETS, sizeof(*wb.idx));   /* NULL: nothing merged */
+	wb.stop = 0;
+	rc = pthread_create(&wb.thread, NULL, wb_main, NULL);
+	if (rc == 0)
+		pthread_setname_np(wb.thread, "tfs-redis-wb");
+	wb.running = rc == 0;
+	pthread_mutex_unlock(&wb.mu);
+	return -rc;
+}
+
+void tfs_writer_kick(void)
+{
+	pthread_mutex_lock(&wb.mu);
+	wb.kick = 1;
+	pthread_cond_signal(&wb.work);
+	pthread_mutex_unlock(&wb.mu);
+}
+
+void tfs_writer_stop(void)
+{
+	pthread_mutex_lock(&wb.mu);
+	if (!wb.running) {
+		pthread_mutex_unlock(&wb.mu);
+		return;
+	}
+	wb.stop = 1;
+	pthread_cond_signal(&wb.work);
+	pthread_mutex_unlock(&wb.mu);
+	pthread_join(wb.thread, NULL);
+	pthread_mutex_lock(&wb.mu);
+	wb.running = 0;
+	pthread_mutex_unlock(&wb.mu);
+}

@@ -1,0 +1,152 @@
+/* Start-up from what an earlier run of this node left: its Redis records and the memory its
+ * keeper still holds (keeper.h). A record whose memory the keeper holds becomes a tensor of
+ * the table again, with the same name, metadata, handle, offset and inode number; its
+ * reference count is recomputed from the name, the queue holders whose process lives and
+ * no open files (the old mount's files died with it). A record without memory is removed,
+ * memory without a record is freed; both are logged. After a clean unmount, or with a new
+ * keeper, nothing is held and every record of the node goes: the sweep of a fresh start. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensors/adopt.h"
+#include "daemon.h"
+#include "store/store.h"
+#include "tensors/tensor.h"
+#include "log.h"
+
+/* Seconds a hold of another node or pid namespace survives a restart without a renew. */
+#define ADOPT_LEASE 60
+
+struct tally {
+	int fresh;
+	uint64_t tensors, bytes, dropped;
+};
+
+static struct timespec ts_of(int64_t s, int64_t ns)
+{
+	struct timespec t;
+
+	if (ns > 0) {
+		t.tv_sec = (time_t)(ns / 1000000000);
+		t.tv_nsec = (long)(ns % 1000000000);
+	} else {
+		t.tv_sec = (time_t)s;
+		t.tv_nsec = 0;
+	}
+	return t;
+}
+
+static int adopt_one(struct tfs_store_rec *rec, void *arg)
+{
+	struct tally *n = arg;
+	struct tfsd_tensor *t;
+	struct tfs_alloc *a = NULL;
+	int rc;
+
+	if (n->fresh) {
+		/* A new keeper holds nothing: every record of the node is of a run that is
+		 * over, empty tensors too (their names would outlive everything else). */
+		tfs_log(LOG_NOTICE, "removing stale record %s left by an earlier run", rec->key);
+		n->dropped++;
+		return -ENOENT;
+	}
+	if (rec->meta.has_handle != (rec->meta.bytes > 0) ||
+	    strcmp(rec->meta.backend, tfs_d.be_ops->name) ||
+	    (rec->name && tfs_table_find(rec->name)) || tfs_table_find_key(rec->key)) {
+		tfs_log(LOG_NOTICE, "start-up: dropping record %s: it does not describe memory "
+			"of this backend", rec->key);
+		n->dropped++;
+		return -EINVAL;
+	}
+	if (rec->meta.bytes) {
+		rc = tfs_d.be_ops->adopt(tfs_d.be, &rec->meta, &a);
+		if (rc) {
+			tfs_log(LOG_NOTICE, "start-up: dropping record %s: %s", rec->key,
+				rc == -ENOENT ? "its memory is gone" :
+				"the memory its handle names does not fit it");
+			n->dropped++;
+			return rc;
+		}
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		goto fail;
+	t->name = strdup(rec->name ? rec->name : rec->key);
+	t->key = strdup(rec->key);
+	if (!t->name || !t->key)
+		goto fail_struct;
+	pthread_rwlock_init(&t->io, NULL);
+	t->meta = rec->meta;
+	t->alloc = a;
+	t->linked = rec->name != NULL;
+	t->mtime = t->atime = ts_of(rec->meta.mtime, 0);
+	t->ctime = ts_of(rec->meta.ctime, rec->meta.ctime_ns);
+	for (size_t i = rec->nholders; i-- > 0;) {
+		struct tfs_holder *h = calloc(1, sizeof(*h));
+
+		if (!h)
+			continue;    /* counted one reference less: the tensor may go earlier */
+		memcpy(h->node, rec->holders[i].node, sizeof(h->node));
+		h->node[sizeof(h->node) - 1] = '\0';
+		h->pid = rec->holders[i].pid;
+		h->count = rec->holders[i].count;
+		/* The sender's uid is in the record; a lease's end lived only in the daemon
+		 * that died: a hold from a process of this node stays while the process lives
+		 * (as before); any other becomes a lease its holder must renew within
+		 * ADOPT_LEASE seconds. */
+		h->uid = rec->holders[i].uid;
+		if (strcmp(h->node, tfs_d.o.node) || h->pid <= 0)
+			h->expires = tfs_now() + ADOPT_LEASE;
+		h->next = t->holders;
+		t->holders = h;
+	}
+	if (!t->linked && rec->seq > tfs_d.table.unlinked_seq)
+		tfs_d.table.unlinked_seq = rec->seq;
+	tfs_table_insert(t);
+	n->tensors++;
+	n->bytes += rec->meta.bytes;
+	return 0;
+fail_struct:
+	free(t->name);
+	free(t->key);
+	free(t);
+fail:
+	if (a)
+		tfs_d.be_ops->free(tfs_d.be, a);
+	n->dropped++;
+	return -ENOMEM;
+}
+
+/* Tensors nothing holds any more (unlinked ones whose holders and files are gone). */
+static void collect_unused(struct tfsd_tensor *t, void *arg)
+{
+	(void)arg;
+	if (tfs_tensor_refcount(t) == 0)
+		tfs_tensor_drop_if_unused(t);
+}
+
+int tfs_adopt(int fresh)
+{
+	struct tally n = { .fresh = fresh };
+	int freed, rc;
+
+	tfs_ns_lock();
+	rc = tfs_store_node_records(adopt_one, &n);
+	/* Even after a Redis failure: memory no record took is unreachable. */
+	freed = tfs_d.be_ops->adopt_end ? tfs_d.be_ops->adopt_end(tfs_d.be) : 0;
+	if (rc) {
+		tfs_ns_unlock();
+		return rc;
+	}
+	tfs_tensor_reap();
+	tfs_table_foreach(collect_unused, NULL);
+	tfs_ns_unlock();
+	if (n.tensors || n.dropped || freed)
+		tfs_log(LOG_NOTICE, "start-up: adopted %" PRIu64 " tensor(s) of %" PRIu64
+			" bytes; dropped %" PRIu64 " record(s) without memory; freed %d "
+			"allocation(s) no record named", n.tensors, n.bytes, n.dropped, freed);
+	return tfs_tensor_resync();
+}

@@ -1,0 +1,151 @@
+/* Queue holders: the references `get` takes for a (node, pid), each with its count and
+ * its field holder:<node>:<pid> in the record, and the reaping of holders whose process
+ * is gone. Under tfs_d.ns. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "store/store.h"
+#include "tensors/tensor.h"
+#include "store/writer.h"
+#include "log.h"
+
+/* A holder's count and the refcount that changed with it, in one write: the daemon's
+ * counts are the truth (a resync writes them whole too), so no increment is needed. */
+static int save_holder(struct tfsd_tensor *t, const struct tfs_holder *h)
+{
+	t->meta.refcount = tfs_tensor_refcount(t);
+	return tfs_store_holder_save(t->key, h->node, h->pid, h->uid, h->count,
+				     t->meta.refcount);
+}
+
+int tfs_tensor_hold(struct tfsd_tensor *t, const char *node, int64_t pid, int64_t uid,
+		    int64_t lease)
+{
+	struct tfs_holder *h;
+
+	for (h = t->holders; h; h = h->next)
+		if (h->pid == pid && strcmp(h->node, node) == 0)
+			break;
+	if (h && h->uid != uid)
+		return -EPERM;
+	if (!h) {
+		h = calloc(1, sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		snprintf(h->node, sizeof(h->node), "%s", node);
+		h->pid = pid;
+		h->uid = uid;
+		h->expires = lease ? tfs_now() + lease : 0;
+		h->next = t->holders;
+		t->holders = h;
+	}
+	/* A later get with a lease extends it; without, a leased hold keeps its lease. */
+	if (lease && h->expires)
+		h->expires = tfs_now() + lease;
+	h->count++;
+	return save_holder(t, h);
+}
+
+/* Drops n holds of h. The caller then calls drop_if_unused, unless this returns 1: the
+ * record is then up to date (the count is still > 0 and was written with the refcount). */
+static int holder_drop(struct tfsd_tensor *t, struct tfs_holder *h, int64_t n)
+{
+	char node[TFS_NODE_MAX];
+	int64_t pid = h->pid;
+	struct tfs_holder **pp;
+
+	h->count -= n;
+	if (h->count > 0) {
+		save_holder(t, h);
+		return 1;
+	}
+	snprintf(node, sizeof(node), "%s", h->node);
+	for (pp = &t->holders; *pp; pp = &(*pp)->next) {
+		if (*pp == h) {
+			*pp = h->next;
+			free(h);
+			break;
+		}
+	}
+	/* At 0 the whole record goes (drop_if_unused): no need to take the field out first. */
+	if (tfs_tensor_refcount(t) > 0)
+		tfs_store_holder_delete(t->key, node, pid);
+	return 0;
+}
+
+int tfs_tensor_release(struct tfsd_tensor *t, const char *node, int64_t pid, int64_t uid)
+{
+	struct tfs_holder *h;
+
+	for (h = t->holders; h; h = h->next)
+		if (h->pid == pid && strcmp(h->node, node) == 0)
+			break;
+	if (!h || (uid >= 0 && h->uid != uid))
+		return -ENOENT;
+	if (!holder_drop(t, h, 1))
+		tfs_tensor_drop_if_unused(t);
+	return 0;
+}
+
+int tfs_tensor_renew(struct tfsd_tensor *t, const char *node, int64_t pid, int64_t uid,
+		     int64_t lease)
+{
+	struct tfs_holder *h;
+
+	for (h = t->holders; h; h = h->next)
+		if (h->pid == pid && strcmp(h->node, node) == 0)
+			break;
+	if (!h || (uid >= 0 && h->uid != uid) || !h->expires)
+		return -ENOENT;
+	h->expires = tfs_now() + lease;
+	return 0;
+}
+
+struct reap_now {
+	int64_t s;                   /* tfs_now: holders' leases */
+	int64_t mono_ns;             /* tfs_mono_ns: the kernel's references */
+};
+
+static void reap_one(struct tfsd_tensor *t, void *arg)
+{
+	const struct reap_now *rn = arg;
+	struct tfs_holder *h, *next;
+	int64_t now = rn->s;
+	int dropped = tfs_tensor_pin_expired(t, rn->mono_ns);
+
+	for (h = t->holders; h; h = next) {
+		next = h->next;
+		if (h->expires) {
+			if (now < h->expires)
+				continue;
+			tfs_log(LOG_INFO, "%s: the lease of holder %s:%lld ran out, dropping its "
+				"%lld reference(s)", t->name, h->node, (long long)h->pid,
+				(long long)h->count);
+			holder_drop(t, h, h->count);
+			dropped = 1;
+			continue;
+		}
+		/* Only pids of this node can be checked; other nodes reap their own. */
+		if (strcmp(h->node, tfs_d.o.node) || h->pid <= 0)
+			continue;
+		if (kill((pid_t)h->pid, 0) == 0 || errno != ESRCH)
+			continue;
+		tfs_log(LOG_INFO, "%s: holder pid %lld is gone, dropping its %lld reference(s)",
+			t->name, (long long)h->pid, (long long)h->count);
+		holder_drop(t, h, h->count);
+		dropped = 1;
+	}
+	if (dropped)
+		tfs_tensor_drop_if_unused(t);
+}
+
+void tfs_tensor_reap(void)
+{
+	struct reap_now now = { tfs_now(), tfs_mono_ns() };
+
+	tfs_table_foreach(reap_one, &now);
+}

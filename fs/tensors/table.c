@@ -1,0 +1,100 @@
+/* The table of the tensors this daemon holds memory for, keyed by Redis key (a linked
+ * tensor's <prefix>:tensor:<path>, an unlinked one's key of its own). Under tfs_d.ns. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "tensors/tensor.h"
+#include "store/store.h"
+#include "strutil.h"
+
+static uint64_t fnv(const char *s)
+{
+	return tfs_fnv1a(TFS_FNV_BASIS, s, strlen(s));
+}
+
+int tfs_table_init(struct tfs_table *tb)
+{
+	tb->nbuckets = 4096;
+	tb->buckets = calloc(tb->nbuckets, sizeof(*tb->buckets));
+	return tb->buckets ? 0 : -ENOMEM;
+}
+
+static void grow(struct tfs_table *tb)
+{
+	size_t n = tb->nbuckets * 4;
+	struct tfsd_tensor **b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return;                /* keep the longer chains: slower, still correct */
+	for (size_t i = 0; i < tb->nbuckets; i++) {
+		struct tfsd_tensor *t = tb->buckets[i], *next;
+		for (; t; t = next) {
+			next = t->next;
+			t->next = b[fnv(t->key) % n];
+			b[fnv(t->key) % n] = t;
+		}
+	}
+	free(tb->buckets);
+	tb->buckets = b;
+	tb->nbuckets = n;
+}
+
+void tfs_table_insert(struct tfsd_tensor *t)
+{
+	struct tfs_table *tb = &tfs_d.table;
+	size_t i;
+
+	if (tb->count >= tb->nbuckets)
+		grow(tb);
+	i = fnv(t->key) % tb->nbuckets;
+	t->next = tb->buckets[i];
+	tb->buckets[i] = t;
+	tb->count++;
+}
+
+void tfs_table_remove(struct tfsd_tensor *t)
+{
+	struct tfs_table *tb = &tfs_d.table;
+	struct tfsd_tensor **pp = &tb->buckets[fnv(t->key) % tb->nbuckets];
+
+	for (; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			tb->count--;
+			return;
+		}
+	}
+}
+
+struct tfsd_tensor *tfs_table_find_key(const char *key)
+{
+	struct tfs_table *tb = &tfs_d.table;
+	struct tfsd_tensor *t = tb->buckets[fnv(key) % tb->nbuckets];
+
+	while (t && strcmp(t->key, key))
+		t = t->next;
+	return t;
+}
+
+struct tfsd_tensor *tfs_table_find(const char *name)
+{
+	char key[TFS_KEYMAX];
+
+	if (tfs_key(key, sizeof(key), "tensor", name))
+		return NULL;
+	return tfs_table_find_key(key);
+}
+
+void tfs_table_foreach(void (*fn)(struct tfsd_tensor *, void *), void *arg)
+{
+	struct tfs_table *tb = &tfs_d.table;
+
+	for (size_t i = 0; i < tb->nbuckets; i++)
+		for (struct tfsd_tensor *t = tb->buckets[i], *next; t; t = next) {
+			next = t->next;
+			fn(t, arg);
+		}
+}

@@ -1,0 +1,850 @@
+/* The lifetime of the tensors this daemon holds memory for: create, shape, resize, owner,
+ * open and close, unlink and rename, reference counts (docs/contract.md) and the records that
+ * mirror them; resync after Redis came back, shutdown. Every function here runs under
+ * tfs_d.ns. */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "store/conn.h"
+#include "mem/devices.h"
+#include "store/store.h"
+#include "tensors/tensor.h"
+#include "store/writer.h"
+#include "dtype.h"
+#include "log.h"
+#include "kernel/node.h"
+#include "util/proc.h"
+
+
+int64_t tfs_tensor_refcount(const struct tfsd_tensor *t)
+{
+	int64_t n = t->linked + (t->pinned_until != 0) + t->opens;
+
+	for (struct tfs_holder *h = t->holders; h; h = h->next)
+		n += h->count;
+	return n;
+}
+
+static int64_t ns_of(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+/* Never backwards: a change made under ns after the write (a reshape) keeps its later
+ * ctime, which clients compare to know their cached metadata is stale. */
+void tfs_tensor_fold_times(struct tfsd_tensor *t)
+{
+	int64_t w = __atomic_exchange_n(&t->wtime_ns, 0, __ATOMIC_RELAXED);
+	struct timespec ts = { (time_t)(w / 1000000000), (long)(w % 1000000000) };
+
+	if (!w)
+		return;
+	if (w > ns_of(&t->mtime))
+		t->mtime = ts;
+	if (w > ns_of(&t->ctime))
+		t->ctime = ts;
+}
+
+/* replace: the key may hold a stale record, whose other fields must go. */
+static int save(struct tfsd_tensor *t, int replace)
+{
+	tfs_tensor_fold_times(t);
+	t->meta.refcount = tfs_tensor_refcount(t);
+	t->meta.mtime = t->mtime.tv_sec;
+	t->meta.ctime_ns = (int64_t)t->ctime.tv_sec * 1000000000 + t->ctime.tv_nsec;
+	t->dirty = 0;
+	return tfs_store_save(t->key, &t->meta, replace);
+}
+
+int tfs_tensor_save(struct tfsd_tensor *t)
+{
+	return save(t, 0);
+}
+
+static int save_refcount(struct tfsd_tensor *t)
+{
+	t->meta.refcount = tfs_tensor_refcount(t);
+	return tfs_store_save_refcount(t->key, t->meta.refcount);
+}
+
+static void resync_slot_clear(struct tfsd_tensor *t);
+
+static void tensor_free(struct tfsd_tensor *t)
+{
+	struct tfs_holder *h, *next;
+
+	for (h = t->holders; h; h = next) {
+		next = h->next;
+		free(h);
+	}
+	/* A read holds io until its reply is written, and the reader, woken by that reply,
+	 * may close the file and so free the tensor before the read lets go: wait for it. */
+	pthread_rwlock_wrlock(&t->io);
+	pthread_rwlock_unlock(&t->io);
+	pthread_rwlock_destroy(&t->io);
+	resync_slot_clear(t);
+	free(t->name);
+	free(t->key);
+	free(t);
+}
+
+/* A tensor not in the table yet: its memory and the struct. */
+static void struct_free(struct tfsd_tensor *t)
+{
+	if (t->alloc)
+		tfs_d.be_ops->free(tfs_d.be, t->alloc);
+	tensor_free(t);
+}
+
+/* The count reached 0: memory, record and struct go. */
+static void destroy(struct tfsd_tensor *t)
+{
+	tfs_table_remove(t);
+	if (t->alloc)
+		tfs_d.be_ops->free(tfs_d.be, t->alloc);
+	tfs_store_delete(t->key);
+	tfs_log(LOG_DEBUG, "freed %s (%llu bytes)", t->name, (unsigned long long)t->meta.bytes);
+	tensor_free(t);
+}
+
+void tfs_tensor_drop_if_unused(struct tfsd_tensor *t)
+{
+	if (tfs_tensor_refcount(t) == 0)
+		destroy(t);
+	else
+		save_refcount(t);
+}
+
+/* What refuses a create before its name is claimed. */
+static int create_check(const char *name, int device, char *key, size_t size)
+{
+	int rc;
+
+	if ((rc = tfs_key(key, size, "tensor", name)))
+		return rc;
+	if (device < 0 || device >= tfs_d.be_ops->device_count(tfs_d.be))
+		return -EINVAL;
+	if (tfs_table_find_key(key))
+		return -EEXIST;
+	return 0;
+}
+
+int tfs_tensor_claim(const char *name, int device, const struct tfs_dirrec *parent_rec,
+		     struct tfs_store_claim **claim)
+{
+	char key[TFS_KEYMAX];
+	int rc = create_check(name, device, key, sizeof(key));
+
+	return rc ? rc : tfs_store_link_send(name, 't', parent_rec, claim);
+}
+
+void tfs_tensor_claim_drop(const char *name, struct tfs_store_claim *claim)
+{
+	if (tfs_store_link_wait(name, 't', claim) == 0)
+		tfs_store_unlink(name);
+}
+
+static int shape_set(struct tfsd_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
+		     int busy_check);
+
+uint64_t tfs_tensor_dir_id(const char *parent, const struct tfs_dirrec *d)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	if (d->ino)
+		return d->ino;
+	/* A record without an inode number (made by an older daemon or by a resync): its
+	 * path, hashed into the upper half of the range, where random inode numbers fall
+	 * as rarely as anywhere else. */
+	for (const unsigned char *p = (const unsigned char *)parent; *p; p++)
+		h = (h ^ *p) * 1099511628211ULL;
+	return (h | 1ull << 62) & INT64_MAX;
+}
+
+/* The directory identity of a tensor named name whose parent's record is parent_rec. */
+static uint64_t dir_of(const char *name, const struct tfs_dirrec *parent_rec)
+{
+	char parent[TFS_PATH_MAX];
+	const char *base;
+
+	tfs_split(name, parent, sizeof(parent), &base);
+	return tfs_tensor_dir_id(parent, parent_rec);
+}
+
+/* claim NULL: the name is ours already (tfs_tensor_create_linked). */
+static int create_made(struct tfs_store_claim *claim, const char *name, tfs_dtype dt,
+		       const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
+		       mode_t mode, const struct tfs_dirrec *parent_rec, int open,
+		       struct tfsd_tensor **out)
+{
+	char key[TFS_KEYMAX];
+	struct tfsd_tensor *t;
+	struct timespec now;
+	int rc, shaped = 0;
+
+	if ((rc = create_check(name, device, key, sizeof(key)))) {
+		if (claim)
+			tfs_tensor_claim_drop(name, claim);
+		else
+			tfs_store_unlink(name);
+		return rc;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		rc = -ENOMEM;
+		goto fail_name;
+	}
+	t->name = strdup(name);
+	t->key = strdup(key);
+	if (!t->name || !t->key) {
+		rc = -ENOMEM;
+		goto fail_struct_name;
+	}
+	pthread_rwlock_init(&t->io, NULL);
+	clock_gettime(CLOCK_REALTIME, &now);
+	t->atime = t->mtime = t->ctime = now;
+	t->meta.dtype = dt;
+	tfs_shape_1d(&t->meta.shape, 0);
+	t->meta.device = device;
+	t->meta.ctime = now.tv_sec;
+	snprintf(t->meta.node, sizeof(t->meta.node), "%s", tfs_d.o.node);
+	snprintf(t->meta.backend, sizeof(t->meta.backend), "%s", tfs_d.be_ops->name);
+	t->meta.mode = mode & 07777;
+	t->meta.ino = tfs_node_new_ino();
+	t->meta.uid = uid;
+	t->meta.gid = gid;
+	t->meta.dir = dir_of(name, parent_rec);
+	t->linked = 1;
+	t->opens = open;
+	/* With a claim on its way, the memory is made meanwhile: zero-filling a small tensor
+	 * costs about as much as that round trip. */
+	if (sh)
+		shaped = shape_set(t, dt, sh, 0);
+	if (claim) {
+		rc = tfs_store_link_wait(name, 't', claim);
+		claim = NULL;
+		if (rc)
+			goto fail_struct;     /* not ours: nothing to give back */
+	}
+	rc = shaped;
+	/* A record this node left behind under the same name is stale by now. Only once the
+	 * name is ours: the record under it may be another node's until then. */
+	if (rc || (rc = save(t, 1)))
+		goto fail_struct_name;
+	tfs_table_insert(t);
+	*out = t;
+	return 0;
+fail_struct_name:
+	struct_free(t);
+fail_name:
+	/* The name is ours (or its claim still on the way): give it back. */
+	if (claim)
+		tfs_tensor_claim_drop(name, claim);
+	else
+		tfs_store_unlink(name);
+	return rc;
+fail_struct:
+	struct_free(t);
+	return rc;
+}
+
+int tfs_tensor_create_claimed(struct tfs_store_claim *claim, const char *name, tfs_dtype dt,
+			      const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
+			      mode_t mode, const struct tfs_dirrec *parent_rec, int open,
+			      struct tfsd_tensor **out)
+{
+	return create_made(claim, name, dt, sh, device, uid, gid, mode, parent_rec, open, out);
+}
+
+static void attach(struct tfsd_tensor *t, struct tfs_file *f)
+{
+	f->t = t;
+	f->next = t->files;
+	t->files = f;
+}
+
+int tfs_tensor_create_linked(const char *name, tfs_dtype dt, int device, uid_t uid, gid_t gid,
+			     mode_t mode, const struct tfs_dirrec *parent_rec, struct tfs_file *f,
+			     struct tfsd_tensor **out)
+{
+	/* Created open, so the record's first write counts the open. */
+	int rc = create_made(NULL, name, dt, NULL, device, uid, gid, mode, parent_rec, f != NULL,
+			     out);
+
+	if (rc == 0 && f)
+		attach(*out, f);
+	return rc;
+}
+
+static int export(struct tfsd_tensor *t)
+{
+	int rc;
+
+	if (!t->alloc) {
+		t->meta.has_handle = 0;
+		t->meta.ipc_offset = 0;
+		memset(t->meta.ipc_handle, 0, sizeof(t->meta.ipc_handle));
+		return 0;
+	}
+	rc = tfs_d.be_ops->export_handle(tfs_d.be, t->alloc, t->meta.ipc_handle,
+					 &t->meta.ipc_offset);
+	t->meta.has_handle = rc == 0;
+	return rc;
+}
+
+/* Makes the allocation hold exactly bytes, keeping what fits. Takes the io lock alone so
+ * no read or write copies from memory that is moving. */
+static int realloc_bytes(struct tfsd_tensor *t, uint64_t bytes)
+{
+	const struct tfs_backend_ops *be = tfs_d.be_ops;
+	struct tfs_alloc *a;
+	int rc = 0;
+
+	if (bytes == t->meta.bytes)
+		return 0;
+	pthread_rwlock_wrlock(&t->io);
+	if (bytes == 0) {
+		be->free(tfs_d.be, t->alloc);
+		t->alloc = NULL;
+	} else if (!t->alloc) {
+		/* A directory's default may name a device a later start no longer serves. */
+		rc = tfs_device_served(t->meta.device) ?
+		     be->alloc(tfs_d.be, t->meta.device, bytes, t->meta.uid, t->meta.gid,
+			       t->meta.mode, t->meta.dir, &a) : -ENODEV;
+		if (rc == 0)
+			t->alloc = a;
+	} else {
+		rc = be->resize(tfs_d.be, &t->alloc, bytes);
+	}
+	if (rc == 0) {
+		t->meta.bytes = bytes;
+		rc = export(t);
+	}
+	pthread_rwlock_unlock(&t->io);
+	if (rc == -ENOMEM)
+		rc = -ENOSPC;
+	return rc;
+}
+
+/* The backend gives t's memory a new owner, mode or directory (its block's key). The CUDA
+ * backend may move a pooled tensor to another block: no copy may run meanwhile, and the
+ * handle is taken again. -errno with nothing changed when the backend refuses (*moved 0);
+ * else the export's result, the memory having moved (*moved 1). */
+static int rekey(struct tfsd_tensor *t, uid_t uid, gid_t gid, mode_t mode, uint64_t dir,
+		 unsigned flags, int *moved)
+{
+	const struct tfs_backend_ops *be = tfs_d.be_ops;
+	int rc;
+
+	*moved = 1;
+	if (!t->alloc || !be->set_owner)
+		return 0;
+	pthread_rwlock_wrlock(&t->io);
+	rc = be->set_owner(tfs_d.be, t->alloc, uid, gid, mode, dir, flags);
+	*moved = rc == 0;
+	if (*moved)
+		rc = export(t);
+	pthread_rwlock_unlock(&t->io);
+	return rc == -ENOMEM ? -ENOSPC : rc;
+}
+
+int tfs_tensor_set_owner(struct tfsd_tensor *t, uid_t uid, gid_t gid, mode_t mode)
+{
+	int moved, rc = rekey(t, uid, gid, mode, t->meta.dir, 0, &moved);
+
+	if (!moved)
+		return rc;      /* refused by the backend: nothing changed */
+	t->meta.uid = uid;
+	t->meta.gid = gid;
+	t->meta.mode = mode;
+	return rc;
+}
+
+int tfs_tensor_set_device(struct tfsd_tensor *t, int device, pid_t pid)
+{
+	const struct tfs_backend_ops *be = tfs_d.be_ops;
+	int moved, rc = 0;
+
+	if (!tfs_device_served(device))
+		return -EINVAL;
+	if (device == t->meta.device)
+		return 0;
+	if (t->alloc) {
+		/* Others' mappings name the old memory: it never moves under them. */
+		if (!be->move || (pid && tfs_tensor_busy(t, pid)))
+			return -EBUSY;
+		if ((rc = tfs_conn_ok()))
+			return rc;
+		pthread_rwlock_wrlock(&t->io);
+		rc = be->move(tfs_d.be, t->alloc, device);
+		moved = rc == 0;
+		if (moved)
+			rc = export(t);
+		pthread_rwlock_unlock(&t->io);
+		if (!moved)
+			return rc == -ENOMEM ? -ENOSPC : rc;     /* nothing changed */
+	}
+	t->meta.device = device;
+	clock_gettime(CLOCK_REALTIME, &t->ctime);
+	return rc ? rc : tfs_tensor_save(t);
+}
+
+int tfs_tensor_set_dir(struct tfsd_tensor *t, uint64_t dir, pid_t pid)
+{
+	/* Memory others have mapped may stay where it is (a lone tensor's block is retired
+	 * to the new key) but never moves under them. */
+	unsigned flags;
+	int moved, rc;
+
+	if (dir == t->meta.dir)
+		return 0;
+	flags = t->alloc && pid && tfs_tensor_busy(t, pid) ? TFS_BE_NOMOVE : 0;
+	rc = rekey(t, t->meta.uid, t->meta.gid, t->meta.mode, dir, flags, &moved);
+	if (!moved)
+		return rc;
+	t->meta.dir = dir;
+	/* The record, before the rename moves it whole: its handle may have changed, which
+	 * clients learn from its ctime. */
+	clock_gettime(CLOCK_REALTIME, &t->ctime);
+	return rc ? rc : tfs_tensor_save(t);
+}
+
+int tfs_tensor_place(struct tfsd_tensor *t, const char *name, pid_t pid)
+{
+	char parent[TFS_PATH_MAX];
+	const char *base;
+	struct tfs_dirrec d;
+	int rc;
+
+	tfs_split(name, parent, sizeof(parent), &base);
+	if ((rc = tfs_store_dir(parent, &d)))
+		return rc;
+	return tfs_tensor_set_dir(t, tfs_tensor_dir_id(parent, &d), pid);
+}
+
+/* tfs_tensor_shape but the record write. */
+static int shape_set(struct tfsd_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
+		     int busy_check)
+{
+	uint64_t bytes;
+	int rc;
+
+	if (tfs_shape_bytes(sh, tfs_dtype_size(dt), &bytes))
+		return -EINVAL;
+	if (bytes != t->meta.bytes && busy_check && tfs_tensor_busy(t, (pid_t)busy_check))
+		return -EBUSY;
+	if ((rc = tfs_conn_ok()))
+		return rc;
+	rc = realloc_bytes(t, bytes);
+	if (rc)
+		return rc;
+	t->meta.dtype = dt;
+	t->meta.shape = *sh;
+	clock_gettime(CLOCK_REALTIME, &t->ctime);
+	t->mtime = t->ctime;
+	return 0;
+}
+
+int tfs_tensor_shape(struct tfsd_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
+		     int busy_check)
+{
+	int rc = shape_set(t, dt, sh, busy_check);
+
+	return rc ? rc : tfs_tensor_save(t);
+}
+
+int tfs_tensor_resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid)
+{
+	size_t isz = tfs_dtype_size(t->meta.dtype);
+	int rc;
+
+	/* Memory that others may have mapped is never moved or shrunk under them. */
+	if (t->alloc && bytes != t->meta.bytes && tfs_tensor_busy(t, pid))
+		return -EBUSY;
+	if (bytes > (uint64_t)INT64_MAX)
+		return -EFBIG;
+	/* More than the backend could ever hold is EFBIG, as for any file that could never
+	 * be that large here; ENOSPC stays for sizes that fit but not now (pjdfstest
+	 * truncate/12). */
+	if (bytes > t->meta.bytes) {
+		struct tfs_backend_stats st;
+
+		tfs_devices_stats(t->meta.device, &st);
+		if (st.total && bytes > st.total)
+			return -EFBIG;
+	}
+	if ((rc = tfs_conn_ok()))
+		return rc;
+	rc = realloc_bytes(t, bytes);
+	if (rc)
+		return rc;
+	/* A file's size need not be a whole number of elements: then it is bytes. */
+	if (bytes % isz) {
+		tfs_log(LOG_INFO, "%s: %llu bytes is not a whole number of %s, dtype is now u8",
+			t->name, (unsigned long long)bytes, tfs_dtype_name(t->meta.dtype));
+		t->meta.dtype = TFS_U8;
+		isz = 1;
+	}
+	tfs_shape_1d(&t->meta.shape, bytes / isz);
+	clock_gettime(CLOCK_REALTIME, &t->mtime);
+	t->ctime = t->mtime;
+	return tfs_tensor_save(t);
+}
+
+int tfs_tensor_get_open(struct tfsd_tensor *t, struct tfs_file *f)
+{
+	attach(t, f);
+	t->opens++;
+	return save_refcount(t);
+}
+
+void tfs_tensor_put_open(struct tfs_file *f)
+{
+	struct tfsd_tensor *t = f->t;
+	struct tfs_file **pp;
+
+	for (pp = &t->files; *pp; pp = &(*pp)->next) {
+		if (*pp == f) {
+			*pp = f->next;
+			break;
+		}
+	}
+	t->opens--;
+	if (t->dirty && tfs_tensor_refcount(t) > 0)
+		tfs_tensor_save(t);
+	tfs_tensor_drop_if_unused(t);
+}
+
+/* The process a thread belongs to. When the thread is gone (or /proc says nothing), tid
+ * itself: then only that very thread counts as the same process. */
+static pid_t tgid_of(pid_t tid)
+{
+	pid_t g = tfs_proc_tgid(tid);
+
+	return g > 0 ? g : tid;
+}
+
+int tfs_tensor_busy(const struct tfsd_tensor *t, pid_t pid)
+{
+	pid_t me = 0;
+
+	if (t->holders)
+		return 1;
+	/* By process, not thread: a multithreaded program is not busy against itself. The
+	 * lookups run only here, on a size change, not on every open. */
+	for (const struct tfs_file *f = t->files; f; f = f->next) {
+		if (f->pid == pid)
+			continue;
+		if (!me)
+			me = tgid_of(pid);
+		if (tgid_of(f->pid) != me)
+			return 1;
+	}
+	return 0;
+}
+
+static void unpin(struct tfsd_tensor *t);
+
+int tfs_tensor_unlink(struct tfsd_tensor *t, char **ukey)
+{
+	char key[TFS_KEYMAX];
+	int rc;
+
+	if (ukey)
+		*ukey = NULL;
+	/* Its name went already: t->name may be another tensor's by now. */
+	if (!t->linked)
+		return -ENOENT;
+	if ((rc = tfs_conn_ok()))
+		return rc;
+	rc = tfs_store_unlink(t->name);
+	if (rc)
+		return rc;
+	t->linked = 0;
+	if (tfs_tensor_refcount(t) == 0) {
+		destroy(t);
+		return 0;
+	}
+	/* Still open or held: the name is free for a new tensor at once, so the record moves
+	 * to a key of its own until the last reference goes. */
+	tfs_store_unlinked_key(key, sizeof(key), ++tfs_d.table.unlinked_seq);
+	tfs_store_rename(t->key, key);
+	tfs_table_remove(t);
+	free(t->key);
+	t->key = strdup(key);
+	if (!t->key) {
+		/* Cannot track it by key any more: free what it holds rather than leak. */
+		t->key = strdup("");
+		destroy(t);
+		return 0;
+	}
+	tfs_table_insert(t);
+	save_refcount(t);
+	if (ukey && !(*ukey = strdup(t->key)))
+		unpin(t);    /* no key to pin its node to: kept only for what else holds it */
+	return 0;
+}
+
+/* How long the kernel may take to forget a replaced tensor's node before the daemon stops
+ * waiting (checked once a second by the reaper, so up to a second more): the FORGET
+ * comes as the rename returns, once no path walk holds the old inode, on kernels that
+ * drop the link count of a rename's target (5.17 and later); older ones keep the inode
+ * cached. */
+#define PIN_NS (2 * 1000000000LL)
+
+int tfs_tensor_unlink_replaced(struct tfsd_tensor *t, char **ukey)
+{
+	int rc;
+
+	t->pinned_until = tfs_mono_ns() + PIN_NS;
+	/* May destroy t after all (no memory for its new key). */
+	rc = tfs_tensor_unlink(t, ukey);
+	if (rc)
+		t->pinned_until = 0;     /* nothing changed: still linked */
+	return rc;
+}
+
+static void unpin(struct tfsd_tensor *t)
+{
+	if (!t->pinned_until)
+		return;
+	t->pinned_until = 0;
+	tfs_tensor_drop_if_unused(t);
+}
+
+void tfs_tensor_unpin_key(const char *key)
+{
+	struct tfsd_tensor *t = tfs_table_find_key(key);
+
+	if (t)
+		unpin(t);
+}
+
+int tfs_tensor_pin_expired(struct tfsd_tensor *t, int64_t now_ns)
+{
+	if (!t->pinned_until || t->pinned_until > now_ns)
+		return 0;
+	t->pinned_until = 0;
+	return 1;
+}
+
+void tfs_tensor_unpin_forgotten(void)
+{
+	for (char *k; (k = tfs_node_take_unpinned()); free(k))
+		tfs_tensor_unpin_key(k);
+}
+
+int tfs_tensor_rename(struct tfsd_tensor *t, const char *newname)
+{
+	char key[TFS_KEYMAX], *name, *k;
+	int rc;
+
+	if ((rc = tfs_key(key, sizeof(key), "tensor", newname)))
+		return rc;
+	name = strdup(newname);
+	k = strdup(key);
+	if (!name || !k) {
+		free(name);
+		free(k);
+		return -ENOMEM;
+	}
+	if ((rc = tfs_store_rename(t->key, key))) {
+		free(name);
+		free(k);
+		return rc;
+	}
+	tfs_table_remove(t);
+	free(t->name);
+	free(t->key);
+	t->name = name;
+	t->key = k;
+	tfs_table_insert(t);
+	clock_gettime(CLOCK_REALTIME, &t->ctime);
+	return 0;
+}
+
+/* The resync's tensors, in chunks: every claim of a chunk is sent before the first is
+ * awaited, so a chunk costs one round trip, not one per tensor; ns is taken per chunk and
+ * let go while the claims are awaited, so metadata operations wait for one chunk at most,
+ * not for the whole table.
+ *
+ * The tensors to rewrite are taken at the start (snap), each knowing its slot; a tensor
+ * freed meanwhile empties its slot (tensor_free), so nothing freed after the start gets
+ * its record written back. One renamed or unlinked meanwhile is written under the key it
+ * has when its chunk is sent: every change made under ns between chunks queued its own
+ * writes before the resync's, in the writer's one order. */
+#define RESYNC_CHUNK 256
+
+static struct {
+	struct tfsd_tensor **t;      /* NULL: a slot whose tensor was freed */
+	size_t n;
+	int running;
+} snap;
+
+struct resync {
+	struct tfs_store_claim *claim[RESYNC_CHUNK];
+	char *name[RESYNC_CHUNK];    /* the name claimed, for the wait without ns */
+	int err[RESYNC_CHUNK];
+	int rc;
+};
+
+static void resync_slot_clear(struct tfsd_tensor *t)
+{
+	if (t->resync_slot && snap.t)
+		snap.t[t->resync_slot - 1] = NULL;
+	t->resync_slot = 0;
+}
+
+static void snap_add(struct tfsd_tensor *t, void *arg)
+{
+	(void)arg;
+	snap.t[snap.n++] = t;
+	t->resync_slot = snap.n;
+}
+
+/* Caller holds ns: the claims of snap.t[from, to). */
+static void chunk_send(struct resync *r, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++) {
+		struct tfsd_tensor *t = snap.t[i];
+		size_t j = i - from;
+
+		r->claim[j] = NULL;
+		r->name[j] = NULL;
+		r->err[j] = 0;
+		if (!t || !t->linked)
+			continue;
+		r->err[j] = tfs_store_restore_parents(t->name);
+		if (r->err[j] == 0 && !(r->name[j] = strdup(t->name)))
+			r->err[j] = -ENOMEM;
+		if (r->err[j] == 0)
+			r->err[j] = tfs_store_link_send(t->name, 't', NULL, &r->claim[j]);
+	}
+}
+
+/* Without ns: the claims' answers. */
+static void chunk_wait(struct resync *r, size_t n)
+{
+	for (size_t j = 0; j < n; j++) {
+		if (r->claim[j])
+			r->err[j] = tfs_store_link_wait(r->name[j], 't', r->claim[j]);
+		r->claim[j] = NULL;
+	}
+}
+
+/* Caller holds ns: the records of the tensors of the chunk still there. */
+static void chunk_save(struct resync *r, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++) {
+		struct tfsd_tensor *t = snap.t[i];
+		size_t j = i - from;
+		int e = r->err[j];
+
+		free(r->name[j]);
+		r->name[j] = NULL;
+		if (!t)
+			continue;            /* freed meanwhile: its record went with it */
+		t->resync_slot = 0;
+		snap.t[i] = NULL;
+		if (e && e != -EEXIST) {
+			/* The record only once its name is back: a record in Redis then means
+			 * the tensor is listed again. The next pass retries. */
+			r->rc = e;
+			continue;
+		}
+		/* Renamed or unlinked while its claim was on the way: t->key is where it
+		 * lives now, and the change undid the claim behind it. */
+		if (tfs_tensor_save(t) || tfs_store_restore_attrs(t->key))
+			r->rc = -EIO;
+		for (struct tfs_holder *h = t->holders; h; h = h->next)
+			tfs_store_holder_save(t->key, h->node, h->pid, h->uid, h->count, -1);
+	}
+}
+
+/* A record of this node with no tensor of the table behind it. */
+static int purge_one(struct tfs_store_rec *rec, void *arg)
+{
+	int keep;
+
+	(void)arg;
+	tfs_ns_lock();
+	keep = tfs_table_find_key(rec->key) != NULL;
+	tfs_ns_unlock();
+	return keep ? 0 : 1;
+}
+
+int tfs_tensor_purge_stale(void)
+{
+	return tfs_store_node_records(purge_one, NULL);
+}
+
+int tfs_tensor_resync(void)
+{
+	struct resync *r = calloc(1, sizeof(*r));
+	int rc;
+
+	if (!r)
+		return -ENOMEM;
+	tfs_ns_lock();
+	if (snap.running) {
+		/* One at a time: the slots are the running one's. */
+		tfs_ns_unlock();
+		free(r);
+		return -EBUSY;
+	}
+	snap.running = 1;
+	rc = tfs_store_restore_dirs();
+	if (rc == 0 && tfs_d.table.count &&
+	    !(snap.t = calloc(tfs_d.table.count, sizeof(*snap.t))))
+		rc = -ENOMEM;
+	if (rc == 0 && snap.t)
+		tfs_table_foreach(snap_add, NULL);
+	tfs_ns_unlock();
+	for (size_t from = 0; rc == 0 && from < snap.n; from += RESYNC_CHUNK) {
+		size_t to = from + RESYNC_CHUNK < snap.n ? from + RESYNC_CHUNK : snap.n;
+
+		tfs_ns_lock();
+		chunk_send(r, from, to);
+		/* The claims go to the writer before ns is let go: the chunk's place in the
+		 * order of writes is decided under ns. */
+		tfs_ns_unlock();
+		chunk_wait(r, to - from);
+		tfs_ns_lock();
+		chunk_save(r, from, to);
+		tfs_ns_unlock();
+	}
+	tfs_ns_lock();
+	for (size_t i = 0; i < snap.n; i++)
+		if (snap.t[i])
+			snap.t[i]->resync_slot = 0;
+	free(snap.t);
+	snap.t = NULL;
+	snap.n = 0;
+	snap.running = 0;
+	if (rc == 0)
+		rc = r->rc ? r->rc : tfs_store_claims_settle();
+	tfs_ns_unlock();
+	free(r);
+	return rc;
+}
+
+static void shutdown_one(struct tfsd_tensor *t, void *arg)
+{
+	(void)arg;
+	if (t->linked)
+		tfs_store_unlink(t->name);
+	destroy(t);
+}
+
+void tfs_tensor_shutdown(void)
+{
+	tfs_table_foreach(shutdown_one, NULL);
+	free(tfs_d.table.buckets);
+	tfs_d.table.buckets = NULL;
+}
