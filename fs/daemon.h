@@ -109,9 +109,4 @@ static inline void tfs_ns_stats_log(void)
 }
 #endif
 
-/* Seconds since the epoch. */
-int64_t tfs_now(void);
-/* Nanoseconds of CLOCK_MONOTONIC: for intervals. */
-int64_t tfs_mono_ns(void);
-
 #endif

@@ -7,6 +7,7 @@
 
 #include "daemon.h"
 #include "log.h"
+#include "util/clock.h"
 
 static struct {
 	uint64_t n, held_ns, waited_ns, max_held_ns;

@@ -14,6 +14,7 @@
 #include "daemon.h"
 #include "mem/devices.h"
 #include "stats.h"
+#include "store/schema.h"
 
 struct tfs_stats_slot tfs_stats_slots[TFS_STATS_SLOTS];
 _Thread_local struct tfs_stats_slot *tfs_stats_mine;
@@ -108,7 +109,7 @@ int tfs_stats_json(char *value, size_t size)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (!o || !cJSON_AddNumberToObject(o, "version", 1) ||
 	    !cJSON_AddNumberToObject(o, "pid", (double)getpid()) ||
-	    !cJSON_AddStringToObject(o, "node", tfs_d.o.node) ||
+	    !cJSON_AddStringToObject(o, "node", tfs_schema.node) ||
 	    !cJSON_AddStringToObject(o, "backend", tfs_d.be_ops->name) ||
 	    !cJSON_AddNumberToObject(o, "uptime", (double)(now.tv_sec - started.tv_sec) +
 				     (double)(now.tv_nsec - started.tv_nsec) / 1e9))

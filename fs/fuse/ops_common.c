@@ -5,6 +5,8 @@
 #include "log.h"
 #include "fuse/ops.h"
 #include "fuse/stale.h"
+#include "store/schema.h"
+#include "store/records.h"
 
 static struct timespec ts(int64_t s)
 {
@@ -37,7 +39,7 @@ int tfs_ops_resolve_path(const char *name, struct tfs_target *x)
 	}
 	if (rc)
 		return rc;
-	if (strcmp(x->m.node, tfs_d.o.node) == 0) {
+	if (strcmp(x->m.node, tfs_schema.node) == 0) {
 		/* Ours by its record, but not in memory: a leftover the start-up sweep missed. */
 		tfs_log(LOG_WARNING, "%s: stale record of this node, not served", name);
 		return -ENOENT;

@@ -10,6 +10,10 @@
 #include "mem/devices.h"
 #include "log.h"
 #include "fuse/ops.h"
+#include "store/schema.h"
+#include "store/records.h"
+#include "store/claims.h"
+#include "util/clock.h"
 
 void tfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
@@ -144,7 +148,7 @@ static int unlink_name(const char *path, char **ukey)
 	if (rc == 'd')
 		return -EISDIR;
 	rc = tfs_store_tensor(path, &m);
-	if (rc == 0 && strcmp(m.node, tfs_d.o.node))
+	if (rc == 0 && strcmp(m.node, tfs_schema.node))
 		return -EREMOTE;
 	if (rc == -EIO)
 		return rc;

@@ -11,6 +11,8 @@
 #include "fuse/ops.h"
 #include "fuse/reply_open.h"
 #include "stats.h"
+#include "store/claims.h"
+#include "util/clock.h"
 
 static struct tfs_file *file_of(const struct fuse_file_info *fi)
 {

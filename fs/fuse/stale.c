@@ -5,6 +5,7 @@
 
 #include "daemon.h"
 #include "fuse/stale.h"
+#include "util/clock.h"
 
 /* Threads with an ESTALE outstanding. A thread that collides with another in its slot
  * pushes it out, and that one's retry gets ESTALE again: rare, and never worse than

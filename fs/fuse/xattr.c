@@ -16,6 +16,8 @@
 #include "log.h"
 #include "kernel/node.h"
 #include "strutil.h"
+#include "store/schema.h"
+#include "store/records.h"
 
 #define TP "user.tensor."
 #define XATTR_MAX 65536
@@ -65,7 +67,7 @@ static int xresolve(const struct tfs_where *w, struct xtarget *x)
 		return rc == 0 && !tfs_where_is(w, x->d.ino) ? -ENOENT : rc;
 	}
 	rc = tfs_store_tensor(name, &x->m);
-	if (rc == 0 && strcmp(x->m.node, tfs_d.o.node) == 0)
+	if (rc == 0 && strcmp(x->m.node, tfs_schema.node) == 0)
 		rc = -ENOENT;     /* a stale record of ours: see tfs_ops_resolve_path() in ops_common.c */
 	if (rc == 0 && !tfs_where_is(w, x->m.ino))
 		rc = -ENOENT;

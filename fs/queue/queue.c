@@ -26,6 +26,11 @@
 #include "dtype.h"
 #include "log.h"
 #include "strutil.h"
+#include "store/schema.h"
+#include "store/records.h"
+#include "queue/redis.h"
+#include "store/restore.h"
+#include "util/clock.h"
 
 #define REPLY_TTL 60
 /* A node's registry key is its lease (lease.h, renewed by housekeeping): a node whose
@@ -126,7 +131,7 @@ static int owner_of(const char *name, char *owner, size_t size)
 	rc = tfs_store_tensor(name, &m);
 	if (rc)
 		return rc == -EBADMSG ? -EIO : rc;
-	if (strcmp(m.node, tfs_d.o.node) == 0)
+	if (strcmp(m.node, tfs_schema.node) == 0)
 		return -ENOENT;
 	snprintf(owner, size, "%s", m.node);
 	return 0;
@@ -140,7 +145,7 @@ static int create_device(const struct tfs_cmd *c, const struct tfs_dirrec *d)
 /* A create this node makes (not one it forwards to the node the command names). */
 static int local_create(const struct tfs_cmd *c, int from_node_queue)
 {
-	return !c->node[0] || strcmp(c->node, tfs_d.o.node) == 0 || from_node_queue;
+	return !c->node[0] || strcmp(c->node, tfs_schema.node) == 0 || from_node_queue;
 }
 
 /* The record of the directory c's tensor goes in. 0, -ENOENT or -EIO. */
@@ -278,7 +283,7 @@ static int own_process(const struct tfs_quser *who, const char *node, int64_t pi
 	char path[64];
 	struct stat st;
 
-	if (strcmp(node, tfs_d.o.node) || pid <= 0 || pid > 0x3fffffff)
+	if (strcmp(node, tfs_schema.node) || pid <= 0 || pid > 0x3fffffff)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/%lld", (long long)pid);
 	return stat(path, &st) == 0 && st.st_uid == who->uid;
@@ -288,7 +293,7 @@ static int own_process(const struct tfs_quser *who, const char *node, int64_t pi
  * namespace may name an unrelated process here: that is what leases are for). */
 static int local_process(const char *node, int64_t pid)
 {
-	if (strcmp(node, tfs_d.o.node) || pid <= 0 || pid > 0x3fffffff)
+	if (strcmp(node, tfs_schema.node) || pid <= 0 || pid > 0x3fffffff)
 		return 0;
 	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
@@ -310,7 +315,7 @@ static void process_one(struct qcmd *q, int from_node_queue)
 			reply(c, tfs_reply_err(c->id, q->rc, q->err));
 		goto out;
 	}
-	node = c->node[0] ? c->node : tfs_d.o.node;
+	node = c->node[0] ? c->node : tfs_schema.node;
 	if (c->op == TFS_OP_CREATE) {
 		if (!local_create(c, from_node_queue))
 			forward(c, q->json, q->len, c->node, 0, q->who);   /* made where it says */
@@ -426,7 +431,7 @@ static int sender(struct qcmd *q, const char *list, int from_node_queue)
 		q->who = &q->ident;
 		return 0;
 	}
-	if (strcmp(list, tfs_d.o.queue) == 0)
+	if (strcmp(list, tfs_schema.queue) == 0)
 		return 0;
 	q->who = tfs_qusers_by_list(list);
 	return q->who ? 0 : -EACCES;
@@ -653,7 +658,7 @@ int tfs_queue_start(void)
 {
 	int rc;
 
-	tfs_store_node_queue(tfs_d.node_queue, sizeof(tfs_d.node_queue), tfs_d.o.node);
+	tfs_store_node_queue(tfs_d.node_queue, sizeof(tfs_d.node_queue), tfs_schema.node);
 	rc = pthread_create(&tfs_d.queue_thread, NULL, queue_main, NULL);
 	if (rc == 0)
 		pthread_setname_np(tfs_d.queue_thread, "tfs-queue");

@@ -17,6 +17,8 @@
 #include "store/store.h"
 #include "strutil.h"
 #include "log.h"
+#include "store/schema.h"
+#include "queue/redis.h"
 
 #define MAX_USERS 256
 
@@ -126,7 +128,7 @@ int tfs_qusers_parse(const char *spec)
 		return 0;
 	/* The credentials are a URL user name and the list a key pattern: the queue's name
 	 * must be safe in both. */
-	if (strpbrk(tfs_d.o.queue, "@/?[]\\%")) {
+	if (strpbrk(tfs_schema.queue, "@/?[]\\%")) {
 		tfs_log(LOG_ERR, "--user-queues needs a --queue name without '@/?[]\\%%'");
 		return -EINVAL;
 	}

@@ -12,8 +12,8 @@
 #include "daemon.h"
 #include "store/conn.h"
 #include "store/store.h"
-#include "store/writer.h"
 #include "log.h"
+#include "util/clock.h"
 
 static pthread_key_t conn_key;
 static pthread_once_t conn_once = PTHREAD_ONCE_INIT;
@@ -98,11 +98,10 @@ int tfs_conn_ok(void)
 	return tfs_d.redis_down || !tfs_conn_get() ? -EIO : 0;
 }
 
-/* Runs cmd (RESP, from redisFormatCommand*) on the thread's connection; after what the
- * write-behind queue holds when ordered. */
-static redisReply *run(int ordered, int *rc, const char *cmd, size_t len)
+/* Runs cmd (RESP, from redisFormatCommand*) on the thread's connection. */
+static redisReply *run(int *rc, const char *cmd, size_t len)
 {
-	redisContext *c = ordered && tfs_writer_sync() ? NULL : tfs_conn_get();
+	redisContext *c = tfs_conn_get();
 	redisReply *r = NULL;
 
 	if (!c) {
@@ -128,10 +127,10 @@ static redisReply *run(int ordered, int *rc, const char *cmd, size_t len)
 
 redisReply *tfs_conn_run(int *rc, const char *cmd, size_t len)
 {
-	return run(0, rc, cmd, len);
+	return run(rc, cmd, len);
 }
 
-static redisReply *vcmdf(int ordered, int *rc, const char *fmt, va_list ap)
+redisReply *tfs_conn_vcmdf(int *rc, const char *fmt, va_list ap)
 {
 	char *cmd = NULL;
 	int n = redisvFormatCommand(&cmd, fmt, ap);
@@ -141,19 +140,8 @@ static redisReply *vcmdf(int ordered, int *rc, const char *fmt, va_list ap)
 		*rc = -ENOMEM;
 		return NULL;
 	}
-	r = run(ordered, rc, cmd, (size_t)n);
+	r = run(rc, cmd, (size_t)n);
 	redisFreeCommand(cmd);
-	return r;
-}
-
-redisReply *tfs_conn_cmdf(int *rc, const char *fmt, ...)
-{
-	redisReply *r;
-	va_list ap;
-
-	va_start(ap, fmt);
-	r = vcmdf(1, rc, fmt, ap);
-	va_end(ap);
 	return r;
 }
 
@@ -163,20 +151,7 @@ redisReply *tfs_conn_cmdf_unordered(int *rc, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	r = vcmdf(0, rc, fmt, ap);
+	r = tfs_conn_vcmdf(rc, fmt, ap);
 	va_end(ap);
 	return r;
-}
-
-int64_t tfs_now(void)
-{
-	return (int64_t)time(NULL);
-}
-
-int64_t tfs_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }

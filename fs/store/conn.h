@@ -2,20 +2,21 @@
 #ifndef TFS_CONN_H
 #define TFS_CONN_H
 
+#include <stdarg.h>
+
 #include <hiredis/hiredis.h>
 
 /* The calling thread's connection, or NULL while Redis is unreachable (logged once) or
  * another daemon holds this node's lease (tfs_d.lease_lost, lease.h). */
 redisContext *tfs_conn_get(void);
-/* Runs a printf-style command (hiredis format) on the thread's connection, after
- * waiting for the write-behind queue (tfs_writer_sync), so what it reads includes this
- * node's own writes. NULL on failure with *rc = -EIO (Redis down: the connection is
- * dropped, redis_down set), -EPROTO (an error reply, logged) or -ENOMEM. */
-redisReply *tfs_conn_cmdf(int *rc, const char *fmt, ...);
-/* tfs_conn_cmdf without that wait: for reads that do not depend on this node's writes
- * (popping the lifecycle queue). */
+/* Runs a printf-style command (hiredis format) on the thread's connection, at once: for
+ * reads that do not depend on this node's writes (popping the lifecycle queue); a read
+ * that does is the writer's (tfs_writer_read). NULL on failure with *rc = -EIO (Redis
+ * down: the connection is dropped, redis_down set), -EPROTO (an error reply, logged) or
+ * -ENOMEM. */
 redisReply *tfs_conn_cmdf_unordered(int *rc, const char *fmt, ...);
-/* An already formatted command (RESP), unordered, with tfs_conn_cmdf's errors. */
+redisReply *tfs_conn_vcmdf(int *rc, const char *fmt, va_list ap);
+/* An already formatted command (RESP), unordered, with tfs_conn_cmdf_unordered's errors. */
 redisReply *tfs_conn_run(int *rc, const char *cmd, size_t len);
 void tfs_conn_close_thread(void);
 /* Records that Redis is unreachable (logged once a second); the queue thread resyncs. */

@@ -24,6 +24,7 @@
 #include "store/store.h"
 #include "store/writer.h"
 #include "log.h"
+#include "store/schema.h"
 
 #define DIRS_MAX 1024        /* cached directories; past it the cache starts over */
 #define ENTS_MAX 4096        /* entries of one directory cached whole; bigger: per name */
@@ -292,7 +293,7 @@ uint64_t tfs_dircache_subscriber(void)
 /* One invalidation: the keys Redis names, or everything (nil: FLUSHALL and the like). */
 static void invalidate(const redisReply *r)
 {
-	size_t plen = strlen(tfs_d.o.prefix);
+	size_t plen = strlen(tfs_schema.prefix);
 	const redisReply *keys;
 
 	if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
@@ -308,7 +309,7 @@ static void invalidate(const redisReply *r)
 	}
 	for (size_t i = 0; i < keys->elements; i++) {
 		const char *k = keys->element[i]->str;
-		if (keys->element[i]->type != REDIS_REPLY_STRING || strncmp(k, tfs_d.o.prefix, plen) ||
+		if (keys->element[i]->type != REDIS_REPLY_STRING || strncmp(k, tfs_schema.prefix, plen) ||
 		    k[plen] != ':')
 			continue;
 		k += plen + 1;
@@ -323,6 +324,91 @@ static void invalidate(const redisReply *r)
 	}
 }
 
+/* On a fresh connection c: its client id, and c subscribed to the invalidations. */
+static int subscribe_conn(redisContext *c, uint64_t *id)
+{
+	redisReply *r = redisCommand(c, "CLIENT ID");
+
+	if (!r || r->type != REDIS_REPLY_INTEGER) {
+		freeReplyObject(r);
+		return -EIO;
+	}
+	*id = (uint64_t)r->integer;
+	freeReplyObject(r);
+	r = redisCommand(c, "SUBSCRIBE __redis__:invalidate");
+	if (!r || r->type != REDIS_REPLY_ARRAY) {
+		freeReplyObject(r);
+		return -EIO;
+	}
+	freeReplyObject(r);
+	return 0;
+}
+
+/* Tracking of the daemon's keys on c, reported to client redirect; 0: tracking off.
+ * The reply as redisCommand gives it. */
+static redisReply *tracking(redisContext *c, uint64_t redirect)
+{
+	/* NOLOOP: this node's own writes (all of them through this connection but a few
+	 * rare ones) are not reported back to it. */
+	if (!redirect)
+		return redisCommand(c, "CLIENT TRACKING off");
+	return redisCommand(c, "CLIENT TRACKING on REDIRECT %llu BCAST PREFIX %s:dir: "
+			    "PREFIX %s:dirents: PREFIX %s:tensor: NOLOOP",
+			    (unsigned long long)redirect, tfs_schema.prefix, tfs_schema.prefix,
+			    tfs_schema.prefix);
+}
+
+/* The subscriber id that the writer's connection's tracking redirects to: the writer's
+ * thread only. */
+static uint64_t tracked_sub;
+
+/* The directory cache is valid only while Redis reports changes of dir records to the
+ * subscriber: the writer's hook (re)enables tracking on the writer's connection c whenever
+ * the subscriber or c is new. */
+static int ensure_tracking(redisContext *c, void *arg)
+{
+	uint64_t sub = tfs_dircache_subscriber();
+	redisReply *r;
+
+	(void)arg;
+	if (!sub || sub == tracked_sub)
+		return 0;
+	if (tracked_sub) {
+		/* Redirected to a subscriber that is gone: options cannot be changed while on. */
+		r = tracking(c, 0);
+		if (!r)
+			return -EIO;
+		freeReplyObject(r);
+	}
+	r = tracking(c, sub);
+	if (!r)
+		return -EIO;
+	if (r->type == REDIS_REPLY_ERROR) {
+		/* Redis < 6: no tracking, so no directory cache; everything still works. */
+		tfs_log(LOG_NOTICE, "Redis has no client tracking (%s): directory records "
+			"are not cached", r->str);
+		tracked_sub = sub;
+	} else {
+		tracked_sub = sub;
+		tfs_dircache_tracking(1);
+	}
+	freeReplyObject(r);
+	return 0;
+}
+
+/* Tracking lives on the writer's connection: the cache goes with it. */
+static void tracking_closed(void *arg)
+{
+	(void)arg;
+	tfs_dircache_tracking(0);
+	tracked_sub = 0;
+}
+
+static const struct tfs_writer_hook tracking_hook = {
+	.on_conn = ensure_tracking,
+	.on_close = tracking_closed,
+};
+
 static redisContext *subscribe(void)
 {
 	char err[256];
@@ -333,7 +419,7 @@ static redisContext *subscribe(void)
 	c = tfs_redis_connect(&tfs_d.url, 1000, &rc, err, sizeof(err));
 	if (!c)
 		return NULL;
-	if (tfs_store_subscribe(c, &id)) {
+	if (subscribe_conn(c, &id)) {
 		redisFree(c);
 		return NULL;
 	}
@@ -381,6 +467,7 @@ int tfs_dircache_start(void)
 	int rc;
 
 	dc.stop = 0;
+	tfs_writer_set_hook(&tracking_hook);
 	rc = pthread_create(&dc.thread, NULL, dc_main, NULL);
 	if (rc == 0)
 		pthread_setname_np(dc.thread, "tfs-track");

@@ -15,6 +15,8 @@
 #include "store/store.h"
 #include "log.h"
 #include "strutil.h"
+#include "store/schema.h"
+#include "util/clock.h"
 
 static struct {
 	char token[33];             /* 32 hex digits */
@@ -177,7 +179,7 @@ int tfs_lease_acquire(void)
 		describe(holder, desc, sizeof(desc));
 		if (conn() && tfs_store_lease_steal(ls.c, holder, ls.token, who, TFS_LEASE_MS) == 0) {
 			tfs_log(LOG_NOTICE, "node %s: its last daemon (%s) is gone: lease taken over",
-				tfs_d.o.node, desc);
+				tfs_schema.node, desc);
 			rc = 0;
 		}
 	}
@@ -185,12 +187,12 @@ int tfs_lease_acquire(void)
 	conn_drop();
 	if (rc == -EBUSY) {
 		describe(holder, desc, sizeof(desc));
-		tfs_log(LOG_ERR, "node %s is held by another daemon (%s); use --node", tfs_d.o.node,
+		tfs_log(LOG_ERR, "node %s is held by another daemon (%s); use --node", tfs_schema.node,
 			desc);
 		return rc;
 	}
 	if (rc < 0) {
-		tfs_log(LOG_ERR, "cannot take the lease of node %s in Redis: %s", tfs_d.o.node,
+		tfs_log(LOG_ERR, "cannot take the lease of node %s in Redis: %s", tfs_schema.node,
 			rc == -EIO ? "Redis did not answer" : holder);
 		return rc;
 	}
@@ -218,7 +220,7 @@ int tfs_lease_tick(void)
 			tfs_log(LOG_CRIT, "node %s is now held by another daemon (%s): this daemon "
 				"no longer writes the node's records; metadata changes fail with EIO "
 				"until the lease is free again (use a --node of its own)",
-				tfs_d.o.node, desc);
+				tfs_schema.node, desc);
 			ls.said_ms = now;
 		}
 		tfs_d.redis_down = 1;     /* what this node wrote is rewritten once it is back */
@@ -229,10 +231,10 @@ int tfs_lease_tick(void)
 		return -EIO;
 	if (tfs_d.lease_lost)
 		tfs_log(LOG_NOTICE, "node %s: the lease is free again and ours: rewriting the "
-			"node's records", tfs_d.o.node);
+			"node's records", tfs_schema.node);
 	else if (rc == 1)
 		tfs_log(LOG_NOTICE, "node %s: the lease was gone from Redis (emptied, or a stall "
-			"past %d ms): taken again", tfs_d.o.node, TFS_LEASE_MS);
+			"past %d ms): taken again", tfs_schema.node, TFS_LEASE_MS);
 	tfs_d.lease_lost = 0;
 	return 0;
 }
@@ -248,4 +250,86 @@ void tfs_lease_release(void)
 		tfs_store_lease_drop(c, ls.token);
 	conn_drop();
 	ls.token[0] = '\0';
+}
+
+/* --- the live-node registry and node lease (lease.c, queue.c) --- */
+
+/* The lease is the registry key itself, "<token> <pid> <host>": taken when free or when
+ * its token is ours (a restarted daemon takes over its predecessor's), never another's.
+ * 2: taken while free; 1: ours, renewed; else the holder's value. */
+static const char lease_take_lua[] =
+	"local v = redis.call('GET', KEYS[1]) "
+	"if v and string.sub(v, 1, #ARGV[1] + 1) ~= ARGV[1] .. ' ' then return v end "
+	"redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[2], 'PX', ARGV[3]) "
+	"if v then return 1 end "
+	"return 2";
+
+static const char lease_drop_lua[] =
+	"local v = redis.call('GET', KEYS[1]) "
+	"if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. ' ' then "
+	"return redis.call('DEL', KEYS[1]) end "
+	"return 0";
+
+int tfs_store_lease_take(redisContext *c, const char *token, const char *who, int ttl_ms,
+			 char *holder, size_t hsize)
+{
+	char key[600], t[16];
+	redisReply *r;
+	int rc;
+
+	tfs_store_alive_key(key, sizeof(key), tfs_schema.node);
+	snprintf(t, sizeof(t), "%d", ttl_ms);
+	r = redisCommand(c, "EVAL %s 1 %s %s %s %s", lease_take_lua, key, token, who, t);
+	if (!r)
+		return -EIO;
+	if (r->type == REDIS_REPLY_INTEGER && (r->integer == 1 || r->integer == 2))
+		rc = r->integer == 2;
+	else if (r->type == REDIS_REPLY_STRING) {
+		snprintf(holder, hsize, "%.*s", (int)r->len, r->str);
+		rc = -EBUSY;
+	} else {
+		snprintf(holder, hsize, "%.*s", r->type == REDIS_REPLY_ERROR ? (int)r->len : 0,
+			 r->type == REDIS_REPLY_ERROR ? r->str : "");
+		rc = -EPROTO;
+	}
+	freeReplyObject(r);
+	return rc;
+}
+
+/* Compare and set: the lease goes to token only while it still holds exactly old. */
+static const char lease_steal_lua[] =
+	"if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end "
+	"redis.call('SET', KEYS[1], ARGV[2] .. ' ' .. ARGV[3], 'PX', ARGV[4]) "
+	"return 1";
+
+int tfs_store_lease_steal(redisContext *c, const char *old, const char *token, const char *who,
+			  int ttl_ms)
+{
+	char key[600], t[16];
+	redisReply *r;
+	int rc;
+
+	tfs_store_alive_key(key, sizeof(key), tfs_schema.node);
+	snprintf(t, sizeof(t), "%d", ttl_ms);
+	r = redisCommand(c, "EVAL %s 1 %s %s %s %s %s", lease_steal_lua, key, old, token, who, t);
+	if (!r)
+		return -EIO;
+	rc = r->type == REDIS_REPLY_INTEGER ? (r->integer == 1 ? 0 : -EBUSY) : -EPROTO;
+	freeReplyObject(r);
+	return rc;
+}
+
+int tfs_store_lease_drop(redisContext *c, const char *token)
+{
+	char key[600];
+	redisReply *r;
+	int rc;
+
+	tfs_store_alive_key(key, sizeof(key), tfs_schema.node);
+	r = redisCommand(c, "EVAL %s 1 %s %s", lease_drop_lua, key, token);
+	if (!r)
+		return -EIO;
+	rc = r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -EPROTO;
+	freeReplyObject(r);
+	return rc;
 }

@@ -40,4 +40,20 @@ int tfs_lease_tick(void);
  * connection. */
 void tfs_lease_release(void);
 
+/* --- the live-node registry and node lease: <prefix>:alive:<node> = "<token> <pid> <host> <pid space>",
+ * with a TTL its daemon renews (lease.c). Both run on the caller's connection c (the
+ * lease's own, which a lost lease does not close), not through the writer. --- */
+/* Takes this node's lease for token (value "<token> <who>", expiring after ttl_ms) when it
+ * is free or already token's, in one script: 1 taken while free, 0 ours and renewed,
+ * -EBUSY another daemon's (its value in holder), -EPROTO a Redis error (its text in
+ * holder), -EIO the connection failed (the caller drops c). */
+int tfs_store_lease_take(redisContext *c, const char *token, const char *who, int ttl_ms,
+			 char *holder, size_t hsize);
+/* Takes the lease for token only while its value is still exactly old (a holder found
+ * dead): 0 taken, -EBUSY it changed meanwhile, -EPROTO, -EIO. */
+int tfs_store_lease_steal(redisContext *c, const char *old, const char *token, const char *who,
+			  int ttl_ms);
+/* Deletes the lease if it is token's: 1 deleted, 0 not ours (or gone), -EPROTO, -EIO. */
+int tfs_store_lease_drop(redisContext *c, const char *token);
+
 #endif

@@ -7,8 +7,9 @@
  * Coherence: every synchronous call of the daemon (conn.c) first waits for what is
  * queued (tfs_writer_sync), so the daemon never reads Redis behind its own writes; fsync and
  * fsyncdir wait too, and a queue reply is sent after the writes it reports. The one
- * connection is also the one that Redis tracks for the directory cache (dircache.c), with
- * NOLOOP: this node's own writes do not invalidate what it just cached.
+ * connection is also the one that Redis tracks for the directory cache, which sets it up
+ * through the writer's hook (dircache.c), with NOLOOP: this node's own writes do not
+ * invalidate what it just cached.
  *
  * Wake-ups of the writer cost the lifecycle queue's worker more than building its writes:
  * the writes and the reply of one queue command go as one group, and the claims of the
@@ -26,8 +27,6 @@
 
 #include "daemon.h"
 #include "store/conn.h"
-#include "store/dircache.h"
-#include "store/store.h"
 #include "store/writer.h"
 #include "log.h"
 
@@ -76,7 +75,7 @@ static struct {
 	int running, stop, kick;
 	pthread_t thread;
 	redisContext *c;
-	uint64_t tracked_sub;        /* subscriber id that c's tracking redirects to */
+	const struct tfs_writer_hook *hook;   /* tfs_writer_set_hook's */
 	unsigned epoch;              /* tfs_conn_epoch() when c was made */
 } wb = {
 	.mu = PTHREAD_MUTEX_INITIALIZER,
@@ -624,13 +623,50 @@ int tfs_writer_sync(void)
 	return wb.done < target ? -EIO : 0;
 }
 
-/* Tracking lives on the connection: the directory cache goes with it. */
+redisReply *tfs_writer_read(int *rc, const char *fmt, ...)
+{
+	redisReply *r;
+	va_list ap;
+
+	if (tfs_writer_sync()) {
+		*rc = -EIO;
+		return NULL;
+	}
+	va_start(ap, fmt);
+	r = tfs_conn_vcmdf(rc, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int tfs_writer_read_array(const char *cmd, const char *key, redisReply **out)
+{
+	redisReply *r;
+	int rc;
+
+	r = tfs_writer_read(&rc, "%s %s", cmd, key);
+	if (!r)
+		return -EIO;
+	if (r->type != REDIS_REPLY_ARRAY) {
+		freeReplyObject(r);
+		return -EIO;
+	}
+	*out = r;
+	return 0;
+}
+
 static void close_conn(void)
 {
-	tfs_dircache_tracking(0);
+	const struct tfs_writer_hook *h = __atomic_load_n(&wb.hook, __ATOMIC_ACQUIRE);
+
+	if (h)
+		h->on_close(h->arg);
 	redisFree(wb.c);
 	wb.c = NULL;
-	wb.tracked_sub = 0;
+}
+
+void tfs_writer_set_hook(const struct tfs_writer_hook *hook)
+{
+	__atomic_store_n(&wb.hook, hook, __ATOMIC_RELEASE);
 }
 
 static void drop_conn(const char *why)
@@ -639,39 +675,13 @@ static void drop_conn(const char *why)
 	close_conn();
 }
 
-/* The directory cache is valid only while Redis reports changes of dir records to the
- * subscriber: (re)enable tracking whenever the subscriber or this connection is new. */
-static void ensure_tracking(void)
+/* The hook's turn on the connection, before each batch. */
+static void run_hook(void)
 {
-	uint64_t sub = tfs_dircache_subscriber();
-	redisReply *r;
+	const struct tfs_writer_hook *h = __atomic_load_n(&wb.hook, __ATOMIC_ACQUIRE);
 
-	if (!sub || sub == wb.tracked_sub)
-		return;
-	if (wb.tracked_sub) {
-		/* Redirected to a subscriber that is gone: options cannot be changed while on. */
-		r = tfs_store_tracking(wb.c, 0);
-		if (!r) {
-			drop_conn(wb.c->errstr);
-			return;
-		}
-		freeReplyObject(r);
-	}
-	r = tfs_store_tracking(wb.c, sub);
-	if (!r) {
+	if (h && h->on_conn(wb.c, h->arg) < 0)
 		drop_conn(wb.c->errstr);
-		return;
-	}
-	if (r->type == REDIS_REPLY_ERROR) {
-		/* Redis < 6: no tracking, so no directory cache; everything still works. */
-		tfs_log(LOG_NOTICE, "Redis has no client tracking (%s): directory records "
-			"are not cached", r->str);
-		wb.tracked_sub = sub;
-	} else {
-		wb.tracked_sub = sub;
-		tfs_dircache_tracking(1);
-	}
-	freeReplyObject(r);
 }
 
 /* Sends up to BATCH_MAX items from the head in one pipeline. 0, or -EIO when the
@@ -700,7 +710,7 @@ static int flush_batch(void)
 			return -EIO;
 		}
 	}
-	ensure_tracking();
+	run_hook();
 	if (!wb.c)
 		return -EIO;
 	pthread_mutex_lock(&wb.mu);

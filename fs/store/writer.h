@@ -51,7 +51,26 @@ void tfs_writer_group_begin(void);
 void tfs_writer_group_end(void);
 /* Waits until everything queued so far is in Redis: 0, or -EIO while Redis is away. */
 int tfs_writer_sync(void);
-/* Wakes the writer with nothing queued (so it turns on tracking for a new subscriber). */
+/* An ordered read: a printf-style command (hiredis format) run on the calling thread's
+ * connection once everything queued before it is in Redis (tfs_writer_sync), so that what
+ * it reads includes this node's own writes. NULL on failure with *rc = -EIO (Redis down,
+ * or the queue could not drain), -EPROTO (an error reply, logged) or -ENOMEM. */
+redisReply *tfs_writer_read(int *rc, const char *fmt, ...);
+/* tfs_writer_read of cmd (HGETALL, HKEYS) of key, whose reply must be an array: 0 with
+ * *out (the caller frees it), or -EIO. */
+int tfs_writer_read_array(const char *cmd, const char *key, redisReply **out);
+/* What runs on the writer's connection c, on the writer's thread with none of its locks
+ * held: on_conn before each batch (c fresh or kept: the hook keeps its own state; -EIO
+ * when c failed, which drops it), on_close when c is closed. One hook (the directory
+ * cache's client tracking); hook stays valid until tfs_writer_stop. */
+struct tfs_writer_hook {
+	int (*on_conn)(redisContext *c, void *arg);
+	void (*on_close)(void *arg);
+	void *arg;
+};
+void tfs_writer_set_hook(const struct tfs_writer_hook *hook);
+/* Wakes the writer with nothing queued (so that its hook runs: tracking for a new
+ * subscriber). */
 void tfs_writer_kick(void);
 /* How many times the queue was dropped for its bound since the start (never less). The
  * caller that made good what was dropped (every record rewritten, the stale ones removed)

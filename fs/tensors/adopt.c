@@ -16,6 +16,9 @@
 #include "store/store.h"
 #include "tensors/tensor.h"
 #include "log.h"
+#include "store/schema.h"
+#include "store/records.h"
+#include "util/clock.h"
 
 /* Seconds a hold of another node or pid namespace survives a restart without a renew. */
 #define ADOPT_LEASE 60
@@ -98,7 +101,7 @@ static int adopt_one(struct tfs_store_rec *rec, void *arg)
 		 * (as before); any other becomes a lease its holder must renew within
 		 * ADOPT_LEASE seconds. */
 		h->uid = rec->holders[i].uid;
-		if (strcmp(h->node, tfs_d.o.node) || h->pid <= 0)
+		if (strcmp(h->node, tfs_schema.node) || h->pid <= 0)
 			h->expires = tfs_now() + ADOPT_LEASE;
 		h->next = t->holders;
 		t->holders = h;

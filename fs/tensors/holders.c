@@ -12,6 +12,9 @@
 #include "tensors/tensor.h"
 #include "store/writer.h"
 #include "log.h"
+#include "store/schema.h"
+#include "store/records.h"
+#include "util/clock.h"
 
 /* A holder's count and the refcount that changed with it, in one write: the daemon's
  * counts are the truth (a resync writes them whole too), so no increment is needed. */
@@ -130,7 +133,7 @@ static void reap_one(struct tfsd_tensor *t, void *arg)
 			continue;
 		}
 		/* Only pids of this node can be checked; other nodes reap their own. */
-		if (strcmp(h->node, tfs_d.o.node) || h->pid <= 0)
+		if (strcmp(h->node, tfs_schema.node) || h->pid <= 0)
 			continue;
 		if (kill((pid_t)h->pid, 0) == 0 || errno != ESRCH)
 			continue;

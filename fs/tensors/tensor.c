@@ -20,6 +20,12 @@
 #include "log.h"
 #include "kernel/node.h"
 #include "util/proc.h"
+#include "store/schema.h"
+#include "store/records.h"
+#include "store/restore.h"
+#include "store/claims.h"
+#include "store/mirror.h"
+#include "util/clock.h"
 
 
 int64_t tfs_tensor_refcount(const struct tfsd_tensor *t)
@@ -213,7 +219,7 @@ static int create_made(struct tfs_store_claim *claim, const char *name, tfs_dtyp
 	tfs_shape_1d(&t->meta.shape, 0);
 	t->meta.device = device;
 	t->meta.ctime = now.tv_sec;
-	snprintf(t->meta.node, sizeof(t->meta.node), "%s", tfs_d.o.node);
+	snprintf(t->meta.node, sizeof(t->meta.node), "%s", tfs_schema.node);
 	snprintf(t->meta.backend, sizeof(t->meta.backend), "%s", tfs_d.be_ops->name);
 	t->meta.mode = mode & 07777;
 	t->meta.ino = tfs_node_new_ino();
@@ -784,6 +790,12 @@ int tfs_tensor_purge_stale(void)
 	return tfs_store_node_records(purge_one, NULL);
 }
 
+/* tfs_store_claims_settle's question: a name this node made since is its own. Under ns. */
+static int is_local(const char *name)
+{
+	return tfs_table_find(name) != NULL;
+}
+
 int tfs_tensor_resync(void)
 {
 	struct resync *r = calloc(1, sizeof(*r));
@@ -828,7 +840,7 @@ int tfs_tensor_resync(void)
 	snap.n = 0;
 	snap.running = 0;
 	if (rc == 0)
-		rc = r->rc ? r->rc : tfs_store_claims_settle();
+		rc = r->rc ? r->rc : tfs_store_claims_settle(is_local);
 	tfs_ns_unlock();
 	free(r);
 	return rc;

@@ -40,6 +40,7 @@
 #include "stats.h"
 #include "store/writer.h"
 #include "log.h"
+#include "util/clock.h"
 
 #ifndef TFS_RECEIVERS
 #define TFS_RECEIVERS 2     /* overridable for measurement (tests/bench/fusepath.sh) */

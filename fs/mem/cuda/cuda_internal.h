@@ -1,5 +1,5 @@
-/* The CUDA backend, private to fs/cuda/: tensors live in device memory obtained with
- * cudaMalloc and carved up by fs/pool.c; other processes map them with CUDA IPC handles;
+/* The CUDA backend, private to fs/mem/cuda/: tensors live in device memory obtained with
+ * cudaMalloc and carved up by fs/mem/pool.c; other processes map them with CUDA IPC handles;
  * read/write copy through pinned staging buffers. Only this folder includes CUDA headers.
  *
  * Per device used (set up on first use; the default device in init()):
@@ -15,11 +15,12 @@
  *    pieces through a ring of RING sub-buffers so that the CPU copy of one piece overlaps
  *    the DMA of the previous, and synchronises its stream before it returns the slot.
  *
- * The files: device.c (start-up and end, the devices, their staging slots, tfs_cuda_fail),
- * zero.c (the zeroing thread: why memory from the pool reads as zeros), alloc.c
- * (allocations and the pool's blocks, resize, IPC handles, owner moves, stats), copy.c
- * (copies through the slots, read_fd), areas.c (the io region and the read areas),
- * marks.c (written marks), ops.c (the operations table).
+ * The files, each calling only those before it: err.c (tfs_cuda_fail: driver errors
+ * reported), areas.c (the io region and the read areas), device.c (the devices and their
+ * staging slots), copy.c (copies through the slots, read_fd), zero.c (the zeroing thread:
+ * why memory from the pool reads as zeros), alloc.c (allocations and the pool's blocks,
+ * resize, IPC handles, owner moves, stats), marks.c (written marks), keeper_mem.c,
+ * backend.c (start-up and end, the operations table).
  *
  * Locks (level 3 of the order in fs/daemon.h, taken inside backend calls only): per device
  * mu (free slots, the blocks' handle caches) and zmu (the zeroing list); per backend
@@ -136,6 +137,11 @@ struct tfs_backend {
 	unsigned gen;                           /* tells this backend's areas (my_gen) */
 	struct kfound *found;                   /* start-up only: the keeper's inventory */
 	size_t nfound;
+	/* What a device's start-up (device.c) runs, handed down by init (backend.c) so that
+	 * device.c calls none of the files above it: the pool's blocks (alloc.c) and the
+	 * zeroing thread (zero.c). */
+	const struct tfs_pool_block_ops *block_ops;
+	void *(*zero_main)(void *dev);
 };
 
 /* Where read_fd() puts a read for the FUSE reply to splice from: a thread's own memfd,
@@ -159,6 +165,10 @@ int tfs_cuda_fail(cudaError_t e, const char *what, int device);
  * negative errno: -EINVAL for an ordinal past the last, else what the driver or start-up
  * failed with. */
 int tfs_cuda_dev_get(struct tfs_backend *be, int ordinal, struct cdev **out);
+
+/* Stops d's zeroing thread and frees d with its pool and slots (fini; a failed start-up).
+ * NULL: nothing. */
+void tfs_cuda_dev_destroy(struct cdev *d);
 
 /* Makes d current on the calling thread, which every call on d's memory needs first (FUSE
  * calls come from many threads). 0 or a negative errno. */

@@ -1,6 +1,5 @@
-/* Start-up and end of the CUDA backend (init/fini), and its devices: each set up on first
- * use (tfs_cuda_dev_get) with its context, pool, staging slots and zeroing thread. Also
- * tfs_cuda_fail, through which every file of the backend reports driver errors. */
+/* The CUDA backend's devices: each set up on first use (tfs_cuda_dev_get) with its
+ * context, pool, staging slots and zeroing thread. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -11,34 +10,6 @@
 
 #include "mem/cuda/cuda_internal.h"
 #include "log.h"
-
-/* Numbers the backends: a thread's read area belongs to one generation (areas.c). */
-static _Atomic unsigned be_gens;
-
-static int cuda_errno(cudaError_t e)
-{
-	switch (e) {
-	case cudaSuccess:
-		return 0;
-	case cudaErrorMemoryAllocation:
-		return -ENOMEM;
-	case cudaErrorInvalidDevice:
-	case cudaErrorNoDevice:
-		return -EINVAL;
-	default:
-		return -EIO;
-	}
-}
-
-/* Log a failed call and turn it into a negative errno. Clears the error if it was not
- * sticky, so the next call on this thread does not report it again. */
-int tfs_cuda_fail(cudaError_t e, const char *what, int device)
-{
-	tfs_log(LOG_ERR, "cuda: device %d: %s: %s (%s)", device, what, cudaGetErrorString(e),
-		cudaGetErrorName(e));
-	(void)cudaGetLastError();
-	return cuda_errno(e);
-}
 
 /* ---- staging slots ---- */
 
@@ -64,7 +35,7 @@ void tfs_cuda_slot_put(struct cdev *d, struct slot *s)
 
 /* ---- devices ---- */
 
-static void dev_destroy(struct cdev *d)
+void tfs_cuda_dev_destroy(struct cdev *d)
 {
 	struct tfs_pool_stats st;
 	int i, k;
@@ -171,12 +142,12 @@ static int dev_init(struct tfs_backend *be, int ordinal, struct cdev **out)
 		cfg.cache_max = 256 * MiB;
 	if (cfg.cache_max > 4 * GiB)
 		cfg.cache_max = 4 * GiB;
-	d->pool = tfs_pool_new(&cfg, &tfs_cuda_block_ops, d);
+	d->pool = tfs_pool_new(&cfg, be->block_ops, d);
 	if (!d->pool) {
 		rc = -ENOMEM;
 		goto fail;
 	}
-	rc = -pthread_create(&d->zthread, NULL, tfs_cuda_zero_main, d);
+	rc = -pthread_create(&d->zthread, NULL, be->zero_main, d);
 	if (rc)
 		goto fail;
 	pthread_setname_np(d->zthread, "tfs-cuda-zero");
@@ -187,7 +158,7 @@ static int dev_init(struct tfs_backend *be, int ordinal, struct cdev **out)
 	*out = d;
 	return 0;
 fail:
-	dev_destroy(d);
+	tfs_cuda_dev_destroy(d);
 	return rc;
 }
 
@@ -226,107 +197,4 @@ int tfs_cuda_dev_current(struct cdev *d)
 	cudaError_t e = cudaSetDevice(d->ordinal);
 
 	return e == cudaSuccess ? 0 : tfs_cuda_fail(e, "cudaSetDevice", d->ordinal);
-}
-
-/* ---- operations ---- */
-
-int tfs_cuda_init(struct tfs_backend **out, int device, uint64_t max_bytes)
-{
-	struct tfs_backend *be;
-	struct cdev *d;
-	cudaError_t e;
-	int n = 0, i, rc;
-
-	e = cudaGetDeviceCount(&n);
-	if (e != cudaSuccess || n <= 0) {
-		if (e != cudaSuccess)
-			tfs_cuda_fail(e, "cudaGetDeviceCount", device);
-		else
-			tfs_log(LOG_ERR, "cuda: no device");
-		return -ENODEV;
-	}
-	if (device < 0 || device >= n) {
-		tfs_log(LOG_ERR, "cuda: no device %d (%d present)", device, n);
-		return -EINVAL;
-	}
-	be = calloc(1, sizeof(*be));
-	if (!be)
-		return -ENOMEM;
-	be->devs = calloc((size_t)n, sizeof(*be->devs));
-	be->dev_total = calloc((size_t)n, sizeof(*be->dev_total));
-	if (!be->devs || !be->dev_total || pthread_mutex_init(&be->init_mu, NULL)) {
-		free(be->dev_total);
-		free(be->devs);
-		free(be);
-		return -ENOMEM;
-	}
-	pthread_mutex_init(&be->marks_mu, NULL);     /* default attributes: cannot fail */
-	pthread_mutex_init(&be->areas_mu, NULL);
-	be->gen = atomic_fetch_add(&be_gens, 1) + 1;
-	be->ndev = n;
-	be->default_dev = device;
-	be->cap = max_bytes;
-	for (i = 0; i < n; i++) {
-		struct cudaDeviceProp prop;
-
-		atomic_init(&be->devs[i], NULL);
-		if (cudaGetDeviceProperties(&prop, i) == cudaSuccess)
-			be->dev_total[i] = prop.totalGlobalMem;
-		else
-			(void)cudaGetLastError();
-	}
-	rc = tfs_cuda_dev_get(be, device, &d);
-	if (rc == 0)
-		rc = tfs_cuda_list_found(be);
-	if (rc < 0) {
-		free(be->found);
-		pthread_mutex_destroy(&be->areas_mu);
-		pthread_mutex_destroy(&be->marks_mu);
-		pthread_mutex_destroy(&be->init_mu);
-		free(be->dev_total);
-		free(be->devs);
-		free(be);
-		return rc;
-	}
-	if (max_bytes)
-		tfs_log(LOG_INFO, "cuda: capped at %" PRIu64 " MiB per device", max_bytes / MiB);
-	*out = be;
-	return 0;
-}
-
-void tfs_cuda_fini(struct tfs_backend *be)
-{
-	int i;
-
-	if (!be)
-		return;
-	for (i = 0; i < be->nmarks; i++) {
-		cudaSetDevice(be->marks[i].device);
-		cudaEventDestroy(be->marks[i].ev);
-	}
-	while (be->areas) {
-		struct rarea *r = be->areas;
-
-		be->areas = r->next;
-		cudaHostUnregister(r->p);
-		munmap(r->p, RAREA_BYTES);
-		close(r->fd);
-		free(r);
-	}
-	tfs_cuda_adopt_end(be);     /* nothing left to adopt after a failed start */
-	for (i = 0; i < be->ndev; i++)
-		dev_destroy(atomic_load(&be->devs[i]));
-	if (be->io)
-		cudaFreeHost(be->io);
-	pthread_mutex_destroy(&be->areas_mu);
-	pthread_mutex_destroy(&be->marks_mu);
-	pthread_mutex_destroy(&be->init_mu);
-	free(be->dev_total);
-	free(be->devs);
-	free(be);
-}
-
-int tfs_cuda_device_count(struct tfs_backend *be)
-{
-	return be->ndev;
 }

@@ -1,3 +1,4 @@
+/* The backends this build has, chosen by name (backend.h). */
 #include <string.h>
 #include <unistd.h>
 

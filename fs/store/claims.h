@@ -1,0 +1,32 @@
+/* Names claimed in their parent directory's entries (claims.c). */
+#ifndef TFS_CLAIMS_H
+#define TFS_CLAIMS_H
+
+#include "store/schema.h"
+
+/* A name claimed and not yet answered (tfs_store_link_send): private to claims.c. */
+struct tfs_store_claim {
+	struct tfs_writer_call *set;    /* HSETNX of the entry */
+	struct tfs_writer_call *exists; /* the parent's record, checked right behind it */
+};
+
+/* Adds name to its parent's entries ('t' tensor, 'd' dir): -EEXIST when taken,
+ * -ENOENT when the parent directory does not exist. */
+int tfs_store_link(const char *name, char type);
+/* tfs_store_link in two halves: the checks and the claim sent (0 with *claim set, or the
+ * errors above but -EEXIST), then its answer awaited (0, -EEXIST or -EIO). parent_rec:
+ * the parent's record, which the caller read under ns just before (so it exists); NULL:
+ * read it here. */
+int tfs_store_link_send(const char *name, char type, const struct tfs_dirrec *parent_rec,
+		      struct tfs_store_claim **claim);
+int tfs_store_link_wait(const char *name, char type, struct tfs_store_claim *claim);
+/* A claim whose answer was lost (-EIO from tfs_store_link_wait: Redis stalled or went away
+ * after it was sent) may have taken the name all the same. A later claim of the same name
+ * and type by this node takes it over (0, not -EEXIST) while no record is behind it; the
+ * rest are given back here, after Redis came back (each entry removed in one script only
+ * while still of that type with no record behind it, and not one of this node's tensors:
+ * mine(name) says whether it is, under the caller's locks). 0 or -EIO (those not settled
+ * are kept). */
+int tfs_store_claims_settle(int (*mine)(const char *name));
+
+#endif
