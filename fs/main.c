@@ -35,10 +35,12 @@
 #include "kernel/node.h"
 #include "notify.h"
 #include "fuse/ops.h"
-#include "stats.h"
+#include "util/stats.h"
 #include "strutil.h"
+#include "mem/backend.h"
+#include "tensors/tensors.h"
 
-struct tfs_daemon tfs_d = { .ns = PTHREAD_MUTEX_INITIALIZER };
+struct tfs_daemon tfs_d;
 
 enum { KEY_HELP, KEY_VERSION, KEY_FOREGROUND, KEY_DEBUG };
 
@@ -428,11 +430,11 @@ int main(int argc, char *argv[])
 	}
 	if (tfs_qusers_parse(o->queue_users))
 		goto out_args;
-	if (o->max_bytes && parse_size(o->max_bytes, &tfs_d.max_bytes)) {
+	if (o->max_bytes && parse_size(o->max_bytes, &tfs_mem.max_bytes)) {
 		tfs_log(LOG_ERR, "--max-bytes '%s' is not a size like 512M or 64G", o->max_bytes);
 		goto out_args;
 	}
-	if (o->devices && tfs_devices_parse(o->devices, &tfs_d.devmask)) {
+	if (o->devices && tfs_devices_parse(o->devices, &tfs_mem.devmask)) {
 		tfs_log(LOG_ERR, "--devices '%s' is not a list of GPU ordinals like 0,2,3 or 0:2:3",
 			o->devices);
 		goto out_args;
@@ -459,15 +461,18 @@ int main(int argc, char *argv[])
 		tfs_log(LOG_ERR, "--threads must be between 1 and 1024");
 		goto out_args;
 	}
-	tfs_d.be_ops = tfs_backend_find(o->backend);
-	if (!tfs_d.be_ops) {
+	tfs_fuse.threads = o->threads;
+	tfs_fuse.page_cache = o->page_cache;
+	tfs_mem.device = o->device;
+	tfs_mem.ops = tfs_backend_find(o->backend);
+	if (!tfs_mem.ops) {
 		tfs_log(LOG_ERR, "unknown or unavailable backend '%s' (built with: host%s)",
 			o->backend, tfs_backend_find("cuda") ? ", cuda" : "");
 		goto out_args;
 	}
-	if (!o->backend && strcmp(tfs_d.be_ops->name, "host") == 0)
+	if (!o->backend && strcmp(tfs_mem.ops->name, "host") == 0)
 		tfs_log(LOG_NOTICE, "no CUDA device: using the host backend (POSIX shared memory)");
-	if (tfs_table_init(&tfs_d.table))
+	if (tfs_table_init(&tfs_tensors.table))
 		goto out_args;
 
 	if (o->redis) {
@@ -475,11 +480,11 @@ int main(int argc, char *argv[])
 	} else if (tfs_spawn_redis(url, sizeof(url))) {
 		goto out_table;
 	}
-	if (tfs_url_parse(url, &tfs_d.url, err, sizeof(err))) {
+	if (tfs_url_parse(url, &tfs_redis.url, err, sizeof(err))) {
 		tfs_log(LOG_ERR, "bad --redis URL '%s': %s", url, err);
 		goto out_redis;
 	}
-	c = tfs_redis_connect(&tfs_d.url, 2000, &rc, err, sizeof(err));
+	c = tfs_redis_connect(&tfs_redis.url, 2000, &rc, err, sizeof(err));
 	if (!c) {
 		tfs_log(LOG_ERR, "%s", err);
 		rc = 1;
@@ -531,12 +536,12 @@ int main(int argc, char *argv[])
 	if (!restart) {
 		kconf.mem = &tfs_keeper_mem_host;
 #ifdef TFS_HAVE_CUDA
-		if (strcmp(tfs_d.be_ops->name, "cuda") == 0)
+		if (strcmp(tfs_mem.ops->name, "cuda") == 0)
 			kconf.mem = &tfs_keeper_mem_cuda;
 #endif
 		kconf.argv = argv;
 		kconf.mountpoint = cmd.mountpoint;
-		kconf.rundir = tfs_d.rundir;
+		kconf.rundir = tfs_redis.rundir;
 		kconf.close_fd = fuse_session_fd(se);
 		kconf.notify_fd = notify_fd;
 		kconf.restarts = o->restarts;
@@ -549,25 +554,25 @@ int main(int argc, char *argv[])
 		}
 	}
 	/* CUDA (and so the backend) starts only now, in the process that will serve. */
-	rc = tfs_d.be_ops->init(&tfs_d.be, o->device, tfs_d.max_bytes);
+	rc = tfs_mem.ops->init(&tfs_mem.be, o->device, tfs_mem.max_bytes);
 	if (rc) {
 		tfs_log(LOG_ERR, "the %s backend failed to start on device %d: %s",
-			tfs_d.be_ops->name, o->device, strerror(-rc));
+			tfs_mem.ops->name, o->device, strerror(-rc));
 		rc = 1;
 		goto out_unmount;
 	}
 	rc = 1;
-	if (o->device >= tfs_d.be_ops->device_count(tfs_d.be)) {
+	if (o->device >= tfs_mem.ops->device_count(tfs_mem.be)) {
 		tfs_log(LOG_ERR, "--device %d: only %d device(s)", o->device,
-			tfs_d.be_ops->device_count(tfs_d.be));
+			tfs_mem.ops->device_count(tfs_mem.be));
 		goto out_backend;
 	}
-	ndev = tfs_d.be_ops->device_count(tfs_d.be);
+	ndev = tfs_mem.ops->device_count(tfs_mem.be);
 	if (!o->devices) {
-		tfs_d.devmask = ~0ull;
-	} else if (ndev < TFS_DEVICES_MAX && tfs_d.devmask >> ndev) {
+		tfs_mem.devmask = ~0ull;
+	} else if (ndev < TFS_DEVICES_MAX && tfs_mem.devmask >> ndev) {
 		tfs_log(LOG_ERR, "--devices %s: no device %d (%d present)", o->devices,
-			ndev + __builtin_ctzll(tfs_d.devmask >> ndev), ndev);
+			ndev + __builtin_ctzll(tfs_mem.devmask >> ndev), ndev);
 		goto out_backend;
 	}
 	if (!tfs_device_served(o->device)) {
@@ -599,7 +604,7 @@ int main(int argc, char *argv[])
 		goto out_backend;
 	if (fuse_set_signal_handlers(se))
 		goto out_backend;
-	if (tfs_kcache_start(se, o->entry_timeout))
+	if (tfs_kcache_start(se, o->page_cache ? 0 : o->entry_timeout))
 		goto out_signals;
 	if (tfs_spawn_supervise())
 		tfs_log(LOG_WARNING, "the private redis-server is not supervised");
@@ -608,7 +613,7 @@ int main(int argc, char *argv[])
 	if (tfs_queue_start())
 		goto out_signals;
 	tfs_log(LOG_INFO, "mounted %s: node %s, backend %s, redis %s", cmd.mountpoint, o->node,
-		tfs_d.be_ops->name, url);
+		tfs_mem.ops->name, url);
 	tfs_stats_start();
 	if ((rc = tfs_notify_ready()))
 		tfs_log(LOG_WARNING, "cannot tell systemd the mount is ready: %s", strerror(-rc));
@@ -645,13 +650,13 @@ out_signals:
 		tfs_lease_release();
 	fuse_remove_signal_handlers(se);
 out_backend:
-	if (tfs_d.table.buckets) {
+	if (tfs_tensors.table.buckets) {
 		tfs_ns_lock();
 		tfs_tensor_shutdown();
 		tfs_ns_unlock();
 		tfs_conn_close_thread();
 	}
-	tfs_d.be_ops->fini(tfs_d.be);
+	tfs_mem.ops->fini(tfs_mem.be);
 out_unmount:
 	tfs_qusers_cleanup();
 	fuse_session_unmount(se);
@@ -673,8 +678,8 @@ out_redis:
 		tfs_lease_release();
 	tfs_stop_redis();
 out_table:
-	free(tfs_d.table.buckets);
-	tfs_d.table.buckets = NULL;
+	free(tfs_tensors.table.buckets);
+	tfs_tensors.table.buckets = NULL;
 out_args:
 	notify_parent(&notify_fd, (char)rc);
 	free(cmd.mountpoint);

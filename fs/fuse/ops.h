@@ -10,11 +10,18 @@
 #include <fuse_lowlevel.h>
 #include <sys/stat.h>
 
-#include "daemon.h"
 #include "kernel/kernel_cache.h"
 #include "store/store.h"
 #include "tensors/tensor.h"
 #include "kernel/node.h"
+
+/* What the operations are told at start-up (main.c) and find out at init (ops_table.c). */
+struct tfs_fuse_conf {
+	int threads;                 /* FUSE workers (--threads) */
+	int page_cache;              /* --page-cache: no direct_io (measurement only) */
+	int splice_reads;            /* read replies splice from the backend (ops_file.c) */
+};
+extern struct tfs_fuse_conf tfs_fuse;
 
 /* How long the kernel may keep attributes: a second (see op_init). */
 #define TFS_ATTR_TIMEOUT 1.0

@@ -14,6 +14,7 @@
 #include "store/records.h"
 #include "store/claims.h"
 #include "util/clock.h"
+#include "tensors/tensors.h"
 
 void tfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
@@ -551,7 +552,7 @@ void tfs_op_statfs(fuse_req_t req, fuse_ino_t ino)
 	sv.f_bfree = sv.f_bavail = st.total > st.reserved ? (st.total - st.reserved) / 4096 : 0;
 	tfs_ns_lock();
 	sv.f_files = 1u << 30;
-	sv.f_ffree = sv.f_favail = sv.f_files - tfs_d.table.count;
+	sv.f_ffree = sv.f_favail = sv.f_files - tfs_tensors.table.count;
 	tfs_ns_unlock();
 	sv.f_namemax = 255;
 	fuse_reply_statfs(req, &sv);

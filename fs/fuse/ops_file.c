@@ -10,9 +10,11 @@
 #include "transport/loop.h"
 #include "fuse/ops.h"
 #include "fuse/reply_open.h"
-#include "stats.h"
+#include "util/stats.h"
 #include "store/claims.h"
 #include "util/clock.h"
+#include "mem/backend.h"
+#include "tensors/tensors.h"
 
 static struct tfs_file *file_of(const struct fuse_file_info *fi)
 {
@@ -212,7 +214,7 @@ static int new_file(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
 	rc = tfs_store_dir(pw.path, &d);
 	if (rc)
 		goto out;
-	device = d.has_device ? d.device : tfs_d.o.device;
+	device = d.has_device ? d.device : tfs_mem.device;
 	rc = tfs_tensor_claim(path, device, &d, &claim);
 	if (rc)
 		goto out;
@@ -291,7 +293,7 @@ void tfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t m
 		return;
 	}
 	fi->fh = (uintptr_t)f;
-	fi->direct_io = !tfs_d.o.page_cache;
+	fi->direct_io = !tfs_fuse.page_cache;
 	if (tfs_reply_create(req, &e, fi) == -ENOENT) {
 		/* Interrupted: the kernel has neither the node nor the file. */
 		tfs_node_forget(e.ino, 1);
@@ -354,7 +356,7 @@ out:
 	/* No page cache: another process may change the memory through its handle, and a
 	 * read must return what the device holds now. --page-cache (for measurement) caches
 	 * within one open only: keep_cache stays 0, so each open drops it. */
-	fi->direct_io = !tfs_d.o.page_cache;
+	fi->direct_io = !tfs_fuse.page_cache;
 	if (tfs_reply_open(req, fi) == -ENOENT)
 		put_file(f);
 }
@@ -382,13 +384,13 @@ static void lock_after_mark(struct tfsd_tensor *t)
 
 	for (int i = 0;; i++) {
 		pthread_rwlock_rdlock(&t->io);
-		if (!t->has_mark || !tfs_d.be_ops->wait_mark || !t->alloc || i == MARK_WAITS ||
+		if (!t->has_mark || !tfs_mem.ops->wait_mark || !t->alloc || i == MARK_WAITS ||
 		    (waited && memcmp(t->mark, done, sizeof(done)) == 0))
 			return;
 		memcpy(mark, t->mark, sizeof(mark));
 		device = t->meta.device;
 		pthread_rwlock_unlock(&t->io);
-		rc = tfs_d.be_ops->wait_mark(tfs_d.be, device, mark);
+		rc = tfs_mem.ops->wait_mark(tfs_mem.be, device, mark);
 		/* Its process gone: its work ended with it. Anything else: the read goes on
 		 * with what the memory holds, as it did before marks existed, and says so. */
 		if (rc && rc != -ESTALE)
@@ -428,17 +430,17 @@ void tfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	bv = FUSE_BUFVEC_INIT(size);
 	tfs_stats_io(TFS_ST_READS, size);
 	TFS_PROF_START(t0);
-	if (size && tfs_d.be_ops->read_mem &&
-	    tfs_d.be_ops->read_mem(tfs_d.be, t->alloc, (uint64_t)off, size, &at) == 0) {
+	if (size && tfs_mem.ops->read_mem &&
+	    tfs_mem.ops->read_mem(tfs_mem.be, t->alloc, (uint64_t)off, size, &at) == 0) {
 		bv.buf[0].mem = (void *)at;
-	} else if (size && tfs_d.splice_reads &&
-		   tfs_d.be_ops->read_fd(tfs_d.be, t->alloc, (uint64_t)off, size, &fd, &pos) == 0) {
+	} else if (size && tfs_fuse.splice_reads &&
+		   tfs_mem.ops->read_fd(tfs_mem.be, t->alloc, (uint64_t)off, size, &fd, &pos) == 0) {
 		bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 		bv.buf[0].fd = fd;
 		bv.buf[0].pos = pos;
 	} else if (size) {
 		mem = malloc(size);
-		rc = mem ? tfs_d.be_ops->copy_out(tfs_d.be, t->alloc, (uint64_t)off, mem, size) :
+		rc = mem ? tfs_mem.ops->copy_out(tfs_mem.be, t->alloc, (uint64_t)off, mem, size) :
 		     -ENOMEM;
 		bv.buf[0].mem = mem;
 	}
@@ -534,7 +536,7 @@ void tfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
 	}
 	TFS_PROF_START(t0);
 	tfs_stats_write_begin();
-	rc = tfs_d.be_ops->copy_in(tfs_d.be, t->alloc, (uint64_t)off, buf, size);
+	rc = tfs_mem.ops->copy_in(tfs_mem.be, t->alloc, (uint64_t)off, buf, size);
 	tfs_stats_write_end();
 	TFS_PROF_COPY(1, t0);
 	pthread_rwlock_unlock(&t->io);

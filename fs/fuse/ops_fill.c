@@ -21,7 +21,8 @@
 #include "util/mountinfo.h"
 #include "fuse/ops.h"
 #include "util/proc.h"
-#include "stats.h"
+#include "util/stats.h"
+#include "mem/backend.h"
 
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL         /* linux/pidfd.h, Linux 6.9 */
@@ -36,7 +37,7 @@ static int fills_running;
 
 static int fills_max(void)
 {
-	return tfs_d.o.threads > 2 ? tfs_d.o.threads / 2 : 1;
+	return tfs_fuse.threads > 2 ? tfs_fuse.threads / 2 : 1;
 }
 
 /* The caller's open file of descriptor fd, shared with it (pidfd_getfd: the daemon must be
@@ -126,7 +127,7 @@ static int fill(fuse_req_t req, fuse_ino_t ino, struct tfs_file *f, const struct
 		rc = -ENODATA;
 		goto out_src;
 	}
-	if (!tfs_d.be_ops->copy_in_fd) {
+	if (!tfs_mem.ops->copy_in_fd) {
 		rc = -ENOTTY;
 		goto out_src;
 	}
@@ -142,7 +143,7 @@ static int fill(fuse_req_t req, fuse_ino_t ino, struct tfs_file *f, const struct
 		rc = -EINVAL;
 	} else {
 		tfs_stats_write_begin();
-		rc = tfs_d.be_ops->copy_in_fd(tfs_d.be, t->alloc, q->dst_off, src, q->src_off,
+		rc = tfs_mem.ops->copy_in_fd(tfs_mem.be, t->alloc, q->dst_off, src, q->src_off,
 					      (size_t)q->len);
 		tfs_stats_write_end();
 		ran = 1;

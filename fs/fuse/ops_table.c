@@ -4,11 +4,14 @@
 
 #include "log.h"
 #include "fuse/ops.h"
+#include "mem/backend.h"
 
 /* Whether a pipe may hold a whole read reply. libfuse splices a reply only into a pipe
  * that holds all of it (the data, the header and a page per piece); otherwise it copies
  * an fd buffer out through a fresh allocation per read, slower than not splicing. Past
  * fs.pipe-max-size (1 MiB by default) that takes CAP_SYS_RESOURCE. */
+struct tfs_fuse_conf tfs_fuse;
+
 static int pipe_holds_reply(void)
 {
 	int p[2], ok;
@@ -29,14 +32,14 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	/* Replies to reads write from the backend's memory (read_mem) where it has one: as few
 	 * copies as a splice and fewer system calls (tests/bench/RESULTS-gpu.md, issue 19).
 	 * Otherwise they splice from its file (read_fd) where a pipe holds a reply. */
-	if (tfs_d.be_ops->read_mem) {
+	if (tfs_mem.ops->read_mem) {
 		tfs_log(LOG_INFO, "reads: replies write from the backend's memory");
-	} else if (tfs_d.be_ops->read_fd) {
-		tfs_d.splice_reads = (conn->capable & FUSE_CAP_SPLICE_WRITE) && pipe_holds_reply();
-		if (tfs_d.splice_reads)
+	} else if (tfs_mem.ops->read_fd) {
+		tfs_fuse.splice_reads = (conn->capable & FUSE_CAP_SPLICE_WRITE) && pipe_holds_reply();
+		if (tfs_fuse.splice_reads)
 			conn->want |= FUSE_CAP_SPLICE_WRITE;
-		tfs_log(tfs_d.splice_reads ? LOG_INFO : LOG_NOTICE, "%s",
-			tfs_d.splice_reads ? "reads: replies splice from pinned memory" :
+		tfs_log(tfs_fuse.splice_reads ? LOG_INFO : LOG_NOTICE, "%s",
+			tfs_fuse.splice_reads ? "reads: replies splice from pinned memory" :
 			"reads: a pipe cannot hold a 1 MiB reply (raise fs.pipe-max-size to 2 MiB, "
 			"or give the daemon CAP_SYS_RESOURCE): reads copy once more");
 	}

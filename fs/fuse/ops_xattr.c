@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "fuse/ops.h"
-#include "stats.h"
+#include "fuse/stats_xattr.h"
 #include "fuse/xattr.h"
 
 /* A getxattr or listxattr reply: the size alone when asked with size 0. */

@@ -3,7 +3,6 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "daemon.h"
 #include "fuse/stale.h"
 #include "util/clock.h"
 

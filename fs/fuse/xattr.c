@@ -6,7 +6,6 @@
 #include <string.h>
 #include <sys/xattr.h>
 
-#include "daemon.h"
 #include "mem/devices.h"
 #include "store/conn.h"
 #include "store/store.h"
@@ -18,6 +17,7 @@
 #include "strutil.h"
 #include "store/schema.h"
 #include "store/records.h"
+#include "tensors/tensors.h"
 
 #define TP "user.tensor."
 #define XATTR_MAX 65536

@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon.h"
 #include "kernel/kernel_cache.h"
 #include "log.h"
 #include "kernel/node.h"
@@ -94,7 +93,7 @@ int tfs_kcache_start(struct fuse_session *se, double entry_timeout)
 	/* --page-cache: a write holds page locks while its request waits for ns, and
 	 * dropping a node's pages waits for them. That mode is for measurements: it keeps
 	 * no names. */
-	kc.want = entry_timeout > 0 && !tfs_d.o.page_cache ? entry_timeout : 0;
+	kc.want = entry_timeout > 0 ? entry_timeout : 0;
 	kc.stop = 0;
 	e = pthread_create(&kc.thread, NULL, notifier, NULL);
 	kc.running = e == 0;

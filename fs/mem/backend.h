@@ -144,6 +144,17 @@ extern const struct tfs_backend_ops tfs_backend_host;
 extern const struct tfs_backend_ops tfs_backend_cuda;
 #endif
 
+/* The daemon's memory: its backend and the devices it serves, set at start-up (main.c)
+ * before any thread but the main one runs, read-only afterwards. */
+struct tfs_mem {
+	const struct tfs_backend_ops *ops;
+	struct tfs_backend *be;
+	uint64_t max_bytes;          /* -o max_bytes: the cap per device, 0: none */
+	uint64_t devmask;            /* the devices served (devices.h) */
+	int device;                  /* --device: where a tensor goes when nothing says */
+};
+extern struct tfs_mem tfs_mem;
+
 /* "host", "cuda" or NULL/"auto" (cuda when a device is present, else host). Returns NULL
  * for an unknown or unavailable name. */
 const struct tfs_backend_ops *tfs_backend_find(const char *name);

@@ -4,6 +4,8 @@
 
 #include "mem/backend.h"
 
+struct tfs_mem tfs_mem;
+
 const struct tfs_backend_ops *tfs_backend_find(const char *name)
 {
 	if (name && strcmp(name, "host") == 0)

@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "daemon.h"
 #include "mem/devices.h"
+#include "mem/backend.h"
 
 int tfs_devices_parse(const char *text, uint64_t *mask)
 {
@@ -39,17 +39,17 @@ int tfs_devices_parse(const char *text, uint64_t *mask)
 int tfs_device_served(int device)
 {
 	return device >= 0 && device < TFS_DEVICES_MAX &&
-	       device < tfs_d.be_ops->device_count(tfs_d.be) && (tfs_d.devmask >> device & 1);
+	       device < tfs_mem.ops->device_count(tfs_mem.be) && (tfs_mem.devmask >> device & 1);
 }
 
 void tfs_devices_stats(int device, struct tfs_backend_stats *st)
 {
-	int n = tfs_d.be_ops->device_count(tfs_d.be);
+	int n = tfs_mem.ops->device_count(tfs_mem.be);
 
 	memset(st, 0, sizeof(*st));
 	if (device >= 0) {
 		if (tfs_device_served(device))
-			tfs_d.be_ops->stats(tfs_d.be, device, st);
+			tfs_mem.ops->stats(tfs_mem.be, device, st);
 		return;
 	}
 	for (int i = 0; i < n && i < TFS_DEVICES_MAX; i++) {
@@ -57,7 +57,7 @@ void tfs_devices_stats(int device, struct tfs_backend_stats *st)
 
 		if (!tfs_device_served(i))
 			continue;
-		tfs_d.be_ops->stats(tfs_d.be, i, &one);
+		tfs_mem.ops->stats(tfs_mem.be, i, &one);
 		st->used += one.used;
 		st->reserved += one.reserved;
 		st->total += one.total;

@@ -13,7 +13,7 @@
  * unchanged. No I/O. */
 int tfs_devices_parse(const char *text, uint64_t *mask);
 
-/* Whether tensors may live on device: it exists and is served (tfs_d.devmask). */
+/* Whether tensors may live on device: it exists and is served (tfs_mem.devmask). */
 int tfs_device_served(int device);
 
 /* The figures of one device, or with device < 0 the sum over the served devices (what

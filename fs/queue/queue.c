@@ -3,6 +3,7 @@
  * tensor), answers on the reply key, reaps holders whose process died, and rewrites this
  * node's records after Redis comes back. */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,14 +12,13 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "daemon.h"
 #include "store/conn.h"
 #include "kernel/kernel_cache.h"
 #include "kernel/node.h"
 #include "queue/queue.h"
 #include "queue/auth.h"
 #include "queue/users.h"
-#include "stats.h"
+#include "util/stats.h"
 #include "store/lease.h"
 #include "store/store.h"
 #include "tensors/tensor.h"
@@ -31,6 +31,13 @@
 #include "queue/redis.h"
 #include "store/restore.h"
 #include "util/clock.h"
+#include "mem/backend.h"
+#include "tensors/tensors.h"
+
+/* The queue thread, and what tells it to stop (tfs_queue_stop). */
+static pthread_t queue_thread;
+static int queue_started;
+static volatile int queue_stopping;
 
 #define REPLY_TTL 60
 /* A node's registry key is its lease (lease.h, renewed by housekeeping): a node whose
@@ -139,7 +146,7 @@ static int owner_of(const char *name, char *owner, size_t size)
 
 static int create_device(const struct tfs_cmd *c, const struct tfs_dirrec *d)
 {
-	return c->has_device ? c->device : d->has_device ? d->device : tfs_d.o.device;
+	return c->has_device ? c->device : d->has_device ? d->device : tfs_mem.device;
 }
 
 /* A create this node makes (not one it forwards to the node the command names). */
@@ -495,7 +502,7 @@ static void salvage(const char *json, size_t len, struct tfs_cmd *c)
 static void process(struct qcmd *q, redisReply **el, size_t n, const char *list,
 		    int from_node_queue)
 {
-	for (size_t i = 0; i < n && !tfs_d.stopping; i += CHUNK) {
+	for (size_t i = 0; i < n && !queue_stopping; i += CHUNK) {
 		size_t k = 0;
 
 		for (size_t j = i; j < n && j < i + CHUNK; j++) {
@@ -549,8 +556,8 @@ static void housekeeping(int64_t *last_reap)
 	/* Writes dropped for the queue's bound: the records of tensors freed meanwhile are
 	 * removed first, then every record is rewritten (a tensor made in between is in the
 	 * table by then). */
-	if ((tfs_d.redis_down || drops != drops_mended) && tfs_conn_get()) {
-		tfs_d.redis_down = 0;
+	if ((tfs_redis.down || drops != drops_mended) && tfs_conn_get()) {
+		tfs_redis.down = 0;
 		rc = drops != drops_mended ? tfs_tensor_purge_stale() : 0;
 		if (rc == 0)
 			rc = tfs_tensor_resync();
@@ -565,7 +572,7 @@ static void housekeeping(int64_t *last_reap)
 			drops_mended = drops;
 			tfs_log(LOG_NOTICE, "Redis is back: records of this node rewritten");
 		} else {
-			tfs_d.redis_down = 1;
+			tfs_redis.down = 1;
 		}
 	}
 	if (now != *last_reap) {
@@ -577,7 +584,7 @@ static void housekeeping(int64_t *last_reap)
 		/* Redis may lose records without ever dropping the connection (FLUSHALL, a
 		 * hand's DEL, a restart between two commands): the root's record is the
 		 * sign, checked once a second. */
-		if (!tfs_d.redis_down && (resync_owed || tfs_store_lost() == 1)) {
+		if (!tfs_redis.down && (resync_owed || tfs_store_lost() == 1)) {
 			/* A failed pass is retried: the root's record, the sign, is back by now. */
 			resync_owed = tfs_tensor_resync() != 0;
 			if (!resync_owed)
@@ -602,7 +609,7 @@ static void pop_brpop(struct qcmd *q)
 	}
 	if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
 	    r->element[1]->type == REDIS_REPLY_STRING) {
-		node_q = strcmp(r->element[0]->str, tfs_d.node_queue) == 0;
+		node_q = strcmp(r->element[0]->str, tfs_node_queue) == 0;
 		process(q, &r->element[1], 1, r->element[0]->str, node_q);
 		more = tfs_store_queue_rpop(&rc, r->element[0]->str, POP_BATCH);
 		if (more && more->type == REDIS_REPLY_ARRAY)
@@ -625,7 +632,7 @@ static void *queue_main(void *arg)
 		tfs_log(LOG_ERR, "queue: out of memory: the lifecycle queue is not served");
 		return NULL;
 	}
-	while (!tfs_d.stopping) {
+	while (!queue_stopping) {
 		housekeeping(&last_reap);
 		if (!lmpop) {
 			pop_brpop(q);
@@ -646,7 +653,7 @@ static void *queue_main(void *arg)
 		l = r->type == REDIS_REPLY_ARRAY && r->elements == 2 ? r->element[1] : NULL;
 		if (l && l->type == REDIS_REPLY_ARRAY && r->element[0]->type == REDIS_REPLY_STRING)
 			process(q, l->element, l->elements, r->element[0]->str,
-				strcmp(r->element[0]->str, tfs_d.node_queue) == 0);
+				strcmp(r->element[0]->str, tfs_node_queue) == 0);
 		freeReplyObject(r);
 	}
 	free(q);
@@ -658,21 +665,21 @@ int tfs_queue_start(void)
 {
 	int rc;
 
-	tfs_store_node_queue(tfs_d.node_queue, sizeof(tfs_d.node_queue), tfs_schema.node);
-	rc = pthread_create(&tfs_d.queue_thread, NULL, queue_main, NULL);
+	tfs_store_node_queue(tfs_node_queue, sizeof(tfs_node_queue), tfs_schema.node);
+	rc = pthread_create(&queue_thread, NULL, queue_main, NULL);
 	if (rc == 0)
-		pthread_setname_np(tfs_d.queue_thread, "tfs-queue");
+		pthread_setname_np(queue_thread, "tfs-queue");
 	if (rc)
 		return -rc;
-	tfs_d.queue_started = 1;
+	queue_started = 1;
 	return 0;
 }
 
 void tfs_queue_stop(void)
 {
-	if (!tfs_d.queue_started)
+	if (!queue_started)
 		return;
-	tfs_d.stopping = 1;
-	pthread_join(tfs_d.queue_thread, NULL);
-	tfs_d.queue_started = 0;
+	queue_stopping = 1;
+	pthread_join(queue_thread, NULL);
+	queue_started = 0;
 }

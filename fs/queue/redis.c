@@ -7,7 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon.h"
 #include "log.h"
 #include "queue/redis.h"
 #include "queue/users.h"
@@ -15,6 +14,8 @@
 #include "store/schema.h"
 #include "store/writer.h"
 #include "strutil.h"
+
+char tfs_node_queue[512];
 
 /* --- the lifecycle queue (queue.c) --- */
 
@@ -97,7 +98,7 @@ static int pop_keys(const char **argv, int first, char (*lists)[600], int max)
 	int n = 0;
 
 	argv[first + n++] = tfs_schema.queue;
-	argv[first + n++] = tfs_d.node_queue;
+	argv[first + n++] = tfs_node_queue;
 	turn++;
 	for (size_t i = 0; i < users && n < max; i++) {
 		const struct tfs_quser *u = tfs_qusers_at((turn + i) % users);

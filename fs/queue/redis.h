@@ -8,6 +8,10 @@
 
 #include <hiredis/hiredis.h>
 
+/* This node's list of forwarded commands ({<queue>}:node:<node>), set when the queue
+ * starts (queue.c). */
+extern char tfs_node_queue[512];
+
 /* Pops up to count more from list: the reply, or NULL with *rc as tfs_conn_cmdf_unordered's (the
  * blocking pop of every list is tfs_store_queue_pop_all). */
 redisReply *tfs_store_queue_rpop(int *rc, const char *list, int count);

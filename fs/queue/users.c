@@ -12,11 +12,11 @@
 #include <unistd.h>
 
 #include "store/conn.h"
-#include "daemon.h"
 #include "queue/users.h"
 #include "store/store.h"
 #include "strutil.h"
 #include "log.h"
+#include "meta.h"
 #include "store/schema.h"
 #include "queue/redis.h"
 
@@ -158,7 +158,7 @@ int tfs_qusers_acl(void)
 /* The URL a user's client connects with: the daemon's, as that ACL user. */
 static int user_url(char *buf, size_t size, uid_t uid, const char *password)
 {
-	const struct tfs_redis_url *u = &tfs_d.url;
+	const struct tfs_redis_url *u = &tfs_redis.url;
 	char name[TFS_QUSER_LIST];
 	int n;
 

@@ -9,11 +9,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "daemon.h"
 #include "store/conn.h"
 #include "store/store.h"
 #include "log.h"
 #include "util/clock.h"
+
+struct tfs_redis tfs_redis;
 
 static pthread_key_t conn_key;
 static pthread_once_t conn_once = PTHREAD_ONCE_INIT;
@@ -38,7 +39,7 @@ void tfs_conn_mark_down(const char *why)
 {
 	int64_t now = tfs_now();
 
-	tfs_d.redis_down = 1;
+	tfs_redis.down = 1;
 	__atomic_add_fetch(&down_epoch, 1, __ATOMIC_RELEASE);
 	/* One line per outage second, not one per FUSE request. */
 	if (__atomic_exchange_n(&last_complaint, now, __ATOMIC_RELAXED) != now)
@@ -56,8 +57,8 @@ redisContext *tfs_conn_get(void)
 
 	/* Another daemon holds this node's lease: nothing of the node is written or read in
 	 * its name, as though Redis were away (lease.h). */
-	if (tfs_d.lease_lost) {
-		tfs_d.redis_down = 1;
+	if (tfs_redis.lease_lost) {
+		tfs_redis.down = 1;
 		return NULL;
 	}
 	pthread_once(&conn_once, conn_key_init);
@@ -67,7 +68,7 @@ redisContext *tfs_conn_get(void)
 	if (c)
 		tfs_conn_close_thread();
 	conn_epoch = epoch;
-	c = tfs_redis_connect(&tfs_d.url, 1000, &rc, err, sizeof(err));
+	c = tfs_redis_connect(&tfs_redis.url, 1000, &rc, err, sizeof(err));
 	if (!c) {
 		tfs_conn_mark_down(err);
 		return NULL;
@@ -95,7 +96,7 @@ unsigned tfs_conn_epoch(void)
 
 int tfs_conn_ok(void)
 {
-	return tfs_d.redis_down || !tfs_conn_get() ? -EIO : 0;
+	return tfs_redis.down || !tfs_conn_get() ? -EIO : 0;
 }
 
 /* Runs cmd (RESP, from redisFormatCommand*) on the thread's connection. */

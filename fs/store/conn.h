@@ -3,11 +3,25 @@
 #define TFS_CONN_H
 
 #include <stdarg.h>
+#include <sys/types.h>
 
 #include <hiredis/hiredis.h>
 
+#include "redisconn.h"
+
+/* The daemon's link to Redis: the URL set at start-up (main.c), the private
+ * redis-server's (private_redis.c), and what every thread reads of its state. */
+struct tfs_redis {
+	struct tfs_redis_url url;
+	volatile int down;           /* a Redis call failed; the queue thread resyncs */
+	volatile int lease_lost;     /* another daemon holds this node's lease (lease.h) */
+	pid_t pid;                   /* private redis-server, 0 when --redis was given */
+	char rundir[256];            /* the private redis-server's folder */
+};
+extern struct tfs_redis tfs_redis;
+
 /* The calling thread's connection, or NULL while Redis is unreachable (logged once) or
- * another daemon holds this node's lease (tfs_d.lease_lost, lease.h). */
+ * another daemon holds this node's lease (tfs_redis.lease_lost, lease.h). */
 redisContext *tfs_conn_get(void);
 /* Runs a printf-style command (hiredis format) on the thread's connection, at once: for
  * reads that do not depend on this node's writes (popping the lifecycle queue); a read

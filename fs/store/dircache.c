@@ -18,13 +18,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon.h"
 #include "store/dircache.h"
 #include "kernel/kernel_cache.h"
 #include "store/store.h"
 #include "store/writer.h"
 #include "log.h"
 #include "store/schema.h"
+#include "store/conn.h"
 
 #define DIRS_MAX 1024        /* cached directories; past it the cache starts over */
 #define ENTS_MAX 4096        /* entries of one directory cached whole; bigger: per name */
@@ -416,7 +416,7 @@ static redisContext *subscribe(void)
 	uint64_t id;
 	int rc;
 
-	c = tfs_redis_connect(&tfs_d.url, 1000, &rc, err, sizeof(err));
+	c = tfs_redis_connect(&tfs_redis.url, 1000, &rc, err, sizeof(err));
 	if (!c)
 		return NULL;
 	if (subscribe_conn(c, &id)) {

@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon.h"
 #include "mem/keeper/keeper.h"
 #include "store/lease.h"
 #include "store/store.h"
@@ -17,6 +16,7 @@
 #include "strutil.h"
 #include "store/schema.h"
 #include "util/clock.h"
+#include "store/conn.h"
 
 static struct {
 	char token[33];             /* 32 hex digits */
@@ -131,7 +131,7 @@ static redisContext *conn(void)
 	int rc;
 
 	if (!ls.c)
-		ls.c = tfs_redis_connect(&tfs_d.url, 1000, &rc, err, sizeof(err));
+		ls.c = tfs_redis_connect(&tfs_redis.url, 1000, &rc, err, sizeof(err));
 	return ls.c;
 }
 
@@ -211,11 +211,11 @@ int tfs_lease_tick(void)
 	int rc;
 
 	if (now - ls.last_ms < 1000)
-		return tfs_d.lease_lost ? -EBUSY : 0;
+		return tfs_redis.lease_lost ? -EBUSY : 0;
 	ls.last_ms = now;
 	rc = take(holder, sizeof(holder));
 	if (rc == -EBUSY) {
-		if (!tfs_d.lease_lost || now - ls.said_ms >= 60000) {
+		if (!tfs_redis.lease_lost || now - ls.said_ms >= 60000) {
 			describe(holder, desc, sizeof(desc));
 			tfs_log(LOG_CRIT, "node %s is now held by another daemon (%s): this daemon "
 				"no longer writes the node's records; metadata changes fail with EIO "
@@ -223,19 +223,19 @@ int tfs_lease_tick(void)
 				tfs_schema.node, desc);
 			ls.said_ms = now;
 		}
-		tfs_d.redis_down = 1;     /* what this node wrote is rewritten once it is back */
-		tfs_d.lease_lost = 1;
+		tfs_redis.down = 1;     /* what this node wrote is rewritten once it is back */
+		tfs_redis.lease_lost = 1;
 		return rc;
 	}
 	if (rc < 0)
 		return -EIO;
-	if (tfs_d.lease_lost)
+	if (tfs_redis.lease_lost)
 		tfs_log(LOG_NOTICE, "node %s: the lease is free again and ours: rewriting the "
 			"node's records", tfs_schema.node);
 	else if (rc == 1)
 		tfs_log(LOG_NOTICE, "node %s: the lease was gone from Redis (emptied, or a stall "
 			"past %d ms): taken again", tfs_schema.node, TFS_LEASE_MS);
-	tfs_d.lease_lost = 0;
+	tfs_redis.lease_lost = 0;
 	return 0;
 }
 

@@ -7,7 +7,7 @@
  *
  * A lease lost while running (Redis emptied, or a stall past its TTL) is taken again when
  * free. When another daemon took it, this one says so in the log and stops writing the
- * node's records: it acts as though Redis were unreachable (tfs_d.lease_lost makes
+ * node's records: it acts as though Redis were unreachable (tfs_redis.lease_lost makes
  * conn.c's and the writer's connections fail, so metadata changes fail with EIO and the
  * queue is not served); open tensors keep reading and writing. When the lease is free
  * again the daemon takes it back and rewrites its records, as after an outage.
@@ -17,6 +17,10 @@
  * daemon is held by or taken in them. */
 #ifndef TFS_LEASE_H
 #define TFS_LEASE_H
+
+#include <stddef.h>
+
+#include <hiredis/hiredis.h>
 
 /* Lifetime of the lease without a renewal. */
 #define TFS_LEASE_MS 5000
@@ -33,7 +37,7 @@ int tfs_lease_acquire(void);
 const char *tfs_lease_token(void);
 /* Renews the lease (at most once a second, the first call at once: in the serving daemon,
  * it puts the keeper's pid in the value; call often): retakes it when it is free, sets
- * or clears tfs_d.lease_lost. Returns 0 while the lease is ours, -EBUSY while another's,
+ * or clears tfs_redis.lease_lost. Returns 0 while the lease is ours, -EBUSY while another's,
  * -EIO when Redis did not answer (nothing changes). */
 int tfs_lease_tick(void);
 /* Deletes the lease if it is still ours (once: later calls do nothing), and closes its

@@ -19,9 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon.h"
 #include "store/private_redis.h"
 #include "log.h"
+#include "store/conn.h"
 
 /* Restarts allowed in RESTART_WINDOW seconds before the supervisor gives up. */
 #define RESTART_MAX 5
@@ -58,15 +58,15 @@ static int make_rundir(void)
 	for (size_t i = 0; i < 2; i++) {
 		if (!bases[i])
 			continue;
-		snprintf(tfs_d.rundir, sizeof(tfs_d.rundir), "%s/tensorfs.XXXXXX", bases[i]);
-		if (mkdtemp(tfs_d.rundir))
+		snprintf(tfs_redis.rundir, sizeof(tfs_redis.rundir), "%s/tensorfs.XXXXXX", bases[i]);
+		if (mkdtemp(tfs_redis.rundir))
 			return 0;
 	}
-	tfs_d.rundir[0] = '\0';
+	tfs_redis.rundir[0] = '\0';
 	return -errno;
 }
 
-/* Starts redis-server; 0 with tfs_d.redis_pid and sp.pidfd set, or a negative errno. */
+/* Starts redis-server; 0 with tfs_redis.pid and sp.pidfd set, or a negative errno. */
 static int start_server(void)
 {
 	pid_t pid = fork();
@@ -85,12 +85,12 @@ static int start_server(void)
 		}
 		execl(sp.prog, sp.prog, "--port", "0", "--unixsocket", sp.sock, "--unixsocketperm",
 		      "700", "--save", "", "--appendonly", "yes", "--appendfsync", "everysec",
-		      "--dir", tfs_d.rundir, "--logfile", sp.logf, "--pidfile", sp.pidf,
+		      "--dir", tfs_redis.rundir, "--logfile", sp.logf, "--pidfile", sp.pidf,
 		      "--daemonize", "no", (char *)NULL);
 		_exit(127);
 	}
 	pthread_mutex_lock(&sp.mu);
-	tfs_d.redis_pid = pid;
+	tfs_redis.pid = pid;
 	sp.pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	pthread_mutex_unlock(&sp.mu);
 	return 0;
@@ -107,7 +107,7 @@ static int wait_ready(const char *url)
 	tfs_url_parse(url, &u, NULL, 0);
 	for (int i = 0; i < 100; i++) {
 		int status;
-		if (waitpid(tfs_d.redis_pid, &status, WNOHANG) == tfs_d.redis_pid)
+		if (waitpid(tfs_redis.pid, &status, WNOHANG) == tfs_redis.pid)
 			return -EIO;
 		c = tfs_redis_connect(&u, 500, &rc, err, sizeof(err));
 		if (c) {
@@ -169,7 +169,7 @@ static int reuse_server(const char *url)
 		return -ENOENT;
 	redisFree(c);
 	pthread_mutex_lock(&sp.mu);
-	tfs_d.redis_pid = pid;
+	tfs_redis.pid = pid;
 	sp.pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	pthread_mutex_unlock(&sp.mu);
 	tfs_log(LOG_INFO, "private redis-server (pid %d) of the run before at %s", pid, sp.sock);
@@ -186,16 +186,16 @@ int tfs_spawn_redis(char *url, size_t urlsize)
 			"(apt-get install redis-server), or give --redis URL");
 		return -ENOENT;
 	}
-	if (keep && keep[0] && strlen(keep) < sizeof(tfs_d.rundir) - 16 && access(keep, W_OK) == 0) {
-		snprintf(tfs_d.rundir, sizeof(tfs_d.rundir), "%s", keep);
+	if (keep && keep[0] && strlen(keep) < sizeof(tfs_redis.rundir) - 16 && access(keep, W_OK) == 0) {
+		snprintf(tfs_redis.rundir, sizeof(tfs_redis.rundir), "%s", keep);
 	} else if ((rc = make_rundir())) {
 		tfs_log(LOG_ERR, "cannot make a runtime directory for Redis: %s", strerror(-rc));
 		return rc;
 	}
 	unsetenv("TFS_RUNDIR");
-	snprintf(sp.sock, sizeof(sp.sock), "%s/redis.sock", tfs_d.rundir);
-	snprintf(sp.logf, sizeof(sp.logf), "%s/redis.log", tfs_d.rundir);
-	snprintf(sp.pidf, sizeof(sp.pidf), "%s/redis.pid", tfs_d.rundir);
+	snprintf(sp.sock, sizeof(sp.sock), "%s/redis.sock", tfs_redis.rundir);
+	snprintf(sp.logf, sizeof(sp.logf), "%s/redis.log", tfs_redis.rundir);
+	snprintf(sp.pidf, sizeof(sp.pidf), "%s/redis.pid", tfs_redis.rundir);
 	snprintf(url, urlsize, "unix://%s", sp.sock);
 	if (keep && reuse_server(url) == 0)
 		return 0;
@@ -203,7 +203,7 @@ int tfs_spawn_redis(char *url, size_t urlsize)
 		return rc;
 	rc = wait_ready(url);
 	if (rc == -EIO) {
-		tfs_d.redis_pid = 0;
+		tfs_redis.pid = 0;
 		tfs_log(LOG_ERR, "redis-server exited at start (see %s)", sp.logf);
 		return rc;
 	}
@@ -212,7 +212,7 @@ int tfs_spawn_redis(char *url, size_t urlsize)
 		tfs_stop_redis();
 		return rc;
 	}
-	tfs_log(LOG_INFO, "private redis-server (pid %d) at %s", (int)tfs_d.redis_pid, sp.sock);
+	tfs_log(LOG_INFO, "private redis-server (pid %d) at %s", (int)tfs_redis.pid, sp.sock);
 	return 0;
 }
 
@@ -239,10 +239,10 @@ static void *supervise(void *arg)
 		if (!p[0].revents)
 			continue;
 		pthread_mutex_lock(&sp.mu);
-		waitpid(tfs_d.redis_pid, NULL, WNOHANG);
+		waitpid(tfs_redis.pid, NULL, WNOHANG);
 		close(sp.pidfd);
 		sp.pidfd = -1;
-		tfs_d.redis_pid = 0;
+		tfs_redis.pid = 0;
 		pthread_mutex_unlock(&sp.mu);
 		now = time(NULL);
 		if (nstarts == RESTART_MAX && now - starts[0] < RESTART_WINDOW) {
@@ -264,7 +264,7 @@ static void *supervise(void *arg)
 				break;
 			continue;
 		}
-		tfs_log(LOG_NOTICE, "private redis-server back (pid %d)", (int)tfs_d.redis_pid);
+		tfs_log(LOG_NOTICE, "private redis-server back (pid %d)", (int)tfs_redis.pid);
 	}
 	return NULL;
 }
@@ -302,38 +302,38 @@ void tfs_stop_redis(void)
 		sp.pipe[0] = sp.pipe[1] = -1;
 		sp.running = 0;
 	}
-	if (tfs_d.redis_pid > 0) {
+	if (tfs_redis.pid > 0) {
 		/* Through the pidfd: the pid may belong to another process by now. */
 		if (sp.pidfd >= 0)
 			syscall(SYS_pidfd_send_signal, sp.pidfd, SIGTERM, NULL, 0);
 		else
-			kill(tfs_d.redis_pid, SIGTERM);
+			kill(tfs_redis.pid, SIGTERM);
 		for (int i = 0; i < 100; i++) {
 			struct pollfd p = { .fd = sp.pidfd, .events = POLLIN };
 
-			waitpid(tfs_d.redis_pid, NULL, WNOHANG);
+			waitpid(tfs_redis.pid, NULL, WNOHANG);
 			if (sp.pidfd >= 0 ? poll(&p, 1, 50) > 0 :
-			    (kill(tfs_d.redis_pid, 0) && errno == ESRCH))
+			    (kill(tfs_redis.pid, 0) && errno == ESRCH))
 				break;
 			if (sp.pidfd < 0)
 				usleep(50000);
 		}
-		waitpid(tfs_d.redis_pid, NULL, WNOHANG);
-		tfs_d.redis_pid = 0;
+		waitpid(tfs_redis.pid, NULL, WNOHANG);
+		tfs_redis.pid = 0;
 	}
 	if (sp.pidfd >= 0) {
 		close(sp.pidfd);
 		sp.pidfd = -1;
 	}
-	if (tfs_d.rundir[0]) {
-		snprintf(path, sizeof(path), "%s/redis.sock", tfs_d.rundir);
+	if (tfs_redis.rundir[0]) {
+		snprintf(path, sizeof(path), "%s/redis.sock", tfs_redis.rundir);
 		unlink(path);
-		snprintf(path, sizeof(path), "%s/redis.log", tfs_d.rundir);
+		snprintf(path, sizeof(path), "%s/redis.log", tfs_redis.rundir);
 		unlink(path);
-		snprintf(path, sizeof(path), "%s/redis.pid", tfs_d.rundir);
+		snprintf(path, sizeof(path), "%s/redis.pid", tfs_redis.rundir);
 		unlink(path);
-		remove_aof(tfs_d.rundir);
-		rmdir(tfs_d.rundir);
-		tfs_d.rundir[0] = '\0';
+		remove_aof(tfs_redis.rundir);
+		rmdir(tfs_redis.rundir);
+		tfs_redis.rundir[0] = '\0';
 	}
 }

@@ -25,7 +25,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon.h"
 #include "store/conn.h"
 #include "store/writer.h"
 #include "log.h"
@@ -495,7 +494,7 @@ static int enqueue_item(struct wb_item *it)
 		run_now(it, &rc);
 		return call ? 0 : rc;
 	}
-	if (call && tfs_d.redis_down) {
+	if (call && tfs_redis.down) {
 		pthread_mutex_unlock(&wb.mu);
 		item_free(it);
 		return -EIO;
@@ -617,7 +616,7 @@ int tfs_writer_sync(void)
 	pthread_mutex_lock(&wb.mu);
 	target = wb.queued;
 	/* While Redis is away the backlog waits for it; callers get EIO, not a hang. */
-	while (wb.done < target && !tfs_d.redis_down)
+	while (wb.done < target && !tfs_redis.down)
 		pthread_cond_wait(&wb.done_cv, &wb.mu);
 	pthread_mutex_unlock(&wb.mu);
 	return wb.done < target ? -EIO : 0;
@@ -698,13 +697,13 @@ static int flush_batch(void)
 	if (wb.c && wb.epoch != tfs_conn_epoch())
 		close_conn();
 	/* Another daemon holds this node's lease: what is queued waits (lease.h). */
-	if (tfs_d.lease_lost) {
-		tfs_d.redis_down = 1;
+	if (tfs_redis.lease_lost) {
+		tfs_redis.down = 1;
 		return -EIO;
 	}
 	if (!wb.c) {
 		wb.epoch = tfs_conn_epoch();
-		wb.c = tfs_redis_connect(&tfs_d.url, 1000, &rc, err, sizeof(err));
+		wb.c = tfs_redis_connect(&tfs_redis.url, 1000, &rc, err, sizeof(err));
 		if (!wb.c) {
 			tfs_conn_mark_down(err);
 			return -EIO;
@@ -808,7 +807,7 @@ static int bound_locked(void)
 	uint64_t n = 0;
 	int log_it;
 
-	if (wb.queued - wb.done <= wb.max || !tfs_d.redis_down)
+	if (wb.queued - wb.done <= wb.max || !tfs_redis.down)
 		return 0;
 	while ((it = *pp)) {
 		if (it->taken || it->wait) {

@@ -14,7 +14,7 @@
  *   at the place of the first (tfs_writer_hset1 per field, tfs_writer_save per record):
  *   a refcount or record that changes 99,000 times while Redis is away is one write.
  * - At most TENSORFS_WRITE_QUEUE_MAX writes (environment, default 262144) wait in it
- *   while Redis is away (tfs_d.redis_down: a failed or timed-out call; while it answers,
+ *   while Redis is away (tfs_redis.down: a failed or timed-out call; while it answers,
  *   the writer drains the queue and nothing is dropped). Past that, every queued write that is not in the writer's hands and that nobody
  *   waits for is dropped (logged once until tfs_writer_repaired) and tfs_writer_drops
  *   counts one more: the records of this node are then to be rewritten from memory and

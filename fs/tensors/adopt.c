@@ -12,13 +12,14 @@
 #include <string.h>
 
 #include "tensors/adopt.h"
-#include "daemon.h"
 #include "store/store.h"
 #include "tensors/tensor.h"
 #include "log.h"
 #include "store/schema.h"
 #include "store/records.h"
 #include "util/clock.h"
+#include "mem/backend.h"
+#include "tensors/tensors.h"
 
 /* Seconds a hold of another node or pid namespace survives a restart without a renew. */
 #define ADOPT_LEASE 60
@@ -57,7 +58,7 @@ static int adopt_one(struct tfs_store_rec *rec, void *arg)
 		return -ENOENT;
 	}
 	if (rec->meta.has_handle != (rec->meta.bytes > 0) ||
-	    strcmp(rec->meta.backend, tfs_d.be_ops->name) ||
+	    strcmp(rec->meta.backend, tfs_mem.ops->name) ||
 	    (rec->name && tfs_table_find(rec->name)) || tfs_table_find_key(rec->key)) {
 		tfs_log(LOG_NOTICE, "start-up: dropping record %s: it does not describe memory "
 			"of this backend", rec->key);
@@ -65,7 +66,7 @@ static int adopt_one(struct tfs_store_rec *rec, void *arg)
 		return -EINVAL;
 	}
 	if (rec->meta.bytes) {
-		rc = tfs_d.be_ops->adopt(tfs_d.be, &rec->meta, &a);
+		rc = tfs_mem.ops->adopt(tfs_mem.be, &rec->meta, &a);
 		if (rc) {
 			tfs_log(LOG_NOTICE, "start-up: dropping record %s: %s", rec->key,
 				rc == -ENOENT ? "its memory is gone" :
@@ -106,8 +107,8 @@ static int adopt_one(struct tfs_store_rec *rec, void *arg)
 		h->next = t->holders;
 		t->holders = h;
 	}
-	if (!t->linked && rec->seq > tfs_d.table.unlinked_seq)
-		tfs_d.table.unlinked_seq = rec->seq;
+	if (!t->linked && rec->seq > tfs_tensors.table.unlinked_seq)
+		tfs_tensors.table.unlinked_seq = rec->seq;
 	tfs_table_insert(t);
 	n->tensors++;
 	n->bytes += rec->meta.bytes;
@@ -118,7 +119,7 @@ fail_struct:
 	free(t);
 fail:
 	if (a)
-		tfs_d.be_ops->free(tfs_d.be, a);
+		tfs_mem.ops->free(tfs_mem.be, a);
 	n->dropped++;
 	return -ENOMEM;
 }
@@ -139,7 +140,7 @@ int tfs_adopt(int fresh)
 	tfs_ns_lock();
 	rc = tfs_store_node_records(adopt_one, &n);
 	/* Even after a Redis failure: memory no record took is unreachable. */
-	freed = tfs_d.be_ops->adopt_end ? tfs_d.be_ops->adopt_end(tfs_d.be) : 0;
+	freed = tfs_mem.ops->adopt_end ? tfs_mem.ops->adopt_end(tfs_mem.be) : 0;
 	if (rc) {
 		tfs_ns_unlock();
 		return rc;

@@ -1,13 +1,12 @@
 /* Queue holders: the references `get` takes for a (node, pid), each with its count and
  * its field holder:<node>:<pid> in the record, and the reaping of holders whose process
- * is gone. Under tfs_d.ns. */
+ * is gone. Under tfs_tensors.ns. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon.h"
 #include "store/store.h"
 #include "tensors/tensor.h"
 #include "store/writer.h"
@@ -15,6 +14,7 @@
 #include "store/schema.h"
 #include "store/records.h"
 #include "util/clock.h"
+#include "tensors/tensors.h"
 
 /* A holder's count and the refcount that changed with it, in one write: the daemon's
  * counts are the truth (a resync writes them whole too), so no increment is needed. */

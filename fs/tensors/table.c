@@ -1,14 +1,16 @@
 /* The table of the tensors this daemon holds memory for, keyed by Redis key (a linked
- * tensor's <prefix>:tensor:<path>, an unlinked one's key of its own). Under tfs_d.ns. */
+ * tensor's <prefix>:tensor:<path>, an unlinked one's key of its own). Under tfs_tensors.ns. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon.h"
 #include "tensors/tensor.h"
 #include "store/store.h"
 #include "strutil.h"
+#include "tensors/tensors.h"
+
+struct tfs_tensors tfs_tensors = { .ns = PTHREAD_MUTEX_INITIALIZER };
 
 static uint64_t fnv(const char *s)
 {
@@ -44,7 +46,7 @@ static void grow(struct tfs_table *tb)
 
 void tfs_table_insert(struct tfsd_tensor *t)
 {
-	struct tfs_table *tb = &tfs_d.table;
+	struct tfs_table *tb = &tfs_tensors.table;
 	size_t i;
 
 	if (tb->count >= tb->nbuckets)
@@ -57,7 +59,7 @@ void tfs_table_insert(struct tfsd_tensor *t)
 
 void tfs_table_remove(struct tfsd_tensor *t)
 {
-	struct tfs_table *tb = &tfs_d.table;
+	struct tfs_table *tb = &tfs_tensors.table;
 	struct tfsd_tensor **pp = &tb->buckets[fnv(t->key) % tb->nbuckets];
 
 	for (; *pp; pp = &(*pp)->next) {
@@ -71,7 +73,7 @@ void tfs_table_remove(struct tfsd_tensor *t)
 
 struct tfsd_tensor *tfs_table_find_key(const char *key)
 {
-	struct tfs_table *tb = &tfs_d.table;
+	struct tfs_table *tb = &tfs_tensors.table;
 	struct tfsd_tensor *t = tb->buckets[fnv(key) % tb->nbuckets];
 
 	while (t && strcmp(t->key, key))
@@ -90,7 +92,7 @@ struct tfsd_tensor *tfs_table_find(const char *name)
 
 void tfs_table_foreach(void (*fn)(struct tfsd_tensor *, void *), void *arg)
 {
-	struct tfs_table *tb = &tfs_d.table;
+	struct tfs_table *tb = &tfs_tensors.table;
 
 	for (size_t i = 0; i < tb->nbuckets; i++)
 		for (struct tfsd_tensor *t = tb->buckets[i], *next; t; t = next) {

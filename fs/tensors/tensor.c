@@ -1,7 +1,7 @@
 /* The lifetime of the tensors this daemon holds memory for: create, shape, resize, owner,
  * open and close, unlink and rename, reference counts (docs/contract.md) and the records that
  * mirror them; resync after Redis came back, shutdown. Every function here runs under
- * tfs_d.ns. */
+ * tfs_tensors.ns. */
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon.h"
 #include "store/conn.h"
 #include "mem/devices.h"
 #include "store/store.h"
@@ -26,6 +25,8 @@
 #include "store/claims.h"
 #include "store/mirror.h"
 #include "util/clock.h"
+#include "mem/backend.h"
+#include "tensors/tensors.h"
 
 
 int64_t tfs_tensor_refcount(const struct tfsd_tensor *t)
@@ -104,7 +105,7 @@ static void tensor_free(struct tfsd_tensor *t)
 static void struct_free(struct tfsd_tensor *t)
 {
 	if (t->alloc)
-		tfs_d.be_ops->free(tfs_d.be, t->alloc);
+		tfs_mem.ops->free(tfs_mem.be, t->alloc);
 	tensor_free(t);
 }
 
@@ -113,7 +114,7 @@ static void destroy(struct tfsd_tensor *t)
 {
 	tfs_table_remove(t);
 	if (t->alloc)
-		tfs_d.be_ops->free(tfs_d.be, t->alloc);
+		tfs_mem.ops->free(tfs_mem.be, t->alloc);
 	tfs_store_delete(t->key);
 	tfs_log(LOG_DEBUG, "freed %s (%llu bytes)", t->name, (unsigned long long)t->meta.bytes);
 	tensor_free(t);
@@ -134,7 +135,7 @@ static int create_check(const char *name, int device, char *key, size_t size)
 
 	if ((rc = tfs_key(key, size, "tensor", name)))
 		return rc;
-	if (device < 0 || device >= tfs_d.be_ops->device_count(tfs_d.be))
+	if (device < 0 || device >= tfs_mem.ops->device_count(tfs_mem.be))
 		return -EINVAL;
 	if (tfs_table_find_key(key))
 		return -EEXIST;
@@ -220,7 +221,7 @@ static int create_made(struct tfs_store_claim *claim, const char *name, tfs_dtyp
 	t->meta.device = device;
 	t->meta.ctime = now.tv_sec;
 	snprintf(t->meta.node, sizeof(t->meta.node), "%s", tfs_schema.node);
-	snprintf(t->meta.backend, sizeof(t->meta.backend), "%s", tfs_d.be_ops->name);
+	snprintf(t->meta.backend, sizeof(t->meta.backend), "%s", tfs_mem.ops->name);
 	t->meta.mode = mode & 07777;
 	t->meta.ino = tfs_node_new_ino();
 	t->meta.uid = uid;
@@ -298,7 +299,7 @@ static int export(struct tfsd_tensor *t)
 		memset(t->meta.ipc_handle, 0, sizeof(t->meta.ipc_handle));
 		return 0;
 	}
-	rc = tfs_d.be_ops->export_handle(tfs_d.be, t->alloc, t->meta.ipc_handle,
+	rc = tfs_mem.ops->export_handle(tfs_mem.be, t->alloc, t->meta.ipc_handle,
 					 &t->meta.ipc_offset);
 	t->meta.has_handle = rc == 0;
 	return rc;
@@ -308,7 +309,7 @@ static int export(struct tfsd_tensor *t)
  * no read or write copies from memory that is moving. */
 static int realloc_bytes(struct tfsd_tensor *t, uint64_t bytes)
 {
-	const struct tfs_backend_ops *be = tfs_d.be_ops;
+	const struct tfs_backend_ops *be = tfs_mem.ops;
 	struct tfs_alloc *a;
 	int rc = 0;
 
@@ -316,17 +317,17 @@ static int realloc_bytes(struct tfsd_tensor *t, uint64_t bytes)
 		return 0;
 	pthread_rwlock_wrlock(&t->io);
 	if (bytes == 0) {
-		be->free(tfs_d.be, t->alloc);
+		be->free(tfs_mem.be, t->alloc);
 		t->alloc = NULL;
 	} else if (!t->alloc) {
 		/* A directory's default may name a device a later start no longer serves. */
 		rc = tfs_device_served(t->meta.device) ?
-		     be->alloc(tfs_d.be, t->meta.device, bytes, t->meta.uid, t->meta.gid,
+		     be->alloc(tfs_mem.be, t->meta.device, bytes, t->meta.uid, t->meta.gid,
 			       t->meta.mode, t->meta.dir, &a) : -ENODEV;
 		if (rc == 0)
 			t->alloc = a;
 	} else {
-		rc = be->resize(tfs_d.be, &t->alloc, bytes);
+		rc = be->resize(tfs_mem.be, &t->alloc, bytes);
 	}
 	if (rc == 0) {
 		t->meta.bytes = bytes;
@@ -345,14 +346,14 @@ static int realloc_bytes(struct tfsd_tensor *t, uint64_t bytes)
 static int rekey(struct tfsd_tensor *t, uid_t uid, gid_t gid, mode_t mode, uint64_t dir,
 		 unsigned flags, int *moved)
 {
-	const struct tfs_backend_ops *be = tfs_d.be_ops;
+	const struct tfs_backend_ops *be = tfs_mem.ops;
 	int rc;
 
 	*moved = 1;
 	if (!t->alloc || !be->set_owner)
 		return 0;
 	pthread_rwlock_wrlock(&t->io);
-	rc = be->set_owner(tfs_d.be, t->alloc, uid, gid, mode, dir, flags);
+	rc = be->set_owner(tfs_mem.be, t->alloc, uid, gid, mode, dir, flags);
 	*moved = rc == 0;
 	if (*moved)
 		rc = export(t);
@@ -374,7 +375,7 @@ int tfs_tensor_set_owner(struct tfsd_tensor *t, uid_t uid, gid_t gid, mode_t mod
 
 int tfs_tensor_set_device(struct tfsd_tensor *t, int device, pid_t pid)
 {
-	const struct tfs_backend_ops *be = tfs_d.be_ops;
+	const struct tfs_backend_ops *be = tfs_mem.ops;
 	int moved, rc = 0;
 
 	if (!tfs_device_served(device))
@@ -388,7 +389,7 @@ int tfs_tensor_set_device(struct tfsd_tensor *t, int device, pid_t pid)
 		if ((rc = tfs_conn_ok()))
 			return rc;
 		pthread_rwlock_wrlock(&t->io);
-		rc = be->move(tfs_d.be, t->alloc, device);
+		rc = be->move(tfs_mem.be, t->alloc, device);
 		moved = rc == 0;
 		if (moved)
 			rc = export(t);
@@ -579,7 +580,7 @@ int tfs_tensor_unlink(struct tfsd_tensor *t, char **ukey)
 	}
 	/* Still open or held: the name is free for a new tensor at once, so the record moves
 	 * to a key of its own until the last reference goes. */
-	tfs_store_unlinked_key(key, sizeof(key), ++tfs_d.table.unlinked_seq);
+	tfs_store_unlinked_key(key, sizeof(key), ++tfs_tensors.table.unlinked_seq);
 	tfs_store_rename(t->key, key);
 	tfs_table_remove(t);
 	free(t->key);
@@ -812,8 +813,8 @@ int tfs_tensor_resync(void)
 	}
 	snap.running = 1;
 	rc = tfs_store_restore_dirs();
-	if (rc == 0 && tfs_d.table.count &&
-	    !(snap.t = calloc(tfs_d.table.count, sizeof(*snap.t))))
+	if (rc == 0 && tfs_tensors.table.count &&
+	    !(snap.t = calloc(tfs_tensors.table.count, sizeof(*snap.t))))
 		rc = -ENOMEM;
 	if (rc == 0 && snap.t)
 		tfs_table_foreach(snap_add, NULL);
@@ -857,6 +858,6 @@ static void shutdown_one(struct tfsd_tensor *t, void *arg)
 void tfs_tensor_shutdown(void)
 {
 	tfs_table_foreach(shutdown_one, NULL);
-	free(tfs_d.table.buckets);
-	tfs_d.table.buckets = NULL;
+	free(tfs_tensors.table.buckets);
+	tfs_tensors.table.buckets = NULL;
 }

@@ -1,6 +1,6 @@
 /* The daemon's tensors: the table that finds them (table.c), their lifetime and
  * reference counts (tensor.c) and their queue holders (holders.c). Every function here runs
- * under tfs_d.ns */
+ * under tfs_tensors.ns */
 #ifndef TFS_TENSOR_H
 #define TFS_TENSOR_H
 
@@ -67,7 +67,7 @@ struct tfs_table {
 	uint64_t unlinked_seq;
 };
 
-/* --- tensor table and lifetime (tensor.c); callers hold tfs_d.ns --- */
+/* --- tensor table and lifetime (tensor.c); callers hold tfs_tensors.ns --- */
 int tfs_table_init(struct tfs_table *tb);
 /* Adds t under t->key / takes it out (table.c). */
 void tfs_table_insert(struct tfsd_tensor *t);

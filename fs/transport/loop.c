@@ -34,13 +34,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon.h"
 #include "transport/loop.h"
 #include "transport/loop_uring.h"
-#include "stats.h"
+#include "util/stats.h"
 #include "store/writer.h"
 #include "log.h"
 #include "util/clock.h"
+#include "mem/backend.h"
 
 #ifndef TFS_RECEIVERS
 #define TFS_RECEIVERS 2     /* overridable for measurement (tests/bench/fusepath.sh) */
@@ -231,8 +231,8 @@ int tfs_loop_run(struct fuse_session *se, int nworkers)
 	ws = calloc((size_t)nworkers, sizeof(*ws));
 	if (!ws)
 		return -ENOMEM;
-	if (tfs_d.be_ops->io_region)
-		region = tfs_d.be_ops->io_region(tfs_d.be,
+	if (tfs_mem.ops->io_region)
+		region = tfs_mem.ops->io_region(tfs_mem.be,
 						 (size_t)nworkers * REQ_BUF_BYTES + ring_bytes);
 	/* The backend gives one region: the io_uring entries' buffers are its tail. */
 	if (region && ring_bytes)

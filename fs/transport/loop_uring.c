@@ -45,10 +45,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "daemon.h"
 #include "transport/fuse_uring_abi.h"
 #include "transport/loop_uring.h"
-#include "stats.h"
+#include "util/stats.h"
 #include "store/writer.h"
 #include "log.h"
 

@@ -1,4 +1,4 @@
-/* --devices (fs/devices.c): the list parser on bytes, and which devices count as served. */
+/* --devices (fs/mem/devices.c): the list parser on bytes, and which devices count as served. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -6,7 +6,7 @@
 
 #include "../../fs/mem/devices.c"
 
-struct tfs_daemon tfs_d;
+struct tfs_mem tfs_mem;
 #include "tap.h"
 
 static void parses(const char *text, uint64_t want)
@@ -59,11 +59,11 @@ int main(void)
 	refused("a");
 	refused("1\n");
 
-	tfs_d.be_ops = &ops;
-	tfs_d.devmask = 0x2;
+	tfs_mem.ops = &ops;
+	tfs_mem.devmask = 0x2;
 	ok(!tfs_device_served(0), "device 0 not in the mask: not served");
 	ok(tfs_device_served(1), "device 1 in the mask: served");
-	tfs_d.devmask = ~0ull;
+	tfs_mem.devmask = ~0ull;
 	ok(tfs_device_served(0) && tfs_device_served(1), "every device present is served");
 	ok(!tfs_device_served(2), "a device past the last is not served");
 	ok(!tfs_device_served(-1) && !tfs_device_served(64), "no negative or huge ordinal");

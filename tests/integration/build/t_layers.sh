@@ -21,13 +21,14 @@ MAXLINES = 900
 # Folders whose files must not call each other in a circle either (one leaf each for what
 # every file of the folder needs, e.g. error reporting).
 ACYCLIC = ["mem/cuda"]
-# Known exceptions, each with the reason it is allowed for now: (file, symbol).
+# Known exceptions, each with the reason it is allowed for now: (file, symbol or header).
 ALLOWED = {
     # Tree renames (move_tree, tfs_store_move_dir in store/store.c) rename local tensors
     # from the Redis layer; they move up to tensors/rename.c on the branch that rewrites
     # them, and these two lines go with them.
     ("store/store.c", "tfs_table_find"),
     ("store/store.c", "tfs_tensor_rename"),
+    ("store/store.c", "tensors/tensor.h"),
 }
 
 fails = 0
@@ -78,6 +79,8 @@ for s in srcs:
             tgt = next((c for c in cands if os.path.isfile(os.path.join("fs", c))), None)
             if tgt is None:
                 continue          # core/, lib/ or a system header
+            if (s, tgt) in ALLOWED:
+                continue
             edge(unit(s), unit(tgt), "%s:%d includes %s" % (s, n, tgt))
             rs, rt = rank(folder(s)), rank(folder(tgt))
             if rs is not None and rt is not None and rt > rs:
@@ -91,7 +94,9 @@ else:
 # --- symbols: who uses what another object defines ---
 objs = []
 for dp, dn, fn in os.walk(os.path.join(build, "fs")):
-    objs += [os.path.join(dp, f) for f in fn if f.endswith(".o")]
+    # An object whose source is gone (a file moved since the last build) is not the daemon's.
+    objs += [os.path.join(dp, f) for f in fn if f.endswith(".o") and
+             os.path.isfile(os.path.join("fs", os.path.relpath(dp, os.path.join(build, "fs")), f[:-2] + ".c"))]
 def nm(args, o):
     out = subprocess.run(["nm"] + args + [o], capture_output=True, text=True).stdout
     return [l.split()[-1] for l in out.splitlines() if l.strip()]

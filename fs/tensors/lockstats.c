@@ -5,9 +5,9 @@
 #ifdef TFS_LOCK_STATS
 #include <inttypes.h>
 
-#include "daemon.h"
 #include "log.h"
 #include "util/clock.h"
+#include "tensors/tensors.h"
 
 static struct {
 	uint64_t n, held_ns, waited_ns, max_held_ns;
@@ -18,7 +18,7 @@ void tfs_ns_lock(void)
 {
 	uint64_t asked = (uint64_t)tfs_mono_ns();
 
-	pthread_mutex_lock(&tfs_d.ns);
+	pthread_mutex_lock(&tfs_tensors.ns);
 	t_got = (uint64_t)tfs_mono_ns();
 	st.n++;                          /* under the lock */
 	st.waited_ns += t_got - asked;
@@ -31,18 +31,18 @@ void tfs_ns_unlock(void)
 	st.held_ns += held;
 	if (held > st.max_held_ns)
 		st.max_held_ns = held;
-	pthread_mutex_unlock(&tfs_d.ns);
+	pthread_mutex_unlock(&tfs_tensors.ns);
 }
 
 void tfs_ns_stats_log(void)
 {
-	pthread_mutex_lock(&tfs_d.ns);
+	pthread_mutex_lock(&tfs_tensors.ns);
 	tfs_log(LOG_NOTICE, "namespace lock: %" PRIu64 " acquisitions, held %" PRIu64 " us in "
 		"all (mean %.2f us, longest %" PRIu64 " us), waited for %" PRIu64 " us in all "
 		"(summed over threads)", st.n, st.held_ns / 1000,
 		st.n ? (double)st.held_ns / 1000.0 / (double)st.n : 0.0, st.max_held_ns / 1000,
 		st.waited_ns / 1000);
-	pthread_mutex_unlock(&tfs_d.ns);
+	pthread_mutex_unlock(&tfs_tensors.ns);
 }
 #else
 /* ISO C wants a translation unit to declare something. */

@@ -1,6 +1,6 @@
 /* The daemon's running counters (stats.c): FUSE requests, bytes read and written, queue
  * commands. Read-only to the outside as the JSON value of the virtual attribute
- * user.tensorfs.stats on the mount's root (tensorctl top).
+ * user.tensorfs.stats on the mount's root (fuse/stats_xattr.h, tensorctl top).
  *
  * Counting is on the hot path of every request: each thread adds to a slot of its own
  * (a cache line, picked once per thread) with a relaxed atomic add, so workers never share
@@ -12,8 +12,6 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#define TFS_STATS_XATTR "user.tensorfs.stats"
 
 enum tfs_stat {
 	TFS_ST_REQUESTS,         /* FUSE requests received by the worker loop */
@@ -66,11 +64,11 @@ void tfs_stats_write_end(void);
 /* Records when the daemon started serving (for uptime). Call once before serving. */
 void tfs_stats_start(void);
 
-/* Whether (ino, name) is the stats attribute: the root's TFS_STATS_XATTR. */
-int tfs_stats_is_xattr(uint64_t ino, const char *name);
-
-/* The counters as one JSON object into value (getxattr conventions: size 0 asks for the
- * length). The length, or -ERANGE when size is too small. Takes no lock. */
-int tfs_stats_json(char *value, size_t size);
+/* What a reader sees: counter s summed over the slots, the most writes copied at once,
+ * the seconds since tfs_stats_start, the counter's name in the JSON. No lock. */
+uint64_t tfs_stats_total(enum tfs_stat s);
+int64_t tfs_stats_writes_max(void);
+double tfs_stats_uptime(void);
+const char *tfs_stats_name(enum tfs_stat s);
 
 #endif

@@ -1,0 +1,82 @@
+/* The daemon's counters (util/stats.h) served as the JSON attribute user.tensorfs.stats
+ * on the mount's root (stats_xattr.h). */
+#include <errno.h>
+#include <fuse_lowlevel.h>
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mem/devices.h"
+#include "fuse/stats_xattr.h"
+#include "util/stats.h"
+#include "store/schema.h"
+#include "mem/backend.h"
+
+int tfs_stats_is_xattr(uint64_t ino, const char *name)
+{
+	return ino == FUSE_ROOT_ID && strcmp(name, TFS_STATS_XATTR) == 0;
+}
+
+/* "devices": the memory of each served device, as statfs of a directory placed on it
+ * reports it (tensorctl df). 0 or -ENOMEM. */
+static int add_devices(cJSON *o)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, "devices");
+	int n = tfs_mem.ops->device_count(tfs_mem.be);
+
+	if (!arr)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++) {
+		struct tfs_backend_stats st;
+		cJSON *d;
+
+		if (!tfs_device_served(i))
+			continue;
+		tfs_devices_stats(i, &st);
+		if (!(d = cJSON_CreateObject()) || !cJSON_AddItemToArray(arr, d) ||
+		    !cJSON_AddNumberToObject(d, "device", i) ||
+		    !cJSON_AddNumberToObject(d, "total", (double)st.total) ||
+		    !cJSON_AddNumberToObject(d, "reserved", (double)st.reserved) ||
+		    !cJSON_AddNumberToObject(d, "used", (double)st.used) ||
+		    !cJSON_AddNumberToObject(d, "allocations", (double)st.nallocs))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int tfs_stats_json(char *value, size_t size)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *text = NULL;
+	int rc = -ENOMEM;
+	size_t n;
+
+	if (!o || !cJSON_AddNumberToObject(o, "version", 1) ||
+	    !cJSON_AddNumberToObject(o, "pid", (double)getpid()) ||
+	    !cJSON_AddStringToObject(o, "node", tfs_schema.node) ||
+	    !cJSON_AddStringToObject(o, "backend", tfs_mem.ops->name) ||
+	    !cJSON_AddNumberToObject(o, "uptime", tfs_stats_uptime()))
+		goto out;
+	/* A double holds integers exactly up to 2^53: years of requests. */
+	for (int s = 0; s < TFS_ST_COUNT; s++)
+		if (!cJSON_AddNumberToObject(o, tfs_stats_name(s), (double)tfs_stats_total(s)))
+			goto out;
+	if (!cJSON_AddNumberToObject(o, "writes_together_max",
+				     (double)tfs_stats_writes_max()))
+		goto out;
+	if (add_devices(o))
+		goto out;
+	if (!(text = cJSON_PrintUnformatted(o)))
+		goto out;
+	n = strlen(text);
+	rc = size == 0 ? (int)n : n > size ? -ERANGE : (int)n;
+	if (size && rc > 0)
+		memcpy(value, text, n);
+out:
+	free(text);
+	cJSON_Delete(o);
+	return rc;
+}
