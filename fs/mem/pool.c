@@ -1,4 +1,5 @@
-/* Sub-allocator of device memory blocks; see pool.h for the policy. No CUDA in here. */
+/* Sub-allocator of device memory blocks; see pool.h for the policy. No CUDA in here.
+ * The structures are pool_internal.h's; the consistency check is pool_check.c. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -6,73 +7,7 @@
 #include <string.h>
 
 #include "mem/pool.h"
-
-#define MiB (1024ull * 1024)
-/* Requests above this fail at once: keeps every rounding below free of overflow. */
-#define POOL_MAX_REQUEST (1ull << 60)
-
-/* Block classes, and the free indexes: one per class plus IDX_WHOLE for large blocks with
- * nothing live, kept apart so that a cached big block is not spent on a much smaller
- * request. */
-enum { CLS_SMALL, CLS_MEDIUM, CLS_LARGE, NCLS, IDX_WHOLE = NCLS, NIDX };
-
-struct block;
-struct arena;
-
-struct tfs_pool_chunk {
-	struct block *blk;
-	struct tfs_pool_chunk *prev, *next;     /* address order inside the block */
-	uint64_t off, size;                     /* size: capacity, a multiple of align */
-	uint64_t bytes;                         /* requested; 0 while free */
-	int free;
-};
-
-struct block {
-	struct arena *arena;
-	struct block *prev, *next;              /* the arena's blocks */
-	struct block *lru_prev, *lru_next;      /* the pool's cache, while nothing is live */
-	struct tfs_pool_chunk *first;
-	uint64_t base, size, seq;
-	void *cookie;
-	int cls;
-	int retired;                            /* rekeyed: takes no new allocation */
-	int cached;
-	unsigned nchunks, nlive;
-};
-
-/* Free chunks of one class of blocks, sorted by (size, block seq, offset): best fit is the
- * first entry at or above the request. A sorted array beats a tree here: it holds a few
- * thousand entries at most and a memmove of those costs microseconds. */
-struct fent {
-	uint64_t size, seq, off;
-	struct tfs_pool_chunk *c;
-};
-
-struct findex {
-	struct fent *v;
-	size_t n, cap;
-	size_t need;        /* chunks that may come to be indexed here (those of unretired
-			     * blocks of the class; for IDX_WHOLE one per unretired large
-			     * block): cap >= need always, so that freeing never allocates */
-};
-
-struct arena {
-	struct arena *next;
-	struct tfs_pool_key key;
-	struct block *blocks;
-	struct findex idx[NIDX];
-};
-
-struct tfs_pool {
-	pthread_mutex_t mu;
-	struct tfs_pool_config cfg;
-	struct tfs_pool_block_ops ops;
-	void *ctx;
-	struct arena *arenas;
-	struct block *lru_head, *lru_tail;      /* head: cached longest */
-	uint64_t seq;
-	struct tfs_pool_stats st;
-};
+#include "mem/pool_internal.h"
 
 void tfs_pool_config_default(struct tfs_pool_config *cfg)
 {
@@ -89,11 +24,6 @@ void tfs_pool_config_default(struct tfs_pool_config *cfg)
 static uint64_t round_up(uint64_t v, uint64_t to)
 {
 	return (v + to - 1) / to * to;
-}
-
-static int key_eq(struct tfs_pool_key x, struct tfs_pool_key y)
-{
-	return x.a == y.a && x.b == y.b && x.c == y.c;
 }
 
 struct tfs_pool_key tfs_pool_reader_key(uint32_t uid, uint32_t gid, uint32_t mode,
@@ -131,32 +61,6 @@ struct tfs_pool_key tfs_pool_legacy_key(uint32_t uid, uint32_t gid, uint32_t mod
 
 /* ---- free index ---- */
 
-static int fent_cmp(uint64_t size, uint64_t seq, uint64_t off, const struct fent *e)
-{
-	if (size != e->size)
-		return size < e->size ? -1 : 1;
-	if (seq != e->seq)
-		return seq < e->seq ? -1 : 1;
-	if (off != e->off)
-		return off < e->off ? -1 : 1;
-	return 0;
-}
-
-/* First position whose entry is >= (size, seq, off). */
-static size_t idx_lower(const struct findex *ix, uint64_t size, uint64_t seq, uint64_t off)
-{
-	size_t lo = 0, hi = ix->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (fent_cmp(size, seq, off, &ix->v[mid]) > 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 static int idx_reserve(struct findex *ix, size_t need)
 {
 	struct fent *v;
@@ -173,15 +77,6 @@ static int idx_reserve(struct findex *ix, size_t need)
 	ix->v = v;
 	ix->cap = cap;
 	return 0;
-}
-
-/* Where a free chunk is indexed; depends on b->nlive, so callers index and unindex with
- * the nlive the chunk was indexed under. */
-static struct findex *chunk_index(const struct tfs_pool_chunk *c)
-{
-	const struct block *b = c->blk;
-
-	return &b->arena->idx[b->cls == CLS_LARGE && !b->nlive ? IDX_WHOLE : b->cls];
 }
 
 /* Chunk count of an unretired block changed by d. */
@@ -898,141 +793,4 @@ void tfs_pool_get_stats(struct tfs_pool *p, struct tfs_pool_stats *st)
 	pthread_mutex_lock(&p->mu);
 	*st = p->st;
 	pthread_mutex_unlock(&p->mu);
-}
-
-#define CHECK(cond, ...) do { if (!(cond)) { snprintf(buf, buflen, __VA_ARGS__); \
-	rc = -EFAULT; goto out; } } while (0)
-
-int tfs_pool_check(struct tfs_pool *p, char *buf, unsigned buflen)
-{
-	struct tfs_pool_stats st = { 0 };
-	struct arena *ar;
-	struct block *b;
-	uint64_t lru_bytes = 0;
-	int rc = 0, k;
-
-	pthread_mutex_lock(&p->mu);
-	for (b = p->lru_head; b; b = b->lru_next) {
-		CHECK(b->cached && !b->nlive && !b->retired, "block %llu in cache but live",
-		      (unsigned long long)b->seq);
-		CHECK(b->lru_next || p->lru_tail == b, "cache list tail");
-		lru_bytes += b->size;
-	}
-	for (ar = p->arenas; ar; ar = ar->next) {
-		size_t nfree[NIDX] = { 0 }, nall[NIDX] = { 0 };
-
-		for (b = ar->blocks; b; b = b->next) {
-			struct tfs_pool_chunk *c, *pv = NULL;
-			uint64_t off = 0;
-			unsigned nch = 0, nlive = 0;
-
-			CHECK(b->arena == ar, "block %llu in the wrong arena", (unsigned long long)b->seq);
-			CHECK(b->base && b->base % p->cfg.align == 0, "block base unaligned");
-			for (c = b->first; c; pv = c, c = c->next) {
-				CHECK(c->blk == b && c->prev == pv, "chunk links of block %llu",
-				      (unsigned long long)b->seq);
-				CHECK(c->off == off && c->size && c->size % p->cfg.align == 0,
-				      "chunk at %llu of block %llu does not tile (off %llu size %llu)",
-				      (unsigned long long)off, (unsigned long long)b->seq,
-				      (unsigned long long)c->off, (unsigned long long)c->size);
-				off += c->size;
-				nch++;
-				if (c->free) {
-					const struct findex *ix = chunk_index(c);
-					size_t i;
-
-					CHECK(!pv || !pv->free, "adjacent free chunks");
-					CHECK(!c->bytes, "free chunk with bytes");
-					if (!b->retired) {
-						i = idx_lower(ix, c->size, b->seq, c->off);
-						CHECK(i < ix->n && ix->v[i].c == c,
-						      "free chunk missing from the index");
-						nfree[ix - ar->idx]++;
-					}
-				} else {
-					CHECK(c->bytes && c->bytes <= c->size, "live chunk size");
-					nlive++;
-					st.used += c->bytes;
-				}
-			}
-			CHECK(off == b->size, "chunks cover %llu of %llu bytes",
-			      (unsigned long long)off, (unsigned long long)b->size);
-			CHECK(nch == b->nchunks && nlive == b->nlive, "block counters");
-			CHECK(b->cached == (!nlive && !b->retired), "cached flag of block %llu",
-			      (unsigned long long)b->seq);
-			if (!b->retired) {
-				nall[b->cls] += nch;
-				nall[IDX_WHOLE] += b->cls == CLS_LARGE;
-			}
-			st.nallocs += nlive;
-			st.reserved += b->size;
-			st.nblocks++;
-		}
-		for (k = 0; k < NIDX; k++) {
-			const struct findex *ix = &ar->idx[k];
-			size_t i;
-
-			CHECK(ix->n == nfree[k], "index %d holds %zu entries, %zu free chunks", k,
-			      ix->n, nfree[k]);
-			CHECK(ix->need == nall[k] && ix->cap >= ix->need, "index %d reserve", k);
-			for (i = 0; i + 1 < ix->n; i++)
-				CHECK(fent_cmp(ix->v[i].size, ix->v[i].seq, ix->v[i].off,
-					       &ix->v[i + 1]) < 0, "index %d unsorted", k);
-			for (i = 0; i < ix->n; i++)
-				CHECK(ix->v[i].size == ix->v[i].c->size && ix->v[i].c->free &&
-				      key_eq(ix->v[i].c->blk->arena->key, ar->key),
-				      "index %d entry %zu stale", k, i);
-		}
-	}
-	CHECK(st.used == p->st.used && st.reserved == p->st.reserved &&
-	      st.nallocs == p->st.nallocs && st.nblocks == p->st.nblocks &&
-	      lru_bytes == p->st.cached, "pool counters");
-out:
-	pthread_mutex_unlock(&p->mu);
-	return rc;
-}
-
-uint64_t tfs_pool_chunk_addr(const struct tfs_pool_chunk *c)
-{
-	return c->blk->base + c->off;
-}
-
-uint64_t tfs_pool_chunk_offset(const struct tfs_pool_chunk *c)
-{
-	return c->off;
-}
-
-uint64_t tfs_pool_chunk_bytes(const struct tfs_pool_chunk *c)
-{
-	return c->bytes;
-}
-
-uint64_t tfs_pool_chunk_capacity(const struct tfs_pool_chunk *c)
-{
-	return c->size;
-}
-
-uint64_t tfs_pool_chunk_block_base(const struct tfs_pool_chunk *c)
-{
-	return c->blk->base;
-}
-
-uint64_t tfs_pool_chunk_block_size(const struct tfs_pool_chunk *c)
-{
-	return c->blk->size;
-}
-
-void *tfs_pool_chunk_cookie(const struct tfs_pool_chunk *c)
-{
-	return c->blk->cookie;
-}
-
-struct tfs_pool_key tfs_pool_chunk_key(const struct tfs_pool_chunk *c)
-{
-	struct tfs_pool_key k;
-
-	/* The arena pointer is only changed under the lock (rekey); the owner of c is the one
-	 * who calls rekey, so an unlocked read by the owner is consistent. */
-	k = c->blk->arena->key;
-	return k;
 }

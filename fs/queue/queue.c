@@ -21,6 +21,7 @@
 #include "util/stats.h"
 #include "store/lease.h"
 #include "store/store.h"
+#include "tensors/resync.h"
 #include "tensors/tensor.h"
 #include "store/writer.h"
 #include "dtype.h"

@@ -27,6 +27,7 @@
 
 #include "store/conn.h"
 #include "store/writer.h"
+#include "store/writer_items.h"
 #include "log.h"
 
 #define BATCH_MAX 512
@@ -34,32 +35,6 @@
  * writes coalesced per key, only that many distinct records changed while Redis is away
  * reach it. */
 #define QUEUE_MAX_DEFAULT 262144
-#define IDX_BUCKETS 65536
-
-/* A command whose reply a caller wants: from tfs_writer_sendf until tfs_writer_wait takes it. */
-struct tfs_writer_call {
-	redisReply *reply;
-	int rc, done;
-};
-
-struct wb_item {
-	struct wb_item *next;
-	char *cmd;                   /* RESP, from redisFormatCommand*: redisFreeCommand */
-	int len;
-	struct tfs_writer_call *wait;    /* NULL unless a caller wants the reply */
-	int taken;                   /* in the writer's batch: no longer changed or dropped */
-	/* tfs_writer_hset1's: an HSET of one field of key. */
-	char *field;
-	/* tfs_writer_save's writes, formatted by the writer, not under the namespace lock: cmd is
-	 * NULL until then. An HSET of *meta under key, or with meta NULL a DEL of key. */
-	struct tfs_meta *meta;
-	/* In the coalescing index (an hset1 or a whole-record HSET not taken yet, with no
-	 * other write of key queued after it): the next write of the same field of key, or
-	 * of the whole record, is merged into it instead of queued (idx_merge). */
-	int indexed;
-	struct wb_item *inext;       /* the index bucket's chain */
-	char key[];
-};
 
 static struct {
 	pthread_mutex_t mu;
@@ -70,7 +45,6 @@ static struct {
 	uint64_t drops;              /* times the queue was dropped for the bound */
 	uint64_t dropped;            /* writes dropped since the last tfs_writer_repaired */
 	int drop_logged;
-	struct wb_item **idx;        /* coalescing index, by key: IDX_BUCKETS chains */
 	int running, stop, kick;
 	pthread_t thread;
 	redisContext *c;
@@ -130,208 +104,16 @@ void tfs_writer_defer_wakes(int on)
 
 static void item_free(struct wb_item *it);
 
-static uint64_t key_hash(const char *k, size_t len)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (len--)
-		h = (h ^ (unsigned char)*k++) * 1099511628211ULL;
-	return h;
-}
-
-static struct wb_item **idx_bucket(const char *key, size_t len)
-{
-	return &wb.idx[key_hash(key, len) % IDX_BUCKETS];
-}
-
-/* Caller holds wb.mu. */
-static void idx_remove(struct wb_item *it)
-{
-	struct wb_item **pp;
-
-	if (!it->indexed)
-		return;
-	for (pp = idx_bucket(it->key, strlen(it->key)); *pp; pp = &(*pp)->inext) {
-		if (*pp == it) {
-			*pp = it->inext;
-			break;
-		}
-	}
-	it->indexed = 0;
-	it->inext = NULL;
-}
-
-/* A write of key (len bytes) that is not merged: what was queued before it for key may no
- * longer take later writes in its place. Caller holds wb.mu. */
-static void idx_barrier(const char *key, size_t len)
-{
-	struct wb_item **pp, *e;
-
-	if (!wb.idx)
-		return;
-	for (pp = idx_bucket(key, len); (e = *pp);) {
-		if (strlen(e->key) == len && memcmp(e->key, key, len) == 0) {
-			*pp = e->inext;
-			e->indexed = 0;
-			e->inext = NULL;
-		} else {
-			pp = &e->inext;
-		}
-	}
-}
-
-/* The n-th argument of a RESP command (as redisFormatCommand makes them); -1 when there
- * is none. */
-static int resp_arg(const char *cmd, int len, int n, const char **arg, size_t *alen)
-{
-	const char *p = cmd, *end = cmd + len;
-	long argc, l;
-	char *q;
-
-	if (!cmd || len < 4 || *p != '*')
-		return -1;
-	argc = strtol(p + 1, &q, 10);
-	if (n >= argc)
-		return -1;
-	p = q + 2;
-	for (int i = 0; p < end && *p == '$'; i++) {
-		l = strtol(p + 1, &q, 10);
-		p = q + 2;
-		if (l < 0 || p + l > end)
-			return -1;
-		if (i == n) {
-			*arg = p;
-			*alen = (size_t)l;
-			return 0;
-		}
-		p += l + 2;
-	}
-	return -1;
-}
-
-/* The keys a formatted command writes, as barriers: the commands the daemon queues name
- * their key first, but RENAME (two) and EVAL (after the count). Caller holds wb.mu. */
-static void idx_barrier_cmd(const char *cmd, int len)
-{
-	const char *a;
-	size_t al;
-	long nkeys = 0;
-	char num[24];
-
-	if (resp_arg(cmd, len, 0, &a, &al))
-		return;
-	if ((al == 4 && strncasecmp(a, "EVAL", 4) == 0) ||
-	    (al == 7 && strncasecmp(a, "EVALSHA", 7) == 0)) {
-		if (resp_arg(cmd, len, 2, &a, &al) || al >= sizeof(num))
-			return;
-		memcpy(num, a, al);
-		num[al] = '\0';
-		nkeys = strtol(num, NULL, 10);
-		for (long i = 0; i < nkeys; i++)
-			if (resp_arg(cmd, len, 3 + (int)i, &a, &al) == 0)
-				idx_barrier(a, al);
-		return;
-	}
-	if (resp_arg(cmd, len, 1, &a, &al) == 0)
-		idx_barrier(a, al);
-	if (resp_arg(cmd, len, 0, &a, &al) == 0 &&
-	    ((al == 6 && strncasecmp(a, "RENAME", 6) == 0) ||
-	     (al == 8 && strncasecmp(a, "RENAMENX", 8) == 0)) &&
-	    resp_arg(cmd, len, 2, &a, &al) == 0)
-		idx_barrier(a, al);
-}
-
-/* An hset1 item's command again, with field's value in the whole record m (a later
- * whole-record write merged before it must not be undone by it): 0, or -ENOMEM (the
- * item keeps its old value, which only the next write of the record mends). */
-static int reformat_field(struct wb_item *e, const struct tfs_meta *m)
-{
-	struct tfs_meta_fields f;
-	char *cmd = NULL;
-	int len;
-
-	tfs_meta_to_fields(m, &f);
-	for (int i = 0; i < f.n; i++) {
-		if (strcmp(f.field[i], e->field))
-			continue;
-		len = redisFormatCommand(&cmd, "HSET %s %s %b", e->key, e->field, f.value[i],
-					 f.len[i]);
-		if (len < 0)
-			return -ENOMEM;
-		redisFreeCommand(e->cmd);
-		e->cmd = cmd;
-		e->len = len;
-		return 0;
-	}
-	return 0;
-}
-
-/* Merges it into the queued write it replaces: 1 (it is the caller's to free), or 0 when
- * it is to be queued (then indexed or a barrier). Caller holds wb.mu.
- *
- * HSETs of one key with no other write of that key between them can be sent as one, at
- * the place of the first: nothing between them reads or writes the key. So an hset1
- * takes the place of the indexed hset1 of the same field, and a whole record that of the
- * indexed whole record, whose later-queued hset1s of its fields then take the new values
- * (they were queued after it: the record's values must win over theirs now). */
-static int idx_merge(struct wb_item *it)
-{
-	size_t klen = strlen(it->key);
-	struct wb_item *e, *rec = NULL;
-
-	if (!wb.idx)
-		return 0;
-	for (e = *idx_bucket(it->key, klen); e; e = e->inext) {
-		if (strcmp(e->key, it->key))
-			continue;
-		if (it->field && e->field && strcmp(e->field, it->field) == 0) {
-			char *cmd = e->cmd;
-			int len = e->len;
-
-			e->cmd = it->cmd;
-			e->len = it->len;
-			it->cmd = cmd;
-			it->len = len;
-			return 1;
-		}
-		if (!it->field && !e->field)
-			rec = e;
-	}
-	if (it->field || !rec)
-		return 0;
-	*rec->meta = *it->meta;
-	for (e = *idx_bucket(it->key, klen); e; e = e->inext)
-		if (e->field && strcmp(e->key, it->key) == 0)
-			reformat_field(e, it->meta);
-	return 1;
-}
-
 /* Queues it at the tail, or merges it (then frees it): 1 when queued. Caller holds wb.mu. */
 static int append_locked(struct wb_item *it)
 {
 	int mergeable = !it->wait && (it->field || (it->meta && !it->cmd));
 
-	if (mergeable && idx_merge(it)) {
+	if (mergeable && tfs_coalesce_merge(it)) {
 		item_free(it);
 		return 0;
 	}
-	if (it->field) {
-		/* Queued after the indexed whole record (if any) of its key: the next record
-		 * merges there, before this one, and rewrites it (idx_merge). */
-	} else if (it->meta && !it->cmd) {
-		idx_barrier(it->key, strlen(it->key));
-	} else if (!it->cmd) {
-		idx_barrier(it->key, strlen(it->key));          /* DEL of key */
-	} else {
-		idx_barrier_cmd(it->cmd, it->len);
-	}
-	if (mergeable && wb.idx) {
-		struct wb_item **b = idx_bucket(it->key, strlen(it->key));
-
-		it->inext = *b;
-		*b = it;
-		it->indexed = 1;
-	}
+	tfs_coalesce_queued(it, mergeable);
 	*wb.tail = it;
 	wb.tail = &it->next;
 	__atomic_add_fetch(&wb.queued, 1, __ATOMIC_RELEASE);
@@ -715,7 +497,7 @@ static int flush_batch(void)
 	pthread_mutex_lock(&wb.mu);
 	for (it = wb.head; it && n < BATCH_MAX; it = it->next) {
 		it->taken = 1;
-		idx_remove(it);
+		tfs_coalesce_remove(it);
 		batch[n++] = it;
 	}
 	pthread_mutex_unlock(&wb.mu);
@@ -783,7 +565,7 @@ static void fail_items(int all)
 			continue;
 		}
 		*pp = it->next;
-		idx_remove(it);
+		tfs_coalesce_remove(it);
 		if (it->wait) {
 			it->wait->rc = -EIO;
 			it->wait->reply = NULL;
@@ -815,7 +597,7 @@ static int bound_locked(void)
 			continue;
 		}
 		*pp = it->next;
-		idx_remove(it);
+		tfs_coalesce_remove(it);
 		item_free(it);
 		n++;
 	}
@@ -904,8 +686,7 @@ int tfs_writer_start(void)
 	pthread_mutex_lock(&wb.mu);
 	wb.max = max && strtoull(max, NULL, 10) > 0 ? strtoull(max, NULL, 10) :
 		QUEUE_MAX_DEFAULT;
-	if (!wb.idx)
-		wb.idx = calloc(IDX_BUCKETS, sizeof(*wb.idx));   /* NULL: nothing merged */
+	tfs_coalesce_init();
 	wb.stop = 0;
 	rc = pthread_create(&wb.thread, NULL, wb_main, NULL);
 	if (rc == 0)

@@ -13,6 +13,7 @@
 
 #include "tensors/adopt.h"
 #include "store/store.h"
+#include "tensors/resync.h"
 #include "tensors/tensor.h"
 #include "log.h"
 #include "store/schema.h"

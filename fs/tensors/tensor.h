@@ -171,19 +171,6 @@ void tfs_tensor_fold_times(struct tfsd_tensor *t);
  * kernel's references of replaced tensors whose time ran out (tfs_tensor_pin_expired). */
 void tfs_tensor_reap(void);
 int64_t tfs_tensor_refcount(const struct tfsd_tensor *t);
-/* Rewrites every local record (after Redis came back), with the directories Redis lost
- * first. Called WITHOUT ns: it takes ns per chunk of tensors and lets it go while the
- * chunk's claims are answered, so metadata operations run between chunks. Tensors made
- * after it started are not its business (their own writes make their records); one freed
- * meanwhile is skipped; one renamed or unlinked is written under its key of then. One
- * resync at a time (the queue thread's, or start-up's before the request loop; another
- * one meanwhile gets -EBUSY). 0, -EIO (the next one retries), -ENOMEM. */
-int tfs_tensor_resync(void);
-/* Removes this node's records (and their names) that no tensor of the table has: after
- * the writes that would have removed them were dropped (writer.h). Called WITHOUT ns (it
- * takes ns per record, for the look-up). A tensor made meanwhile under a removed key
- * loses its record too: run tfs_tensor_resync after it, which writes it back. 0 or -EIO. */
-int tfs_tensor_purge_stale(void);
 /* Frees every tensor and its record (at unmount). */
 void tfs_tensor_shutdown(void);
 /* 1 when a process other than pid has it open, or a queue holder holds it. */

@@ -1,4 +1,4 @@
-/* Unit test of the device-memory sub-allocator (fs/pool.c) with a fake block source: no
+/* Unit test of the device-memory sub-allocator (fs/mem/pool.c) with a fake block source: no
  * GPU. Also the model behind the allocation-efficiency target: 10,000 tensors of
  * log-uniform sizes 4 KiB..64 MiB must reserve at most 1.05 x what they request. */
 #include <errno.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../../fs/mem/pool.c"
+#include "../../fs/mem/pool_check.c"
 #include "../testrand.h"
 
 #define KiB 1024ull
