@@ -175,13 +175,17 @@ void tfs_ops_dir_changed(const char *path, int nsub)
 		tfs_log(LOG_INFO, "%s: cannot update its directory's times", path);
 }
 
-/* The root's last record, guarded by ns. */
-static struct tfs_dirrec root_seen = { .mode = 0755 };
+/* The root's last record, guarded by ns; the default one until a record was read. */
+static struct tfs_dirrec root_seen;
+static int root_seen_set;
 
 void tfs_ops_root_seen(struct tfs_dirrec *d, int set)
 {
+	if (!set && !root_seen_set)
+		tfs_store_dir_default(&root_seen);
 	if (set)
 		root_seen = *d;
 	else
 		*d = root_seen;
+	root_seen_set = 1;
 }

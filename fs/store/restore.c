@@ -60,8 +60,7 @@ static int restore_dir(const char *name, const struct tfs_dirrec *d,
 	if (tfs_key(key, sizeof(key), "dir", name) || tfs_key(pkey, sizeof(pkey), "dirents", parent))
 		return -ENAMETOOLONG;
 	if (!d) {
-		memset(&def, 0, sizeof(def));
-		def.mode = 0755;
+		tfs_store_dir_default(&def);
 		def.ctime = def.mtime = tfs_now();
 		d = &def;
 	}

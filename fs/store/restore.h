@@ -16,7 +16,7 @@ int tfs_store_lost(void);
  * knows. 0 or -EIO. */
 int tfs_store_restore_root(void);
 /* The directories above name that Redis lacks, written back (the mirror's records, else
- * mode 0755 owned by root): 0, -EIO, -ENOMEM, -ENAMETOOLONG. */
+ * tfs_store_dir_default's): 0, -EIO, -ENOMEM, -ENAMETOOLONG. */
 int tfs_store_restore_parents(const char *name);
 /* The user attributes the mirror knows for record key, queued for the writer: 0, -ENOMEM. */
 int tfs_store_restore_attrs(const char *key);

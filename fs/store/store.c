@@ -26,6 +26,14 @@
 #include "store/schema.h"
 #include "util/clock.h"
 
+void tfs_store_dir_default(struct tfs_dirrec *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->mode = 0755;
+	d->uid = geteuid();
+	d->gid = getegid();
+}
+
 int tfs_store_dir(const char *name, struct tfs_dirrec *d)
 {
 	char key[TFS_KEYMAX];
@@ -41,8 +49,7 @@ int tfs_store_dir(const char *name, struct tfs_dirrec *d)
 	r = tfs_writer_read(&rc, "HGETALL %s", key);
 	if (!r)
 		return -EIO;
-	memset(d, 0, sizeof(*d));
-	d->mode = 0755;
+	tfs_store_dir_default(d);
 	if (r->type != REDIS_REPLY_ARRAY) {
 		freeReplyObject(r);
 		return -EIO;

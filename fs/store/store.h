@@ -13,6 +13,11 @@
 
 /* Reads a directory record. 0 / -ENOENT / -EIO. */
 int tfs_store_dir(const char *name, struct tfs_dirrec *d);
+/* What a directory is when nothing says otherwise (the root of a fresh Redis, a parent
+ * written back for a tensor, a field missing from a record): mode 0755, owned by the
+ * daemon's user and group, as a FUSE mount's root belongs to whoever mounted it (root
+ * for a daemon run by root). Times 0. */
+void tfs_store_dir_default(struct tfs_dirrec *d);
 int tfs_store_dir_write(const char *name, const struct tfs_dirrec *d);
 int tfs_store_unlink(const char *name);
 /* Looks up the entry type of name in its parent: 't', 'd', or -ENOENT. */

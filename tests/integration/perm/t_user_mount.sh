@@ -1,0 +1,97 @@
+# A daemon run by a normal user (uid 65534 here), as `make run` starts it for a user with
+# sudo: it mounts through fusermount3 on a mount point that user owns, with its private
+# Redis, and the mount is that user's: the root directory is theirs, so they create,
+# write, read and remove tensors and directories there, then unmount with fusermount3 -u
+# (issue 32, item 11). The private redis-server, the keeper and the shared-memory
+# directory run and live as that user.
+#
+# /dev/fuse must be usable by that uid, as on stock Debian (0666). Where it is not (0600
+# here), the test runs in a mount namespace of its own, with a 0666 node of the same
+# device bound over /dev/fuse there: the machine's /dev/fuse stays as it is.
+if [ -z "${TFS_FUSE_NS:-}" ] &&
+   ! setpriv --reuid=65534 --regid=65534 --clear-groups test -r /dev/fuse -a -w /dev/fuse 2>/dev/null; then
+	exec env TFS_FUSE_NS=1 unshare -m --propagation private bash "$0" "$@"
+fi
+. "$(dirname "$0")/../lib.sh"
+if [ -n "${TFS_FUSE_NS:-}" ]; then
+	read -r maj min < <(stat -c '%t %T' /dev/fuse)
+	mknod -m 666 "$T/fuse" c $((16#$maj)) $((16#$min)) && mount --bind "$T/fuse" /dev/fuse ||
+		{ echo "not ok - cannot make /dev/fuse usable by uid 65534 in a mount namespace"; exit 1; }
+fi
+chmod 755 "$T"
+U=$T/home
+mkdir -p "$U/m"
+chown -R 65534:65534 "$U"
+M=$U/m
+LOG=$U/tensorfs.log
+UPID=
+cleanup_user() {
+	[ -n "$UPID" ] || return 0
+	$NOBODY fusermount3 -uz "$M" 2>/dev/null
+	kill "$UPID" 2>/dev/null
+}
+trap 'cleanup_user; [ -n "$WATCHDOG" ] && kill "$WATCHDOG" 2>/dev/null' EXIT
+# as_user CMD...: CMD as uid 65534 (a root process may not even look into the mount:
+# without allow_other the kernel lets only its owner in).
+as_user() { $NOBODY env HOME="$U" "$@"; }
+
+# Not through as_user, a function: $! is then the daemon's own pid (setpriv and env exec).
+$NOBODY env -u XDG_RUNTIME_DIR HOME="$U" "$TFS" -f --backend host --log "$LOG" "$M" &
+UPID=$!
+for _ in $(seq 400); do
+	as_user mountpoint -q "$M" && break
+	kill -0 "$UPID" 2>/dev/null || break
+	sleep 0.05
+done
+if ! as_user mountpoint -q "$M"; then
+	nok "uid 65534 mounts through fusermount3"
+	sed 's/^/      /' "$LOG" 2>/dev/null | tail -20
+	exit 1
+fi
+ok "uid 65534 mounts through fusermount3"
+eq "the mount is uid 65534's (mtab's user_id)" "65534" \
+	"$(awk -v m="$M" '$2 == m { if (match($4, /user_id=[0-9]+/)) print substr($4, RSTART + 8, RLENGTH - 8) }' /proc/mounts)"
+eq "its root directory is the user's" "65534 65534 755" "$(as_user stat -c '%u %g %a' "$M")"
+
+check "the user creates a tensor (touch)" as_user touch "$M/a"
+check "the user makes a directory" as_user mkdir "$M/d"
+head -c 5000 /dev/urandom > "$T/src"
+chmod 644 "$T/src"
+check "the user writes a tensor" as_user cp "$T/src" "$M/d/w"
+check "the user reads it back" as_user cmp "$T/src" "$M/d/w"
+check "the user shapes a tensor" as_user setfattr -n user.tensor.shape -v '[2,3]' "$M/a"
+eq "its shape" "[2,3]" "$(as_user getfattr --absolute-names --only-values -n user.tensor.shape "$M/a" 2>&1)"
+eq "the user's own, as made" "65534 65534" "$(as_user stat -c '%u %g' "$M/d/w")"
+check "the user renames it" as_user mv "$M/d/w" "$M/d/w2"
+check "the user's handle maps it (its shared-memory object)" as_user "$SHM_MAP_BIN" "$M/d/w2" dump
+
+keeper=$UPID
+daemon=$(pgrep -P "$keeper" -x tensorfs | head -1)
+eq "the keeper runs as the user" 65534 "$(ps -o uid= -p "$keeper" | tr -d ' ')"
+eq "the daemon runs as the user" 65534 "$(ps -o uid= -p "$daemon" | tr -d ' ')"
+rline=$(grep -o "private redis-server (pid [0-9]*) at [^ ]*" "$LOG" | head -1)
+rpid=$(echo "$rline" | sed 's/.*pid \([0-9]*\).*/\1/')
+rsock=${rline##* at }
+eq "the private redis-server runs as the user" 65534 "$(ps -o uid= -p "$rpid" | tr -d ' ')"
+eq "its directory is the user's, 0700" "65534 700" "$(stat -c '%u %a' "$(dirname "$rsock")")"
+shmdir=$(ls /dev/shm | grep "^tensorfs\.$keeper\." | head -1)
+eq "the shared-memory directory is the user's" "65534" "$(stat -c '%u' "/dev/shm/$shmdir" 2>&1)"
+
+check "the user removes a tensor" as_user rm "$M/d/w2"
+check "the user removes a directory" as_user rmdir "$M/d"
+check "the user removes the other tensor" as_user rm "$M/a"
+eq "nothing left in the mount" "" "$(as_user ls -A "$M" 2>&1)"
+
+check "the user unmounts with fusermount3 -u" as_user fusermount3 -u "$M"
+wait "$UPID"; rc=$?
+UPID=
+eq "the daemon exits 0" 0 "$rc"
+check "the mount is gone" not grep -q " $M " /proc/mounts
+eq "the private redis-server stopped" "" "$(ps -o pid= -p "$rpid" 2>/dev/null | tr -d ' ')"
+eq "no shared-memory object left" "" "$(ls /dev/shm | grep "^tensorfs\.$keeper\." || true)"
+if grep -q "keeper: the daemon \(died\|exited\)" "$LOG"; then
+	nok "the daemon crashed and was restarted"
+	grep -B20 "keeper: the daemon" "$LOG" | head -40 | sed 's/^/      /'
+fi
+[ $FAILS -eq 0 ] || sed 's/^/      /' "$LOG" | tail -30
+finish
