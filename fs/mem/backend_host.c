@@ -354,7 +354,10 @@ static int host_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid
 	(void)be;
 	(void)dir;      /* an object of its own: it never moves */
 	(void)flags;
-	if (fchown(a->fd, uid, gid) || fchmod(a->fd, mode & 0666))
+	/* A daemon not run by root cannot give the object away: it stays the daemon user's,
+	 * and the mode says who else maps it. */
+	if ((fchown(a->fd, uid, gid) && (errno != EPERM || geteuid() == 0)) ||
+	    fchmod(a->fd, mode & 0666))
 		return -errno;
 	return 0;
 }

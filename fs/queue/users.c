@@ -109,6 +109,12 @@ static int add_user(const char *word)
 	}
 	fill(&users[nusers], pw.pw_uid, pw.pw_gid, pw.pw_name);
 added:
+	/* Its credentials file is handed to the user (write_creds), which takes root. */
+	if (geteuid() != 0 && users[nusers].uid != geteuid()) {
+		tfs_log(LOG_ERR, "--user-queues: '%s': a daemon not run by root gives a queue to "
+			"its own user only (uid %u)", word, (unsigned)geteuid());
+		return -EPERM;
+	}
 	for (size_t i = 0; i < nusers; i++)
 		if (users[i].uid == users[nusers].uid)
 			return 0;        /* named twice */

@@ -174,8 +174,10 @@ static int host_mem_alloc(uint64_t size, int device, uid_t uid, gid_t gid, mode_
 	o->fd = -1;
 	if ((rc = create(o)))
 		goto fail_struct;
-	/* Only the owner may map it, as only the owner (and who mode lets) may read the file. */
-	if (fchown(o->fd, uid, gid) || fchmod(o->fd, mode & 0666)) {
+	/* Only the owner may map it, as only the owner (and who mode lets) may read the file.
+	 * A keeper not run by root keeps it its own user's (backend_host.c). */
+	if ((fchown(o->fd, uid, gid) && (errno != EPERM || geteuid() == 0)) ||
+	    fchmod(o->fd, mode & 0666)) {
 		rc = -errno;
 		goto fail_obj;
 	}

@@ -3,21 +3,25 @@
 # Redis, and the mount is that user's: the root directory is theirs, so they create,
 # write, read and remove tensors and directories there, then unmount with fusermount3 -u
 # (issue 32, item 11). The private redis-server, the keeper and the shared-memory
-# directory run and live as that user.
+# directory run and live as that user. Mounted again with --allow-other, a third uid
+# (65533) works in a directory open to it, and the permissions hold both ways.
 #
-# /dev/fuse must be usable by that uid, as on stock Debian (0666). Where it is not (0600
-# here), the test runs in a mount namespace of its own, with a 0666 node of the same
-# device bound over /dev/fuse there: the machine's /dev/fuse stays as it is.
-if [ -z "${TFS_FUSE_NS:-}" ] &&
-   ! setpriv --reuid=65534 --regid=65534 --clear-groups test -r /dev/fuse -a -w /dev/fuse 2>/dev/null; then
-	exec env TFS_FUSE_NS=1 unshare -m --propagation private bash "$0" "$@"
+# The test runs in a mount namespace of its own: there /dev/fuse, where it is not usable
+# by that uid as on stock Debian (0666), is a 0666 node of the same device bound over it,
+# and /etc/fuse.conf says user_allow_other; the machine's files stay as they are.
+if [ -z "${TFS_USER_NS:-}" ]; then
+	exec env TFS_USER_NS=1 unshare -m --propagation private bash "$0" "$@"
 fi
 . "$(dirname "$0")/../lib.sh"
-if [ -n "${TFS_FUSE_NS:-}" ]; then
+if ! $NOBODY test -r /dev/fuse -a -w /dev/fuse 2>/dev/null; then
 	read -r maj min < <(stat -c '%t %T' /dev/fuse)
 	mknod -m 666 "$T/fuse" c $((16#$maj)) $((16#$min)) && mount --bind "$T/fuse" /dev/fuse ||
 		{ echo "not ok - cannot make /dev/fuse usable by uid 65534 in a mount namespace"; exit 1; }
 fi
+echo user_allow_other > "$T/fuse.conf"
+chmod 644 "$T/fuse.conf"
+mount --bind "$T/fuse.conf" /etc/fuse.conf ||
+	{ echo "not ok - cannot bind a fuse.conf in a mount namespace"; exit 1; }
 chmod 755 "$T"
 U=$T/home
 mkdir -p "$U/m"
@@ -35,20 +39,44 @@ trap 'cleanup_user; [ -n "$WATCHDOG" ] && kill "$WATCHDOG" 2>/dev/null' EXIT
 # without allow_other the kernel lets only its owner in).
 as_user() { $NOBODY env HOME="$U" "$@"; }
 
-# Not through as_user, a function: $! is then the daemon's own pid (setpriv and env exec).
-$NOBODY env -u XDG_RUNTIME_DIR HOME="$U" "$TFS" -f --backend host --log "$LOG" "$M" &
-UPID=$!
-for _ in $(seq 400); do
-	as_user mountpoint -q "$M" && break
-	kill -0 "$UPID" 2>/dev/null || break
-	sleep 0.05
-done
-if ! as_user mountpoint -q "$M"; then
-	nok "uid 65534 mounts through fusermount3"
-	sed 's/^/      /' "$LOG" 2>/dev/null | tail -20
-	exit 1
-fi
-ok "uid 65534 mounts through fusermount3"
+# user_mount [options...]: the daemon as the user, in the foreground, and the wait for
+# its mount. Not through as_user, a function: $! is then the daemon's own pid (setpriv
+# and env exec).
+user_mount() {
+	: > "$LOG"
+	chown 65534:65534 "$LOG"
+	$NOBODY env -u XDG_RUNTIME_DIR HOME="$U" "$TFS" -f --backend host --log "$LOG" "$@" "$M" &
+	UPID=$!
+	for _ in $(seq 400); do
+		as_user mountpoint -q "$M" && break
+		kill -0 "$UPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	if ! as_user mountpoint -q "$M"; then
+		nok "uid 65534 mounts through fusermount3${*:+ with $*}"
+		sed 's/^/      /' "$LOG" 2>/dev/null | tail -20
+		exit 1
+	fi
+	ok "uid 65534 mounts through fusermount3${*:+ with $*}"
+}
+# user_umount: fusermount3 -u as the user; the daemon exits 0, without a crash.
+user_umount() {
+	local rc
+	check "the user unmounts with fusermount3 -u" as_user fusermount3 -u "$M"
+	wait "$UPID"; rc=$?
+	UPID=
+	eq "the daemon exits 0" 0 "$rc"
+	check "the mount is gone" not grep -q " $M " /proc/mounts
+	if grep -q "keeper: the daemon \(died\|exited\)" "$LOG"; then
+		nok "the daemon crashed and was restarted"
+		grep -B20 "keeper: the daemon" "$LOG" | head -40 | sed 's/^/      /'
+	fi
+	[ $FAILS -eq 0 ] || sed 's/^/      /' "$LOG" | tail -30
+}
+
+check_err "a user's daemon refuses a queue for another user" "gives a queue to its own user only" \
+	as_user "$TFS" -f --redis "unix://$T/none.sock" --user-queues 0 "$M"
+user_mount
 eq "the mount is uid 65534's (mtab's user_id)" "65534" \
 	"$(awk -v m="$M" '$2 == m { if (match($4, /user_id=[0-9]+/)) print substr($4, RSTART + 8, RLENGTH - 8) }' /proc/mounts)"
 eq "its root directory is the user's" "65534 65534 755" "$(as_user stat -c '%u %g %a' "$M")"
@@ -81,17 +109,26 @@ check "the user removes a tensor" as_user rm "$M/d/w2"
 check "the user removes a directory" as_user rmdir "$M/d"
 check "the user removes the other tensor" as_user rm "$M/a"
 eq "nothing left in the mount" "" "$(as_user ls -A "$M" 2>&1)"
-
-check "the user unmounts with fusermount3 -u" as_user fusermount3 -u "$M"
-wait "$UPID"; rc=$?
-UPID=
-eq "the daemon exits 0" 0 "$rc"
-check "the mount is gone" not grep -q " $M " /proc/mounts
+user_umount
 eq "the private redis-server stopped" "" "$(ps -o pid= -p "$rpid" 2>/dev/null | tr -d ' ')"
 eq "no shared-memory object left" "" "$(ls /dev/shm | grep "^tensorfs\.$keeper\." || true)"
-if grep -q "keeper: the daemon \(died\|exited\)" "$LOG"; then
-	nok "the daemon crashed and was restarted"
-	grep -B20 "keeper: the daemon" "$LOG" | head -40 | sed 's/^/      /'
-fi
-[ $FAILS -eq 0 ] || sed 's/^/      /' "$LOG" | tail -30
+
+# Part two: --allow-other (user_allow_other in fuse.conf). Another uid's tensors are
+# made, though the daemon cannot give their shared-memory objects away, and
+# default_permissions keeps each uid to what the modes allow.
+user_mount --allow-other
+OTHER="setpriv --reuid=65533 --regid=65533 --clear-groups"
+check_err "another uid cannot create in the user's 0755 root" "Permission denied" $OTHER touch "$M/x"
+check "the user opens a directory to all (1777)" as_user mkdir -m 1777 "$M/pub"
+check "the user makes a 0600 tensor" as_user bash -c "umask 077; head -c 300 /dev/urandom > '$M/pub/mine'"
+check "another uid creates and writes a tensor there" $OTHER cp "$T/src" "$M/pub/theirs"
+check "and reads it back" $OTHER cmp "$T/src" "$M/pub/theirs"
+eq "it is that uid's" "65533 65533" "$(as_user stat -c '%u %g' "$M/pub/theirs")"
+check "the other uid makes its tensor 0600" $OTHER chmod 600 "$M/pub/theirs"
+check_err "the user cannot read it" "Permission denied" as_user cat "$M/pub/theirs"
+check_err "the other uid cannot read the user's 0600 tensor" "Permission denied" $OTHER cat "$M/pub/mine"
+check_err "the other uid cannot remove it (sticky directory)" "Operation not permitted" $OTHER rm -f "$M/pub/mine"
+check "the other uid removes its own" $OTHER rm "$M/pub/theirs"
+check "the user removes the rest" as_user rm -r "$M/pub"
+user_umount
 finish
