@@ -77,20 +77,26 @@ void tfs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	struct tfs_target x = { .kind = 'd' };
 	struct fuse_entry_param e;
+	struct tfs_dirrec pd;
 	struct stat st;
-	char *path;
+	char *path, ppath[TFS_PATH_MAX];
+	const char *base;
 	int rc;
 
 	if ((rc = tfs_node_child_path(parent, name, &path))) {
 		fuse_reply_err(req, -rc);
 		return;
 	}
+	tfs_split(path, ppath, sizeof(ppath), &base);
 	tfs_ns_lock();
-	rc = tfs_store_link(path, 'd');
+	rc = tfs_store_dir(ppath, &pd);
+	if (rc == 0)
+		rc = tfs_store_link(path, 'd');
 	if (rc == 0) {
 		x.d.mode = mode & 07777 & ~ctx->umask;
 		x.d.uid = ctx->uid;
 		x.d.gid = ctx->gid;
+		tfs_store_dir_inherit(&pd, 1, &x.d.gid, &x.d.mode);
 		x.d.ctime = x.d.mtime = tfs_now();
 		x.d.ino = tfs_node_new_ino();
 		rc = tfs_store_dir_write(path, &x.d);

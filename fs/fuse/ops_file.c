@@ -198,6 +198,7 @@ static int new_file(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
 	struct tfsd_tensor *t;
 	struct tfs_store_claim *claim;
 	struct tfs_where pw;
+	uint32_t gid, fmode;
 	char *path;
 	int rc, device;
 
@@ -228,8 +229,11 @@ static int new_file(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
 	tfs_ns_lock();
 	if (rc)
 		goto out;
+	gid = ctx->gid;
+	fmode = mode & 07777 & ~ctx->umask;
+	tfs_store_dir_inherit(&d, 0, &gid, &fmode);
 	rc = tfs_tensor_create_linked(path, d.has_dtype ? d.dtype : TFS_U8, device, ctx->uid,
-				      ctx->gid, mode & 07777 & ~ctx->umask, &d, f, &t);
+				      gid, fmode, &d, f, &t);
 	if (rc == 0) {
 		tfs_ops_stat_tensor(t, 0, &st);
 		tfs_ops_dir_changed(path, 0);

@@ -213,7 +213,7 @@ static void do_create(const struct tfs_cmd *c, struct tfs_store_claim *cl,
 	struct tfs_dirrec d;
 	struct tfsd_tensor *t;
 	uid_t uid = who ? who->uid : geteuid();
-	gid_t gid = who ? who->gid : getegid();
+	uint32_t gid = who ? who->gid : getegid(), mode = 0644;
 	int rc;
 
 	if (cl) {
@@ -239,10 +239,9 @@ static void do_create(const struct tfs_cmd *c, struct tfs_store_claim *cl,
 	}
 	/* Made shaped: one record write, and the allocation overlaps the claim's round trip. */
 	/* A set-group-ID directory gives its group, as through the mount. */
-	if (who && (d.mode & S_ISGID))
-		gid = d.gid;
+	tfs_store_dir_inherit(&d, 0, &gid, &mode);
 	rc = tfs_tensor_create_claimed(cl, c->name, c->dtype, &c->shape, create_device(c, &d),
-				       uid, gid, 0644, &d, 0, &t);
+				       uid, gid, mode, &d, 0, &t);
 	if (rc) {
 		reply_err(c, -rc, create_err(rc));
 		return;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dtype.h"
@@ -32,6 +33,16 @@ void tfs_store_dir_default(struct tfs_dirrec *d)
 	d->mode = 0755;
 	d->uid = geteuid();
 	d->gid = getegid();
+}
+
+void tfs_store_dir_inherit(const struct tfs_dirrec *parent, int is_dir, uint32_t *gid,
+			   uint32_t *mode)
+{
+	if (!(parent->mode & S_ISGID))
+		return;
+	*gid = parent->gid;
+	if (is_dir)
+		*mode |= S_ISGID;
 }
 
 int tfs_store_dir(const char *name, struct tfs_dirrec *d)

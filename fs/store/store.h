@@ -18,6 +18,12 @@ int tfs_store_dir(const char *name, struct tfs_dirrec *d);
  * daemon's user and group, as a FUSE mount's root belongs to whoever mounted it (root
  * for a daemon run by root). Times 0. */
 void tfs_store_dir_default(struct tfs_dirrec *d);
+/* What a new entry takes from its directory's record parent, as ext4 does: in a
+ * set-group-ID directory its group is the directory's, and a subdirectory (is_dir) is
+ * set-group-ID too. *gid and *mode (the creator's) change only then. The kernel has
+ * already dropped a file's own set-group-ID where its creator may not keep it. */
+void tfs_store_dir_inherit(const struct tfs_dirrec *parent, int is_dir, uint32_t *gid,
+			   uint32_t *mode);
 int tfs_store_dir_write(const char *name, const struct tfs_dirrec *d);
 int tfs_store_unlink(const char *name);
 /* Looks up the entry type of name in its parent: 't', 'd', or -ENOENT. */
