@@ -259,7 +259,7 @@ static int remount_beneath(struct fuse_session *se, const char *mnt, dev_t *dev)
 		rmdir(stage);
 		return -1;
 	}
-	umount2(mnt, MNT_DETACH);
+	umount2(mnt, MNT_DETACH | UMOUNT_NOFOLLOW);
 	rmdir(stage);
 	*dev = mount_dev(mnt, NULL);
 	return 0;
@@ -664,7 +664,7 @@ out_unmount:
 		/* libfuse unmounts where it mounted (the staging folder): ours is at the mount
 		 * point, unless someone unmounted it already. */
 		if (mount_dev(cmd.mountpoint, NULL) == beneath_dev)
-			umount2(cmd.mountpoint, MNT_DETACH);
+			umount2(cmd.mountpoint, MNT_DETACH | UMOUNT_NOFOLLOW);
 	}
 out_fuse:
 	fuse_session_destroy(se);

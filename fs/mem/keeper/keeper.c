@@ -348,7 +348,9 @@ void tfs_detach_mount(const char *mnt)
 {
 	pid_t p;
 
-	if (umount2(mnt, MNT_DETACH) == 0)
+	/* Never through a symlink: whoever may write the mount point's directory could have
+	 * put one there, leading to any other mount. */
+	if (umount2(mnt, MNT_DETACH | UMOUNT_NOFOLLOW) == 0 || errno != EPERM)
 		return;
 	p = fork();
 	if (p == 0) {

@@ -107,8 +107,9 @@ struct tfs_keeper_conf {
  * host backend's objects. -errno when the fork fails (nothing changed). */
 int tfs_keeper_fork(const struct tfs_keeper_conf *conf);
 
-/* Detaches the mount at mnt (umount2, else fusermount3 -u -z for a user who may not);
- * nothing when it cannot. Used by the keeper when it gives up and by a daemon that finds
+/* Detaches the mount at mnt, never one a symlink there leads to (umount2 with
+ * UMOUNT_NOFOLLOW, else fusermount3 -u -z for a user who may not); nothing when it
+ * cannot. Used by the keeper when it gives up and by a daemon that finds
  * a dead mount. */
 void tfs_detach_mount(const char *mnt);
 
