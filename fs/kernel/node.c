@@ -9,6 +9,7 @@
 
 #include "kernel/node.h"
 #include "strutil.h"
+#include "util/hash.h"
 
 #define NAME_MAX_BYTES 255
 
@@ -49,9 +50,13 @@ uint64_t tfs_node_id_of(const char *path)
 
 static size_t ent_hash(const struct node *parent, const char *name)
 {
-	uint64_t h = tfs_fnv1a(TFS_FNV_BASIS, (const char *)&parent, sizeof(parent));
+	return (size_t)tfs_hash_with((uint64_t)(uintptr_t)parent, name, strlen(name));
+}
 
-	return (size_t)tfs_fnv1a(h, name, strlen(name));
+/* Ids come from records and paths others choose: hashed too, never used as they are. */
+static size_t id_hash(uint64_t id)
+{
+	return (size_t)tfs_hash_with(id, NULL, 0);
 }
 
 static struct node *by_id(uint64_t id)
@@ -60,7 +65,7 @@ static struct node *by_id(uint64_t id)
 
 	if (id == TFS_ROOT_ID)
 		return &nt.root;
-	for (n = nt.by_id[id % nt.nbuckets]; n && n->id != id; n = n->id_next)
+	for (n = nt.by_id[id_hash(id) % nt.nbuckets]; n && n->id != id; n = n->id_next)
 		;
 	return n;
 }
@@ -95,7 +100,7 @@ static void ent_remove(struct node *n)
 
 static void id_insert(struct node *n)
 {
-	size_t b = n->id % nt.nbuckets;
+	size_t b = id_hash(n->id) % nt.nbuckets;
 
 	n->id_next = nt.by_id[b];
 	nt.by_id[b] = n;
@@ -103,7 +108,7 @@ static void id_insert(struct node *n)
 
 static void id_remove(struct node *n)
 {
-	struct node **pp = &nt.by_id[n->id % nt.nbuckets];
+	struct node **pp = &nt.by_id[id_hash(n->id) % nt.nbuckets];
 
 	for (; *pp; pp = &(*pp)->id_next)
 		if (*pp == n) {

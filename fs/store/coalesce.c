@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "store/writer_items.h"
+#include "util/hash.h"
 
 #define IDX_BUCKETS 65536
 
@@ -21,11 +22,7 @@ void tfs_coalesce_init(void)
 
 static uint64_t key_hash(const char *k, size_t len)
 {
-	uint64_t h = 1469598103934665603ULL;
-
-	while (len--)
-		h = (h ^ (unsigned char)*k++) * 1099511628211ULL;
-	return h;
+	return tfs_hash(k, len);
 }
 
 static struct wb_item **idx_bucket(const char *key, size_t len)

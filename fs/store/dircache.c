@@ -25,6 +25,7 @@
 #include "log.h"
 #include "store/schema.h"
 #include "store/conn.h"
+#include "util/hash.h"
 
 #define DIRS_MAX 1024        /* cached directories; past it the cache starts over */
 #define ENTS_MAX 4096        /* entries of one directory cached whole; bigger: per name */
@@ -59,13 +60,9 @@ static struct {
 	volatile int stop;
 } dc = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
-static unsigned hash(const char *s)
+static uint64_t hash(const char *s)
 {
-	unsigned h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
+	return tfs_hash_str(s);
 }
 
 static void ents_clear(struct dc_dir *d)
@@ -100,7 +97,7 @@ static void clear_all(void)
 
 static struct dc_dir *find(const char *name, int add)
 {
-	unsigned h = hash(name) % DIR_BUCKETS;
+	size_t h = hash(name) % DIR_BUCKETS;
 	struct dc_dir *d;
 
 	for (d = dc.dirs[h]; d; d = d->next)
@@ -132,7 +129,7 @@ static struct dc_ent *ent_find(struct dc_dir *d, const char *base)
 static int ent_add(struct dc_dir *d, const char *base, size_t len, char type)
 {
 	struct dc_ent *e = calloc(1, sizeof(*e));
-	unsigned h;
+	size_t h;
 
 	if (!e || !(e->base = strndup(base, len))) {
 		free(e);

@@ -9,6 +9,7 @@
 
 #include "store/mirror.h"
 #include "log.h"
+#include "util/hash.h"
 
 #define NBUCKETS 1024
 
@@ -26,11 +27,7 @@ static int complained;
 
 static unsigned hash(const char *s)
 {
-	uint32_t h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h % NBUCKETS;
+	return (unsigned)(tfs_hash_str(s) % NBUCKETS);
 }
 
 static void oom(void)

@@ -9,12 +9,13 @@
 #include "store/store.h"
 #include "strutil.h"
 #include "tensors/tensors.h"
+#include "util/hash.h"
 
 struct tfs_tensors tfs_tensors = { .ns = PTHREAD_MUTEX_INITIALIZER };
 
-static uint64_t fnv(const char *s)
+static uint64_t key_hash(const char *s)
 {
-	return tfs_fnv1a(TFS_FNV_BASIS, s, strlen(s));
+	return tfs_hash_str(s);
 }
 
 int tfs_table_init(struct tfs_table *tb)
@@ -35,8 +36,8 @@ static void grow(struct tfs_table *tb)
 		struct tfsd_tensor *t = tb->buckets[i], *next;
 		for (; t; t = next) {
 			next = t->next;
-			t->next = b[fnv(t->key) % n];
-			b[fnv(t->key) % n] = t;
+			t->next = b[key_hash(t->key) % n];
+			b[key_hash(t->key) % n] = t;
 		}
 	}
 	free(tb->buckets);
@@ -51,7 +52,7 @@ void tfs_table_insert(struct tfsd_tensor *t)
 
 	if (tb->count >= tb->nbuckets)
 		grow(tb);
-	i = fnv(t->key) % tb->nbuckets;
+	i = key_hash(t->key) % tb->nbuckets;
 	t->next = tb->buckets[i];
 	tb->buckets[i] = t;
 	tb->count++;
@@ -60,7 +61,7 @@ void tfs_table_insert(struct tfsd_tensor *t)
 void tfs_table_remove(struct tfsd_tensor *t)
 {
 	struct tfs_table *tb = &tfs_tensors.table;
-	struct tfsd_tensor **pp = &tb->buckets[fnv(t->key) % tb->nbuckets];
+	struct tfsd_tensor **pp = &tb->buckets[key_hash(t->key) % tb->nbuckets];
 
 	for (; *pp; pp = &(*pp)->next) {
 		if (*pp == t) {
@@ -74,7 +75,7 @@ void tfs_table_remove(struct tfsd_tensor *t)
 struct tfsd_tensor *tfs_table_find_key(const char *key)
 {
 	struct tfs_table *tb = &tfs_tensors.table;
-	struct tfsd_tensor *t = tb->buckets[fnv(key) % tb->nbuckets];
+	struct tfsd_tensor *t = tb->buckets[key_hash(key) % tb->nbuckets];
 
 	while (t && strcmp(t->key, key))
 		t = t->next;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../../fs/store/mirror.c"
+#include "../../fs/util/hash.c"
 
 #include "tap.h"
 
