@@ -19,6 +19,12 @@ eq "which takes the directory's group too" "65534 4321" "$(stat -c '%u %g' "$M/g
 check "another uid makes a directory in it" $NOBODY mkdir "$M/g/nd"
 eq "set-group-ID, the directory's group" "4321" "$(stat -c %g "$M/g/nd")"
 check "set-group-ID bit kept" test -g "$M/g/nd"
+mk2775() { /usr/bin/python3 -c 'import os, sys; os.umask(0o022); os.close(os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY, 0o2775))' "$1"; }
+export -f mk2775
+check "another uid makes a tensor of mode 2775 in it" $NOBODY bash -c 'mk2775 "$0"' "$M/g/s"
+eq "not in the group: the tensor loses its own set-group-ID" "755 4321" "$(stat -c '%a %g' "$M/g/s")"
+mk2775 "$M/g/r"
+eq "root's keeps it" "2755 4321" "$(stat -c '%a %g' "$M/g/r")"
 r=$(send '{"op":"create","name":"g/q","dtype":"f32","shape":[2]}')
 eq "the queue's create succeeds" True "$(jfield "$r" ok)"
 eq "the queue's tensor takes the directory's group" 4321 "$(stat -c %g "$M/g/q")"
