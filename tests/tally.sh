@@ -10,7 +10,7 @@ failed=()
 # of the run reads as the summary.
 count() {
 	local label=$1 line l body
-	while IFS= read -r line; do
+	while IFS= read -r line || [ -n "$line" ]; do
 		l=$label body=$line
 		case "$line" in "["*"] "*) l=${line%%] *}; l=${l#[}; body=${line#*] } ;; esac
 		case "$body" in

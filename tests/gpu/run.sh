@@ -5,7 +5,8 @@
 # 2. runs the CUDA backend's unit test (tests/gpu/backend_cuda_test.c);
 # 3. runs the whole suite of tests/run.sh on BUILD: unit tests, the integration tests (the
 #    daemon picks the cuda backend by itself where /dev/nvidiactl exists) and the GPU tests
-#    tests/gpu/t_*.sh.
+#    tests/gpu/t_*.sh, one job at a time (GPU_JOBS=N runs N at once: the daemons of the
+#    integration tests then share the GPU, each with its keeper's CUDA context).
 # Ends with "N passed, N failed[, N skipped]". Without a GPU or nvcc every GPU test is
 # reported as skipped and the script exits 0.
 set -u
@@ -48,6 +49,6 @@ count "$B/gpu/backend_cuda_test" < <(timeout 600 "$B/gpu/backend_cuda_test" ${BA
 echo "# backend_cuda_test ${BACKEND_TEST_ARGS:-}: $((SECONDS - t0)) s"
 t0=$SECONDS
 # The whole suite on this build: unit, integration (cuda backend) and tests/gpu/t_*.sh.
-count "suite" < <(tests/run.sh "$B" 2>&1 | grep -v -E '^[0-9]+ passed, [0-9]+ failed|^failed:|^  \[')
+count "suite" < <(tests/run.sh -j "${GPU_JOBS:-1}" "$B" 2>&1 | grep -v -E '^[0-9]+ passed, [0-9]+ failed|^failed:|^  \[')
 echo "# tests/run.sh $B (unit, integration on cuda, tests/gpu/t_*.sh): $((SECONDS - t0)) s"
 summary
