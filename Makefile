@@ -221,7 +221,7 @@ clean:
 .PHONY: all deps run asan test test-gpu test-python bench install uninstall clean
 
 # --- tensorctl (issue 5): tools/tensorctl/*.c link into one binary, a front-end of
-# libtensorfs (tfs_load/tfs_save; the format parsers are lib/fmt_*.c). ---
+# libtensorfs (tfs_load/tfs_save; the format parsers are core/fmt_*.c). ---
 CTL_SRCS=$(sort $(wildcard tools/tensorctl/*.c))
 CTL_OBJS=$(CTL_SRCS:%.c=$(O)/%.o)
 CTL=$(O)/tensorctl
@@ -238,7 +238,7 @@ install: install-tensorctl
 install-tensorctl: $(CTL)
 	mkdir -p $(DESTDIR)$(PREFIX)/$(BINARY_PATH) $(DESTDIR)$(PREFIX)/share/man/man1
 	$(INSTALL) -m 755 $(CTL) $(DESTDIR)$(PREFIX)/$(BINARY_PATH)
-	$(INSTALL) -m 644 tools/tensorctl.1 $(DESTDIR)$(PREFIX)/share/man/man1
+	$(INSTALL) -m 644 docs/tensorctl.1 $(DESTDIR)$(PREFIX)/share/man/man1
 uninstall: uninstall-tensorctl
 uninstall-tensorctl:
 	rm -f $(DESTDIR)$(PREFIX)/$(BINARY_PATH)/tensorctl $(DESTDIR)$(PREFIX)/share/man/man1/tensorctl.1
