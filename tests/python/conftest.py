@@ -21,8 +21,9 @@ DAEMON = os.path.join(ROOT, BUILD, "tensorfs")
 TEST_TIMEOUT = 120
 
 
-def wait_until(pred, timeout=10.0, step=0.02):
-    """Polls pred() until it is true; returns its last value."""
+def wait_until(pred, timeout=20.0, step=0.02):
+    """Polls pred() until it is true (20 s at most: what holds on a loaded machine);
+    returns its last value."""
     end = time.monotonic() + timeout
     while True:
         v = pred()
@@ -51,14 +52,14 @@ class Mount:
              "--appendonly", "no", "--dir", self.tmp, "--logfile",
              os.path.join(self.tmp, "redis.log"), "--daemonize", "no"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if not wait_until(lambda: self.cli("ping").strip() == "PONG", 5):
+        if not wait_until(lambda: self.cli("ping").strip() == "PONG", 20):
             raise RuntimeError("redis-server did not start")
         os.mkdir(self.dir)
         backend = os.environ.get("TFS_BACKEND", "host")
         self.daemon = subprocess.Popen(
             [DAEMON, "-f", "--redis", self.url, "--log", self.log, "--backend", backend]
             + self.options + [self.dir], stdin=subprocess.DEVNULL)
-        if not wait_until(lambda: os.path.ismount(self.dir) or self.daemon.poll() is not None, 10) \
+        if not wait_until(lambda: os.path.ismount(self.dir) or self.daemon.poll() is not None, 30) \
                 or not os.path.ismount(self.dir):
             with open(self.log, errors="replace") as f:
                 raise RuntimeError("mount failed:\n" + f.read())
@@ -83,7 +84,7 @@ class Mount:
         problems = []
         if self.daemon is not None:
             ok = False
-            for _ in range(10):
+            for _ in range(50):
                 if subprocess.run(["fusermount3", "-u", self.dir],
                                   stderr=subprocess.DEVNULL).returncode == 0:
                     ok = True

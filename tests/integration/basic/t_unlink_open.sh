@@ -19,6 +19,6 @@ check "unlinked record refcount 1" unlinked_refcount_1
 check "bytes still readable through the fd" reads_through_fd
 check "the name can be reused at once" name_reused
 exec 5<&-
-sleep 0.1
+soon test "$(unlinked_keys)" = 0
 eq "last close frees the record" 0 "$(unlinked_keys)"
 finish

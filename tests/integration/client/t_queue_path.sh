@@ -8,13 +8,13 @@ check_err "create again: EEXIST" "error: EEXIST" "$TOOL" qcreate "$URL" q1 i32 '
 "$TOOL" write "$M/q1" 0 0a000000 >/dev/null
 "$TOOL" qget "$URL" q1 3 > "$T/qget.out" &
 gp=$!
-for _ in $(seq 60); do grep -q i32 "$T/qget.out" 2>/dev/null && break; sleep 0.05; done
+for _ in $(seq 400); do grep -q i32 "$T/qget.out" 2>/dev/null && break; sleep 0.05; done
 eq "get: same tensor as open by path" "$(out "$TOOL" info "$M/q1" | head -1 | cut -d' ' -f1-4)" \
 	"$(head -1 "$T/qget.out" | cut -d' ' -f1-4)"
 eq "get records this process as a holder" 1 "$(rcli hget tensorfs:tensor:q1 holder:n1:$gp)"
 eq "get raises the refcount" 2 "$(rcli hget tensorfs:tensor:q1 refcount)"
 wait $gp
-for _ in $(seq 40); do [ "$(rcli hget tensorfs:tensor:q1 refcount)" = 1 ] && break; sleep 0.1; done
+for _ in $(seq 200); do [ "$(rcli hget tensorfs:tensor:q1 refcount)" = 1 ] && break; sleep 0.1; done
 eq "the exited holder is reaped" 1 "$(rcli hget tensorfs:tensor:q1 refcount)"
 eq "get, read directly, delete releases the hold" "i32 [4] 16 host rw 0a00000000000000 done" \
 	"$(out "$TOOL" qgetdel "$URL" q1 | xargs)"

@@ -6,7 +6,7 @@ PW=$T/pw.sock
 redis-server --port 0 --unixsocket "$PW" --requirepass s3cret --save "" --appendonly no \
 	--dir "$T" --daemonize no >/dev/null 2>&1 3<&- 4<&- 5<&- 6<&- 7<&- 8<&- 9<&- &
 pwpid=$!
-for _ in $(seq 100); do [ -S "$PW" ] && break; sleep 0.05; done
+for _ in $(seq 400); do [ -S "$PW" ] && break; sleep 0.05; done
 check_err "Redis refuses the password: EACCES" "error: EACCES: Redis refused the password" \
 	"$TOOL" qconnect "unix://:wrong@$PW" x
 check "the right password connects" "$TOOL" qconnect "unix://:s3cret@$PW" x

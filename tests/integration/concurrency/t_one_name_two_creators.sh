@@ -14,7 +14,7 @@ race_queue() {   # all 40 in one LPUSH (from n1 up, the mount from n40 down), th
 	done
 	redis-cli -s "$SOCK" lpush tensor_lifecycle "${cmds[@]}" >/dev/null
 	for k in $(seq 40); do
-		r=$(redis-cli -s "$SOCK" brpop tc:dup 5 | tail -n 1)
+		r=$(redis-cli -s "$SOCK" brpop tc:dup 20 | tail -n 1)
 		case "$r" in
 		*'"ok":true'*) echo "$r" | grep -o '"id":"[0-9]*"' | grep -o '[0-9]*' ;;
 		*EEXIST*) ;;

@@ -35,10 +35,10 @@ queue_client() {   # create and delete through the queue, checking each reply
 	local i=$1 k r
 	for k in $(seq 20); do
 		rcli lpush tensor_lifecycle "{\"op\":\"create\",\"name\":\"shared/q${i}_$k\",\"dtype\":\"f32\",\"shape\":[64,4],\"id\":\"c\",\"reply\":\"tc:r:$i\"}" >/dev/null
-		r=$(rcli brpop "tc:r:$i" 5 | tail -n 1)
+		r=$(rcli brpop "tc:r:$i" 20 | tail -n 1)
 		case "$r" in *'"ok":true'*) ;; *) echo "queue create $i/$k: $r" ;; esac
 		rcli lpush tensor_lifecycle "{\"op\":\"delete\",\"name\":\"shared/q${i}_$k\",\"id\":\"d\",\"reply\":\"tc:r:$i\"}" >/dev/null
-		r=$(rcli brpop "tc:r:$i" 5 | tail -n 1)
+		r=$(rcli brpop "tc:r:$i" 20 | tail -n 1)
 		case "$r" in *'"ok":true'*) ;; *) echo "queue delete $i/$k: $r" ;; esac
 		echo "$k" >> "$T/q$i.done"
 	done

@@ -21,7 +21,7 @@ for c in $(seq 10); do
 	kill9_and_serve "$M"; ok=$?
 	[ $ok = 2 ] && { nok "crash $c: no daemon to kill"; break; }
 	times+=($(( ($(date +%s%N) - t0) / 1000000 )))
-	[ $ok = 0 ] || { nok "crash $c: the mount did not serve again within 10 s"; break; }
+	[ $ok = 0 ] || { nok "crash $c: the mount did not serve again within 30 s"; break; }
 	[ "$(sums)" = "$before" ] || { bad=$((bad + 1)); echo "    # after crash $c:"; sums | sed 's/^/    #   /'; }
 done
 touch "$T/stop"
@@ -32,9 +32,8 @@ sorted=$(printf '%s\n' "${times[@]}" | sort -n)
 echo "    # time to serve again after kill -9 (ms): p50 $(echo "$sorted" | sed -n 5p), max $(echo "$sorted" | tail -1); all: ${times[*]}"
 eq "10 restarts logged" 10 "$(grep -c "the daemon died of signal 9" "$T/m.log")"
 rm -rf "$M/keep" "$M/busy"
-within() { for _ in $(seq 100); do "$@" && return 0; sleep 0.05; done; return 1; }
 zero() { [ "$(used_bytes "$M")" = 0 ]; }
-check "statfs returns to 0 once everything is removed" within zero
+check "statfs returns to 0 once everything is removed" soon zero
 eq "no tensor records left" "" "$(rcli --scan --pattern 'tensorfs:tensor:*'; rcli --scan --pattern 'tensorfs:unlinked:*')"
 keeper=${MNT_PID[$M]}
 umount_tfs "$M"

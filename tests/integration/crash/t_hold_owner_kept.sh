@@ -17,7 +17,7 @@ bsend() {
 	local json=${1/\}/,\"id\":\"b$n\",\"reply\":\"tensor_lifecycle:u:$BUID:reply:$n\"\}}
 	tfs_flush
 	redis-cli --no-auth-warning -s "$SOCK" --user "$BUSER" --pass "$BPASS" lpush "tensor_lifecycle:u:$BUID" "$json" >/dev/null
-	redis-cli --no-auth-warning -s "$SOCK" --user "$BUSER" --pass "$BPASS" brpop "tensor_lifecycle:u:$BUID:reply:$n" 3 | tail -n 1
+	redis-cli --no-auth-warning -s "$SOCK" --user "$BUSER" --pass "$BPASS" brpop "tensor_lifecycle:u:$BUID:reply:$n" 20 | tail -n 1
 }
 touch "$M/t"
 user_sleeper; apid=$UPID
@@ -27,9 +27,9 @@ r=$(bsend "{\"op\":\"delete\",\"name\":\"t\",\"pid\":$apid}"); eq "uid $BUID can
 
 old=$(daemon_pid "$M"); lease=$(rcli get tensorfs:alive:n1)
 kill -9 "$old"
-for _ in $(seq 100); do new=$(daemon_pid "$M"); [ -n "$new" ] && [ "$new" != "$old" ] && break; sleep 0.1; done
+for _ in $(seq 200); do new=$(daemon_pid "$M"); [ -n "$new" ] && [ "$new" != "$old" ] && break; sleep 0.1; done
 check "the keeper started the daemon again" test -n "$new" -a "$new" != "$old"
-check "which serves" serves_within 10 "$M"
+check "which serves" serves_within 30 "$M"
 eq "and took the node's lease over with the keeper's token" "$lease" "$(rcli get tensorfs:alive:n1)"
 eq "the hold survived" 2 "$(xget "$M/t" refcount)"
 r=$(bsend "{\"op\":\"delete\",\"name\":\"t\",\"pid\":$apid}"); eq "uid $BUID still cannot drop it" ESRCH "$(jfield "$r" error)"

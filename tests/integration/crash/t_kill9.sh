@@ -72,7 +72,7 @@ sync "$M"
 d=$(daemon_pid "$M")
 check "the daemon is a child of its keeper" test -n "$d"
 kill -9 "$d"
-check "the mount serves again (within 10 s)" serves_within 10 "$M"
+check "the mount serves again (within 30 s)" serves_within 30 "$M"
 d2=$(daemon_pid "$M")
 check "a new daemon ($d2, was $d)" test -n "$d2" -a "$d2" != "$d"
 same=0
@@ -97,9 +97,8 @@ eq "Redis refcount fields equal the daemon's counts" 0 "$bad"
 check "the adoption was logged" grep -q "adopted 20 tensor(s)" "$T/m.log"
 kill "$opener" "$holder"; wait "$opener" "$holder" 2>/dev/null
 rm -rf "$M/a" "$M/w" "$M"/t*
-within() { for _ in $(seq 100); do "$@" && return 0; sleep 0.05; done; return 1; }
 zero() { [ "$(used_bytes "$M")" = 0 ]; }
-check "statfs returns to 0 once everything is removed and the holder is gone" within zero
+check "statfs returns to 0 once everything is removed and the holder is gone" soon zero
 keeper=${MNT_PID[$M]}
 eq "no shared-memory object of the keeper left" "" "$(ls /dev/shm | grep "^tensorfs\.$keeper\." || true)"
 eq "no tensor records left" "" "$(rcli --scan --pattern 'tensorfs:tensor:*'; rcli --scan --pattern 'tensorfs:unlinked:*')"

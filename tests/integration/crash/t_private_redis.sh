@@ -11,7 +11,7 @@ sum=$(md5sum < "$M/x")
 sync "$M"
 d=$(daemon_pid "$M")
 kill -9 "$d"
-check "the mount serves again" serves_within 10 "$M"
+check "the mount serves again" serves_within 30 "$M"
 check "a new daemon" bash -c "[ -n \"\$(pgrep -P ${MNT_PID[$M]} -x tensorfs)\" ] && [ \"\$(pgrep -P ${MNT_PID[$M]} -x tensorfs)\" != $d ]"
 check "the same redis-server (pid $rpid) still runs" kill -0 "$rpid"
 check "the new daemon uses it" grep -q "private redis-server (pid $rpid) of the run before" "$T/m.log"

@@ -8,7 +8,7 @@ mkdir -p "$S"
 # a terminal's Ctrl-C would find it.
 env --default-signal=INT "$TFS" -f --redis "$URL" --node "n$SIG" --log "$T/sig$SIG.log" "$S" &
 pid=$!
-for _ in $(seq 100); do mountpoint -q "$S" && break; sleep 0.05; done
+for _ in $(seq 400); do mountpoint -q "$S" && break; sleep 0.05; done
 head -c 100000 /dev/urandom > "$S/t"
 mkdir "$S/d"
 stop_with "$SIG" "$pid" "$S"

@@ -17,9 +17,9 @@ eq "its record is in the private Redis" 3 "$(tfs_flush; redis-cli -s "$sock" hge
 eq "private Redis listens on no TCP port" 0 "$(redis-cli -s "$sock" config get port | tail -1)"
 dpid=$(pgrep -f "^$TFS --log $T/bg.log" | head -1)
 fusermount3 -u "$B"
-for _ in $(seq 100); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.05; done
+for _ in $(seq 400); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.05; done
 check "fusermount3 -u: the daemon exits" gone_pid "$dpid"
-for _ in $(seq 100); do kill -0 "$rpid" 2>/dev/null || break; sleep 0.05; done
+for _ in $(seq 400); do kill -0 "$rpid" 2>/dev/null || break; sleep 0.05; done
 check "fusermount3 -u: the private redis-server is stopped" gone_pid "$rpid"
 check "its runtime directory is removed" test ! -e "$(dirname "$sock")"
 finish

@@ -18,5 +18,7 @@ eq "the directory is empty while x is still open" "" "$(ls -A "$M")"
 eq "fstat of the open file still works" 4 "$(stat -L -c %s /dev/fd/3)"
 eq "and its bytes read" abcd "$(cat <&3)"
 exec 3<&-
+# The kernel sends the release after close returns.
+soon test "$(used_bytes "$M")" = 0
 eq "statfs back to 0" 0 "$(used_bytes "$M")"
 finish

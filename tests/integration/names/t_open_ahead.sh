@@ -57,7 +57,7 @@ print("replaced", i)
 PY
 racer=$!
 # The reader starts once the racer does (python takes a while to start).
-for _ in $(seq 200); do [ -e "$T/racing" ] && break; sleep 0.05; done
+for _ in $(seq 400); do [ -e "$T/racing" ] && break; sleep 0.05; done
 out=$(cold "$A/r" 3000)
 first=$(cold "$A/r" 3000 first)
 touch "$T/stop"

@@ -18,7 +18,7 @@ eq "no open racing the renames failed (first opener)" "enoent 0 other 0" \
 	"$(grep -o 'enoent.*' "$T/o1")"
 eq "nor the second" "enoent 0 other 0" "$(grep -o 'enoent.*' "$T/o2")"
 unlinked() { rcli --scan --pattern 'tensorfs:unlinked:*' | wc -l; }
-for _ in $(seq 100); do [ "$(unlinked)" = 0 ] && break; sleep 0.05; done
+for _ in $(seq 400); do [ "$(unlinked)" = 0 ] && break; sleep 0.05; done
 eq "every replaced tensor is freed once the kernel forgets it" 0 "$(unlinked)"
 # Memory: a 64 MiB tensor replaced by a rename goes as the rename returns (the kernel
 # forgets its node then), as far as df can tell a moment later.
@@ -28,7 +28,7 @@ head -c $((64 << 20)) /dev/zero > "$A/big"
 head -c 1 /dev/zero > "$A/small"
 check "the 64 MiB tensor counts in df" test "$(used)" -ge $((base + (64 << 20)))
 mv "$A/small" "$A/big"
-for _ in $(seq 100); do [ "$(used)" -lt $((base + (64 << 20))) ] && break; sleep 0.05; done
+for _ in $(seq 400); do [ "$(used)" -lt $((base + (64 << 20))) ] && break; sleep 0.05; done
 check "replaced by a rename, its memory is freed" test "$(used)" -lt $((base + (64 << 20)))
 # Held open, the replaced tensor lives on with its descriptor, and goes with it.
 head -c $((64 << 20)) /dev/zero > "$A/big"
@@ -38,6 +38,6 @@ mv "$A/small2" "$A/big"
 eq "a descriptor opened before the rename still reads the old tensor" 67108864 \
 	"$(stat -L -c %s /proc/self/fd/7)"
 exec 7<&-
-for _ in $(seq 100); do [ "$(unlinked)" = 0 ] && break; sleep 0.05; done
+for _ in $(seq 400); do [ "$(unlinked)" = 0 ] && break; sleep 0.05; done
 eq "and it is freed once closed" 0 "$(unlinked)"
 finish

@@ -21,7 +21,7 @@ quser_mount() {
 # user_sleeper: UPID, a process of the user's, once it runs as the user
 user_sleeper() {
 	setpriv --reuid=$QUID --regid=$QUID --clear-groups sleep 60 & UPID=$!
-	for _ in $(seq 100); do [ "$(stat -c %u /proc/$UPID 2>/dev/null)" = $QUID ] && return 0; sleep 0.02; done
+	for _ in $(seq 1000); do [ "$(stat -c %u /proc/$UPID 2>/dev/null)" = $QUID ] && return 0; sleep 0.02; done
 }
 # ucli ARGS...: redis-cli as the user, logged in as its ACL user
 ucli() { as_user redis-cli --no-auth-warning -s "$SOCK" --user "$QUSER" --pass "$QPASS" "$@"; }
@@ -32,6 +32,6 @@ usend() {
 	local json=${1/\}/,\"id\":\"u$n\",\"reply\":\"$QLIST:reply:$n\"\}}
 	tfs_flush
 	ucli lpush "$QLIST" "$json" >/dev/null
-	ucli brpop "$QLIST:reply:$n" "${2:-3}" | tail -n 1
+	ucli brpop "$QLIST:reply:$n" "${2:-20}" | tail -n 1
 }
 jfield() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(d.get('$2'))" "$1" 2>/dev/null || echo PARSE_ERROR; }

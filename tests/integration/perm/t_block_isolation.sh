@@ -37,7 +37,7 @@ before=$(for k in priv2/b priv2/q priv2/a2 r; do tdir $k; done)
 d=$(daemon_pid "$M")
 kill -9 "$d"
 restarted() { local p; p=$(daemon_pid "$M"); [ -n "$p" ] && [ "$p" != "$d" ]; }
-for _ in $(seq 200); do restarted && break; sleep 0.05; done
+for _ in $(seq 400); do restarted && break; sleep 0.05; done
 serves_within 20 "$M"
 check "the daemon serves again" stat "$M/priv2/b"
 eq "after a restart every record keeps its directory" "$before" \

@@ -11,7 +11,7 @@ stop_redis
 start_redis || exit 1
 chmod 777 "$SOCK"
 ls "$M" >/dev/null 2>&1     # a metadata operation notices Redis is back
-for _ in $(seq 100); do grep -q "Redis is back" "$T/m.log" && break; sleep 0.1; ls "$M" >/dev/null 2>&1; done
+for _ in $(seq 200); do grep -q "Redis is back" "$T/m.log" && break; sleep 0.1; ls "$M" >/dev/null 2>&1; done
 check "the daemon saw Redis come back" grep -q "Redis is back" "$T/m.log"
 eq "the ACL user is there again" "u$QUID.tensor_lifecycle" "$(ucli acl whoami 2>&1)"
 # (Directories are not rewritten after an empty restart: a tensor of root's at the root.)

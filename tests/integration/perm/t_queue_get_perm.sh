@@ -30,6 +30,6 @@ r=$(usend "{\"op\":\"get\",\"name\":\"open\",\"pid\":$upid}")
 eq "a readable tensor, for its own process: ok" True "$(jfield "$r" ok)"
 eq "held once" 2 "$(xget "$M/open" refcount)"
 kill $upid $rpid; wait $upid $rpid 2>/dev/null
-for _ in $(seq 40); do [ "$(xget "$M/open" refcount)" = 1 ] && break; sleep 0.1; done
+for _ in $(seq 200); do [ "$(xget "$M/open" refcount)" = 1 ] && break; sleep 0.1; done
 eq "the hold goes with the process" 1 "$(xget "$M/open" refcount)"
 finish

@@ -8,7 +8,7 @@ mount_tfs "$M" --node n1 || exit 1
 printf abcd > "$M/f"
 sleep 30 < "$M/f" & holder=$!
 # Until the holder has it open (its open counts in the refcount).
-for _ in $(seq 100); do [ "$(xget "$M/f" refcount)" = 2 ] && break; sleep 0.02; done
+for _ in $(seq 1000); do [ "$(xget "$M/f" refcount)" = 2 ] && break; sleep 0.02; done
 check_err "truncate while another process holds it: EBUSY" "busy" truncate -s 8 "$M/f"
 check_err "a growing write: EBUSY" "busy" python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND); os.write(fd, b"more")' "$M/f"
 check_err "O_TRUNC: EBUSY" "busy" sh -c ": > '$M/f'"
@@ -16,7 +16,7 @@ check_err "fallocate past the end: EBUSY" "busy" fallocate -l 64 "$M/f"
 eq "the bytes are unchanged" abcd "$(cat "$M/f")"
 check "a write inside the size is fine" sh -c "printf AB | dd of='$M/f' conv=notrunc status=none"
 kill $holder; wait $holder 2>/dev/null
-for _ in $(seq 100); do [ "$(xget "$M/f" refcount)" = 1 ] && break; sleep 0.02; done
+for _ in $(seq 1000); do [ "$(xget "$M/f" refcount)" = 1 ] && break; sleep 0.02; done
 check "truncate once released" truncate -s 8 "$M/f"
 eq "and sized" 8 "$(size_of "$M/f")"
 threads() {

@@ -8,7 +8,7 @@ S=$T/s
 mkdir -p "$S"
 "$TFS" -f --redis "$URL" --log "$T/s.log" -o io_uring "$S" &
 pid=$!
-for _ in $(seq 100); do mountpoint -q "$S" && break; sleep 0.05; done
+for _ in $(seq 400); do mountpoint -q "$S" && break; sleep 0.05; done
 head -c 3000000 /dev/urandom > "$T/src"
 cp "$T/src" "$S/t"
 check "the bytes came back over the rings" cmp "$T/src" "$S/t"

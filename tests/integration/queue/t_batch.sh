@@ -15,7 +15,7 @@ bcmd '"op":"create","name":"b3","dtype":"u8","shape":[5]'
 bcmd '"op":"get","name":"b1","pid":1'
 bcmd '"op":"create","name":"b4","dtype":"u8","shape":[2]'
 rcli lpush tensor_lifecycle "${batch[@]}" >/dev/null
-breply() { rcli brpop "tq:b:$1" 3 | tail -n 1; }
+breply() { rcli brpop "tq:b:$1" 20 | tail -n 1; }
 # bfields N KEY...: the KEYs of reply N, on one line
 bfields() { local r k; r=$(breply "$1"); shift; for k; do jfield "$r" "$k"; done | paste -sd' '; }
 eq "batch: create b1" True "$(jfield "$(breply 0)" ok)"

@@ -69,7 +69,7 @@ eq "every queue command answered" "$N $N" "$(rcli llen co:reply:q1) $(rcli llen 
 check "the mount answers" ls "$M"
 kill $h1 $h2; wait $h1 $h2 2>/dev/null
 rm -f "$M"/a "$M"/b "$M"/c
-for _ in $(seq 100); do [ "$(used_bytes "$M")" = 0 ] && break; sleep 0.1; done
+for _ in $(seq 200); do [ "$(used_bytes "$M")" = 0 ] && break; sleep 0.1; done
 eq "statfs: no memory in use" 0 "$(used_bytes "$M")"
 eq "no names left" "" "$(ls -A "$M")"
 eq "no tensor records" "" "$(rcli --scan --pattern 'tensorfs:tensor:*')"

@@ -6,7 +6,7 @@ sleep 60 & doomed=$!
 r=$(send "{\"op\":\"get\",\"name\":\"q2\",\"pid\":$doomed,\"node\":\"n1\"}")
 eq "second holder recorded" 2 "$(rcli hget tensorfs:tensor:q2 refcount)"
 kill $doomed; wait $doomed 2>/dev/null
-for _ in $(seq 40); do [ "$(rcli hget tensorfs:tensor:q2 refcount)" = 1 ] && break; sleep 0.1; done
+for _ in $(seq 200); do [ "$(rcli hget tensorfs:tensor:q2 refcount)" = 1 ] && break; sleep 0.1; done
 eq "dead holder reaped" 1 "$(rcli hget tensorfs:tensor:q2 refcount)"
 check "reaping was logged" grep -q "holder pid $doomed is gone" "$T/m.log"
 check "rm of a queue-created tensor" rm "$M/q2"

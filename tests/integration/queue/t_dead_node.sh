@@ -5,7 +5,7 @@ start_redis || exit 1
 M=$T/m
 mount_tfs "$M" --node n1 || exit 1
 jfield() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(d.get('$2'))" "$1" 2>/dev/null || echo PARSE_ERROR; }
-for _ in $(seq 50); do [ "$(rcli exists tensorfs:alive:n1)" = 1 ] && break; sleep 0.1; done
+for _ in $(seq 200); do [ "$(rcli exists tensorfs:alive:n1)" = 1 ] && break; sleep 0.1; done
 eq "this node's registry key" 1 "$(rcli exists tensorfs:alive:n1)"
 check "with a TTL" test "$(rcli ttl tensorfs:alive:n1)" -gt 0
 r=$(qsend '{"op":"create","name":"x","dtype":"u8","shape":[4],"node":"ghost"}')

@@ -17,6 +17,6 @@ check "a change through it does not reach the new tensor" setfattr -n user.x -v 
 eq "the new tensor has no such attribute" "" "$(getfattr --only-values -n user.x "$M/a" 2>/dev/null)"
 exec 3<&-
 rm "$M/a"
-for _ in $(seq 50); do [ "$(used_bytes "$M")" = 0 ] && break; sleep 0.1; done
+for _ in $(seq 200); do [ "$(used_bytes "$M")" = 0 ] && break; sleep 0.1; done
 eq "both tensors' memory is free" 0 "$(used_bytes "$M")"
 finish

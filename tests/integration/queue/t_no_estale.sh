@@ -60,6 +60,6 @@ eq "nothing but what a local filesystem gives" "" \
 for _ in $(seq 200); do [ "$(rcli llen ne:reply)" = $((2 * N)) ] && break; sleep 0.1; done
 eq "every queue command answered" $((2 * N)) "$(rcli llen ne:reply)"
 rm -f "$M/x"
-for _ in $(seq 100); do [ "$(used_bytes "$M")" = 0 ] && break; sleep 0.1; done
+for _ in $(seq 200); do [ "$(used_bytes "$M")" = 0 ] && break; sleep 0.1; done
 eq "statfs: no memory in use" 0 "$(used_bytes "$M")"
 finish

@@ -23,7 +23,7 @@ rcli shutdown nosave >/dev/null 2>&1
 wait "$REDIS_PID" 2>/dev/null; REDIS_PID=
 start_redis || exit 1
 restored() { [ "$(redis-cli -s "$SOCK" exists tensorfs:tensor:d/a tensorfs:dir:e/f)" = 2 ]; }
-for _ in $(seq 100); do restored && break; sleep 0.1; done
+for _ in $(seq 200); do restored && break; sleep 0.1; done
 check "Redis back (empty): records rewritten" restored
 eq "the directory's mode and owner come back" "750 65534:65534" "$(stat -c '%a %u:%g' "$M/d")"
 eq "the directory's inode number is kept" "$ino_d" "$(stat -c %i "$M/d")"

@@ -19,7 +19,7 @@ check "Redis gone: an open tensor still reads" reads_fd3
 check "Redis gone: logged" grep -q "Redis unreachable" "$T/m.log"
 start_redis || exit 1
 redis-cli -s "$SOCK" config set requirepass s3cret >/dev/null   # a fresh server: no password yet
-for _ in $(seq 50); do [ "$(rcli exists tensorfs:tensor:a)" = 1 ] && break; sleep 0.1; done
+for _ in $(seq 200); do [ "$(rcli exists tensorfs:tensor:a)" = 1 ] && break; sleep 0.1; done
 eq "Redis back (empty): the node's records are rewritten" 1 "$(rcli exists tensorfs:tensor:a)"
 eq "rewritten refcount counts the open fd" 2 "$(rcli hget tensorfs:tensor:a refcount)"
 check "Redis back: the tensor is listed" listed

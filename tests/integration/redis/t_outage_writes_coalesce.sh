@@ -12,7 +12,7 @@ wait "$REDIS_PID" 2>/dev/null; REDIS_PID=
 okn=0; for _ in $(seq 1000); do : 2>/dev/null < "$M/a" && okn=$((okn + 1)); done
 eq "opens work while Redis is away" 1000 "$okn"
 start_redis || exit 1
-for _ in $(seq 100); do [ "$(redis-cli -s "$SOCK" exists tensorfs:tensor:a)" = 1 ] && break; sleep 0.1; done
+for _ in $(seq 200); do [ "$(redis-cli -s "$SOCK" exists tensorfs:tensor:a)" = 1 ] && break; sleep 0.1; done
 sync "$M"; sleep 0.5
 # Every HSET the new server ran (INFO counts them from its start: no race with the replay).
 n=$(redis-cli -s "$SOCK" info commandstats | sed -n 's/^cmdstat_hset:calls=\([0-9]*\),.*/\1/p')

@@ -42,7 +42,7 @@ gone=$(sed -n 's/^gone //p' "$T/races.out"); moved=$(sed -n 's/^moved //p' "$T/r
 ng=$(wc -w <<<"$gone"); nm=$(wc -w <<<"$moved")
 echo "# during the resync: $ng removed, $nm renamed; names back after 40 of each, and when all were done: $(sed -n 's/^names_back_after_ops //p' "$T/races.out") of $N"
 check "removes and renames went through during the resync" [ "$ng" -gt 100 -a "$nm" -gt 100 ]
-for _ in $(seq 100); do grep -q "those of this node rewritten" "$T/m.log" && break; sleep 0.1; done
+for _ in $(seq 200); do grep -q "those of this node rewritten" "$T/m.log" && break; sleep 0.1; done
 check "the resync finished" grep -q "those of this node rewritten" "$T/m.log"
 rcli --scan --pattern 'tensorfs:tensor:f/*' | sed 's|^tensorfs:tensor:f/||' | sort > "$T/records"
 rcli hkeys tensorfs:dirents:f | sort > "$T/names"

@@ -60,7 +60,7 @@ check "mkdir kept answering during the resync ($during of them)" [ "$during" -ge
 check "the slowest mkdir (${worst} ms) is far below the resync (${dur} ms)" \
 	[ $((worst * 2)) -lt "$dur" ]
 # Every record back, and every directory made meanwhile.
-for _ in $(seq 100); do [ "$(rcli exists tensorfs:tensor:f/t$((N - 1)))" = 1 ] && break; sleep 0.1; done
+for _ in $(seq 200); do [ "$(rcli exists tensorfs:tensor:f/t$((N - 1)))" = 1 ] && break; sleep 0.1; done
 eq "every tensor record is back" $N "$(rcli --scan --pattern 'tensorfs:tensor:f/*' | wc -l)"
 eq "every name is back" $N "$(rcli hlen tensorfs:dirents:f)"
 eq "a record is whole" "0 1" "$(rcli hmget tensorfs:tensor:f/t17 bytes refcount | tr '\n' ' ' | sed 's/ $//')"

@@ -9,7 +9,7 @@ setfattr -n user.tag -v root-note "$M"
 echo data > "$M/a"
 rcli del tensorfs:dir: >/dev/null
 back() { [ "$(redis-cli -s "$SOCK" exists tensorfs:dir:)" = 1 ]; }
-for _ in $(seq 50); do back && break; sleep 0.1; done
+for _ in $(seq 200); do back && break; sleep 0.1; done
 check "the root record is written again without any call on the mount" back
 eq "with its mode" 751 "$(rcli hget tensorfs:dir: mode)"
 eq "and its user attribute" root-note "$(rcli hget tensorfs:dir: x:tag)"

@@ -28,7 +28,7 @@ check "a tensor written through it reads back" bash -c "cp blob '$M/x' && cmp bl
 eq "node=fst from the line names the records" fst "$(xget "$M/x" node)"
 check "umount MNT unmounts" timeout 30 umount "$M"
 check "nothing is mounted there any more" bash -c "! mountpoint -q '$M'"
-for _ in $(seq 200); do kill -0 "${pid:-none}" 2>/dev/null || break; sleep 0.05; done
+for _ in $(seq 400); do kill -0 "${pid:-none}" 2>/dev/null || break; sleep 0.05; done
 check "the daemon has exited" bash -c "! kill -0 ${pid:-none} 2>/dev/null"
 eq "its tensor records are removed" "" "$(rcli --scan --pattern 'tensorfs:tensor:*')"
 eq "no shared memory is left" "" "$(ls /dev/shm | grep "^tensorfs\.${pid:-none}\." || true)"

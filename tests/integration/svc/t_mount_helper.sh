@@ -21,7 +21,7 @@ pid=$(getfattr --only-values -n user.tensorfs.stats "$M" 2>/dev/null | grep -o '
 check "threads=4 reaches the daemon" grep -q "serving with 4 FUSE worker threads" mnt.log
 check "a tensor can be made on it" bash -c "touch '$M/t' && setfattr -n user.tensor.shape -v '[8]' '$M/t' && [ \$(stat -c %s '$M/t') = 8 ]"
 check "umount MNT unmounts" timeout 30 umount "$M"
-for _ in $(seq 200); do kill -0 "${pid:-none}" 2>/dev/null || break; sleep 0.05; done
+for _ in $(seq 400); do kill -0 "${pid:-none}" 2>/dev/null || break; sleep 0.05; done
 check "the daemon has exited" bash -c "! kill -0 ${pid:-none} 2>/dev/null"
 check "its log holds no sanitizer report" bash -c "! grep -q Sanitizer mnt.log"
 finish

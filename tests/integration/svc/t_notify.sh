@@ -22,7 +22,7 @@ with open(sys.argv[3], "w") as f:
 PYEOF
 "$PY" listen.py "$T/notify.sock" "$M" "$T/got" &
 lpid=$!
-for _ in $(seq 100); do [ -e "$T/notify.sock.up" ] && break; sleep 0.05; done
+for _ in $(seq 400); do [ -e "$T/notify.sock.up" ] && break; sleep 0.05; done
 check "the daemon starts in the background with NOTIFY_SOCKET set" \
 	env NOTIFY_SOCKET="$T/notify.sock" "$TFS" --redis "$URL" --log "$T/m.log" "$M"
 wait $lpid
@@ -41,7 +41,7 @@ s.settimeout(30)
 open(sys.argv[1], "w").write(s.recv(4096).decode())
 PYEOF
 apid=$!
-for _ in $(seq 100); do [ -s "$T/got2.name" ] && break; sleep 0.05; done
+for _ in $(seq 400); do [ -s "$T/got2.name" ] && break; sleep 0.05; done
 M2=$T/m2
 mkdir -p "$M2"
 check "a second daemon with an abstract NOTIFY_SOCKET starts" \
@@ -55,7 +55,7 @@ check "a NOTIFY_SOCKET that is not a unix path: a warning, the mount works" bash
 for d in "$M" "$M2" "$T/m3"; do
 	p=$(getfattr --only-values -n user.tensorfs.stats "$d" 2>/dev/null | grep -o '"pid":[0-9]*' | cut -d: -f2)
 	fusermount3 -u "$d"
-	for _ in $(seq 200); do kill -0 "${p:-none}" 2>/dev/null || break; sleep 0.05; done
+	for _ in $(seq 400); do kill -0 "${p:-none}" 2>/dev/null || break; sleep 0.05; done
 	check "$(basename "$d"): unmounted, the daemon exited" bash -c "! mountpoint -q '$d' && ! kill -0 ${p:-none} 2>/dev/null"
 done
 finish

@@ -11,7 +11,7 @@ check "tensorctl mount" "$CTL" mount "$M3" --redis "$URL" --prefix m3 --log "$T/
 check "it is mounted" mountpoint -q "$M3"
 check "usable through tensorctl" usable
 check "tensorctl umount" "$CTL" umount "$M3"
-for _ in $(seq 50); do mountpoint -q "$M3" || break; sleep 0.1; done
+for _ in $(seq 200); do mountpoint -q "$M3" || break; sleep 0.1; done
 check "it is unmounted" not mountpoint -q "$M3"
 fails_with "umount of a plain directory" "not a tensorfs mount point" "$CTL" umount "$T/plain"
 fails_with "umount of a directory inside a mount" "not a tensorfs mount point" "$CTL" umount "$M/n_a"

@@ -31,6 +31,6 @@ else
 	echo "skip - numpy not installed: numpy reading the saved .npy"
 fi
 check "rm -rf everything" rm -rf "$M"/n_* "$M"/np*
-sleep 0.2
+soon test "$(used_bytes "$M")" = 0
 eq "statfs used back to 0" 0 "$(used_bytes "$M")"
 finish
