@@ -174,12 +174,14 @@ asan:
 
 # The test command of the README: builds both flavours, then unit and integration tests
 # against a real redis-server and a real FUSE mount, under the ASan/UBSan build too. The
-# builds are the user's; the tests need root (mounts, a second uid).
+# builds are the user's; the tests need root (mounts, a second uid). JOBS=N: tests run at
+# once (default: the CPU count; passed as -j, which sudo does not strip as it does the
+# environment).
 test:
 	scripts/install-deps.sh
 	$(MAKE) all
 	$(MAKE) asan
-	$(SUDO) tests/run.sh build build-asan
+	$(SUDO) tests/run.sh $(if $(JOBS),-j $(JOBS)) build build-asan
 
 test-gpu: all
 	tests/gpu/run.sh build

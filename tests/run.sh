@@ -183,7 +183,7 @@ for phase in 0 1; do
 	while [ ${#running[@]} -gt 0 ]; do reap; done
 done
 echo "    # ${#jlabel[@]} jobs, $jobs at a time: $((SECONDS - t_start)) s"
-for l in "${!secs[@]}"; do echo "${secs[$l]} $l"; done | sort -k2 > "$TIMES.new" 2>/dev/null &&
-	mv "$TIMES.new" "$TIMES" 2>/dev/null
+{ for l in "${!secs[@]}"; do echo "${secs[$l]} $l"; done | sort -k2 > "$TIMES.new" &&
+	mv "$TIMES.new" "$TIMES"; } 2>/dev/null
 rm -rf "$WORK"
 summary
