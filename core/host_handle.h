@@ -5,8 +5,8 @@
  *
  * The directory is the memory keeper's (mode 0711: others may open what they can name but
  * not list it) and the object's name carries 96 random bits, so the name is the
- * capability: only getxattr through the mount, the queue or Redis gives it (README, "IPC
- * handles"). Shared by the daemon, which makes these names, and the client, which opens
+ * capability: only getxattr through the mount, the queue or Redis gives it (docs/handles.md).
+ * Shared by the daemon, which makes these names, and the client, which opens
  * them. No I/O. */
 #ifndef TFS_HOST_HANDLE_H
 #define TFS_HOST_HANDLE_H

@@ -20,7 +20,7 @@ extern "C" {
 /* Most dimensions a tensor may have (numpy allows 64; DLPack any; 16 covers real models). */
 #define TFS_MAX_DIMS 16
 /* Size of the raw handle in user.tensor.ipc_handle: a cudaIpcMemHandle_t, or the host
- * backend's shared-memory name (see README, "IPC handles"). */
+ * backend's shared-memory name (see docs/handles.md). */
 #define TFS_IPC_HANDLE_SIZE 64
 
 typedef enum tfs_dtype {

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* What each means (README); w: a path or an unlinked tensor's key (node.h). The high-level
+/* What each means (docs/files.md); w: a path or an unlinked tensor's key (node.h). The high-level
  * conventions: a length or a negative errno; size 0 asks for the length. They take ns. */
 struct tfs_where;
 int tfs_xattr_get(const struct tfs_where *w, const char *name, char *value, size_t size);

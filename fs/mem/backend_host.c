@@ -1,6 +1,6 @@
 /* The host backend: each tensor is a shared-memory object in the keeper's directory of
  * /dev/shm, so another process maps it by name. The 64-byte handle is "TFSHOST1" followed
- * by the NUL-terminated path (lib/host_handle.h, README "IPC handles"); the offset is
+ * by the NUL-terminated path (core/host_handle.h, docs/handles.md); the offset is
  * always 0. Pages are reserved with fallocate at
  * allocation so running out of /dev/shm is ENOSPC here, not SIGBUS in a later copy.
  * The memory keeper makes and owns the objects (keeper_host.c) and sends the daemon a

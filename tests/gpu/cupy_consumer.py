@@ -1,7 +1,7 @@
 """CuPy consumer for tests/gpu/t_cupy.sh.
   cupy_consumer.py check FILE...   device bytes (handle + ipc_offset) == what read() returns
   cupy_consumer.py write FILE...   writes a pattern with CuPy, then read() must return it
-Opens each handle the way the README shows; one open per distinct handle (pooled tensors
+Opens each handle the way docs/handles.md shows; one open per distinct handle (pooled tensors
 share a block, and CUDA maps a block once per process)."""
 import os, sys
 import numpy as np

@@ -1,4 +1,4 @@
-# A Python consumer opens the handle with CuPy exactly as the README shows:
+# A Python consumer opens the handle with CuPy exactly as docs/handles.md shows:
 # cupy.cuda.runtime.ipcOpenMemHandle(os.getxattr(path, "user.tensor.ipc_handle")).
 . "$(dirname "$0")/gpulib.sh"
 gpu_tests "CuPy consumer reads the bytes through ipcOpenMemHandle" "CuPy consumer writes, read() sees it"

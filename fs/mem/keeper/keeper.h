@@ -1,6 +1,6 @@
 /* The memory keeper: a process of its own that owns every tensor's memory (the cuda
  * backend's cudaMalloc blocks, the host backend's shared-memory objects) and supervises the
- * daemon, so that a crash of the daemon loses no tensor (README, "Crash survival").
+ * daemon, so that a crash of the daemon loses no tensor (docs/crash.md).
  *
  * Layout: the process that will serve forks once, before CUDA starts; the parent becomes
  * the keeper, the child the daemon. They talk over a socketpair made for each daemon, so no

@@ -1,11 +1,11 @@
 # The unit under a real systemd: `systemctl start tensorfs@INSTANCE` mounts (Type=notify:
 # it returns once the mount serves), its memory keeper is the unit's main PID, `stop`
 # unmounts, ends the daemon and removes its records. Needs systemd as PID 1 (not so in CI
-# containers: then it reports skip; the README gives the same check by hand).
+# containers: then it reports skip; docs/options.md gives the same check by hand).
 . "$(dirname "$0")/../lib.sh"
 cd "$T"
 if [ "$(cat /proc/1/comm 2>/dev/null)" != systemd ] || [ ! -d /run/systemd/system ]; then
-	echo "skip - the systemd unit: PID 1 is $(cat /proc/1/comm 2>/dev/null || echo unknown), not systemd (README: 'As a system service' has the check by hand)"
+	echo "skip - the systemd unit: PID 1 is $(cat /proc/1/comm 2>/dev/null || echo unknown), not systemd (docs/options.md: 'As a system service' has the check by hand)"
 	finish; exit 0
 fi
 start_redis || exit 1
