@@ -146,10 +146,11 @@ finish() {
 }
 trap '[ -n "$WATCHDOG" ] && kill "$WATCHDOG" 2>/dev/null; for d in "${!MNT_PID[@]}"; do fusermount3 -uz "$d" 2>/dev/null; kill "${MNT_PID[$d]}" 2>/dev/null; done; [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null' EXIT
 
-# Every integration test runs under a watchdog: past TEST_TIMEOUT seconds (default 300, room for a loaded machine; a
-# test that needs longer sets it before sourcing this file) it reports the timeout and ends the
-# test's child processes, the daemons among them, so that a process stuck in a FUSE
-# request returns (bash runs no trap while a foreground command runs), then the test.
+# Every integration test runs under a watchdog: past TEST_TIMEOUT seconds (default 300, room
+# for a loaded machine; a test that needs longer sets it before sourcing this file) it
+# reports the timeout and ends the test's child processes, the daemons among them, so that
+# a process stuck in a FUSE request returns (bash runs no trap while a foreground command
+# runs), then the test.
 _watchdog() {
 	local s c
 	trap - EXIT
