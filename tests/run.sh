@@ -18,6 +18,10 @@
 # without .sh: "t_ipc").
 set -u
 cd "$(dirname "$0")/.."
+if ((BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 1))); then
+	echo "tests/run.sh: needs bash 5.1 or later (wait -n -p), not $BASH_VERSION" >&2
+	exit 2
+fi
 
 usage() { echo "usage: tests/run.sh [-j N] [BUILD...]" >&2; exit 2; }
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 1)}
