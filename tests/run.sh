@@ -133,10 +133,10 @@ san_reports() {
 	done
 }
 
-# run_job I: job I, in a subshell of its own, with its output in WORK/I/out. LeakSanitizer: a leak makes the daemon
-# exit non-zero, which teardown reports. The reports go to files (a daemon's stderr is its
-# log, which a test may have removed), one folder per job, and each one is a failure of
-# that job.
+# run_job I: job I, in a subshell of its own, with its output in WORK/I/out.
+# LeakSanitizer: a leak makes the daemon exit non-zero, which teardown reports. The reports
+# go to files (a daemon's stderr is its log, which a test may have removed), one folder per
+# job, and each one is a failure of that job.
 run_job() {
 	local i=$1 d=$WORK/$1 t0=$SECONDS rc
 	mkdir -p "$d/san"
@@ -164,9 +164,9 @@ reap() {
 	echo "    # ${jlabel[$i]}: $s s"
 	secs[${jlabel[$i]}]=$s
 }
-# Interrupted: the running jobs' test scripts end as their watchdog ends them (their
-# EXIT trap unmounts and stops their Redis): TERM to each job and to its children (timeout
-# passes it on).
+# Interrupted: TERM to each running job and to its children; timeout passes it on to the
+# test script, whose EXIT trap unmounts and stops its Redis. (timeout runs in a process
+# group of its own, which a ^C at the terminal does not reach.)
 stop_jobs() {
 	local p
 	for p in "${!running[@]}"; do kill -TERM $(ps -o pid= --ppid "$p") "$p" 2>/dev/null; done
