@@ -3,7 +3,7 @@
 . "$(dirname "$0")/../lib.sh"
 one_mount --node n1 --max-bytes 64M
 make_t23
-sleep 30 < "$M/t" &
+sleep 600 < "$M/t" &
 holder=$!
 # Until the holder has it open (its open counts in the refcount).
 soon test "$(xget "$M/t" refcount)" = 2

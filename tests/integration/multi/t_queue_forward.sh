@@ -6,7 +6,7 @@ r=$(qsend '{"op":"create","name":"qn2","dtype":"f16","shape":[8],"node":"n2"}')
 check "queue create naming n2 is made by n2" grep -q '"node":"n2"' <<< "$r"
 eq "record node n2" n2 "$(rcli hget tensorfs:tensor:qn2 node)"
 eq "n2 reads its bytes" 16 "$(cat "$B/qn2" | wc -c)"
-sleep 60 & live=$!
+sleep 600 & live=$!
 r=$(qsend "{\"op\":\"get\",\"name\":\"qn2\",\"pid\":$live,\"node\":\"n2\"}")
 check "get of an n2 tensor answered (forwarded to n2)" grep -q '"ok":true' <<< "$r"
 eq "n2 counted the holder" 2 "$(rcli hget tensorfs:tensor:qn2 refcount)"

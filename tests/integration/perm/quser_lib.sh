@@ -20,7 +20,7 @@ quser_mount() {
 }
 # user_sleeper: UPID, a process of the user's, once it runs as the user
 user_sleeper() {
-	setpriv --reuid=$QUID --regid=$QUID --clear-groups sleep 60 & UPID=$!
+	setpriv --reuid=$QUID --regid=$QUID --clear-groups sleep 600 & UPID=$!
 	for _ in $(seq 1000); do [ "$(stat -c %u /proc/$UPID 2>/dev/null)" = $QUID ] && return 0; sleep 0.02; done
 }
 # ucli ARGS...: redis-cli as the user, logged in as its ACL user

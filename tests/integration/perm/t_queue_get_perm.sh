@@ -9,7 +9,7 @@ quser_mount "$M" --node n1 || exit 1
 touch "$M/secret" "$M/open"; chmod 600 "$M/secret"
 mkdir "$M/private"; chmod 700 "$M/private"; touch "$M/private/w"
 user_sleeper; upid=$UPID
-sleep 60 & rpid=$!
+sleep 600 & rpid=$!
 r=$(usend "{\"op\":\"get\",\"name\":\"secret\",\"pid\":$upid}")
 eq "root's 0600 tensor: EACCES" EACCES "$(jfield "$r" error)"
 check "no handle in the reply" sh -c "! echo '$r' | grep -q ipc_handle"

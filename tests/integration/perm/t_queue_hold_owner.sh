@@ -6,7 +6,7 @@ start_redis || exit 1
 M=$T/m
 quser_mount "$M" --node n1 || exit 1
 touch "$M/t"
-sleep 60 & rpid=$!
+sleep 600 & rpid=$!
 user_sleeper; upid=$UPID
 r=$(qsend "{\"op\":\"get\",\"name\":\"t\",\"pid\":$rpid}"); eq "a trusted get for root's process" True "$(jfield "$r" ok)"
 r=$(usend "{\"op\":\"delete\",\"name\":\"t\",\"pid\":$rpid}")

@@ -6,7 +6,7 @@ start_redis || exit 1
 M=$T/m
 mount_tfs "$M" --node n1 || exit 1
 printf abcd > "$M/f"
-sleep 30 < "$M/f" & holder=$!
+sleep 600 < "$M/f" & holder=$!
 # Until the holder has it open (its open counts in the refcount).
 for _ in $(seq 1000); do [ "$(xget "$M/f" refcount)" = 2 ] && break; sleep 0.02; done
 check_err "truncate while another process holds it: EBUSY" "busy" truncate -s 8 "$M/f"

@@ -2,7 +2,7 @@
 . "$(dirname "$0")/../lib.sh"
 one_mount --node n1 --max-bytes 64M
 send '{"op":"create","name":"q2","dtype":"u8","shape":[10]}' >/dev/null
-sleep 60 & doomed=$!
+sleep 600 & doomed=$!
 r=$(send "{\"op\":\"get\",\"name\":\"q2\",\"pid\":$doomed,\"node\":\"n1\"}")
 eq "second holder recorded" 2 "$(rcli hget tensorfs:tensor:q2 refcount)"
 kill $doomed; wait $doomed 2>/dev/null

@@ -6,8 +6,8 @@ start_redis || exit 1
 M=$T/m
 mount_tfs "$M" --node n1 || exit 1
 jfield() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(d.get('$2'))" "$1" 2>/dev/null || echo PARSE_ERROR; }
-sleep 60 & a=$!
-sleep 60 & b=$!
+sleep 600 & a=$!
+sleep 600 & b=$!
 r=$(qsend '{"op":"create","name":"x","dtype":"u8","shape":[4]}'); eq "create" True "$(jfield "$r" ok)"
 r=$(qsend "{\"op\":\"get\",\"name\":\"x\",\"pid\":$a}"); eq "get by a" True "$(jfield "$r" ok)"
 r=$(qsend "{\"op\":\"delete\",\"name\":\"x\",\"pid\":$b}")

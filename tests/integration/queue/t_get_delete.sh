@@ -3,7 +3,7 @@
 . "$(dirname "$0")/../lib.sh"
 one_mount --node n1 --max-bytes 64M
 send '{"op":"create","name":"q1","dtype":"f32","shape":[2,3],"pid":1}' >/dev/null
-sleep 60 & live=$!
+sleep 600 & live=$!
 r=$(send "{\"op\":\"get\",\"name\":\"q1\",\"pid\":$live,\"node\":\"n1\"}")
 eq "get ok" True "$(jfield "$r" ok)"
 eq "get raises refcount to 2" 2 "$(rcli hget tensorfs:tensor:q1 refcount)"

@@ -2,7 +2,7 @@
 . "$(dirname "$0")/../lib.sh"
 one_mount --node n1 --max-bytes 64M
 touch "$M/f"; setfattr -n user.tensor.dtype -v i64 "$M/f"; setfattr -n user.tensor.shape -v '[4]' "$M/f"
-sleep 60 & live=$!
+sleep 600 & live=$!
 r=$(send "{\"op\":\"get\",\"name\":\"f\",\"pid\":$live}")
 eq "get of a mount-made tensor" "i64 32" "$(jfield "$r" dtype) $(jfield "$r" bytes)"
 send "{\"op\":\"delete\",\"name\":\"f\",\"pid\":$live}" >/dev/null
