@@ -102,7 +102,7 @@ $(STLIB): $(LIB_OBJS) $(CORE_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 # The shared library exports the calls of tensorfs.h and nothing else (lib/libtensorfs.map;
-# tests/unit/t_exports.sh compares the two).
+# tests/integration/build/t_exports.sh compares the two).
 $(DYLIB): $(LIB_OBJS) $(CORE_OBJS) lib/libtensorfs.map
 	$(CC) -shared -Wl,-soname,$(TFS_SONAME) -Wl,--version-script=lib/libtensorfs.map $(REAL_LDFLAGS) -o $@ $(LIB_OBJS) $(CORE_OBJS) $(LIB_LIBS)
 
