@@ -1,5 +1,6 @@
 /* tensorfs: mounts a directory whose files are tensors in GPU (or shared host) memory,
- * with metadata in Redis. Usage: tensorfs [options] MOUNTPOINT (see usage() and README). */
+ * with metadata in Redis. Usage: tensorfs [options] MOUNTPOINT (see usage() and
+ * docs/options.md). */
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
@@ -94,7 +95,8 @@ static void usage(const char *prog)
 	       "    --prefix P          Redis key prefix (default tensorfs)\n"
 	       "    --queue KEY         lifecycle queue list (default tensor_lifecycle)\n"
 	       "    --user-queues LIST  users (names or uids, comma-separated) given a queue\n"
-	       "                        of their own, served with their permissions (README)\n"
+	       "                        of their own, served with their permissions\n"
+	       "                        (docs/security.md)\n"
 	       "    --max-bytes SIZE    cap on memory for tensors, per device: 512M, 64G, ...\n"
 	       "                        (default: all of it)\n"
 	       "    --log FILE          log here instead of syslog when in the background\n"
@@ -105,7 +107,7 @@ static void usage(const char *prog)
 	       "    -f, --foreground    stay in the foreground, log to stderr\n"
 	       "    -d, --debug         foreground with FUSE and daemon debug output\n"
 	       "    -o entry_timeout=S  seconds the kernel keeps a name found (default 1; changes\n"
-	       "                        made elsewhere drop it at once, see README; 0: never)\n"
+	       "                        made elsewhere drop it at once: docs/files.md; 0: never)\n"
 	       "    -o io_uring         serve requests over io_uring where the kernel allows it\n"
 	       "                        (Linux 6.14+, /sys/module/fuse/parameters/enable_uring\n"
 	       "                        Y); otherwise over /dev/fuse as without it\n"

@@ -1,5 +1,5 @@
 /* Directories and their entries in Redis (store.h): records, listings, rmdir and
- * moves. Layout (README "Redis schema"):
+ * moves. Layout (docs/redis.md; every key in schema.h):
  *   <prefix>:tensor:<name>   hash, one per tensor (docs/contract.md)
  *   <prefix>:dir:<name>      hash, one per directory ("" is the root)
  *   <prefix>:dirents:<name>  hash, a directory's entries: child name -> 't' or 'd'
