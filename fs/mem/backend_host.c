@@ -26,6 +26,7 @@
 #include "meta.h"
 #include "log.h"
 #include "mem/shm_sweep.h"
+#include "util/guard.h"
 
 
 /* An object the keeper held when this daemon started: a restart adopts it (host_adopt). */
@@ -55,6 +56,15 @@ struct tfs_alloc {
 static uint64_t round_page(struct tfs_backend *be, uint64_t n)
 {
 	return (n + be->page - 1) / be->page * be->page;
+}
+
+/* Can a tensor of bytes be charged at all? Bounded before any arithmetic on it: the page
+ * rounding and the signed charges below stay in range for every size that passes. */
+static int chargeable(struct tfs_backend *be, uint64_t bytes)
+{
+	if (bytes > (uint64_t)INT64_MAX - be->page)
+		return -EFBIG;
+	return be->total && round_page(be, bytes) > be->total ? -ENOSPC : 0;
 }
 
 /* Is pid's entry in /dev/shm a leftover? Those of daemons that died without unmounting
@@ -236,12 +246,15 @@ static int host_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t 
 		      gid_t gid, mode_t mode, uint64_t dir, struct tfs_alloc **out)
 {
 	struct tfs_alloc *a;
-	uint64_t mapped = round_page(be, bytes);
+	uint64_t mapped;
 	int rc;
 
 	(void)dir;      /* an object of its own per tensor */
 	if (device != 0)
 		return -EINVAL;
+	if ((rc = chargeable(be, bytes)))
+		return rc;
+	mapped = round_page(be, bytes);
 	if ((rc = charge(be, (int64_t)bytes, (int64_t)mapped)))
 		return rc;
 	a = calloc(1, sizeof(*a));
@@ -287,10 +300,13 @@ static void host_free(struct tfs_backend *be, struct tfs_alloc *a)
 static int host_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t bytes)
 {
 	struct tfs_alloc *a = *ap;
-	uint64_t mapped = round_page(be, bytes);
+	uint64_t mapped;
 	void *base;
 	int rc;
 
+	if ((rc = chargeable(be, bytes)))
+		return rc;
+	mapped = round_page(be, bytes);
 	if (bytes > a->bytes && mapped > a->mapped) {
 		if ((rc = charge(be, 0, (int64_t)(mapped - a->mapped))))
 			return rc;
@@ -374,8 +390,7 @@ static int host_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t of
 	if (off > a->bytes || len > a->bytes - off)
 		return -EINVAL;
 	prefault((char *)a->base + off, len);
-	memcpy((char *)a->base + off, src, len);
-	return 0;
+	return tfs_guarded_copy((char *)a->base + off, src, len);
 }
 
 static int host_copy_in_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, int fd,
@@ -394,8 +409,7 @@ static int host_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t o
 	(void)be;
 	if (off > a->bytes || len > a->bytes - off)
 		return -EINVAL;
-	memcpy(dst, (char *)a->base + off, len);
-	return 0;
+	return tfs_guarded_copy(dst, (char *)a->base + off, len);
 }
 
 static int host_read_mem(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
