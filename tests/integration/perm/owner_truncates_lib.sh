@@ -59,6 +59,15 @@ check "the keeper lives" kill -0 "${MNT_PID[$M]}"
 for i in 1 2 3 4 5; do
 	check "root's tensor r$i keeps its bytes" cmp -s "$T/r$i" "$M/r$i"
 done
+# A daemon that starts again adopts what the keeper holds: the shrunk object is refused
+# (its record dropped, as for memory that is gone), and only it.
+EXPECT_RESTARTS=1
+check "a daemon killed afterwards is served again" kill9_and_serve "$M"
+for i in 1 2 3 4 5; do
+	check "after the restart root's tensor r$i keeps its bytes" cmp -s "$T/r$i" "$M/r$i"
+done
+$NOBODY cat "$mine" >/dev/null 2>&1
+check "the mount still serves after the damaged tensor is read again" serves_within 20 "$M"
 check "root still writes a new tensor" cp "$T/r2" "$M/r6"
 check "and reads it back" cmp -s "$T/r2" "$M/r6"
 check "the damaged tensor can be removed" $NOBODY rm -f "$mine"
