@@ -451,13 +451,18 @@ static int host_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct t
 			f = &be->found[i];
 	if (!f)
 		return -ENOENT;
-	/* The daemon that died may have resized it: the object says how big it is. */
-	if (fstat(f->fd, &st) || (uint64_t)st.st_size < m->bytes || st.st_size == 0)
+	/* The record says how big the tensor is, not the object: whoever may write the
+	 * object may also have grown it (a sparse ftruncate to terabytes, which would be
+	 * charged and so refuse everyone else's allocations), or the daemon that died grew
+	 * it before its record said so. Pages past the mapping are trimmed by the next
+	 * resize. A shrunk object is refused: its bytes are gone. */
+	if (m->bytes == 0 || chargeable(be, m->bytes) == -EFBIG || fstat(f->fd, &st) ||
+	    (uint64_t)st.st_size < m->bytes)
 		return -EINVAL;
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	a->mapped = (uint64_t)st.st_size;
+	a->mapped = round_page(be, m->bytes);
 	a->bytes = m->bytes;
 	a->base = mmap(NULL, a->mapped, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
 	if (a->base == MAP_FAILED) {
