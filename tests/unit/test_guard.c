@@ -2,6 +2,7 @@
  * object was truncated under it answers -EIO and the process goes on; copies of memory
  * that is there are plain copies; a fault outside a guarded copy still kills. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -58,17 +59,24 @@ int main(void)
 		}
 	CHECK(tfs_guarded_copy(buf, m, page) == 0, "what is left still copies, after 1000 faults");
 
-	/* Outside a guarded copy a fault keeps its default action. */
+	/* Outside a guarded copy a fault keeps its default action, or goes to the handler
+	 * that was there before (the sanitizers', which reports it and exits 1). */
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null >= 0)
+			dup2(null, 2);
 		pthread_sigmask(SIG_UNBLOCK, &all, NULL);
 		volatile char c = m[3 * page];
 
 		(void)c;
 		_exit(0);
 	}
-	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) &&
-	      WTERMSIG(status) == SIGBUS, "an unguarded touch still dies of SIGBUS");
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid &&
+	      ((WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS) ||
+	       (WIFEXITED(status) && WEXITSTATUS(status) != 0)),
+	      "an unguarded touch still kills (status %#x)", status);
 	return fails ? 1 : 0;
 }
