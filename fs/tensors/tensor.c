@@ -437,8 +437,8 @@ int tfs_tensor_place(struct tfsd_tensor *t, const char *name, pid_t pid)
 
 /* -EFBIG when bytes is more than t's device could ever hold (or than a file size can say),
  * as for any file that could never be that large here; ENOSPC stays for sizes that fit
- * but not now (pjdfstest truncate/12). A shape and a truncate are bounded alike, so no
- * backend is asked for a size whose page rounding or charge would overflow. */
+ * but not now (pjdfstest truncate/12). Shapes and truncates are both bounded by it, so
+ * no backend is asked for a size whose page rounding or charge would overflow. */
 static int never_fits(const struct tfsd_tensor *t, uint64_t bytes)
 {
 	struct tfs_backend_stats st;
@@ -458,8 +458,10 @@ static int shape_set(struct tfsd_tensor *t, tfs_dtype dt, const struct tfs_shape
 
 	if (tfs_shape_bytes(sh, tfs_dtype_size(dt), &bytes))
 		return -EINVAL;
-	if (bytes > t->meta.bytes && (rc = never_fits(t, bytes)))
-		return rc;
+	/* ENOSPC for a shape, as the backend would answer (a truncate says EFBIG); checked
+	 * here so that no backend is asked for such a size. */
+	if (bytes > t->meta.bytes && never_fits(t, bytes))
+		return -ENOSPC;
 	if (bytes != t->meta.bytes && busy_check && tfs_tensor_busy(t, (pid_t)busy_check))
 		return -EBUSY;
 	if ((rc = tfs_conn_ok()))
