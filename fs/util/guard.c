@@ -21,7 +21,6 @@ static __thread sigjmp_buf *recover;   /* non-NULL while this thread copies */
 static __thread int unblocked;          /* SIGBUS unblocked in this thread */
 static struct sigaction prev;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int init_rc;
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
@@ -54,14 +53,8 @@ static void install(void)
 	sa.sa_sigaction = on_sigbus;
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGBUS, &sa, &prev))
-		init_rc = -errno;
-}
-
-int tfs_guard_init(void)
-{
-	pthread_once(&once, install);
-	return init_rc;
+	/* Fails only for an invalid signal or handler. */
+	(void)sigaction(SIGBUS, &sa, &prev);
 }
 
 int tfs_guarded_copy(void *dst, const void *src, size_t len)

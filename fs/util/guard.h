@@ -10,11 +10,9 @@
 
 /* memmove(dst, src, len), where either side may be such memory. 0, or -EIO when a page
  * of it was gone (dst may then hold part of the bytes). The first call in the process
- * installs the SIGBUS handler; a fault outside a guarded copy goes to the handler that was
- * there before, or kills as it would have. Thread-safe, no lock, no system call. */
+ * installs the SIGBUS handler, and the first in each thread unblocks SIGBUS there (its
+ * only system call); a fault outside a guarded copy goes to the handler that was there
+ * before, or kills as it would have. Thread-safe, no lock. */
 int tfs_guarded_copy(void *dst, const void *src, size_t len);
-
-/* Installs the handler now (optional: tfs_guarded_copy does on first use). 0 or -errno. */
-int tfs_guard_init(void);
 
 #endif
