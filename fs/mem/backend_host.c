@@ -304,7 +304,8 @@ static int host_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t b
 	void *base;
 	int rc;
 
-	if ((rc = chargeable(be, bytes)))
+	/* Only growth is bounded: a tensor adopted over a smaller --max-bytes may shrink. */
+	if (bytes > a->bytes && (rc = chargeable(be, bytes)))
 		return rc;
 	mapped = round_page(be, bytes);
 	if (bytes > a->bytes && mapped > a->mapped) {
