@@ -49,6 +49,7 @@ struct tfs_alloc {
 	void *base;
 	uint64_t bytes, mapped;
 	uint64_t kid;            /* the keeper's id; 0 without a keeper */
+	int damaged;             /* a copy found pages gone: logged once */
 	void *kpriv;             /* without a keeper: keeper_host.c's state, in this process */
 	char name[TFS_HOST_PATH_MAX];  /* the object's path in /dev/shm, as the handle has it */
 };
@@ -384,6 +385,18 @@ static void prefault(void *p, size_t len)
 	(void)tfs_populate(p, len, MADV_POPULATE_WRITE);
 }
 
+/* A guarded copy's result: a fault means the object lost pages under us (truncated or
+ * punched by whoever may write it; or /dev/shm full where pages were punched). Said once
+ * per tensor, so that repeating it does not fill the log. */
+static int copied(struct tfs_alloc *a, int rc)
+{
+	if (rc && !__atomic_exchange_n(&a->damaged, 1, __ATOMIC_RELAXED))
+		tfs_log(LOG_WARNING, "host: %s%s lost pages under the daemon (truncated by a "
+			"process that may write it?): its reads and writes fail with EIO",
+			TFS_HOST_SHM_ROOT, a->name);
+	return rc;
+}
+
 static int host_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 			const void *src, size_t len)
 {
@@ -391,7 +404,7 @@ static int host_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t of
 	if (off > a->bytes || len > a->bytes - off)
 		return -EINVAL;
 	prefault((char *)a->base + off, len);
-	return tfs_guarded_copy((char *)a->base + off, src, len);
+	return copied(a, tfs_guarded_copy((char *)a->base + off, src, len));
 }
 
 static int host_copy_in_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, int fd,
@@ -410,7 +423,7 @@ static int host_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t o
 	(void)be;
 	if (off > a->bytes || len > a->bytes - off)
 		return -EINVAL;
-	return tfs_guarded_copy(dst, (char *)a->base + off, len);
+	return copied(a, tfs_guarded_copy(dst, (char *)a->base + off, len));
 }
 
 static int host_read_mem(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,

@@ -53,6 +53,7 @@ $NOBODY dd if=/dev/zero of="$mine" bs=4096 seek=20 count=8 conv=notrunc status=n
 $NOBODY cat "$mine" >/dev/null 2>&1
 dd if="$mine" of=/dev/null bs=1M status=none 2>/dev/null
 echo "# write exit status $w_rc, first bytes read '$r'"
+eq "the daemon says once which object lost pages" 1 "$(grep -c "lost pages under the daemon" "$T/m.log")"
 check "the mount still serves" serves_within 20 "$M"
 eq "the daemon did not die" "$d0" "$(daemon_pid "$M")"
 check "the keeper lives" kill -0 "${MNT_PID[$M]}"
