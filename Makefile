@@ -232,6 +232,10 @@ all: $(CTL)
 endif
 $(CTL): $(CTL_OBJS) $(STLIB)
 	$(CC) $(REAL_LDFLAGS) -o $@ $^ $(LIB_LIBS)
+# The daemon's guarded copies (fs/util/guard.c), tested alone.
+$(O)/tests/test_guard: tests/unit/test_guard.c $(O)/fs/util/guard.o
+	@mkdir -p $(dir $@)
+	$(CC) $(REAL_CFLAGS) -o $@ $< $(O)/fs/util/guard.o $(REAL_LDFLAGS)
 # tensorctl top's reading of the daemon's counters (topstats.c), tested alone.
 $(O)/tests/test_topstats: tests/unit/test_topstats.c $(O)/tools/tensorctl/topstats.o $(STLIB)
 	@mkdir -p $(dir $@)

@@ -38,7 +38,8 @@ void tfs_meta_to_fields(const struct tfs_meta *m, struct tfs_meta_fields *f)
 	f->n = 0;
 	add_field(f, "dtype", dt, strlen(dt));
 	/* A 16-dim shape of 20-digit dims is longer than the buffer: format() then fails
-	 * and such shapes are refused before they get here (tfs_meta_shape_fits). */
+	 * and such shapes are refused before they get here (tfs_shape_bytes: their product
+	 * overflows). */
 	add_field(f, "shape", shape, n > 0 ? (size_t)n : 0);
 	add_fmt(f, "bytes", "%llu", m->bytes, 0);
 	add_fmt(f, "device", "%llu", (unsigned long long)(long long)m->device, 1);

@@ -26,6 +26,7 @@
 #include "meta.h"
 #include "log.h"
 #include "mem/shm_sweep.h"
+#include "util/guard.h"
 
 
 /* An object the keeper held when this daemon started: a restart adopts it (host_adopt). */
@@ -48,6 +49,7 @@ struct tfs_alloc {
 	void *base;
 	uint64_t bytes, mapped;
 	uint64_t kid;            /* the keeper's id; 0 without a keeper */
+	int damaged;             /* a copy found pages gone: logged once */
 	void *kpriv;             /* without a keeper: keeper_host.c's state, in this process */
 	char name[TFS_HOST_PATH_MAX];  /* the object's path in /dev/shm, as the handle has it */
 };
@@ -55,6 +57,15 @@ struct tfs_alloc {
 static uint64_t round_page(struct tfs_backend *be, uint64_t n)
 {
 	return (n + be->page - 1) / be->page * be->page;
+}
+
+/* Can a tensor of bytes be charged at all? Bounded before any arithmetic on it: the page
+ * rounding and the signed charges below stay in range for every size that passes. */
+static int chargeable(struct tfs_backend *be, uint64_t bytes)
+{
+	if (bytes > (uint64_t)INT64_MAX - be->page)
+		return -EFBIG;
+	return be->total && round_page(be, bytes) > be->total ? -ENOSPC : 0;
 }
 
 /* Is pid's entry in /dev/shm a leftover? Those of daemons that died without unmounting
@@ -236,12 +247,15 @@ static int host_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t 
 		      gid_t gid, mode_t mode, uint64_t dir, struct tfs_alloc **out)
 {
 	struct tfs_alloc *a;
-	uint64_t mapped = round_page(be, bytes);
+	uint64_t mapped;
 	int rc;
 
 	(void)dir;      /* an object of its own per tensor */
 	if (device != 0)
 		return -EINVAL;
+	if ((rc = chargeable(be, bytes)))
+		return rc;
+	mapped = round_page(be, bytes);
 	if ((rc = charge(be, (int64_t)bytes, (int64_t)mapped)))
 		return rc;
 	a = calloc(1, sizeof(*a));
@@ -287,10 +301,14 @@ static void host_free(struct tfs_backend *be, struct tfs_alloc *a)
 static int host_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t bytes)
 {
 	struct tfs_alloc *a = *ap;
-	uint64_t mapped = round_page(be, bytes);
+	uint64_t mapped;
 	void *base;
 	int rc;
 
+	/* Only growth is bounded: a tensor adopted over a smaller --max-bytes may shrink. */
+	if (bytes > a->bytes && (rc = chargeable(be, bytes)))
+		return rc;
+	mapped = round_page(be, bytes);
 	if (bytes > a->bytes && mapped > a->mapped) {
 		if ((rc = charge(be, 0, (int64_t)(mapped - a->mapped))))
 			return rc;
@@ -370,6 +388,18 @@ static void prefault(void *p, size_t len)
 	(void)tfs_populate(p, len, MADV_POPULATE_WRITE);
 }
 
+/* A guarded copy's result: a fault means the object lost pages under us (truncated or
+ * punched by whoever may write it; or /dev/shm full where pages were punched). Said once
+ * per tensor, so that repeating it does not fill the log. */
+static int copied(struct tfs_alloc *a, int rc)
+{
+	if (rc && !__atomic_exchange_n(&a->damaged, 1, __ATOMIC_RELAXED))
+		tfs_log(LOG_WARNING, "host: %s%s lost pages under the daemon (truncated by a "
+			"process that may write it?): its reads and writes fail with EIO",
+			TFS_HOST_SHM_ROOT, a->name);
+	return rc;
+}
+
 static int host_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 			const void *src, size_t len)
 {
@@ -377,8 +407,7 @@ static int host_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t of
 	if (off > a->bytes || len > a->bytes - off)
 		return -EINVAL;
 	prefault((char *)a->base + off, len);
-	memcpy((char *)a->base + off, src, len);
-	return 0;
+	return copied(a, tfs_guarded_copy((char *)a->base + off, src, len));
 }
 
 static int host_copy_in_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, int fd,
@@ -397,8 +426,7 @@ static int host_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t o
 	(void)be;
 	if (off > a->bytes || len > a->bytes - off)
 		return -EINVAL;
-	memcpy(dst, (char *)a->base + off, len);
-	return 0;
+	return copied(a, tfs_guarded_copy(dst, (char *)a->base + off, len));
 }
 
 static int host_read_mem(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
@@ -440,13 +468,18 @@ static int host_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct t
 			f = &be->found[i];
 	if (!f)
 		return -ENOENT;
-	/* The daemon that died may have resized it: the object says how big it is. */
-	if (fstat(f->fd, &st) || (uint64_t)st.st_size < m->bytes || st.st_size == 0)
+	/* The record says how big the tensor is, not the object: whoever may write the
+	 * object may also have grown it (a sparse ftruncate to terabytes, which would be
+	 * charged and so refuse everyone else's allocations), or the daemon that died grew
+	 * it before its record said so. Pages past the mapping are trimmed by the next
+	 * resize. A shrunk object is refused: its bytes are gone. */
+	if (m->bytes == 0 || chargeable(be, m->bytes) == -EFBIG || fstat(f->fd, &st) ||
+	    (uint64_t)st.st_size < m->bytes)
 		return -EINVAL;
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	a->mapped = (uint64_t)st.st_size;
+	a->mapped = round_page(be, m->bytes);
 	a->bytes = m->bytes;
 	a->base = mmap(NULL, a->mapped, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
 	if (a->base == MAP_FAILED) {

@@ -435,6 +435,20 @@ int tfs_tensor_place(struct tfsd_tensor *t, const char *name, pid_t pid)
 	return tfs_tensor_set_dir(t, tfs_tensor_dir_id(parent, &d), pid);
 }
 
+/* -EFBIG when bytes is more than t's device could ever hold (or than a file size can say),
+ * as for any file that could never be that large here; ENOSPC stays for sizes that fit
+ * but not now (pjdfstest truncate/12). Shapes and truncates are both bounded by it, so
+ * no backend is asked for a size whose page rounding or charge would overflow. */
+static int never_fits(const struct tfsd_tensor *t, uint64_t bytes)
+{
+	struct tfs_backend_stats st;
+
+	if (bytes > (uint64_t)INT64_MAX)
+		return -EFBIG;
+	tfs_devices_stats(t->meta.device, &st);
+	return st.total && bytes > st.total ? -EFBIG : 0;
+}
+
 /* tfs_tensor_shape but the record write. */
 static int shape_set(struct tfsd_tensor *t, tfs_dtype dt, const struct tfs_shape *sh,
 		     int busy_check)
@@ -444,6 +458,10 @@ static int shape_set(struct tfsd_tensor *t, tfs_dtype dt, const struct tfs_shape
 
 	if (tfs_shape_bytes(sh, tfs_dtype_size(dt), &bytes))
 		return -EINVAL;
+	/* ENOSPC for a shape, as the backend would answer (a truncate says EFBIG); checked
+	 * here so that no backend is asked for such a size. */
+	if (bytes > t->meta.bytes && never_fits(t, bytes))
+		return -ENOSPC;
 	if (bytes != t->meta.bytes && busy_check && tfs_tensor_busy(t, (pid_t)busy_check))
 		return -EBUSY;
 	if ((rc = tfs_conn_ok()))
@@ -474,18 +492,8 @@ int tfs_tensor_resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid)
 	/* Memory that others may have mapped is never moved or shrunk under them. */
 	if (t->alloc && bytes != t->meta.bytes && tfs_tensor_busy(t, pid))
 		return -EBUSY;
-	if (bytes > (uint64_t)INT64_MAX)
-		return -EFBIG;
-	/* More than the backend could ever hold is EFBIG, as for any file that could never
-	 * be that large here; ENOSPC stays for sizes that fit but not now (pjdfstest
-	 * truncate/12). */
-	if (bytes > t->meta.bytes) {
-		struct tfs_backend_stats st;
-
-		tfs_devices_stats(t->meta.device, &st);
-		if (st.total && bytes > st.total)
-			return -EFBIG;
-	}
+	if (bytes > t->meta.bytes && (rc = never_fits(t, bytes)))
+		return rc;
 	if ((rc = tfs_conn_ok()))
 		return rc;
 	rc = realloc_bytes(t, bytes);

@@ -47,6 +47,7 @@
 
 #include "transport/fuse_uring_abi.h"
 #include "transport/loop_uring.h"
+#include "util/guard.h"
 #include "util/stats.h"
 #include "store/writer.h"
 #include "log.h"
@@ -253,8 +254,13 @@ static ssize_t ring_reply(struct ent *e, const struct iovec *iov, int count)
 			len = 0;
 			break;
 		}
-		if (n && base != e->payload + len)
-			memmove(e->payload + len, base, n);
+		/* A read's reply comes out of the tensor's memory (read_mem), which its owner
+		 * may have truncated under us. */
+		if (n && base != e->payload + len && tfs_guarded_copy(e->payload + len, base, n)) {
+			oh.error = -EIO;
+			len = 0;
+			break;
+		}
 		len += n;
 	}
 	oh.len = (uint32_t)(sizeof(oh) + len);
