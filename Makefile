@@ -264,8 +264,11 @@ install-service: $(DAEMON)
 	sed 's|@BINDIR@|$(PREFIX)/$(BINARY_PATH)|g' systemd/tensorfs@.service.in > $(DESTDIR)$(SYSTEMD_UNIT_DIR)/tensorfs@.service
 	chmod 644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/tensorfs@.service
 	$(INSTALL) -m 644 docs/tensorfs.8 $(DESTDIR)$(MAN8DIR)
+	# The options may name a Redis password: root's alone, also one kept from an older
+	# install.
 	[ -e $(DESTDIR)$(SYSCONFDIR)/default/tensorfs ] || \
-	  $(INSTALL) -m 644 systemd/tensorfs.default $(DESTDIR)$(SYSCONFDIR)/default/tensorfs
+	  $(INSTALL) -m 600 systemd/tensorfs.default $(DESTDIR)$(SYSCONFDIR)/default/tensorfs
+	chmod go-rwx $(DESTDIR)$(SYSCONFDIR)/default/tensorfs
 	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
 uninstall: uninstall-service
 uninstall-service:

@@ -59,7 +59,8 @@ int tfs_url_parse(const char *url, struct tfs_redis_url *u, char *err, size_t er
 		return url_err(err, errlen, "URL must start with redis:// or unix://");
 	p = url + 8;
 	slash = strchr(p, '/');
-	at = memchr(p, '@', slash ? (size_t)(slash - p) : strlen(p));
+	/* The last '@' before the path: a host has none, a password may. */
+	at = memrchr(p, '@', slash ? (size_t)(slash - p) : strlen(p));
 	if (at) {
 		const char *colon = memchr(p, ':', (size_t)(at - p));
 		size_t ul = colon ? (size_t)(colon - p) : 0;

@@ -7,6 +7,7 @@
 
 struct tfs_opts {
 	char *redis;             /* URL, NULL: start a private redis-server */
+	char *redis_password_file;   /* --redis-password-file: the password's file */
 	char *backend;           /* "auto", "host", "cuda" */
 	char *node;
 	char *prefix;

@@ -37,6 +37,7 @@
 #include "notify.h"
 #include "fuse/ops.h"
 #include "util/stats.h"
+#include "secret.h"
 #include "strutil.h"
 #include "mem/backend.h"
 #include "tensors/tensors.h"
@@ -50,6 +51,8 @@ enum { KEY_HELP, KEY_VERSION, KEY_FOREGROUND, KEY_DEBUG };
 	OPT(name "=%s", field)
 static const struct fuse_opt opt_table[] = {
 	LONG_OPT("redis", redis),
+	/* --redis-password-file: spell_args (it begins with "--redis"). */
+	OPT("redis_password_file=%s", redis_password_file),
 	LONG_OPT("backend", backend),
 	LONG_OPT("node", node),
 	LONG_OPT("prefix", prefix),
@@ -87,6 +90,11 @@ static void usage(const char *prog)
 	       "Every option works as --name VALUE, --name=VALUE and -o name=VALUE (fstab).\n"
 	       "    --redis URL         redis://[[user]:password@]host[:port][/db] or unix:///path;\n"
 	       "                        default: start a private redis-server on a unix socket\n"
+	       "    --redis-password-file FILE\n"
+	       "                        the Redis password: FILE's first line (a file of the\n"
+	       "                        daemon's user, mode 0600); or TENSORFS_REDIS_PASSWORD.\n"
+	       "                        The URL then names the user only: redis://user:@host.\n"
+	       "                        Without --redis: the private redis-server's password\n"
 	       "    --backend NAME      cuda, host or auto (default: cuda when a GPU is present)\n"
 	       "    --device N          default GPU ordinal for new tensors (default 0)\n"
 	       "    --devices LIST      GPU ordinals tensors may live on: 0,2,3 (-o devices=0:2:3;\n"
@@ -314,31 +322,51 @@ static void notify_parent(int *fd, char status)
 	}
 }
 
-/* fuse_opt applies every template an argument matches, and "--devices" begins with
- * "--device" (a template "--device %d"): so --devices is spelled -o devices=... before
- * parsing, its commas as colons, since commas separate -o options (fstab writes
- * devices=0:2:3 itself). 0, or -1 without memory. */
-static int spell_devices(int argc, char *argv[], struct fuse_args *out)
+/* fuse_opt applies every template an argument matches, and some long options begin with
+ * another's name: "--devices" with "--device" (a template "--device %d"),
+ * "--redis-password-file" with "--redis". So these are spelled -o name=... before parsing:
+ * --devices' commas as colons, since commas separate -o options (fstab writes
+ * devices=0:2:3 itself); a file name's commas and backslashes escaped, as fuse_opt reads
+ * them. 0, or -1 without memory. */
+static int spell_args(int argc, char *argv[], struct fuse_args *out)
 {
+	static const struct { const char *name, *key; } spelled[] = {
+		{ "--devices", "devices" },
+		{ "--redis-password-file", "redis_password_file" },
+	};
+
 	for (int i = 0; i < argc; i++) {
-		const char *v = NULL;
-		char *o;
+		const char *v = NULL, *key = NULL;
+		char *o, *d;
 		int rc;
 
-		if (strcmp(argv[i], "--devices") == 0 && i + 1 < argc)
-			v = argv[++i];
-		else if (strncmp(argv[i], "--devices=", 10) == 0)
-			v = argv[i] + 10;
+		for (size_t k = 0; k < sizeof(spelled) / sizeof(spelled[0]) && !v; k++) {
+			size_t n = strlen(spelled[k].name);
+
+			key = spelled[k].key;
+			if (strcmp(argv[i], spelled[k].name) == 0 && i + 1 < argc)
+				v = argv[++i];
+			else if (strncmp(argv[i], spelled[k].name, n) == 0 && argv[i][n] == '=')
+				v = argv[i] + n + 1;
+		}
 		if (!v) {
 			if (fuse_opt_add_arg(out, argv[i]))
 				return -1;
 			continue;
 		}
-		if (asprintf(&o, "-odevices=%s", v) < 0)
+		o = malloc(strlen(key) + 2 * strlen(v) + 4);
+		if (!o)
 			return -1;
-		for (char *c = o; *c; c++)
-			if (*c == ',')
-				*c = ':';
+		d = o + sprintf(o, "-o%s=", key);
+		for (; *v; v++) {
+			if (strcmp(key, "devices") == 0)
+				*d++ = *v == ',' ? ':' : *v;
+			else if (*v == ',' || *v == '\\')
+				d += sprintf(d, "\\%c", *v);
+			else
+				*d++ = *v;
+		}
+		*d = '\0';
 		rc = fuse_opt_add_arg(out, o);
 		free(o);
 		if (rc)
@@ -347,35 +375,119 @@ static int spell_devices(int argc, char *argv[], struct fuse_args *out)
 	return 0;
 }
 
+/* The Redis password that does not come in the URL, read before anything forks: from the
+ * keeper that started this daemon again (a descriptor), else from TENSORFS_REDIS_PASSWORD,
+ * which is taken out of the environment so that no child inherits it. */
+static char env_password[TFS_PASSWORD_MAX + 1];
+static int env_password_rc, keeper_password_rc;
+
+static void take_env_password(void)
+{
+	keeper_password_rc = tfs_password_from_fd_env(env_password, sizeof(env_password));
+	if (keeper_password_rc == 0)
+		env_password_rc = tfs_env_take(TFS_PASSWORD_ENV, env_password,
+					       sizeof(env_password));
+	else
+		tfs_env_take(TFS_PASSWORD_ENV, env_password, 0);
+}
+
+/* The password the daemon logs in with, given one way at most: into pw (empty when none).
+ * inline_pw: the URL carried one, which main took out of argv. 0 or -1 (logged). */
+static int redis_password(const struct tfs_opts *o, int inline_pw, char *pw, size_t size)
+{
+	char err[512];
+	int ways = !!o->redis_password_file + (env_password_rc != 0) + !!inline_pw;
+
+	pw[0] = '\0';
+	if (keeper_password_rc < 0) {
+		tfs_log(LOG_ERR, "cannot read the Redis password the memory keeper passed: %s",
+			strerror(-keeper_password_rc));
+		return -1;
+	}
+	if (keeper_password_rc > 0) {
+		snprintf(pw, size, "%s", env_password);
+		explicit_bzero(env_password, sizeof(env_password));
+		return 0;
+	}
+	if (ways > 1) {
+		tfs_log(LOG_ERR, "the Redis password is given more than one way: give it in "
+			"--redis-password-file, in %s or in the URL, not in several",
+			TFS_PASSWORD_ENV);
+		return -1;
+	}
+	if (env_password_rc < 0) {
+		tfs_log(LOG_ERR, "%s must hold 1 to %d bytes", TFS_PASSWORD_ENV, TFS_PASSWORD_MAX);
+		return -1;
+	}
+	if (env_password_rc > 0)
+		snprintf(pw, size, "%s", env_password);
+	if (o->redis_password_file &&
+	    tfs_password_file(o->redis_password_file, pw, size, err, sizeof(err))) {
+		tfs_log(LOG_ERR, "%s", err);
+		return -1;
+	}
+	if (inline_pw)
+		tfs_log(LOG_WARNING, "the Redis password was given in the --redis URL: other "
+			"local users could read it in the command line until the daemon took it "
+			"out; use --redis-password-file or %s", TFS_PASSWORD_ENV);
+	explicit_bzero(env_password, sizeof(env_password));
+	return 0;
+}
+
+/* The log file, created 0600: it may quote what users do. An existing one keeps its
+ * mode, with a warning when others may read it. 0 or -1. */
+static int open_log(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY | O_CLOEXEC, 0600);
+
+	if (fd < 0 || fstat(fd, &st) || dup2(fd, 2) < 0) {
+		fprintf(stderr, "tensorfs: cannot open log file %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	if (st.st_mode & 077)
+		tfs_log(LOG_WARNING, "the log file %s is open to other users (mode %04o)", path,
+			(unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
 int main(int argc, char *argv[])
 {
-	/* The arguments as spelled (spell_devices), kept to the end: the words opt_proc keeps
+	/* The arguments as spelled (spell_args), kept to the end: the words opt_proc keeps
 	 * (nonopts) point into them, so parsing gets a view it does not own. */
 	struct fuse_args spelled = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_cmdline_opts cmd = { 0 };
 	struct tfs_opts *o = &tfs_d.o;
 	struct fuse_session *se = NULL;
-	char hostname[256], url[512], err[256], mntopts[128];
-	int rc = 1, notify_fd = -1, restart, release_lease = 0, ndev;
+	char hostname[256], url[512], shown[512], err[256], mntopts[128];
+	char pw[TFS_PASSWORD_MAX + 1];
+	int rc = 1, notify_fd = -1, restart, release_lease = 0, ndev, inline_pw;
 	dev_t beneath_dev = 0;
 	int dead;
 	struct tfs_keeper_conf kconf = { 0 };
 	redisContext *c;
 
+	/* Secrets first: passwords out of argv (/proc/PID/cmdline shows it to every user;
+	 * parsing reads the copies spell_args makes), out of the environment. */
+	if (spell_args(argc, argv, &spelled))
+		return 1;
+	inline_pw = tfs_argv_scrub(argc, argv);
+	take_env_password();
 	/* Started again by a keeper after a crash: already in the background, the keeper
 	 * holds the memory to adopt. */
 	restart = tfs_keeper_from_env();
 	if (tfs_lease_init(restart))
-		return 1;
+		goto out_args;
 
 	o->device = 0;
 	o->threads = -1;         /* not given */
 	o->restarts = KEEPER_RESTART_MAX;
 	o->entry_timeout = 1;
 	o->io_uring_depth = -1;  /* not given */
-	if (spell_devices(argc, argv, &spelled))
-		goto out_args;
 	args.argc = spelled.argc;
 	args.argv = spelled.argv;
 	if (fuse_opt_parse(&args, o, opt_table, opt_proc) == -1)
@@ -404,10 +516,8 @@ int main(int argc, char *argv[])
 	}
 	if (o->debug || cmd.debug)
 		tfs_log_set_level(LOG_DEBUG);
-	if (o->log && !freopen(o->log, "a", stderr)) {
-		fprintf(stderr, "tensorfs: cannot open log file %s\n", o->log);
+	if (o->log && open_log(o->log))
 		goto out_args;
-	}
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	if (!o->node) {
 		gethostname(hostname, sizeof(hostname) - 1);
@@ -477,15 +587,21 @@ int main(int argc, char *argv[])
 	if (tfs_table_init(&tfs_tensors.table))
 		goto out_args;
 
+	if (redis_password(o, inline_pw, pw, sizeof(pw)))
+		goto out_table;
 	if (o->redis) {
 		snprintf(url, sizeof(url), "%s", o->redis);
-	} else if (tfs_spawn_redis(url, sizeof(url))) {
+	} else if (tfs_spawn_redis(url, sizeof(url), pw)) {
 		goto out_table;
 	}
 	if (tfs_url_parse(url, &tfs_redis.url, err, sizeof(err))) {
-		tfs_log(LOG_ERR, "bad --redis URL '%s': %s", url, err);
+		tfs_log(LOG_ERR, "bad --redis URL '%s': %s", tfs_url_redact(url, shown,
+			sizeof(shown)), err);
 		goto out_redis;
 	}
+	if (pw[0])
+		snprintf(tfs_redis.url.password, sizeof(tfs_redis.url.password), "%s", pw);
+	explicit_bzero(pw, sizeof(pw));
 	c = tfs_redis_connect(&tfs_redis.url, 2000, &rc, err, sizeof(err));
 	if (!c) {
 		tfs_log(LOG_ERR, "%s", err);
@@ -550,6 +666,7 @@ int main(int argc, char *argv[])
 		kconf.detach_stdio = !cmd.foreground;
 		kconf.stderr_is_log = o->log != NULL;
 		kconf.lease = tfs_lease_token();
+		kconf.secret = tfs_redis.url.password;
 		if (tfs_keeper_fork(&kconf)) {
 			tfs_log(LOG_ERR, "cannot start the memory keeper: %s", strerror(errno));
 			goto out_unmount;
@@ -615,7 +732,7 @@ int main(int argc, char *argv[])
 	if (tfs_queue_start())
 		goto out_signals;
 	tfs_log(LOG_INFO, "mounted %s: node %s, backend %s, redis %s", cmd.mountpoint, o->node,
-		tfs_mem.ops->name, url);
+		tfs_mem.ops->name, tfs_url_redact(url, shown, sizeof(shown)));
 	tfs_stats_start();
 	if ((rc = tfs_notify_ready()))
 		tfs_log(LOG_WARNING, "cannot tell systemd the mount is ready: %s", strerror(-rc));
@@ -687,7 +804,7 @@ out_args:
 	free(cmd.mountpoint);
 	fuse_opt_free_args(&args);
 	fuse_opt_free_args(&spelled);
-	free(o->redis); free(o->backend); free(o->node); free(o->prefix); free(o->queue); free(o->queue_users);
+	free(o->redis); free(o->redis_password_file); free(o->backend); free(o->node); free(o->prefix); free(o->queue); free(o->queue_users);
 	free(o->max_bytes); free(o->log); free(o->devices);
 	return rc;
 }

@@ -11,6 +11,7 @@
 #include "client_internal.h"
 #include "cmd.h"
 #include "redisconn.h"
+#include "secret.h"
 
 struct tfs_client {
 	pthread_mutex_t lock;
@@ -59,6 +60,7 @@ static void per_user_queue(tfs_client *c)
 
 int tfs_connect(const char *url, int timeout_ms, tfs_client **out)
 {
+	const char *pw;
 	char err[256];
 	tfs_client *c;
 	int rc;
@@ -72,6 +74,16 @@ int tfs_connect(const char *url, int timeout_ms, tfs_client **out)
 		rc = tfs_seterr(-EINVAL, "bad Redis URL: %s", err);
 		goto fail;
 	}
+	/* A password kept off command lines: the environment's, for a URL without one. */
+	pw = getenv(TFS_PASSWORD_ENV);
+	if (!c->url.password[0] && pw && pw[0]) {
+		if (strlen(pw) >= sizeof(c->url.password)) {
+			rc = tfs_seterr(-EINVAL, "%s: longer than %d bytes", TFS_PASSWORD_ENV,
+					TFS_PASSWORD_MAX);
+			goto fail;
+		}
+		strcpy(c->url.password, pw);
+	}
 	c->timeout_ms = timeout_ms > 0 ? timeout_ms : 5000;
 	strcpy(c->queue, "tensor_lifecycle");
 	if (gethostname(c->node, sizeof(c->node)) != 0)
@@ -84,6 +96,7 @@ int tfs_connect(const char *url, int timeout_ms, tfs_client **out)
 	*out = c;
 	return 0;
 fail:
+	explicit_bzero(c, sizeof(*c));
 	free(c);
 	return rc;
 }
@@ -95,6 +108,7 @@ void tfs_disconnect(tfs_client *c)
 	if (c->ctx)
 		redisFree(c->ctx);
 	pthread_mutex_destroy(&c->lock);
+	explicit_bzero(c->url.password, sizeof(c->url.password));
 	free(c);
 }
 

@@ -118,7 +118,9 @@ int tfs_write(tfs_tensor *t, uint64_t off, const void *src, size_t len);
 int tfs_to_dlpack(tfs_tensor *t, struct DLManagedTensor **out);
 
 /* Connects to the Redis a tensorfs daemon uses: redis://[[user]:password@]host[:port][/db]
- * or unix://[[user]:password@]/path/to/sock. With the credentials of a per-user queue
+ * or unix://[[user]:password@]/path/to/sock. A URL without a password (or with an empty
+ * one: redis://user:@host) takes the environment's TENSORFS_REDIS_PASSWORD, if set, so that
+ * no password need be on a command line. With the credentials of a per-user queue
  * (the daemon's --user-queues) the client sends to that user's queue. timeout_ms (<= 0: 5000) bounds connecting and how
  * long each queue command waits for its reply. *out is released with tfs_disconnect.
  * Errors: -EINVAL (bad URL), -ECONNREFUSED/-ENOENT/-ETIMEDOUT (unreachable), -EACCES

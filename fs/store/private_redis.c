@@ -29,6 +29,7 @@
 
 static struct {
 	char prog[4200], sock[300], logf[300], pidf[300];
+	char password[256];          /* "" for none */
 	int pidfd;                   /* -1: none */
 	pthread_t thread;
 	int running;
@@ -66,6 +67,33 @@ static int make_rundir(void)
 	return -errno;
 }
 
+/* In the child about to run redis-server: its password as configuration on standard input
+ * (redis-server - reads it from there), quoted as redis.conf reads quoted strings. 0, or
+ * -1 when stdin stays /dev/null. */
+static int password_on_stdin(void)
+{
+	char conf[1100], *d = conf;
+	int p[2];
+	ssize_t n;
+
+	d += sprintf(d, "requirepass \"");
+	for (const unsigned char *c = (const unsigned char *)sp.password; *c; c++)
+		d += *c < 0x20 || *c >= 0x7f || *c == '"' || *c == '\\' ?
+			sprintf(d, "\\x%02x", *c) : sprintf(d, "%c", *c);
+	d += sprintf(d, "\"\n");
+	if (pipe(p))
+		return -1;
+	n = write(p[1], conf, (size_t)(d - conf));
+	explicit_bzero(conf, sizeof(conf));
+	close(p[1]);
+	if (n != d - conf || dup2(p[0], 0) < 0) {
+		close(p[0]);
+		return -1;
+	}
+	close(p[0]);
+	return 0;
+}
+
 /* Starts redis-server; 0 with tfs_redis.pid and sp.pidfd set, or a negative errno. */
 static int start_server(void)
 {
@@ -74,7 +102,13 @@ static int start_server(void)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
+		const char *opts[] = { "--port", "0", "--unixsocket", sp.sock, "--unixsocketperm",
+			"700", "--save", "", "--appendonly", "yes", "--appendfsync", "everysec",
+			"--dir", tfs_redis.rundir, "--logfile", sp.logf, "--pidfile", sp.pidf,
+			"--daemonize", "no" };
+		const char *av[sizeof(opts) / sizeof(opts[0]) + 3];
+		int null = open("/dev/null", O_RDWR), n = 0;
+
 		/* Its own session: the terminal's signals and our fork into the background
 		 * must not stop it; the daemon stops it at unmount. */
 		setsid();
@@ -83,10 +117,16 @@ static int start_server(void)
 			dup2(null, 1);
 			dup2(null, 2);
 		}
-		execl(sp.prog, sp.prog, "--port", "0", "--unixsocket", sp.sock, "--unixsocketperm",
-		      "700", "--save", "", "--appendonly", "yes", "--appendfsync", "everysec",
-		      "--dir", tfs_redis.rundir, "--logfile", sp.logf, "--pidfile", sp.pidf,
-		      "--daemonize", "no", (char *)NULL);
+		av[n++] = sp.prog;
+		if (sp.password[0]) {
+			if (password_on_stdin())
+				_exit(126);
+			av[n++] = "-";
+		}
+		for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+			av[n++] = opts[i];
+		av[n] = NULL;
+		execv(sp.prog, (char **)av);
 		_exit(127);
 	}
 	pthread_mutex_lock(&sp.mu);
@@ -105,6 +145,7 @@ static int wait_ready(const char *url)
 	int rc;
 
 	tfs_url_parse(url, &u, NULL, 0);
+	snprintf(u.password, sizeof(u.password), "%s", sp.password);
 	for (int i = 0; i < 100; i++) {
 		int status;
 		if (waitpid(tfs_redis.pid, &status, WNOHANG) == tfs_redis.pid)
@@ -164,6 +205,7 @@ static int reuse_server(const char *url)
 	}
 	if (pid <= 0 || tfs_url_parse(url, &u, NULL, 0))
 		return -ENOENT;
+	snprintf(u.password, sizeof(u.password), "%s", sp.password);
 	c = tfs_redis_connect(&u, 500, &rc, err, sizeof(err));
 	if (!c)
 		return -ENOENT;
@@ -176,11 +218,12 @@ static int reuse_server(const char *url)
 	return 0;
 }
 
-int tfs_spawn_redis(char *url, size_t urlsize)
+int tfs_spawn_redis(char *url, size_t urlsize, const char *password)
 {
 	const char *keep = getenv("TFS_RUNDIR");
 	int rc;
 
+	snprintf(sp.password, sizeof(sp.password), "%s", password);
 	if (find_in_path("redis-server", sp.prog, sizeof(sp.prog))) {
 		tfs_log(LOG_ERR, "redis-server not found: install the Debian package 'redis-server' "
 			"(apt-get install redis-server), or give --redis URL");

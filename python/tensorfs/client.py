@@ -12,6 +12,27 @@ from .errors import lib_error
 from .tensor import Tensor, shape_tuple
 
 
+def redact_url(url: str) -> str:
+    """url with its password written as *** (redis://user:***@host), as the library finds
+    it (core/secret.c): the only form a URL takes in an error message."""
+    sep = url.find("://")
+    if sep < 0:
+        return url
+    p = sep + 3
+    if url[max(0, sep - 4):sep] == "unix":
+        if url[p:p + 1] == "/":
+            return url
+        at = url.find("@", p)
+    else:
+        slash = url.find("/", p)
+        at = url.rfind("@", p, slash if slash >= 0 else len(url))
+    if at < 0:
+        return url
+    colon = url.find(":", p, at)
+    start = colon + 1 if colon >= 0 else p
+    return url if start == at else url[:start] + "***" + url[at:]
+
+
 def _name(name: str) -> bytes:
     if not isinstance(name, str) or not name:
         raise ValueError("a tensor name must be a non-empty str, not %r" % (name,))
@@ -29,11 +50,11 @@ class Client:
                  node: Optional[str] = None):
         if not isinstance(url, str) or "\0" in url:
             raise ValueError("url must be a str such as redis://host:6379 or unix:///path")
-        self.url = url
+        self.url = redact_url(url)
         h = c_void_p()
         rc = _lib.tfs_connect(url.encode(), int(timeout_ms), byref(h))
         if rc:
-            raise lib_error(rc, url)
+            raise lib_error(rc, self.url)
         self._h: Optional[int] = h.value
         try:
             if queue is not None:
@@ -103,8 +124,9 @@ class Client:
 
 def connect(url: str, timeout_ms: int = 5000, queue: Optional[str] = None,
             node: Optional[str] = None) -> Client:
-    """Connects to a tensorfs daemon's Redis: redis://[:password@]host[:port][/db] or
-    unix://[:password@]/path/to/socket. timeout_ms bounds connecting and each command's
+    """Connects to a tensorfs daemon's Redis: redis://[[user]:password@]host[:port][/db] or
+    unix://[[user]:password@]/path/to/socket. A URL without a password takes the
+    environment's TENSORFS_REDIS_PASSWORD, if set (keep passwords off command lines). timeout_ms bounds connecting and each command's
     wait; queue (default "tensor_lifecycle") and node (default: the hostname, which must
     match the daemon's --node for holds to be reaped) as in tfs_client_set_queue/node."""
     return Client(url, timeout_ms, queue, node)

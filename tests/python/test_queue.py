@@ -89,3 +89,15 @@ def test_bad_urls(mnt, tmp_path):
     assert e.value.errno in (errno.ENOENT, errno.ECONNREFUSED)
     with pytest.raises(ValueError):
         tensorfs.connect(mnt.url, node="")
+
+
+def test_password_not_in_errors(mnt, tmp_path):
+    """A URL's password never reaches an error message (issue 32, item 4)."""
+    bad = "unix://someone:Zq8pw-py-4711@" + str(tmp_path / "no.sock")
+    with pytest.raises(tensorfs.Error) as e:
+        tensorfs.connect(bad, timeout_ms=500)
+    assert "Zq8pw-py-4711" not in str(e.value) and "***" in str(e.value)
+    assert tensorfs.client.redact_url("redis://u:p@h:1/2") == "redis://u:***@h:1/2"
+    assert tensorfs.client.redact_url("redis://p@h") == "redis://***@h"
+    assert tensorfs.client.redact_url("unix:///s") == "unix:///s"
+    assert tensorfs.client.redact_url("unix://u:@/s") == "unix://u:@/s"

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -15,6 +16,7 @@
 #include "fileio.h"
 #include "meta.h"
 #include "redisconn.h"
+#include "secret.h"
 #include "shape.h"
 #include "strutil.h"
 #include "tensorfs.h"
@@ -1275,6 +1277,79 @@ static void test_reply(void)
 
 /* ------------------------------------------------------------------ url */
 
+/* ------------------------------------------------------------------ secret */
+
+static void test_secret(void)
+{
+	static const char *const cases[][2] = {
+		{ "redis://host", "redis://host" },
+		{ "redis://:pw@host", "redis://:***@host" },
+		{ "redis://pw@host:1/2", "redis://***@host:1/2" },
+		{ "redis://u:p:q@h/3", "redis://u:***@h/3" },
+		{ "redis://user:@h", "redis://user:@h" },
+		{ "redis://u:p@ss@h:2", "redis://u:***@h:2" },
+		{ "unix:///tmp/x.sock", "unix:///tmp/x.sock" },
+		{ "unix://:secret@/run/r.sock?db=2", "unix://:***@/run/r.sock?db=2" },
+		{ "unix://u7.q:pw@/run/r@x.sock", "unix://u7.q:***@/run/r@x.sock" },
+		{ "unix://nocolon@/s", "unix://***@/s" },
+		{ "http://u:pw@x", "http://u:***@x" },
+		{ "not a url", "not a url" },
+	};
+	char out[200], desc[300], a0[] = "tensorfs", a1[] = "--redis=unix://admin:hunter2@/s",
+	     a2[] = "-oredis=redis://:pw1@h,x=redis://u:pw22@h2/1,allow_other", a3[] = "/mnt",
+	     a4[] = "-oredis=redis://:p@w@h,log=/var/log/a@b.log";
+	char *argv[] = { a0, a1, a2, a3, a4 };
+	struct tfs_redis_url u;
+	char path[] = "/tmp/tfs-secret-XXXXXX";
+	int fd, n;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		tfs_url_redact(cases[i][0], out, sizeof(out));
+		snprintf(desc, sizeof(desc), "secret: '%s' redacted as '%s' (got '%s')", cases[i][0],
+			 cases[i][1], out);
+		CHECK(strcmp(out, cases[i][1]) == 0, desc);
+		/* Where the parser finds a password, the redaction hid exactly it. */
+		if (tfs_url_parse(cases[i][0], &u, NULL, 0) == 0 && u.password[0]) {
+			snprintf(desc, sizeof(desc), "secret: '%s' keeps no byte of its password",
+				 cases[i][0]);
+			CHECK(!strstr(out, u.password), desc);
+		}
+	}
+	tfs_url_redact("redis://:pw@host", out, 8);
+	CHECK(strcmp(out, "redis:/") == 0, "secret: redaction truncates to the buffer");
+
+	n = tfs_argv_scrub(5, argv);
+	CHECK(n == 4, "secret: argv scrub takes out 4 passwords");
+	CHECK(strcmp(a4, "-oredis=redis://:@h,log=/var/log/a@b.log") == 0,
+	      "secret: an '@' in a later -o option is not the URL's");
+	CHECK(strcmp(a1, "--redis=unix://admin:@/s") == 0, "secret: --redis=URL scrubbed");
+	CHECK(strcmp(a2, "-oredis=redis://:@h,x=redis://u:@h2/1,allow_other") == 0,
+	      "secret: both URLs of an -o list scrubbed");
+	CHECK(memchr(a1, 'h', sizeof(a1)) == NULL && !memmem(a2, sizeof(a2), "pw", 2),
+	      "secret: no byte of a password left in the argument strings' memory");
+	CHECK(strcmp(a0, "tensorfs") == 0 && strcmp(a3, "/mnt") == 0,
+	      "secret: other arguments untouched");
+	CHECK(tfs_argv_scrub(5, argv) == 0, "secret: a second scrub finds nothing");
+
+	fd = mkstemp(path);
+	CHECK(fd >= 0 && write(fd, "s3cret\nignored\n", 15) == 15, "secret: password file made");
+	CHECK(tfs_password_file(path, out, sizeof(out), desc, sizeof(desc)) == 0 &&
+	      strcmp(out, "s3cret") == 0, "secret: a 0600 file gives its first line");
+	fchmod(fd, 0640);
+	CHECK(tfs_password_file(path, out, sizeof(out), desc, sizeof(desc)) == -EPERM &&
+	      strstr(desc, "chmod 600"), "secret: a group-readable file -EPERM, says chmod 600");
+	fchmod(fd, 0600);
+	CHECK(ftruncate(fd, 0) == 0 && tfs_password_file(path, out, sizeof(out), desc,
+	      sizeof(desc)) == -EINVAL, "secret: an empty file -EINVAL");
+	close(fd);
+	unlink(path);
+
+	setenv("TFS_TEST_PW", "envpw", 1);
+	CHECK(tfs_env_take("TFS_TEST_PW", out, sizeof(out)) == 1 && strcmp(out, "envpw") == 0 &&
+	      !getenv("TFS_TEST_PW"), "secret: env taken and unset");
+	CHECK(tfs_env_take("TFS_TEST_PW", out, sizeof(out)) == 0, "secret: unset env: 0");
+}
+
 static void test_url(void)
 {
 	struct tfs_redis_url u;
@@ -1300,6 +1375,9 @@ static void test_url(void)
 	rc = tfs_url_parse("redis://u:p:q@h", &u, err, sizeof(err));
 	CHECK(rc == 0 && strcmp(u.user, "u") == 0 && strcmp(u.password, "p:q") == 0 &&
 	      strcmp(u.host, "h") == 0, "url: password may hold a colon");
+	rc = tfs_url_parse("redis://u:p@ss@h", &u, err, sizeof(err));
+	CHECK(rc == 0 && strcmp(u.password, "p@ss") == 0 && strcmp(u.host, "h") == 0,
+	      "url: password may hold an '@'");
 	rc = tfs_url_parse("unix:///tmp/x.sock", &u, err, sizeof(err));
 	CHECK(rc == 0 && u.is_unix && strcmp(u.path, "/tmp/x.sock") == 0 && u.db == 0 &&
 	      u.password[0] == '\0', "url: unix:///tmp/x.sock");
@@ -1408,6 +1486,7 @@ int main(void)
 	test_cmd_build();
 	test_reply();
 	test_url();
+	test_secret();
 	test_fileio();
 	return failures ? 1 : 0;
 }

@@ -17,6 +17,7 @@
 
 #include "ctl.h"
 #include "dtype.h"
+#include "secret.h"
 
 static int parse_device(const char *s, int *out)
 {
@@ -472,6 +473,37 @@ static int run_wait(const char *what, const char *prog, char **av)
 	return 0;
 }
 
+/* A password given inline in a URL of the daemon's arguments goes to it in
+ * TENSORFS_REDIS_PASSWORD instead, so that neither tensorctl's command line nor the
+ * daemon's shows it to other users: the argument becomes a copy without it, tensorctl's own
+ * is scrubbed. One already in the environment is left as it is (the daemon refuses a
+ * password given twice). 0 or -ENOMEM. */
+static int inline_password_to_env(char **av, int n)
+{
+	for (int i = 1; i < n; i++) {
+		size_t off, len;
+		char *copy, *pw;
+		int rc;
+
+		if (!tfs_url_secret(av[i], &off, &len) || !len || getenv(TFS_PASSWORD_ENV))
+			continue;
+		copy = strdup(av[i]);
+		pw = strndup(av[i] + off, len);
+		rc = copy && pw && setenv(TFS_PASSWORD_ENV, pw, 1) == 0 ? 0 : -ENOMEM;
+		if (pw)
+			explicit_bzero(pw, len);
+		free(pw);
+		if (rc) {
+			free(copy);
+			return err(rc, "%s", strerror(ENOMEM));
+		}
+		tfs_argv_scrub(1, &copy);
+		tfs_argv_scrub(1, &av[i]);
+		av[i] = copy;
+	}
+	return 0;
+}
+
 int cmd_mount(int argc, char **argv)
 {
 	char self[PATH_MAX], prog[PATH_MAX + 16], **av;
@@ -501,7 +533,12 @@ int cmd_mount(int argc, char **argv)
 	for (int i = 2; i < argc; i++)
 		av[i - 1] = argv[i];
 	av[argc - 1] = argv[1];
-	rc = run_wait(argv[1], use, av);
+	rc = inline_password_to_env(av, argc - 1);
+	if (rc == 0)
+		rc = run_wait(argv[1], use, av);
+	for (int i = 1; i < argc - 1; i++)
+		if (av[i] != argv[i + 1])
+			free(av[i]);
 	free(av);
 	return rc;
 }

@@ -22,6 +22,7 @@
 
 #include "mem/keeper/keeper.h"
 #include "log.h"
+#include "secret.h"
 
 /* What one allocation can be at most: bounds a hostile size before it reaches a driver. */
 #define KEEPER_SIZE_MAX (UINT64_C(1) << 46)
@@ -275,9 +276,30 @@ static pid_t fork_daemon(int sv[2])
 	return pid;
 }
 
+/* In the child about to run the daemon again: the Redis password on a pipe whose reading
+ * end the daemon inherits (argv holds it no more: main scrubbed it). The pipe's buffer
+ * holds it, so nothing waits. */
+static void pass_secret(void)
+{
+	const char *pw = k.conf->secret;
+	size_t n = pw ? strlen(pw) : 0;
+	char buf[32];
+	int p[2];
+
+	if (!n || pipe(p))
+		return;
+	if (write(p[1], pw, n) == (ssize_t)n) {
+		snprintf(buf, sizeof(buf), "%d", p[0]);
+		setenv(TFS_PASSWORD_FD_ENV, buf, 1);
+	} else {
+		close(p[0]);
+	}
+	close(p[1]);
+}
+
 /* Starts a daemon again after a crash: the same program and arguments, with the keeper's
- * socket, the private redis-server's folder and the node lease's token in the
- * environment. */
+ * socket, the private redis-server's folder, the node lease's token and the Redis
+ * password's pipe in the environment. */
 static int start_daemon(void)
 {
 	int sv[2];
@@ -296,6 +318,7 @@ static int start_daemon(void)
 			setenv("TFS_RUNDIR", k.conf->rundir, 1);
 		if (k.conf->lease && k.conf->lease[0])
 			setenv("TFS_LEASE", k.conf->lease, 1);
+		pass_secret();
 		execv("/proc/self/exe", k.conf->argv);
 		_exit(127);
 	}

@@ -98,6 +98,8 @@ struct tfs_keeper_conf {
 	int stderr_is_log;
 	const char *lease;      /* the node lease's token, passed to a restarted daemon
 				 * (TFS_LEASE) so that it takes the lease over (lease.h) */
+	const char *secret;     /* the Redis password, NULL or "" when none: passed to a
+				 * restarted daemon on a pipe (secret.h), never in argv */
 };
 
 /* Called by the process that is about to serve, after it forked into the background and

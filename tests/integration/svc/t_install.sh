@@ -14,6 +14,16 @@ for f in bin/tensorfs bin/tensorctl share/man/man8/tensorfs.8 share/man/man1/ten
 	check "installed: /usr/local/$f" test -s "$D/usr/local/$f"
 done
 check "installed: /etc/default/tensorfs" test -s "$D/etc/default/tensorfs"
+# The options file may name a Redis password (issue 32, item 4): no other user reads it.
+chmod 755 "$T"
+echo 'TENSORFS_OPTS="--redis unix://admin:Zq8pw-opts-4711@/run/r.sock"' >> "$D/etc/default/tensorfs"
+eq "the options file is installed 0600" 600 "$(stat -c %a "$D/etc/default/tensorfs")"
+check "uid 65534 cannot read the options file" not $NOBODY cat "$D/etc/default/tensorfs"
+chmod 644 "$D/etc/default/tensorfs"
+check "make install again" mk install
+eq "an options file kept from before is made 0600" 600 "$(stat -c %a "$D/etc/default/tensorfs")"
+check "and keeps what the administrator wrote" grep -q Zq8pw-opts-4711 "$D/etc/default/tensorfs"
+sed -i '/Zq8pw-opts-4711/d' "$D/etc/default/tensorfs"
 U=$D/usr/local/lib/systemd/system/tensorfs@.service
 check "the unit runs the installed daemon on the instance's path" \
 	grep -qx 'ExecStart=/usr/local/bin/tensorfs $TENSORFS_OPTS %f' "$U"
