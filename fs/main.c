@@ -28,6 +28,7 @@
 #include "transport/loop_uring.h"
 #include "queue/queue.h"
 #include "queue/users.h"
+#include "store/password.h"
 #include "store/private_redis.h"
 #include "store/store.h"
 #include "tensors/tensor.h"
@@ -375,65 +376,6 @@ static int spell_args(int argc, char *argv[], struct fuse_args *out)
 	return 0;
 }
 
-/* The Redis password that does not come in the URL, read before anything forks: from the
- * keeper that started this daemon again (a descriptor), else from TENSORFS_REDIS_PASSWORD,
- * which is taken out of the environment so that no child inherits it. */
-static char env_password[TFS_PASSWORD_MAX + 1];
-static int env_password_rc, keeper_password_rc;
-
-static void take_env_password(void)
-{
-	keeper_password_rc = tfs_password_from_fd_env(env_password, sizeof(env_password));
-	if (keeper_password_rc == 0)
-		env_password_rc = tfs_env_take(TFS_PASSWORD_ENV, env_password,
-					       sizeof(env_password));
-	else
-		tfs_env_take(TFS_PASSWORD_ENV, env_password, 0);
-}
-
-/* The password the daemon logs in with, given one way at most: into pw (empty when none).
- * inline_pw: the URL carried one, which main took out of argv. 0 or -1 (logged). */
-static int redis_password(const struct tfs_opts *o, int inline_pw, char *pw, size_t size)
-{
-	char err[512];
-	int ways = !!o->redis_password_file + (env_password_rc != 0) + !!inline_pw;
-
-	pw[0] = '\0';
-	if (keeper_password_rc < 0) {
-		tfs_log(LOG_ERR, "cannot read the Redis password the memory keeper passed: %s",
-			strerror(-keeper_password_rc));
-		return -1;
-	}
-	if (keeper_password_rc > 0) {
-		snprintf(pw, size, "%s", env_password);
-		explicit_bzero(env_password, sizeof(env_password));
-		return 0;
-	}
-	if (ways > 1) {
-		tfs_log(LOG_ERR, "the Redis password is given more than one way: give it in "
-			"--redis-password-file, in %s or in the URL, not in several",
-			TFS_PASSWORD_ENV);
-		return -1;
-	}
-	if (env_password_rc < 0) {
-		tfs_log(LOG_ERR, "%s must hold 1 to %d bytes", TFS_PASSWORD_ENV, TFS_PASSWORD_MAX);
-		return -1;
-	}
-	if (env_password_rc > 0)
-		snprintf(pw, size, "%s", env_password);
-	if (o->redis_password_file &&
-	    tfs_password_file(o->redis_password_file, pw, size, err, sizeof(err))) {
-		tfs_log(LOG_ERR, "%s", err);
-		return -1;
-	}
-	if (inline_pw)
-		tfs_log(LOG_WARNING, "the Redis password was given in the --redis URL: other "
-			"local users could read it in the command line until the daemon took it "
-			"out; use --redis-password-file or %s", TFS_PASSWORD_ENV);
-	explicit_bzero(env_password, sizeof(env_password));
-	return 0;
-}
-
 /* The log file, created 0600: it may quote what users do. An existing one keeps its
  * mode, with a warning when others may read it. 0 or -1. */
 static int open_log(const char *path)
@@ -476,7 +418,7 @@ int main(int argc, char *argv[])
 	if (spell_args(argc, argv, &spelled))
 		return 1;
 	inline_pw = tfs_argv_scrub(argc, argv);
-	take_env_password();
+	tfs_password_take_env();
 	/* Started again by a keeper after a crash: already in the background, the keeper
 	 * holds the memory to adopt. */
 	restart = tfs_keeper_from_env();
@@ -587,7 +529,7 @@ int main(int argc, char *argv[])
 	if (tfs_table_init(&tfs_tensors.table))
 		goto out_args;
 
-	if (redis_password(o, inline_pw, pw, sizeof(pw)))
+	if (tfs_password_get(o->redis_password_file, inline_pw, pw, sizeof(pw)))
 		goto out_table;
 	if (o->redis) {
 		snprintf(url, sizeof(url), "%s", o->redis);
