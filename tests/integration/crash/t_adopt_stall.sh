@@ -41,6 +41,7 @@ phase "HGETALL refused" -hgetall
 # A stall: Redis stopped as the restarted daemon starts (its "mounted beneath" line), for
 # 3 s, longer than the daemon's 1 s Redis timeout.
 n0=$(grep -c "mounted beneath" "$T/m.log")
+w0=$(failed_walks)
 kill -9 "$(daemon_pid "$M")"
 for _ in $(seq 2000); do [ "$(grep -c "mounted beneath" "$T/m.log")" -gt "$n0" ] && break; sleep 0.005; done
 kill -STOP "$REDIS_PID"
@@ -50,4 +51,5 @@ for _ in $(seq 600); do serving && break; sleep 0.05; done
 check "stall: then a daemon serves the 3000 tensors" serving
 eq "stall: every tensor kept its bytes" "$before" "$(sums)"
 eq "stall: no memory freed" 0 "$(grep -c "no record names it" "$T/m.log")"
+echo "    # the stall made $(($(failed_walks) - w0)) adoption walk(s) fail"
 finish
