@@ -553,6 +553,41 @@ static int daemon_exited(int st)
 	return -1;
 }
 
+/* A stop signal (SIGTERM, SIGINT, SIGHUP): passed to the daemon, which unmounts; with no
+ * daemon running (a back-off), the keeper stops. Returns -1 to go on or the exit code. */
+static int stop_signal(unsigned signo)
+{
+	k.stopping = 1;
+	if (k.daemon > 0) {
+		kill(k.daemon, (int)signo);
+		return -1;
+	}
+	tfs_log(LOG_NOTICE, "keeper: stopped by signal %u while no daemon runs: freeing the "
+		"tensors", signo);
+	k.pending = 0;
+	end_keeper(0);
+	return 0;
+}
+
+/* Reaps the children that ended (the daemon, orphans of it). Returns -1 to go on or the
+ * keeper's exit code. */
+static int reap(void)
+{
+	int st, code = -1;
+	pid_t pid;
+
+	while (code < 0 && (pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (pid != k.daemon)
+			continue;
+		/* Requests it sent before it died still count (a BYE). */
+		while (k.sock >= 0 && poll(&(struct pollfd){ .fd = k.sock, .events = POLLIN }, 1,
+					   0) > 0 && serve_one() == 0)
+			;
+		code = daemon_exited(st);
+	}
+	return code;
+}
+
 static void keeper_main(void)
 {
 	sigset_t set;
@@ -565,7 +600,7 @@ static void keeper_main(void)
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGPIPE);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
 		tfs_log(LOG_ERR, "keeper: signalfd: %s", strerror(errno));
 		kill(k.daemon, SIGTERM);
@@ -576,13 +611,9 @@ static void keeper_main(void)
 	while (code < 0) {
 		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
 				       { .fd = k.sock, .events = POLLIN } };
-		int timeout = k.pending ? ms_until(&k.restart_at) : -1;
+		struct signalfd_siginfo si;
 
-		if (k.pending && timeout == 0) {
-			restart_now();
-			continue;
-		}
-		if (poll(p, k.sock >= 0 ? 2 : 1, timeout) < 0) {
+		if (poll(p, k.sock >= 0 ? 2 : 1, k.pending ? ms_until(&k.restart_at) : -1) < 0) {
 			/* Ending here would lose the memory: wait and try again. */
 			if (errno != EINTR) {
 				tfs_log(LOG_ERR, "keeper: poll: %s", strerror(errno));
@@ -594,45 +625,18 @@ static void keeper_main(void)
 			close(k.sock);
 			k.sock = -1;
 		}
-		if (p[0].revents) {
-			struct signalfd_siginfo si;
-
-			if (read(sfd, &si, sizeof(si)) != sizeof(si))
-				continue;
-			if (si.ssi_signo != SIGCHLD) {
-				if (si.ssi_signo == SIGPIPE)
-					continue;
-				k.stopping = 1;
-				if (k.daemon > 0) {
-					kill(k.daemon, (int)si.ssi_signo);
-					continue;
-				}
-				/* No daemon runs (it waits out a back-off): the keeper stops. */
-				tfs_log(LOG_NOTICE, "keeper: stopped by signal %u while no daemon "
-					"runs: freeing the tensors", si.ssi_signo);
-				k.pending = 0;
-				end_keeper(0);
-				code = 0;
-				break;
-			}
-			for (;;) {
-				int st;
-				pid_t pid = waitpid(-1, &st, WNOHANG);
-
-				if (pid <= 0)
-					break;
-				if (pid == k.daemon) {
-					/* Requests it sent before it died still count (a BYE). */
-					while (k.sock >= 0 && poll(&p[1], 1, 0) > 0 && serve_one() == 0)
-						;
-					code = daemon_exited(st);
-					if (code >= 0)
-						break;
-				}
-			}
+		/* Every pending signal before a restart: a stop that came with the daemon's
+		 * death must not start another. */
+		while (code < 0 && p[0].revents && read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGCHLD)
+				code = reap();
+			else if (si.ssi_signo != SIGPIPE)
+				code = stop_signal(si.ssi_signo);
 		}
+		if (code < 0 && k.pending && ms_until(&k.restart_at) == 0)
+			restart_now();
 	}
-	_exit(code < 0 ? 1 : code);
+	_exit(code);
 }
 
 int tfs_keeper_fork(const struct tfs_keeper_conf *conf)
