@@ -102,9 +102,9 @@ fail:
 	return NULL;
 }
 
-/* tfs_store_node_records's fn: 0 (adopted, or adopted already: SCAN may return a key twice),
- * 1 (the record goes: it names no memory the keeper holds for this backend), or -errno to
- * stop the walk (nothing of this record was taken). */
+/* tfs_store_node_records's fn: 0 (adopted, or adopted already: SCAN may return a key
+ * twice), 1 (the record goes: it names no memory the keeper holds for this backend), or
+ * -errno to stop the walk (nothing of this record was taken). */
 static int adopt_one(struct tfs_store_rec *rec, void *arg)
 {
 	struct tally *n = arg;

@@ -467,7 +467,8 @@ static int ms_until(const struct timespec *t)
 	int64_t ms;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (int64_t)(t->tv_sec - now.tv_sec) * 1000 + (t->tv_nsec - now.tv_nsec + 999999) / 1000000;
+	ms = (int64_t)(t->tv_sec - now.tv_sec) * 1000 +
+	     (t->tv_nsec - now.tv_nsec + 999999) / 1000000;
 	return ms <= 0 ? 0 : ms > INT_MAX ? INT_MAX : (int)ms;
 }
 
@@ -492,18 +493,16 @@ static void schedule_restart(unsigned ms)
 /* The back-off ran out: a daemon starts again (or, when it cannot, later). */
 static void restart_now(void)
 {
+	unsigned ms;
 	int rc;
 
 	k.pending = 0;
 	if ((rc = start_daemon()) == 0)
 		return;
-	{
-		unsigned ms = next_delay();
-
-		tfs_log(LOG_ERR, "keeper: cannot start the daemon: %s; trying again in %u ms "
-			"(the keeper keeps its %zu allocation(s))", strerror(-rc), ms, k.n);
-		schedule_restart(ms);
-	}
+	ms = next_delay();
+	tfs_log(LOG_ERR, "keeper: cannot start the daemon: %s; trying again in %u ms (the "
+		"keeper keeps its %zu allocation(s))", strerror(-rc), ms, k.n);
+	schedule_restart(ms);
 }
 
 /* The daemon exited with status st. Returns -1 to go on (a restart is scheduled) or the
