@@ -18,7 +18,8 @@ struct tfs_opts {
 	char *log;               /* log file; default stderr (foreground) or syslog */
 	int device;
 	int threads;                 /* FUSE workers (--threads) */
-	int restarts;                /* -o restarts=N: crashes the keeper restarts per minute */
+	int restarts;                /* -o restarts=N: obsolete, accepted and ignored */
+	int restart_delay_max;       /* -o restart_delay_max=S: the keeper's back-off cap */
 	int foreground;
 	int debug;
 	int allow_other;

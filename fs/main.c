@@ -68,6 +68,9 @@ static const struct fuse_opt opt_table[] = {
 	OPT("--device=%d", device), OPT("--device %d", device), OPT("device=%d", device),
 	OPT("--threads=%d", threads), OPT("--threads %d", threads), OPT("threads=%d", threads),
 	OPT("--restarts=%d", restarts), OPT("--restarts %d", restarts), OPT("restarts=%d", restarts),
+	OPT("--restart-delay-max=%d", restart_delay_max),
+	OPT("--restart-delay-max %d", restart_delay_max),
+	OPT("restart_delay_max=%d", restart_delay_max),
 	OPT("--allow-other", allow_other),
 	OPT("allow_other", allow_other),
 	OPT("--page-cache", page_cache),
@@ -121,8 +124,9 @@ static void usage(const char *prog)
 	       "                        (Linux 6.14+, /sys/module/fuse/parameters/enable_uring\n"
 	       "                        Y); otherwise over /dev/fuse as without it\n"
 	       "    -o io_uring_depth=N entries (1 MiB buffers) per CPU's queue (default 2)\n"
-	       "    --restarts N        crashes of the daemon its memory keeper restarts in a\n"
-	       "                        minute (default 5; 0: none)\n"
+	       "    --restart-delay-max S  the longest the memory keeper waits before it starts\n"
+	       "                        a daemon that died again (default 30 s; it waits 0,\n"
+	       "                        0.1, 0.2, 0.4 ... s after consecutive deaths)\n"
 	       "    --threads N         FUSE worker threads, each with a 1 MiB request buffer\n"
 	       "                        (default 32)\n"
 	       "    -s                  single-threaded\n"
@@ -276,6 +280,17 @@ static int remount_beneath(struct fuse_session *se, const char *mnt, dev_t *dev)
 	return 0;
 }
 
+/* A daemon whose memory its keeper holds for a later start (one the keeper restarted, or
+ * one that served) ends here when its start fails or its request loop breaks, before any
+ * clean-up: that would free the tensors it adopted and delete their records, and stop the
+ * private redis-server, whose append-only file goes with it. The keeper starts a daemon
+ * again after a back-off, which adopts them (keeper.h). status: the exit status, 1 if 0. */
+static void __attribute__((noreturn)) leave_to_keeper(int status)
+{
+	tfs_log(LOG_ERR, "leaving the tensors to the memory keeper, which starts a daemon again");
+	_exit(status ? status : 1);
+}
+
 /* Forks into the background; the parent waits for the child's verdict so that a failure
  * after the fork (CUDA init, say) still reaches the terminal as an exit status. */
 static int daemonize(int *notify_fd)
@@ -407,7 +422,7 @@ int main(int argc, char *argv[])
 	struct fuse_session *se = NULL;
 	char hostname[256], url[512], shown[512], err[256], mntopts[128];
 	char pw[TFS_PASSWORD_MAX + 1];
-	int rc = 1, notify_fd = -1, restart, release_lease = 0, ndev, inline_pw;
+	int rc = 1, notify_fd = -1, restart, release_lease = 0, ndev, inline_pw, keep;
 	dev_t beneath_dev = 0;
 	int dead;
 	struct tfs_keeper_conf kconf = { 0 };
@@ -422,12 +437,15 @@ int main(int argc, char *argv[])
 	/* Started again by a keeper after a crash: already in the background, the keeper
 	 * holds the memory to adopt. */
 	restart = tfs_keeper_from_env();
+	/* Whether a failure must leave everything to the keeper (leave_to_keeper). */
+	keep = restart;
 	if (tfs_lease_init(restart))
 		goto out_args;
 
 	o->device = 0;
 	o->threads = -1;         /* not given */
-	o->restarts = KEEPER_RESTART_MAX;
+	o->restarts = -1;        /* not given */
+	o->restart_delay_max = KEEPER_BACKOFF_MAX_S;
 	o->entry_timeout = 1;
 	o->io_uring_depth = -1;  /* not given */
 	args.argc = spelled.argc;
@@ -501,8 +519,13 @@ int main(int argc, char *argv[])
 	 * leave others free to serve; each pins a 1 MiB request buffer on cuda. */
 	if (o->threads == -1)
 		o->threads = 32;
-	if (o->restarts < 0 || o->restarts > KEEPER_RESTART_LIMIT) {
-		tfs_log(LOG_ERR, "--restarts must be between 0 and %d", KEEPER_RESTART_LIMIT);
+	if (o->restarts != -1 && !restart)
+		tfs_log(LOG_NOTICE, "--restarts is obsolete and ignored: the memory keeper starts "
+			"a daemon that died again for as long as it lives, after a back-off of at "
+			"most --restart-delay-max seconds");
+	if (o->restart_delay_max < 1 || o->restart_delay_max > KEEPER_BACKOFF_LIMIT_S) {
+		tfs_log(LOG_ERR, "--restart-delay-max must be between 1 and %d seconds",
+			KEEPER_BACKOFF_LIMIT_S);
 		goto out_args;
 	}
 	if (o->io_uring_depth == -1)
@@ -547,15 +570,18 @@ int main(int argc, char *argv[])
 	c = tfs_redis_connect(&tfs_redis.url, 2000, &rc, err, sizeof(err));
 	if (!c) {
 		tfs_log(LOG_ERR, "%s", err);
-		rc = 1;
+		rc = restart ? TFS_EXIT_REDIS : 1;
 		goto out_redis;
 	}
 	redisFree(c);
 	rc = 1;
 	/* Before anything of the node is touched: two daemons with one node name would sweep
 	 * each other's records. */
-	if (tfs_lease_acquire())
+	if ((rc = tfs_lease_acquire())) {
+		rc = restart && rc != -EBUSY ? TFS_EXIT_REDIS : 1;
 		goto out_redis;
+	}
+	rc = 1;
 	release_lease = !restart;
 
 	snprintf(mntopts, sizeof(mntopts), "-odefault_permissions,fsname=tensorfs,subtype=tensorfs,"
@@ -604,7 +630,7 @@ int main(int argc, char *argv[])
 		kconf.rundir = tfs_redis.rundir;
 		kconf.close_fd = fuse_session_fd(se);
 		kconf.notify_fd = notify_fd;
-		kconf.restarts = o->restarts;
+		kconf.delay_max_ms = (unsigned)o->restart_delay_max * 1000;
 		kconf.detach_stdio = !cmd.foreground;
 		kconf.stderr_is_log = o->log != NULL;
 		kconf.lease = tfs_lease_token();
@@ -650,14 +676,11 @@ int main(int argc, char *argv[])
 	 * take the records of this node's last run with it. Nothing is served before the
 	 * request loop starts. */
 	rc = tfs_adopt(!restart);
-	if (rc && restart) {
-		/* What was adopted must not be freed: the keeper starts us again. */
-		tfs_log(LOG_ERR, "cannot read this node's Redis records: giving up this start");
-		_exit(1);
-	}
 	if (rc) {
-		tfs_log(LOG_ERR, "cannot prepare the Redis records");
-		rc = 1;
+		/* On a restart nothing adopted is freed (out_backend leaves it to the keeper). */
+		tfs_log(LOG_ERR, "cannot %s this node's Redis records: %s",
+			restart ? "adopt the tensors of" : "prepare", strerror(-rc));
+		rc = restart && rc == -EIO ? TFS_EXIT_REDIS : 1;
 		goto out_backend;
 	}
 	rc = 1;
@@ -680,6 +703,7 @@ int main(int argc, char *argv[])
 		tfs_log(LOG_WARNING, "cannot tell systemd the mount is ready: %s", strerror(-rc));
 	notify_parent(&notify_fd, 0);
 	tfs_keeper_tell(TFS_KEEPER_READY);
+	keep = tfs_keeper_present();
 
 	if (cmd.singlethread) {
 		rc = fuse_session_loop(se);
@@ -692,7 +716,13 @@ int main(int argc, char *argv[])
 	if (rc < 0)
 		rc = -rc;
 	rc = rc == 0 || rc == SIGINT || rc == SIGTERM || rc == SIGHUP ? 0 : 1;
+	if (rc && keep) {
+		/* Not an unmount nor a stop: a crash, which the keeper survives. */
+		tfs_log(LOG_ERR, "the request loop failed");
+		leave_to_keeper(rc);
+	}
 	tfs_keeper_tell(TFS_KEEPER_BYE);
+	keep = 0;
 	release_lease = 1;
 	tfs_log(LOG_INFO, "unmounting %s", cmd.mountpoint);
 	tfs_queue_stop();
@@ -700,6 +730,8 @@ int main(int argc, char *argv[])
 	tfs_tensor_shutdown();
 	tfs_ns_unlock();
 out_signals:
+	if (keep)
+		leave_to_keeper(rc);
 	tfs_dircache_stop();
 	tfs_kcache_stop();
 	tfs_ns_stats_log();
@@ -711,6 +743,8 @@ out_signals:
 		tfs_lease_release();
 	fuse_remove_signal_handlers(se);
 out_backend:
+	if (keep)
+		leave_to_keeper(rc);
 	if (tfs_tensors.table.buckets) {
 		tfs_ns_lock();
 		tfs_tensor_shutdown();
@@ -719,6 +753,8 @@ out_backend:
 	}
 	tfs_mem.ops->fini(tfs_mem.be);
 out_unmount:
+	if (keep)
+		leave_to_keeper(rc);
 	tfs_qusers_cleanup();
 	fuse_session_unmount(se);
 	if (beneath_dev) {
@@ -732,6 +768,8 @@ out_fuse:
 out_nodes:
 	tfs_node_fini();
 out_redis:
+	if (keep)
+		leave_to_keeper(rc);
 	tfs_conn_close_thread();
 	/* A start that failed lets the lease go (if it is still ours); a keeper's restart
 	 * that fails leaves it to the next restart, which has its token. */

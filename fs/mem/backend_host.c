@@ -221,16 +221,39 @@ static int obtain(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gid, mode
 	return 0;
 }
 
-/* The object goes: the keeper removes it (or this process, without a keeper). */
+/* The keeper that made a's object is gone (killed): nobody else would remove it, and its
+ * bytes would stay in /dev/shm until a later start swept them. Processes that map it keep
+ * their mapping. The directory goes with its last object. */
+static void remove_orphan(const struct tfs_alloc *a)
+{
+	char path[sizeof(TFS_HOST_SHM_ROOT) + TFS_HOST_PATH_MAX], *slash;
+
+	snprintf(path, sizeof(path), TFS_HOST_SHM_ROOT "%s", a->name);
+	if (unlink(path) && errno != ENOENT) {
+		tfs_log(LOG_WARNING, "host: cannot remove %s: %s", path, strerror(errno));
+		return;
+	}
+	slash = strrchr(path, '/');
+	if (slash && slash > path + strlen(TFS_HOST_SHM_ROOT)) {
+		*slash = '\0';
+		rmdir(path);
+	}
+}
+
+/* The object goes: the keeper removes it (or this process, without a keeper, or when the
+ * keeper is gone). */
 static void give_back(struct tfs_alloc *a)
 {
 	struct tfs_keeper_req req = { .op = TFS_KEEPER_FREE, .id = a->kid };
 	struct tfs_keeper_rep rep;
+	int rc;
 
 	close(a->fd);
 	if (a->kpriv)
 		tfs_keeper_mem_host.free(a->kpriv, a->mapped, 0);
-	else if (tfs_keeper_call(&req, &rep, NULL))
+	else if ((rc = tfs_keeper_call(&req, &rep, NULL)) == -EPIPE)
+		remove_orphan(a);
+	else if (rc)
 		tfs_log(LOG_WARNING, "host: the keeper did not free %s", a->name);
 }
 

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mem/keeper/keeper.h"
 #include "store/private_redis.h"
 #include "log.h"
 #include "store/conn.h"
@@ -308,6 +309,7 @@ static void *supervise(void *arg)
 			continue;
 		}
 		tfs_log(LOG_NOTICE, "private redis-server back (pid %d)", (int)tfs_redis.pid);
+		tfs_keeper_tell_redis(sp.pidfd);
 	}
 	return NULL;
 }
@@ -316,6 +318,8 @@ int tfs_spawn_supervise(void)
 {
 	int e;
 
+	/* The keeper stops it when it ends on a stop this daemon does not carry out. */
+	tfs_keeper_tell_redis(sp.pidfd);
 	if (sp.pidfd < 0)
 		return 0;             /* --redis given, or no pidfd (old kernel): not supervised */
 	if (pipe2(sp.pipe, O_CLOEXEC))

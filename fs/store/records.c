@@ -272,7 +272,20 @@ static int parse_record(redisReply *r, struct tfs_store_rec *rec)
 	return 0;
 }
 
-/* One SCAN pass over pattern: each record of this node goes to fn; those fn refuses go. */
+/* Whether key holds something other than a hash (or nothing): 1, else 0 (a hash, or
+ * Redis did not say). */
+static int not_a_hash(const char *key)
+{
+	int rc;
+	redisReply *t = tfs_writer_read(&rc, "TYPE %s", key);
+	int other = t && t->type == REDIS_REPLY_STATUS && strcmp(t->str, "hash") != 0;
+
+	freeReplyObject(t);
+	return other;
+}
+
+/* One SCAN pass over pattern: each record of this node goes to fn; those fn refuses go,
+ * and an error of fn ends the walk (tfs_store_node_records). */
 static int walk(const char *pattern, int linked,
 		int (*fn)(struct tfs_store_rec *rec, void *arg), void *arg, int *removed)
 {
@@ -297,7 +310,10 @@ static int walk(const char *pattern, int linked,
 			redisReply *h = tfs_writer_read(&rc, "HGETALL %s", key);
 			int e;
 
-			if (!h && rc != -EPROTO) {
+			/* An error reply is no verdict on the record unless the key is not a
+			 * hash (BUSY, LOADING or NOPERM pass): skipping the record would leave
+			 * its memory to be freed as named by no record. */
+			if (!h && (rc != -EPROTO || !not_a_hash(key))) {
 				freeReplyObject(r);
 				return -EIO;
 			}
@@ -323,9 +339,15 @@ static int walk(const char *pattern, int linked,
 			}
 			if (e == 0)
 				e = fn(&rec, arg);
+			else if (e != -ENOMEM)
+				e = 1;       /* malformed: it goes */
 			free(rec.holders);
 			if (e == 0)
 				continue;
+			if (e < 0) {
+				freeReplyObject(r);
+				return e;
+			}
 			freeReplyObject(tfs_writer_read(&rc, "DEL %s", key));
 			if (linked) {
 				tfs_split(key + plen, parent, sizeof(parent), &base);

@@ -55,11 +55,14 @@ struct tfs_store_rec {
 	size_t nholders;
 };
 /* Calls fn for every record this node left in Redis (tensors, then unlinked ones), parsed;
- * everything in rec is valid only during the call. fn returns 0 to keep the record, else
- * the record and its directory entry are removed (a malformed record of this node goes
- * too; records of other nodes and non-hash keys are left alone). One round trip per
- * record; fn runs under the caller's locks (start-up, adopt.c: ns; after dropped writes,
- * tfs_tensor_purge_stale: none, its fn takes ns for each look-up). 0 or -EIO. */
+ * everything in rec is valid only during the call. fn returns 0 to keep the record, 1 to
+ * remove it and its directory entry (a malformed record of this node goes too; records of
+ * other nodes and non-hash keys are left alone), or a negative errno to stop the walk,
+ * keeping that record and every one not read yet. One round trip per record; fn runs
+ * under the caller's locks (start-up, adopt.c: ns; after dropped writes,
+ * tfs_tensor_purge_stale: none, its fn takes ns for each look-up). 0 once every record was
+ * read; -EIO (Redis failed part-way, or answered a record's read with an error), -ENOMEM
+ * or fn's error when the walk stopped. */
 int tfs_store_node_records(int (*fn)(struct tfs_store_rec *rec, void *arg), void *arg);
 
 #endif

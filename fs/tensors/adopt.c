@@ -3,8 +3,10 @@
  * the table again, with the same name, metadata, handle, offset and inode number; its
  * reference count is recomputed from the name, the queue holders whose process lives and
  * no open files (the old mount's files died with it). A record without memory is removed,
- * memory without a record is freed; both are logged. After a clean unmount, or with a new
- * keeper, nothing is held and every record of the node goes: the sweep of a fresh start. */
+ * memory without a record is freed, but only once every record was read: a walk that
+ * fails part-way (Redis stalls) frees nothing. Both are logged. After a clean unmount, or
+ * with a new keeper, nothing is held and every record of the node goes: the sweep of a
+ * fresh start. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -44,56 +46,42 @@ static struct timespec ts_of(int64_t s, int64_t ns)
 	return t;
 }
 
-static int adopt_one(struct tfs_store_rec *rec, void *arg)
+static void tensor_discard(struct tfsd_tensor *t)
 {
-	struct tally *n = arg;
-	struct tfsd_tensor *t;
-	struct tfs_alloc *a = NULL;
-	int rc;
+	struct tfs_holder *h, *next;
 
-	if (n->fresh) {
-		/* A new keeper holds nothing: every record of the node is of a run that is
-		 * over, empty tensors too (their names would outlive everything else). */
-		tfs_log(LOG_NOTICE, "removing stale record %s left by an earlier run", rec->key);
-		n->dropped++;
-		return -ENOENT;
+	for (h = t->holders; h; h = next) {
+		next = h->next;
+		free(h);
 	}
-	if (rec->meta.has_handle != (rec->meta.bytes > 0) ||
-	    strcmp(rec->meta.backend, tfs_mem.ops->name) ||
-	    (rec->name && tfs_table_find(rec->name)) || tfs_table_find_key(rec->key)) {
-		tfs_log(LOG_NOTICE, "start-up: dropping record %s: it does not describe memory "
-			"of this backend", rec->key);
-		n->dropped++;
-		return -EINVAL;
-	}
-	if (rec->meta.bytes) {
-		rc = tfs_mem.ops->adopt(tfs_mem.be, &rec->meta, &a);
-		if (rc) {
-			tfs_log(LOG_NOTICE, "start-up: dropping record %s: %s", rec->key,
-				rc == -ENOENT ? "its memory is gone" :
-				"the memory its handle names does not fit it");
-			n->dropped++;
-			return rc;
-		}
-	}
-	t = calloc(1, sizeof(*t));
+	free(t->name);
+	free(t->key);
+	free(t);
+}
+
+/* The tensor rec describes, without its memory: everything that can fail is done before
+ * the memory is taken, so that no failure after it has to give memory back. NULL when out
+ * of memory. */
+static struct tfsd_tensor *tensor_of(const struct tfs_store_rec *rec)
+{
+	struct tfsd_tensor *t = calloc(1, sizeof(*t));
+
 	if (!t)
-		goto fail;
+		return NULL;
 	t->name = strdup(rec->name ? rec->name : rec->key);
 	t->key = strdup(rec->key);
 	if (!t->name || !t->key)
-		goto fail_struct;
-	pthread_rwlock_init(&t->io, NULL);
+		goto fail;
 	t->meta = rec->meta;
-	t->alloc = a;
 	t->linked = rec->name != NULL;
 	t->mtime = t->atime = ts_of(rec->meta.mtime, 0);
 	t->ctime = ts_of(rec->meta.ctime, rec->meta.ctime_ns);
 	for (size_t i = rec->nholders; i-- > 0;) {
 		struct tfs_holder *h = calloc(1, sizeof(*h));
 
+		/* A hold left out would count one reference less: the tensor could go. */
 		if (!h)
-			continue;    /* counted one reference less: the tensor may go earlier */
+			goto fail;
 		memcpy(h->node, rec->holders[i].node, sizeof(h->node));
 		h->node[sizeof(h->node) - 1] = '\0';
 		h->pid = rec->holders[i].pid;
@@ -108,21 +96,66 @@ static int adopt_one(struct tfs_store_rec *rec, void *arg)
 		h->next = t->holders;
 		t->holders = h;
 	}
+	return t;
+fail:
+	tensor_discard(t);
+	return NULL;
+}
+
+/* tfs_store_node_records's fn: 0 (adopted, or adopted already: SCAN may return a key
+ * twice), 1 (the record goes: it names no memory the keeper holds for this backend), or
+ * -errno to stop the walk (nothing of this record was taken). */
+static int adopt_one(struct tfs_store_rec *rec, void *arg)
+{
+	struct tally *n = arg;
+	struct tfsd_tensor *t;
+	struct tfs_alloc *a = NULL;
+	int rc;
+
+	if (n->fresh) {
+		/* A new keeper holds nothing: every record of the node is of a run that is
+		 * over, empty tensors too (their names would outlive everything else). */
+		tfs_log(LOG_NOTICE, "removing stale record %s left by an earlier run", rec->key);
+		n->dropped++;
+		return 1;
+	}
+	if (tfs_table_find_key(rec->key))
+		return 0;
+	if (rec->meta.has_handle != (rec->meta.bytes > 0) ||
+	    strcmp(rec->meta.backend, tfs_mem.ops->name) ||
+	    (rec->name && tfs_table_find(rec->name))) {
+		tfs_log(LOG_NOTICE, "start-up: dropping record %s: it does not describe memory "
+			"of this backend", rec->key);
+		n->dropped++;
+		return 1;
+	}
+	if (!(t = tensor_of(rec)))
+		return -ENOMEM;
+	if (rec->meta.bytes) {
+		rc = tfs_mem.ops->adopt(tfs_mem.be, &rec->meta, &a);
+		if (rc == -ENOENT || rc == -EINVAL) {
+			tfs_log(LOG_NOTICE, "start-up: dropping record %s: %s", rec->key,
+				rc == -ENOENT ? "its memory is gone" :
+				"the memory its handle names does not fit it");
+			n->dropped++;
+			tensor_discard(t);
+			return 1;
+		}
+		if (rc) {
+			tfs_log(LOG_ERR, "start-up: cannot adopt the memory of %s: %s", rec->key,
+				strerror(-rc));
+			tensor_discard(t);
+			return rc;
+		}
+	}
+	pthread_rwlock_init(&t->io, NULL);
+	t->alloc = a;
 	if (!t->linked && rec->seq > tfs_tensors.table.unlinked_seq)
 		tfs_tensors.table.unlinked_seq = rec->seq;
 	tfs_table_insert(t);
 	n->tensors++;
 	n->bytes += rec->meta.bytes;
 	return 0;
-fail_struct:
-	free(t->name);
-	free(t->key);
-	free(t);
-fail:
-	if (a)
-		tfs_mem.ops->free(tfs_mem.be, a);
-	n->dropped++;
-	return -ENOMEM;
 }
 
 /* Tensors nothing holds any more (unlinked ones whose holders and files are gone). */
@@ -140,12 +173,15 @@ int tfs_adopt(int fresh)
 
 	tfs_ns_lock();
 	rc = tfs_store_node_records(adopt_one, &n);
-	/* Even after a Redis failure: memory no record took is unreachable. */
-	freed = tfs_mem.ops->adopt_end ? tfs_mem.ops->adopt_end(tfs_mem.be) : 0;
 	if (rc) {
+		/* The walk stopped part-way: memory no record took yet may be named by a
+		 * record not read yet. Everything stays with the keeper, and the start fails
+		 * (a restart is tried again). */
 		tfs_ns_unlock();
 		return rc;
 	}
+	/* Every record was read: memory none of them took is named nowhere. */
+	freed = tfs_mem.ops->adopt_end ? tfs_mem.ops->adopt_end(tfs_mem.be) : 0;
 	tfs_tensor_reap();
 	tfs_table_foreach(collect_unused, NULL);
 	tfs_ns_unlock();

@@ -568,7 +568,7 @@ static void unpin(struct tfsd_tensor *t);
 
 int tfs_tensor_unlink(struct tfsd_tensor *t, char **ukey)
 {
-	char key[TFS_KEYMAX];
+	char *key;
 	int rc;
 
 	if (ukey)
@@ -578,27 +578,29 @@ int tfs_tensor_unlink(struct tfsd_tensor *t, char **ukey)
 		return -ENOENT;
 	if ((rc = tfs_conn_ok()))
 		return rc;
+	/* Before the name goes: a tensor still open or held that could not be tracked by a
+	 * key of its own would have to be freed under those who hold it. */
+	key = malloc(TFS_KEYMAX);
+	if (!key)
+		return -ENOMEM;
 	rc = tfs_store_unlink(t->name);
-	if (rc)
+	if (rc) {
+		free(key);
 		return rc;
+	}
 	t->linked = 0;
 	if (tfs_tensor_refcount(t) == 0) {
+		free(key);
 		destroy(t);
 		return 0;
 	}
 	/* Still open or held: the name is free for a new tensor at once, so the record moves
 	 * to a key of its own until the last reference goes. */
-	tfs_store_unlinked_key(key, sizeof(key), ++tfs_tensors.table.unlinked_seq);
+	tfs_store_unlinked_key(key, TFS_KEYMAX, ++tfs_tensors.table.unlinked_seq);
 	tfs_store_rename(t->key, key);
 	tfs_table_remove(t);
 	free(t->key);
-	t->key = strdup(key);
-	if (!t->key) {
-		/* Cannot track it by key any more: free what it holds rather than leak. */
-		t->key = strdup("");
-		destroy(t);
-		return 0;
-	}
+	t->key = key;
 	tfs_table_insert(t);
 	save_refcount(t);
 	if (ukey && !(*ukey = strdup(t->key)))
@@ -618,7 +620,6 @@ int tfs_tensor_unlink_replaced(struct tfsd_tensor *t, char **ukey)
 	int rc;
 
 	t->pinned_until = tfs_mono_ns() + PIN_NS;
-	/* May destroy t after all (no memory for its new key). */
 	rc = tfs_tensor_unlink(t, ukey);
 	if (rc)
 		t->pinned_until = 0;     /* nothing changed: still linked */

@@ -135,7 +135,9 @@ int tfs_tensor_save(struct tfsd_tensor *t);
 void tfs_tensor_put_open(struct tfs_file *f);
 int tfs_tensor_get_open(struct tfsd_tensor *t, struct tfs_file *f);
 /* Drops the name's reference. When the tensor lives on (open or held), *ukey (when ukey
- * is not NULL) is a malloc'd copy of the key it lives under now, else NULL. */
+ * is not NULL) is a malloc'd copy of the key it lives under now, else NULL. 0; -ENOENT
+ * (unlinked already), -EIO (Redis), -ENOMEM: nothing changed. Frees the memory only when
+ * the name was the last reference. */
 int tfs_tensor_unlink(struct tfsd_tensor *t, char **ukey);
 /* The same for the tensor a rename replaces: it also keeps the kernel's reference
  * (pinned_until), so *ukey is set unless the tensor could not be kept (then it is not

@@ -395,8 +395,9 @@ serves_within() {
 }
 # kill9_and_serve DIR: kill -9 of DIR's daemon, then waits up to 30 s for a new daemon that
 # serves DIR (a new pid, and its mount answering stat -f: between the detach of the dead
-# mount and the new mount, the bare directory answers stat -f too). 0; 1 when none came;
-# 2 when there was no daemon to kill.
+# mount and the new mount, the bare directory answers stat -f too). 0; 1 when none came
+# (at once when the keeper is gone); 2 when there was no daemon to kill. The keeper's
+# back-off (fs/mem/keeper/keeper.h) makes the wait longer after each crash in a row.
 kill9_and_serve() {
 	local d d2
 	d=$(daemon_pid "$1")
@@ -405,6 +406,7 @@ kill9_and_serve() {
 	for _ in $(seq 3000); do
 		d2=$(daemon_pid "$1")
 		[ -n "$d2" ] && [ "$d2" != "$d" ] && mountpoint -q "$1" && stat -f "$1" >/dev/null 2>&1 && return 0
+		kill -0 "${MNT_PID[$1]}" 2>/dev/null || return 1     # the keeper is gone
 		sleep 0.01
 	done
 	return 1

@@ -545,6 +545,22 @@ static void zero_free(void *ctx, uint64_t addr, uint64_t len)
 	tfs_cuda_dev_copy_zero(ctx, 0, 0, 0, addr, len);
 }
 
+void tfs_cuda_found_forget(struct tfs_backend *be)
+{
+	for (size_t i = 0; i < be->nfound; i++) {
+		struct kfound *f = &be->found[i];
+
+		if (f->used || !f->cb)
+			continue;
+		cudaSetDevice(f->device);
+		cudaIpcCloseMemHandle(f->cb->ptr);
+		free(f->cb);
+	}
+	free(be->found);
+	be->found = NULL;
+	be->nfound = 0;
+}
+
 int tfs_cuda_adopt_end(struct tfs_backend *be)
 {
 	int n = 0;

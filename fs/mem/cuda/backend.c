@@ -99,7 +99,9 @@ void tfs_cuda_fini(struct tfs_backend *be)
 		close(r->fd);
 		free(r);
 	}
-	tfs_cuda_adopt_end(be);     /* nothing left to adopt after a failed start */
+	/* A start that failed before adopt_end leaves the blocks to the keeper: records may
+	 * name them. */
+	tfs_cuda_found_forget(be);
 	for (i = 0; i < be->ndev; i++)
 		tfs_cuda_dev_destroy(atomic_load(&be->devs[i]));
 	if (be->io)

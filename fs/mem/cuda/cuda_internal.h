@@ -245,6 +245,8 @@ void tfs_cuda_stats(struct tfs_backend *be, int device, struct tfs_backend_stats
 /* backend.h's adopt and adopt_end (alloc.c); tfs_cuda_list_found at init (alloc.c). */
 int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out);
 int tfs_cuda_adopt_end(struct tfs_backend *be);
+/* What adopt_end would free, let go of without freeing it (the keeper keeps it). */
+void tfs_cuda_found_forget(struct tfs_backend *be);
 int tfs_cuda_list_found(struct tfs_backend *be);
 
 /* copy.c. Each copy holds a staging slot (taken under d->mu) while it runs; read_fd takes

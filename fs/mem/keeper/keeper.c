@@ -1,11 +1,15 @@
-/* The memory keeper process (keeper.h): a loop over one socket and a signalfd. It does
- * nothing that could fail on the daemon's input beyond refusing it: every request is
- * checked, every allocation is the keeper's own record, and a daemon that vanishes only
- * closes the socket. It stays single-threaded, so that CUDA state and the inventory need no
- * lock. */
+/* The memory keeper process (keeper.h): a loop over one socket and a signalfd, with a
+ * timeout while a restart waits out its back-off. It does nothing that could fail on the
+ * daemon's input beyond refusing it: every request is checked, every allocation is the
+ * keeper's own record, and a daemon that vanishes only closes the socket. It stays
+ * single-threaded, so that CUDA state and the inventory need no lock.
+ *
+ * Memory leaves the inventory in two places only: do_free (the daemon's FREE) and
+ * free_all, which runs only in end_keeper, on an explicit stop (keeper.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +20,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,10 +46,14 @@ static struct {
 	uint64_t next_id;
 	pid_t daemon;           /* 0 when none runs */
 	int sock;               /* to the running daemon, -1 when none */
-	int ready, bye, stopping, first;
-	time_t starts[KEEPER_RESTART_LIMIT];
-	int nstarts;
-} k = { .sock = -1, .next_id = 1, .first = 1 };
+	int ready, bye, stopping;
+	int served;             /* some daemon said READY: the memory may be named in Redis */
+	struct timespec ready_at;       /* when the running daemon said READY */
+	unsigned fails;         /* deaths since a daemon last served KEEPER_BACKOFF_RESET s */
+	int pending;            /* no daemon runs: one starts at restart_at */
+	struct timespec restart_at;
+	int redis_pidfd;        /* the private redis-server (REDIS), -1 when none is known */
+} k = { .sock = -1, .next_id = 1, .redis_pidfd = -1 };
 
 static struct kalloc *find(uint64_t id, size_t *at)
 {
@@ -173,18 +182,60 @@ static int do_copy(const struct tfs_keeper_req *req)
 	return k.conf->mem->copy(dst->priv, req->dst_off, src->priv, req->src_off, len);
 }
 
+/* A request and the descriptor that came with it (*got, else -1; the caller's to close):
+ * the size of the message, 0 at the end, or -1 with errno. Any further descriptor sent
+ * with it is closed. */
+static ssize_t recv_req(struct tfs_keeper_req *req, int *got)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+	struct iovec iov = { .iov_base = req, .iov_len = sizeof(*req) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	ssize_t n = recvmsg(k.sock, &mh, MSG_TRUNC | MSG_CMSG_CLOEXEC);
+
+	*got = -1;
+	if (n < 0)
+		return n;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (*got < 0)
+				*got = fd;
+			else
+				close(fd);
+		}
+	}
+	return n;
+}
+
+/* The private redis-server the daemon runs now (REDIS): its pidfd replaces the last one. */
+static void set_redis(int pidfd)
+{
+	if (k.redis_pidfd >= 0)
+		close(k.redis_pidfd);
+	k.redis_pidfd = pidfd;
+}
+
 /* One request from the daemon. -1 when the socket is closed (the daemon is ending). */
 static int serve_one(void)
 {
 	struct tfs_keeper_req req;
 	struct tfs_keeper_rep rep;
-	ssize_t n = recv(k.sock, &req, sizeof(req), MSG_TRUNC);
-	int fd = -1, owned = 0;
+	int fd = -1, owned = 0, got;
+	ssize_t n = recv_req(&req, &got);
 
 	if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
 		return -1;
 	if (n < 0)
 		return 0;
+	if (got >= 0 && (n != (ssize_t)sizeof(req) || req.op != TFS_KEEPER_REDIS)) {
+		close(got);
+		got = -1;
+	}
 	memset(&rep, 0, sizeof(rep));
 	if (n != (ssize_t)sizeof(req)) {
 		rep.rc = -EBADMSG;
@@ -204,8 +255,13 @@ static int serve_one(void)
 			rep.rc = do_copy(&req);
 			break;
 		case TFS_KEEPER_READY:
-			k.ready = 1;
+			k.ready = k.served = 1;
+			clock_gettime(CLOCK_MONOTONIC, &k.ready_at);
 			return 0;      /* no reply: a notice */
+		case TFS_KEEPER_REDIS:
+			if (got >= 0)
+				set_redis(got);
+			return 0;
 		case TFS_KEEPER_BYE:
 			k.bye = 1;
 			return 0;
@@ -328,43 +384,37 @@ static int start_daemon(void)
 	return 0;
 }
 
-/* May the daemon that just died be started again? At most conf->restarts starts in
- * KEEPER_RESTART_WINDOW seconds. */
-static int may_restart(void)
-{
-	time_t now = time(NULL);
-	int max = k.conf->restarts;
-
-	if (max <= 0)
-		return 0;
-	if (k.nstarts >= max) {
-		if (now - k.starts[k.nstarts - max] < KEEPER_RESTART_WINDOW)
-			return 0;
-		memmove(k.starts, k.starts + 1, sizeof(k.starts[0]) * (size_t)(k.nstarts - 1));
-		k.nstarts--;
-	}
-	k.starts[k.nstarts++] = now;
-	return 1;
-}
-
-/* The private redis-server outlives a daemon; when nobody will serve again it goes too. */
+/* The private redis-server outlives a daemon; when nobody will serve again it goes too.
+ * Through the pidfd the daemon sent: the pid in its pid file may be another process's by
+ * now. Nothing when the daemon stopped it already (the pidfd's process is gone). */
 static void stop_private_redis(void)
 {
-	char path[600];
-	FILE *f;
-	int pid = 0;
-
-	if (!k.conf->rundir || !k.conf->rundir[0])
+	if (k.redis_pidfd < 0)
 		return;
-	snprintf(path, sizeof(path), "%s/redis.pid", k.conf->rundir);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%d", &pid) != 1)
-			pid = 0;
-		fclose(f);
+	if (syscall(SYS_pidfd_send_signal, k.redis_pidfd, SIGTERM, NULL, 0) && errno != ESRCH)
+		tfs_log(LOG_WARNING, "keeper: cannot stop the private redis-server: %s",
+			strerror(errno));
+	set_redis(-1);
+}
+
+/* Is the mount on top at mnt a tensorfs one? Only such a mount is detached: after the
+ * daemon unmounted, what is left at mnt may be another filesystem. */
+static int tensorfs_on(const char *mnt)
+{
+	char line[8192], point[4200], *sep;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int ours = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*d %*d %*u:%*u %*s %4199s", point) != 1 || strcmp(point, mnt))
+			continue;
+		sep = strstr(line, " - ");
+		ours = sep && strncmp(sep + 3, "fuse.tensorfs ", 14) == 0;
 	}
-	if (pid > 0)
-		kill(pid, SIGTERM);
+	fclose(f);
+	return ours;
 }
 
 void tfs_detach_mount(const char *mnt)
@@ -384,51 +434,157 @@ void tfs_detach_mount(const char *mnt)
 		waitpid(p, NULL, 0);
 }
 
-static void give_up(void)
+/* The keeper ends, on an explicit stop (keeper.h): the daemon unmounted (its tensors are
+ * freed and their records deleted already), or the keeper was told to stop (by a signal)
+ * and no daemon that could unmount is left. Only here does the keeper free memory no FREE
+ * asked for. */
+static void end_keeper(int unmounted)
 {
 	free_all();
-	if (k.conf->mountpoint)
+	if (!unmounted && k.conf->mountpoint && tensorfs_on(k.conf->mountpoint))
 		tfs_detach_mount(k.conf->mountpoint);
 	stop_private_redis();
 }
 
-/* The daemon exited with status st. Returns -1 to go on (restarted) or the keeper's exit
- * code. */
+static struct timespec ts_after(unsigned ms)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (t.tv_nsec >= 1000000000) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000;
+	}
+	return t;
+}
+
+/* Milliseconds until t, 0 once it passed; at most INT_MAX. */
+static int ms_until(const struct timespec *t)
+{
+	struct timespec now;
+	int64_t ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (int64_t)(t->tv_sec - now.tv_sec) * 1000 +
+	     (t->tv_nsec - now.tv_nsec + 999999) / 1000000;
+	return ms <= 0 ? 0 : ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+/* The next restart waits this long: nothing after a daemon that served long enough, then
+ * KEEPER_BACKOFF_MIN_MS doubling up to the cap. Counts the death. */
+static unsigned next_delay(void)
+{
+	unsigned shift = k.fails ? k.fails - 1 : 0;
+	uint64_t ms = k.fails ? (uint64_t)KEEPER_BACKOFF_MIN_MS << (shift > 20 ? 20 : shift) : 0;
+
+	if (k.fails < UINT_MAX)
+		k.fails++;
+	return ms > k.conf->delay_max_ms ? k.conf->delay_max_ms : (unsigned)ms;
+}
+
+static void schedule_restart(unsigned ms)
+{
+	k.pending = 1;
+	k.restart_at = ts_after(ms);
+}
+
+/* The back-off ran out: a daemon starts again (or, when it cannot, later). */
+static void restart_now(void)
+{
+	unsigned ms;
+	int rc;
+
+	k.pending = 0;
+	if ((rc = start_daemon()) == 0)
+		return;
+	ms = next_delay();
+	tfs_log(LOG_ERR, "keeper: cannot start the daemon: %s; trying again in %u ms (the "
+		"keeper keeps its %zu allocation(s))", strerror(-rc), ms, k.n);
+	schedule_restart(ms);
+}
+
+/* The daemon exited with status st. Returns -1 to go on (a restart is scheduled) or the
+ * keeper's exit code. */
 static int daemon_exited(int st)
 {
 	int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	struct timespec now;
+	char why[96];
+	unsigned ms;
 
 	k.daemon = 0;
 	if (k.sock >= 0) {
 		close(k.sock);
 		k.sock = -1;
 	}
-	if (k.bye || k.stopping || (k.first && !k.ready)) {
-		/* Ended on purpose, or never served at its first start (it told the terminal
-		 * why): nothing to keep. */
-		free_all();
+	if (k.bye || k.stopping) {
+		end_keeper(k.bye);
 		return code;
 	}
-	k.first = 0;
-	if (!may_restart()) {
-		tfs_log(LOG_ERR, "keeper: the daemon died %d times in %d s: not restarting it; "
-			"its tensors are freed and the mount is detached", k.conf->restarts,
-			KEEPER_RESTART_WINDOW);
-		give_up();
-		return 1;
+	if (!k.served && k.n == 0) {
+		/* The first start failed before serving (it told the terminal why) and the
+		 * keeper holds nothing: nothing to keep. */
+		end_keeper(0);
+		return code;
 	}
+	/* Anything else keeps every block: a record may name it. */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (k.ready && now.tv_sec - k.ready_at.tv_sec >= KEEPER_BACKOFF_RESET)
+		k.fails = 0;
+	ms = next_delay();
 	if (WIFSIGNALED(st))
-		tfs_log(LOG_ERR, "keeper: the daemon died of signal %d: starting it again",
-			WTERMSIG(st));
+		snprintf(why, sizeof(why), "died of signal %d", WTERMSIG(st));
+	else if (k.ready)
+		snprintf(why, sizeof(why), "exited %d without unmounting", code);
+	else if (code == TFS_EXIT_REDIS)
+		snprintf(why, sizeof(why), "exited %d before serving: Redis did not answer", code);
 	else
-		tfs_log(LOG_ERR, "keeper: the daemon exited %d without unmounting: starting it "
-			"again", code);
-	if (start_daemon()) {
-		tfs_log(LOG_ERR, "keeper: cannot start the daemon again: %s", strerror(errno));
-		give_up();
-		return 1;
-	}
+		snprintf(why, sizeof(why), "exited %d before serving", code);
+	if (ms)
+		tfs_log(LOG_ERR, "keeper: the daemon %s: starting it again in %u ms (the keeper "
+			"keeps its %zu allocation(s))", why, ms, k.n);
+	else
+		tfs_log(LOG_ERR, "keeper: the daemon %s: starting it again (the keeper keeps its "
+			"%zu allocation(s))", why, k.n);
+	schedule_restart(ms);
 	return -1;
+}
+
+/* A stop signal (SIGTERM, SIGINT, SIGHUP): passed to the daemon, which unmounts; with no
+ * daemon running (a back-off), the keeper stops. Returns -1 to go on or the exit code. */
+static int stop_signal(unsigned signo)
+{
+	k.stopping = 1;
+	if (k.daemon > 0) {
+		kill(k.daemon, (int)signo);
+		return -1;
+	}
+	tfs_log(LOG_NOTICE, "keeper: stopped by signal %u while no daemon runs: freeing the "
+		"tensors", signo);
+	k.pending = 0;
+	end_keeper(0);
+	return 0;
+}
+
+/* Reaps the children that ended (the daemon, orphans of it). Returns -1 to go on or the
+ * keeper's exit code. */
+static int reap(void)
+{
+	int st, code = -1;
+	pid_t pid;
+
+	while (code < 0 && (pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (pid != k.daemon)
+			continue;
+		/* Requests it sent before it died still count (a BYE). */
+		while (k.sock >= 0 && poll(&(struct pollfd){ .fd = k.sock, .events = POLLIN }, 1,
+					   0) > 0 && serve_one() == 0)
+			;
+		code = daemon_exited(st);
+	}
+	return code;
 }
 
 static void keeper_main(void)
@@ -443,7 +599,7 @@ static void keeper_main(void)
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGPIPE);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
 		tfs_log(LOG_ERR, "keeper: signalfd: %s", strerror(errno));
 		kill(k.daemon, SIGTERM);
@@ -454,47 +610,32 @@ static void keeper_main(void)
 	while (code < 0) {
 		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
 				       { .fd = k.sock, .events = POLLIN } };
+		struct signalfd_siginfo si;
 
-		if (poll(p, k.sock >= 0 ? 2 : 1, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
+		if (poll(p, k.sock >= 0 ? 2 : 1, k.pending ? ms_until(&k.restart_at) : -1) < 0) {
+			/* Ending here would lose the memory: wait and try again. */
+			if (errno != EINTR) {
+				tfs_log(LOG_ERR, "keeper: poll: %s", strerror(errno));
+				nanosleep(&(struct timespec){ .tv_nsec = 100000000 }, NULL);
+			}
+			continue;
 		}
 		if (k.sock >= 0 && p[1].revents && serve_one() < 0) {
 			close(k.sock);
 			k.sock = -1;
 		}
-		if (p[0].revents) {
-			struct signalfd_siginfo si;
-
-			if (read(sfd, &si, sizeof(si)) != sizeof(si))
-				continue;
-			if (si.ssi_signo != SIGCHLD) {
-				if (si.ssi_signo == SIGPIPE)
-					continue;
-				k.stopping = 1;
-				if (k.daemon > 0)
-					kill(k.daemon, (int)si.ssi_signo);
-				continue;
-			}
-			for (;;) {
-				int st;
-				pid_t pid = waitpid(-1, &st, WNOHANG);
-
-				if (pid <= 0)
-					break;
-				if (pid == k.daemon) {
-					/* Requests it sent before it died still count (a BYE). */
-					while (k.sock >= 0 && poll(&p[1], 1, 0) > 0 && serve_one() == 0)
-						;
-					code = daemon_exited(st);
-					if (code >= 0)
-						break;
-				}
-			}
+		/* Every pending signal before a restart: a stop that came with the daemon's
+		 * death must not start another. */
+		while (code < 0 && p[0].revents && read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGCHLD)
+				code = reap();
+			else if (si.ssi_signo != SIGPIPE)
+				code = stop_signal(si.ssi_signo);
 		}
+		if (code < 0 && k.pending && ms_until(&k.restart_at) == 0)
+			restart_now();
 	}
-	_exit(code < 0 ? 1 : code);
+	_exit(code);
 }
 
 int tfs_keeper_fork(const struct tfs_keeper_conf *conf)

@@ -5,16 +5,25 @@
  * Layout: the process that will serve forks once, before CUDA starts; the parent becomes
  * the keeper, the child the daemon. They talk over a socketpair made for each daemon, so no
  * other process can reach the keeper. The keeper has no FUSE, no JSON and no Redis: it
- * allocates, frees, exports handles and lists what it holds. When the daemon dies without
- * saying goodbye (a signal, a crash), the keeper starts it again (fork and exec of the same
- * program with the same arguments, at most conf->restarts times (default
- * KEEPER_RESTART_MAX, the option restarts=N) in KEEPER_RESTART_WINDOW seconds); the new daemon adopts the memory through the keeper's
- * inventory and the node's Redis records (adopt.c). SIGTERM, SIGINT and SIGHUP to the keeper
- * are passed to the daemon, which unmounts; a daemon that ends cleanly ends the keeper.
+ * allocates, frees, exports handles and lists what it holds.
+ *
+ * Lifetime of the memory: the keeper frees a block only when the daemon asks for it
+ * (FREE: the tensor's last reference went, or adoption found no record naming it), or when
+ * it ends on an explicit stop: the daemon said goodbye (it unmounted), or the keeper got
+ * SIGTERM, SIGINT or SIGHUP. Nothing else does: when the daemon dies without saying goodbye
+ * (a signal, a crash, a start that failed, Redis unreachable), the keeper starts it again
+ * (fork and exec of the same program with the same arguments) after a back-off, for as long
+ * as the keeper lives; the new daemon adopts the memory through the keeper's inventory and
+ * the node's Redis records (adopt.c). The back-off: the first restart after a daemon that
+ * served KEEPER_BACKOFF_RESET seconds goes at once, each further one waits twice as long as
+ * the one before, from KEEPER_BACKOFF_MIN_MS up to conf->delay_max_ms. The only start whose
+ * failure ends the keeper is the first one, before any daemon served and while the keeper
+ * holds nothing: its exit status tells the terminal why.
  *
  * Protocol: one fixed-size request, one fixed-size reply, on a SOCK_SEQPACKET socket; a
- * reply for the host backend carries the object's file descriptor (SCM_RIGHTS). Requests
- * come from one daemon thread at a time (the client's mutex). */
+ * reply for the host backend carries the object's file descriptor (SCM_RIGHTS), as does the
+ * REDIS notice (a pidfd). Requests come from one daemon thread at a time (the client's
+ * mutex). */
 #ifndef TFS_FS_KEEPER_H
 #define TFS_FS_KEEPER_H
 
@@ -23,9 +32,15 @@
 
 #include "tensorfs.h"      /* TFS_IPC_HANDLE_SIZE */
 
-#define KEEPER_RESTART_MAX 5
-#define KEEPER_RESTART_LIMIT 1000     /* the most restarts=N may allow */
-#define KEEPER_RESTART_WINDOW 60
+/* The restart back-off (see above); conf->delay_max_ms is the option restart_delay_max. */
+#define KEEPER_BACKOFF_MIN_MS 100
+#define KEEPER_BACKOFF_MAX_S 30             /* restart_delay_max's default */
+#define KEEPER_BACKOFF_LIMIT_S 3600         /* the most restart_delay_max may be */
+#define KEEPER_BACKOFF_RESET 60             /* seconds of serving that reset it */
+
+/* The daemon's exit status when its start failed because Redis did not answer: the keeper
+ * logs it as such and retries; like any exit before serving it is not a crash. */
+#define TFS_EXIT_REDIS 75                   /* EX_TEMPFAIL */
 
 enum tfs_keeper_op {
 	TFS_KEEPER_ALLOC = 1,   /* size, device, uid/gid/mode -> id, handle (+ fd) */
@@ -37,6 +52,9 @@ enum tfs_keeper_op {
 	TFS_KEEPER_COPY,        /* size bytes of allocation id at src_off to allocation
 				 * dst_id at dst_off, finished when the reply comes -> rc
 				 * (-ENOTSUP: the memory cannot copy itself, e.g. host) */
+	TFS_KEEPER_REDIS,       /* with a pidfd (SCM_RIGHTS): the private redis-server the
+				 * daemon runs now, which the keeper stops when it ends on a
+				 * stop the daemon did not carry out; a notice, no reply */
 };
 
 struct tfs_keeper_req {
@@ -88,11 +106,11 @@ extern const struct tfs_keeper_mem tfs_keeper_mem_cuda;
 struct tfs_keeper_conf {
 	const struct tfs_keeper_mem *mem;
 	char **argv;            /* the program's arguments, run again for a restart */
-	const char *mountpoint; /* detached when the keeper gives up restarting */
+	const char *mountpoint; /* detached when the keeper stops while no daemon runs */
 	const char *rundir;     /* the private redis-server's folder, "" when none */
 	int close_fd;           /* the FUSE device, -1 if none: not the keeper's */
 	int notify_fd;          /* the start-up pipe to the foreground process, -1 if none */
-	int restarts;           /* crashes restarted per KEEPER_RESTART_WINDOW; 0: none */
+	unsigned delay_max_ms;  /* the back-off's cap (KEEPER_BACKOFF_MIN_MS or more) */
 	int detach_stdio;       /* in the background: stdin, stdout (and stderr when it is
 				 * not the log) become /dev/null, as the daemon's do */
 	int stderr_is_log;
@@ -105,14 +123,15 @@ struct tfs_keeper_conf {
 /* Called by the process that is about to serve, after it forked into the background and
  * before the backend starts. Forks: returns 0 in the child (the daemon), with the client
  * side connected; the parent never returns (it keeps the memory, restarts the daemon after
- * a crash, and exits with the daemon's exit status at the end). The keeper's pid names the
- * host backend's objects. -errno when the fork fails (nothing changed). */
+ * a crash, and exits with the daemon's exit status at the end, 0 when stopped by a signal
+ * while no daemon ran). The keeper's pid names the host backend's objects. -errno when the
+ * fork fails (nothing changed). */
 int tfs_keeper_fork(const struct tfs_keeper_conf *conf);
 
 /* Detaches the mount at mnt, never one a symlink there leads to (umount2 with
  * UMOUNT_NOFOLLOW, else fusermount3 -u -z for a user who may not); nothing when it
- * cannot. Used by the keeper when it gives up and by a daemon that finds
- * a dead mount. */
+ * cannot. Used by the keeper when it stops while no daemon runs and by a daemon that
+ * finds a dead mount. */
 void tfs_detach_mount(const char *mnt);
 
 /* --- the daemon's side (keeper_client.c); each call takes the client's mutex --- */
@@ -134,5 +153,8 @@ int tfs_keeper_copy(uint64_t dst_id, uint64_t dst_off, uint64_t src_id, uint64_t
 		    uint64_t len);
 /* READY and BYE (see enum tfs_keeper_op); nothing without a keeper. */
 void tfs_keeper_tell(uint32_t op);
+/* REDIS (see enum tfs_keeper_op): sends a copy of pidfd, which stays the caller's;
+ * nothing without a keeper or with pidfd < 0. */
+void tfs_keeper_tell_redis(int pidfd);
 
 #endif

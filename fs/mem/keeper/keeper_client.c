@@ -127,3 +127,26 @@ void tfs_keeper_tell(uint32_t op)
 		tfs_log(LOG_WARNING, "cannot reach the memory keeper: %s", strerror(errno));
 	pthread_mutex_unlock(&kc.mu);
 }
+
+void tfs_keeper_tell_redis(int pidfd)
+{
+	struct tfs_keeper_req req = { .op = TFS_KEEPER_REDIS };
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &req, .iov_len = sizeof(req) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+
+	if (pidfd < 0)
+		return;
+	memset(cbuf, 0, sizeof(cbuf));
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &pidfd, sizeof(int));
+	pthread_mutex_lock(&kc.mu);
+	if (kc.fd >= 0 && sendmsg(kc.fd, &mh, MSG_NOSIGNAL) < 0)
+		tfs_log(LOG_WARNING, "cannot reach the memory keeper: %s", strerror(errno));
+	pthread_mutex_unlock(&kc.mu);
+}

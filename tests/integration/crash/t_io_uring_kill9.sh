@@ -5,7 +5,7 @@
 EXPECT_RESTARTS=1
 . "$(dirname "$0")/../lib.sh"
 enable_uring Y
-one_mount --restarts 20 -o io_uring
+one_mount -o io_uring
 mkdir -p "$M/keep" "$M/busy"
 for i in 0 1 2 3; do head -c $(( (i + 1) * 700000 )) /dev/urandom > "$M/keep/k$i"; done
 sums() { (cd "$M/keep" && md5sum k*) 2>&1; }
