@@ -472,7 +472,7 @@ static const struct { int err; const char *name; } errnames[] = {
 	{ E2BIG, "E2BIG" }, { ENOTSUP, "ENOTSUP" }, { ETIMEDOUT, "ETIMEDOUT" },
 	{ ECONNREFUSED, "ECONNREFUSED" }, { EPROTO, "EPROTO" }, { ESRCH, "ESRCH" },
 	{ ENOTCONN, "ENOTCONN" }, { EAGAIN, "EAGAIN" }, { ENODEV, "ENODEV" },
-	{ EHOSTDOWN, "EHOSTDOWN" },
+	{ EHOSTDOWN, "EHOSTDOWN" }, { EDQUOT, "EDQUOT" }, { EMLINK, "EMLINK" },
 };
 
 const char *tfs_errno_name(int err)

@@ -29,6 +29,9 @@ struct tfs_opts {
 	int io_uring_depth;          /* -o io_uring_depth=N: entries per queue */
 	int show_help;
 	int show_version;
+	/* The bounds (tensors/quota.h struct tfs_limits), as given: NULL for the default. */
+	char *max_holds, *max_user_holds, *max_path, *max_depth, *max_xattr_file,
+	     *max_xattr_user, *max_user_tensors;
 };
 
 struct tfs_daemon {

@@ -18,6 +18,7 @@
 
 #include "daemon.h"
 #include "tensors/adopt.h"
+#include "tensors/quota.h"
 #include "mem/keeper/keeper.h"
 #include "store/conn.h"
 #include "mem/devices.h"
@@ -48,8 +49,13 @@ struct tfs_daemon tfs_d;
 enum { KEY_HELP, KEY_VERSION, KEY_FOREGROUND, KEY_DEBUG };
 
 #define OPT(t, p) { t, offsetof(struct tfs_opts, p), 1 }
-#define LONG_OPT(name, field) OPT("--" name "=%s", field), OPT("--" name " %s", field), \
+/* fuse_opt applies every template that matches, in order, and "--name %s" matches
+ * "--name=value" too (taking "=value"): "--name=%s" comes after it, so its value stays. */
+#define LONG_OPT(name, field) OPT("--" name " %s", field), OPT("--" name "=%s", field), \
 	OPT(name "=%s", field)
+/* --max-a-b N, --max-a-b=N and -o max_a_b=N. */
+#define LIMIT_OPT(dashed, under, field) LONG_OPT("max-" dashed, field), \
+	OPT("max_" under "=%s", field)
 static const struct fuse_opt opt_table[] = {
 	LONG_OPT("redis", redis),
 	/* --redis-password-file: spell_args (it begins with "--redis"). */
@@ -79,6 +85,13 @@ static const struct fuse_opt opt_table[] = {
 	OPT("--io-uring", io_uring),
 	OPT("io_uring", io_uring),
 	OPT("io_uring_depth=%d", io_uring_depth),
+	LIMIT_OPT("holds", "holds", max_holds),
+	LIMIT_OPT("user-holds", "user_holds", max_user_holds),
+	LIMIT_OPT("path", "path", max_path),
+	LIMIT_OPT("depth", "depth", max_depth),
+	LIMIT_OPT("xattr-file", "xattr_file", max_xattr_file),
+	LIMIT_OPT("xattr-user", "xattr_user", max_xattr_user),
+	LIMIT_OPT("user-tensors", "user_tensors", max_user_tensors),
 	FUSE_OPT_KEY("--foreground", KEY_FOREGROUND),
 	FUSE_OPT_KEY("--debug", KEY_DEBUG),
 	FUSE_OPT_KEY("-h", KEY_HELP),
@@ -124,6 +137,19 @@ static void usage(const char *prog)
 	       "                        (Linux 6.14+, /sys/module/fuse/parameters/enable_uring\n"
 	       "                        Y); otherwise over /dev/fuse as without it\n"
 	       "    -o io_uring_depth=N entries (1 MiB buffers) per CPU's queue (default 2)\n"
+	       "  Bounds on what one local user can make the daemon hold (docs/tensorfs.8):\n"
+	       "    -o max_holds=N      queue holds of one tensor (default 1024; EMLINK)\n"
+	       "    -o max_user_holds=N holds of one per-user sender, all tensors (default\n"
+	       "                        16384; EDQUOT)\n"
+	       "    -o max_path=N       bytes of a path under the mount (default 8192;\n"
+	       "                        ENAMETOOLONG)\n"
+	       "    -o max_depth=N      components of a path under the mount (default 256;\n"
+	       "                        ENAMETOOLONG)\n"
+	       "    -o max_xattr_file=SIZE  user.* attribute names and values of one file or\n"
+	       "                        directory (default 256K; ENOSPC)\n"
+	       "    -o max_xattr_user=SIZE  the same of all of one owner's (default 16M; EDQUOT)\n"
+	       "    -o max_user_tensors=N   tensors of one owner on this node (default 65536;\n"
+	       "                        EDQUOT)\n"
 	       "    --restart-delay-max S  the longest the memory keeper waits before it starts\n"
 	       "                        a daemon that died again (default 30 s; it waits 0,\n"
 	       "                        0.1, 0.2, 0.4 ... s after consecutive deaths)\n"
@@ -182,6 +208,37 @@ static int parse_size(const char *s, uint64_t *out)
 	if (tfs_parse_u64(s, n, out) || *out > (UINT64_MAX >> shift))
 		return -EINVAL;
 	*out <<= shift;
+	return 0;
+}
+
+/* The bounds (struct tfs_limits): each given one parsed, the rest at their defaults. A
+ * bound of 0 would refuse everything, so the least is 1. 0 or -EINVAL (logged). */
+static int parse_limits(const struct tfs_opts *o)
+{
+	const struct {
+		const char *name, *text;
+		uint64_t *v, def, max;
+	} lim[] = {
+		{ "max_holds", o->max_holds, &tfs_limits.holds, 1024, INT32_MAX },
+		{ "max_user_holds", o->max_user_holds, &tfs_limits.user_holds, 16384, INT64_MAX },
+		{ "max_path", o->max_path, &tfs_limits.path, 8192, TFS_PATH_MAX - 1 },
+		{ "max_depth", o->max_depth, &tfs_limits.depth, 256, TFS_PATH_MAX / 2 },
+		{ "max_xattr_file", o->max_xattr_file, &tfs_limits.xattr_file, 256 << 10, INT64_MAX },
+		{ "max_xattr_user", o->max_xattr_user, &tfs_limits.xattr_user, 16 << 20, INT64_MAX },
+		{ "max_user_tensors", o->max_user_tensors, &tfs_limits.user_tensors, 65536,
+		  INT64_MAX },
+	};
+
+	for (size_t i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
+		*lim[i].v = lim[i].def;
+		if (!lim[i].text)
+			continue;
+		if (parse_size(lim[i].text, lim[i].v) || *lim[i].v < 1 || *lim[i].v > lim[i].max) {
+			tfs_log(LOG_ERR, "-o %s=%s: not a number from 1 to %llu", lim[i].name,
+				lim[i].text, (unsigned long long)lim[i].max);
+			return -EINVAL;
+		}
+	}
 	return 0;
 }
 
@@ -506,6 +563,8 @@ int main(int argc, char *argv[])
 		tfs_log(LOG_ERR, "--max-bytes '%s' is not a size like 512M or 64G", o->max_bytes);
 		goto out_args;
 	}
+	if (parse_limits(o))
+		goto out_args;
 	if (o->devices && tfs_devices_parse(o->devices, &tfs_mem.devmask)) {
 		tfs_log(LOG_ERR, "--devices '%s' is not a list of GPU ordinals like 0,2,3 or 0:2:3",
 			o->devices);

@@ -15,6 +15,8 @@
 #include "store/claims.h"
 #include "util/clock.h"
 #include "tensors/tensors.h"
+#include "store/conn.h"
+#include "tensors/quota.h"
 
 void tfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
@@ -89,7 +91,9 @@ void tfs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 	}
 	tfs_split(path, ppath, sizeof(ppath), &base);
 	tfs_ns_lock();
-	rc = tfs_store_dir(ppath, &pd);
+	rc = tfs_quota_path(path);
+	if (rc == 0)
+		rc = tfs_store_dir(ppath, &pd);
 	if (rc == 0)
 		rc = tfs_store_link(path, 'd');
 	if (rc == 0) {
@@ -220,6 +224,10 @@ static int rename_paths(const char *from, const char *to, unsigned int flags, pi
 	uint64_t old_dir = 0;
 
 	*ukey = NULL;
+	/* A tree's deeper paths are checked by its move (tfs_tensor_move_dir). Nothing is
+	 * renamed while a tree move is unsettled: the names may have moved in Redis. */
+	if ((rc = tfs_quota_path(to)) || (rc = tfs_conn_ok()))
+		return rc;
 	rc = tfs_ops_resolve_path(from, &src);
 	if (rc)
 		return rc;
@@ -256,7 +264,7 @@ static int rename_paths(const char *from, const char *to, unsigned int flags, pi
 		replaced_dir = dst.kind == 'd';
 	}
 	if (src.kind == 'd') {
-		rc = tfs_store_move_dir(from, to);
+		rc = tfs_tensor_move_dir(from, to);
 	} else if ((rc = tfs_store_link(to, 't')) == 0) {
 		rc = tfs_tensor_rename(src.t, to);
 		if (rc)

@@ -216,7 +216,7 @@ static int new_file(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
 	if (rc)
 		goto out;
 	device = d.has_device ? d.device : tfs_mem.device;
-	rc = tfs_tensor_claim(path, device, &d, &claim);
+	rc = tfs_tensor_claim(path, device, ctx->uid, &d, &claim);
 	if (rc)
 		goto out;
 	/* The claim's answer comes behind whatever the write-behind queue holds: wait for it

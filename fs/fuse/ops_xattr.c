@@ -76,7 +76,8 @@ void tfs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const cha
 	}
 	for (int i = 0; i < XATTR_TRIES && rc == -ENOENT; i++) {
 		if ((rc = tfs_node_where(ino, &w)) == 0)
-			rc = tfs_xattr_set(&w, name, value, size, flags, fuse_req_ctx(req)->pid);
+			rc = tfs_xattr_set(&w, name, value, size, flags, fuse_req_ctx(req)->pid,
+					   fuse_req_ctx(req)->uid);
 		tfs_where_free(&w);
 	}
 	/* A reshape changes the size, which the kernel keeps (it only marks ctime stale

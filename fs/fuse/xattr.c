@@ -8,6 +8,8 @@
 
 #include "mem/devices.h"
 #include "store/conn.h"
+#include "store/mirror.h"
+#include "tensors/quota.h"
 #include "store/store.h"
 #include "tensors/tensor.h"
 #include "fuse/xattr.h"
@@ -23,7 +25,8 @@
 #define XATTR_MAX 65536
 
 static const char *const builtin[] = { "dtype", "shape", "device", "bytes", "ipc_handle",
-				       "ipc_offset", "refcount", "ctime", "node", "meta" };
+				       "ipc_offset", "refcount", "ctime", "node", "meta",
+				       "holds" };
 #define NBUILTIN (sizeof(builtin) / sizeof(builtin[0]))
 
 struct xtarget {
@@ -123,6 +126,18 @@ static int get_builtin(struct xtarget *x, const char *attr, char *value, size_t 
 		return put(value, size, m->node, strlen(m->node));
 	if (strcmp(attr, "ipc_handle") == 0)
 		return m->has_handle ? put(value, size, m->ipc_handle, TFS_IPC_HANDLE_SIZE) : -ENODATA;
+	if (strcmp(attr, "holds") == 0) {
+		size_t len;
+		char *text;
+
+		if (x->kind != 'l')
+			return -ENODATA;     /* another node's holders are its own */
+		if (!(text = tfs_tensor_holds_text(x->t, &len)))
+			return -ENOMEM;
+		rc = len > XATTR_MAX ? -E2BIG : put(value, size, text, len);
+		free(text);
+		return rc;
+	}
 	if (strcmp(attr, "meta") == 0) {
 		char *json = tfs_meta_to_json(m, NULL);
 		if (!json)
@@ -178,8 +193,41 @@ static int set_dtype(struct tfsd_tensor *t, tfs_dtype dt)
 	return tfs_tensor_shape(t, dt, &sh, 0);
 }
 
+/* user.tensor.holds = "revoke" (every holder) or "revoke <node>:<pid>": the queue holds
+ * go, as the owner or root decides (a lease can run for a day). */
+static int revoke(struct xtarget *x, const char *value, size_t size, uid_t uid)
+{
+	char node[TFS_NODE_MAX];
+	const char *colon;
+	uint64_t pid;
+	int rc;
+
+	if (x->kind != 'l')
+		return x->kind == 'r' ? -EREMOTE : -EINVAL;
+	if (uid != 0 && uid != x->t->meta.uid)
+		return -EPERM;
+	tfs_trim(&value, &size);
+	if (size == 6 && memcmp(value, "revoke", 6) == 0) {
+		rc = tfs_tensor_revoke(x->t, NULL, 0);
+		return rc == -ENOENT ? 0 : rc < 0 ? rc : 0;
+	}
+	if (size < 8 || memcmp(value, "revoke ", 7))
+		return -EINVAL;
+	value += 7;
+	size -= 7;
+	colon = memrchr(value, ':', size);
+	if (!colon || colon == value || (size_t)(colon - value) >= sizeof(node) ||
+	    tfs_parse_u64(colon + 1, size - (size_t)(colon + 1 - value), &pid) ||
+	    pid > INT64_MAX)
+		return -EINVAL;
+	memcpy(node, value, (size_t)(colon - value));
+	node[colon - value] = '\0';
+	rc = tfs_tensor_revoke(x->t, node, (int64_t)pid);
+	return rc < 0 ? (rc == -ENOENT ? -ESRCH : rc) : 0;
+}
+
 static int set_builtin(const char *path, struct xtarget *x, const char *attr,
-		       const char *value, size_t size, pid_t pid)
+		       const char *value, size_t size, pid_t pid, uid_t uid)
 {
 	struct tfs_shape sh;
 	tfs_dtype dt;
@@ -194,6 +242,8 @@ static int set_builtin(const char *path, struct xtarget *x, const char *attr,
 		tfs_log(LOG_INFO, "%s: unknown attribute user.tensor.%s refused", path, attr);
 		return -EINVAL;
 	}
+	if (strcmp(attr, "holds") == 0)
+		return revoke(x, value, size, uid);
 	if (i > 2)
 		return -EPERM;                 /* bytes, handle, counts...: read-only */
 	if (x->kind == 'r')
@@ -244,9 +294,10 @@ static void follow_mark(struct xtarget *x, const char *name, const char *value, 
 }
 
 int tfs_xattr_set(const struct tfs_where *w, const char *name, const char *value, size_t size,
-		  int flags, pid_t pid)
+		  int flags, pid_t pid, uid_t uid)
 {
 	struct xtarget x;
+	int64_t owner;
 	int rc;
 
 	if (strncmp(name, "user.", 5) != 0)
@@ -261,14 +312,20 @@ int tfs_xattr_set(const struct tfs_where *w, const char *name, const char *value
 		goto out;
 	if (strncmp(name, TP, strlen(TP)) == 0) {
 		rc = set_builtin(w->path ? w->path : w->ukey, &x, name + strlen(TP), value, size,
-				 pid);
+				 pid, uid);
 		goto out;
 	}
 	if (x.kind == 'r') {
 		rc = -EREMOTE;
 		goto out;
 	}
-	rc = tfs_store_user_set(x.key, name + 5, value, size, !!(flags & XATTR_CREATE),
+	/* Charged to the owner, as disk quotas charge a file's blocks. */
+	owner = x.kind == 'l' ? (int64_t)x.t->meta.uid : (int64_t)x.d.uid;
+	rc = tfs_mirror_attr_check(x.key, owner, name + 5, size, tfs_limits.xattr_file,
+				   tfs_limits.xattr_user);
+	if (rc)
+		goto out;
+	rc = tfs_store_user_set(x.key, owner, name + 5, value, size, !!(flags & XATTR_CREATE),
 				!!(flags & XATTR_REPLACE));
 	if (rc == 0)
 		follow_mark(&x, name, value, size);
@@ -306,6 +363,8 @@ int tfs_xattr_list(const struct tfs_where *w, char *list, size_t size)
 		if (x.kind == 'd' && !((i == 0 && x.d.has_dtype) || (i == 2 && x.d.has_device)))
 			continue;
 		if (x.kind != 'd' && strcmp(builtin[i], "ipc_handle") == 0 && !x.m.has_handle)
+			continue;
+		if (strcmp(builtin[i], "holds") == 0 && (x.kind != 'l' || !x.t->holders))
 			continue;
 		rc = list_add(list, size, &n, TP, builtin[i]);
 	}

@@ -169,7 +169,9 @@ static int parent_of(const struct tfs_cmd *c, struct tfs_dirrec *d)
 static const char *create_err(int rc)
 {
 	return rc == -EEXIST ? "name exists" : rc == -EINVAL ? "no such device" :
-	       rc == -ENOSPC ? "out of device memory" : "cannot create";
+	       rc == -ENOSPC ? "out of device memory" :
+	       rc == -EDQUOT ? "the owner has max_user_tensors tensors" :
+	       rc == -ENAMETOOLONG ? "path past max_path or max_depth" : "cannot create";
 }
 
 /* An entry of name's directory came or went through the queue: its mtime and ctime move
@@ -231,7 +233,7 @@ static void do_create(const struct tfs_cmd *c, struct tfs_store_claim *cl,
 			reply_err(c, -rc, "permission denied");
 			return;
 		}
-		rc = tfs_tensor_claim(c->name, create_device(c, &d), &d, &cl);
+		rc = tfs_tensor_claim(c->name, create_device(c, &d), uid, &d, &cl);
 		if (rc) {
 			reply_err(c, -rc, create_err(rc));
 			return;
@@ -276,7 +278,8 @@ static void preclaim(struct qcmd *q, size_t n, int from_node_queue)
 			continue;
 		if (parent_of(c, &q[i].parent) ||
 		    tfs_qauth_create(q[i].who, c->name, &q[i].parent) ||
-		    tfs_tensor_claim(c->name, create_device(c, &q[i].parent), &q[i].parent,
+		    tfs_tensor_claim(c->name, create_device(c, &q[i].parent),
+				     q[i].who ? q[i].who->uid : geteuid(), &q[i].parent,
 				     &q[i].claim))
 			q[i].claim = NULL;
 	}
@@ -373,7 +376,9 @@ static void process_one(struct qcmd *q, int from_node_queue)
 		}
 		rc = tfs_tensor_hold(t, node, c->pid, q->who ? (int64_t)q->who->uid : -1, c->lease);
 		if (rc)
-			reply_err(c, -rc, "cannot record the holder");
+			reply_err(c, -rc, rc == -EMLINK ? "the tensor has max_holds holds" :
+				  rc == -EDQUOT ? "the sender has max_user_holds holds" :
+				  "cannot record the holder");
 		else
 			reply_ok(c, t);
 		goto out;
@@ -556,7 +561,8 @@ static void housekeeping(int64_t *last_reap)
 	/* Writes dropped for the queue's bound: the records of tensors freed meanwhile are
 	 * removed first, then every record is rewritten (a tensor made in between is in the
 	 * table by then). */
-	if ((tfs_redis.down || drops != drops_mended) && tfs_conn_get()) {
+	if ((tfs_redis.down || drops != drops_mended ||
+	     __atomic_load_n(&tfs_redis.moves_pending, __ATOMIC_ACQUIRE)) && tfs_conn_get()) {
 		tfs_redis.down = 0;
 		rc = drops != drops_mended ? tfs_tensor_purge_stale() : 0;
 		if (rc == 0)

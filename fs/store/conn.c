@@ -96,7 +96,8 @@ unsigned tfs_conn_epoch(void)
 
 int tfs_conn_ok(void)
 {
-	return tfs_redis.down || !tfs_conn_get() ? -EIO : 0;
+	return tfs_redis.down || __atomic_load_n(&tfs_redis.moves_pending, __ATOMIC_ACQUIRE) ||
+	       !tfs_conn_get() ? -EIO : 0;
 }
 
 /* Runs cmd (RESP, from redisFormatCommand*) on the thread's connection. */

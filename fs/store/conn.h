@@ -15,6 +15,8 @@ struct tfs_redis {
 	struct tfs_redis_url url;
 	volatile int down;           /* a Redis call failed; the queue thread resyncs */
 	volatile int lease_lost;     /* another daemon holds this node's lease (lease.h) */
+	int moves_pending;           /* a tree move's answer was lost (tensors/rename.c):
+	                                metadata changes wait for the resync that settles it */
 	pid_t pid;                   /* private redis-server, 0 when --redis was given */
 	char rundir[256];            /* the private redis-server's folder */
 };
@@ -37,8 +39,9 @@ void tfs_conn_close_thread(void);
 void tfs_conn_mark_down(const char *why);
 /* Counts the failures so far: a connection made before the last one is suspect. */
 unsigned tfs_conn_epoch(void);
-/* 0 while Redis is reachable as far as the daemon knows, else -EIO: metadata changes
- * check it before changing anything, as their Redis writes are no longer synchronous. */
+/* 0 while Redis is reachable as far as the daemon knows and no tree move is unsettled
+ * (tfs_d.moves_pending), else -EIO: metadata changes check it before changing anything,
+ * as their Redis writes are no longer synchronous. */
 int tfs_conn_ok(void);
 
 #endif

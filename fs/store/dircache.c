@@ -272,6 +272,23 @@ void tfs_dircache_forget(const char *name)
 	pthread_mutex_unlock(&dc.mu);
 }
 
+void tfs_dircache_forget_tree(const char *name)
+{
+	size_t n = strlen(name);
+
+	pthread_mutex_lock(&dc.mu);
+	dc.gen++;
+	for (int i = 0; i < DIR_BUCKETS; i++) {
+		for (struct dc_dir *d = dc.dirs[i]; d; d = d->next) {
+			if (strncmp(d->name, name, n) || (d->name[n] && d->name[n] != '/'))
+				continue;
+			d->have_rec = 0;
+			ents_clear(d);
+		}
+	}
+	pthread_mutex_unlock(&dc.mu);
+}
+
 void tfs_dircache_tracking(int on)
 {
 	pthread_mutex_lock(&dc.mu);

@@ -30,5 +30,7 @@ void tfs_dircache_put_ents(const char *parent, const redisReply *r, uint64_t gen
 void tfs_dircache_set_type(const char *parent, const char *base, int type);
 /* Drops what is cached of directory name (its keys changed by other means). */
 void tfs_dircache_forget(const char *name);
+/* The same for name and every directory under it (a tree moved). */
+void tfs_dircache_forget_tree(const char *name);
 
 #endif

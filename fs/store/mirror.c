@@ -18,11 +18,21 @@ struct entry {
 	int has_dir;
 	struct tfs_dirrec d;
 	struct tfs_mirror_attr *attrs;
+	int64_t owner;               /* whom attrs are charged to; -1: not known yet */
+	uint64_t bytes;              /* attrs' names and values */
 	struct entry *next;
+};
+
+/* The bytes of user attributes charged to one owner. */
+struct usage {
+	int64_t uid;
+	uint64_t bytes;
+	struct usage *next;
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct entry *buckets[NBUCKETS];
+static struct usage *owners[64];
 static int complained;
 
 static unsigned hash(const char *s)
@@ -34,6 +44,65 @@ static void oom(void)
 {
 	if (!complained++)
 		tfs_log(LOG_ERR, "out of memory: some records may not survive a Redis restart");
+}
+
+static void oom(void);
+
+/* Caller holds mu. The usage of uid, made when missing and make is set. */
+static struct usage **usage_find(int64_t uid)
+{
+	struct usage **p = &owners[(uint64_t)uid % 64];
+
+	while (*p && (*p)->uid != uid)
+		p = &(*p)->next;
+	return p;
+}
+
+/* Caller holds mu: uid's bytes move by n (a usage that falls to 0 goes). */
+static void charge(int64_t uid, int64_t n)
+{
+	struct usage **p, *u;
+
+	if (uid < 0 || n == 0)
+		return;
+	p = usage_find(uid);
+	if (!*p) {
+		if (n < 0)
+			return;
+		if (!(*p = calloc(1, sizeof(**p)))) {
+			oom();
+			return;
+		}
+		(*p)->uid = uid;
+	}
+	u = *p;
+	u->bytes = n < 0 && (uint64_t)-n > u->bytes ? 0 : u->bytes + (uint64_t)n;
+	if (!u->bytes) {
+		*p = u->next;
+		free(u);
+	}
+}
+
+static uint64_t attr_cost(const char *name, size_t size)
+{
+	return strlen(name) + size;
+}
+
+/* Caller holds mu: e's attributes are charged to owner from now on. */
+static void set_owner(struct entry *e, int64_t owner)
+{
+	if (owner < 0 || owner == e->owner)
+		return;
+	charge(e->owner, -(int64_t)e->bytes);
+	charge(owner, (int64_t)e->bytes);
+	e->owner = owner;
+}
+
+/* Caller holds mu: e's attributes are charged to no one any more. */
+static void uncharge(struct entry *e)
+{
+	charge(e->owner, -(int64_t)e->bytes);
+	e->bytes = 0;
 }
 
 static void attrs_free(struct tfs_mirror_attr *a)
@@ -71,6 +140,7 @@ static struct entry *get(const char *key)
 		oom();
 		return NULL;
 	}
+	e->owner = -1;
 	*p = e;
 	return e;
 }
@@ -95,6 +165,7 @@ void tfs_mirror_dir_put(const char *key, const struct tfs_dirrec *d)
 	if ((e = get(key))) {
 		e->d = *d;
 		e->has_dir = 1;
+		set_owner(e, d->uid);
 	}
 	pthread_mutex_unlock(&mu);
 }
@@ -114,7 +185,8 @@ int tfs_mirror_dir_get(const char *key, struct tfs_dirrec *d)
 	return found;
 }
 
-void tfs_mirror_attr_set(const char *key, const char *name, const char *value, size_t size)
+void tfs_mirror_attr_set(const char *key, int64_t owner, const char *name, const char *value,
+			 size_t size)
 {
 	struct tfs_mirror_attr *a;
 	struct entry *e;
@@ -123,6 +195,7 @@ void tfs_mirror_attr_set(const char *key, const char *name, const char *value, s
 	pthread_mutex_lock(&mu);
 	if (!(e = get(key)))
 		goto out;
+	set_owner(e, owner);
 	v = malloc(size ? size : 1);
 	if (!v) {
 		oom();
@@ -142,10 +215,53 @@ void tfs_mirror_attr_set(const char *key, const char *name, const char *value, s
 		a->next = e->attrs;
 		e->attrs = a;
 	}
+	if (a->value) {
+		e->bytes -= attr_cost(a->name, a->size);
+		charge(e->owner, -(int64_t)attr_cost(a->name, a->size));
+	}
 	free(a->value);
 	a->value = v;
 	a->size = size;
+	e->bytes += attr_cost(name, size);
+	charge(e->owner, (int64_t)attr_cost(name, size));
 out:
+	pthread_mutex_unlock(&mu);
+}
+
+int tfs_mirror_attr_check(const char *key, int64_t owner, const char *name, size_t size,
+			  uint64_t file_max, uint64_t user_max)
+{
+	const struct tfs_mirror_attr *a = NULL;
+	uint64_t file = 0, user = 0, old = 0, add = attr_cost(name, size);
+	struct entry *e;
+	struct usage *u;
+	int rc = 0;
+
+	pthread_mutex_lock(&mu);
+	if ((e = *find(key))) {
+		for (a = e->attrs; a && strcmp(a->name, name); a = a->next)
+			;
+		old = a ? attr_cost(a->name, a->size) : 0;
+		file = e->bytes;
+	}
+	if (owner >= 0 && (u = *usage_find(owner)))
+		user = u->bytes;
+	/* Only growth is refused: a smaller value or a removal always goes through. */
+	if (add > old && file - old + add > file_max)
+		rc = -ENOSPC;
+	else if (add > old && owner > 0 && user - old + add > user_max)
+		rc = -EDQUOT;
+	pthread_mutex_unlock(&mu);
+	return rc;
+}
+
+void tfs_mirror_owner(const char *key, int64_t owner)
+{
+	struct entry *e;
+
+	pthread_mutex_lock(&mu);
+	if ((e = *find(key)))
+		set_owner(e, owner);
 	pthread_mutex_unlock(&mu);
 }
 
@@ -162,6 +278,8 @@ void tfs_mirror_attr_drop(const char *key, const char *name)
 		if ((x = *a)) {
 			*a = x->next;
 			x->next = NULL;
+			(*p)->bytes -= attr_cost(x->name, x->size);
+			charge((*p)->owner, -(int64_t)attr_cost(x->name, x->size));
 			attrs_free(x);
 		}
 		drop_if_empty(p);
@@ -176,6 +294,7 @@ void tfs_mirror_forget(const char *key)
 	pthread_mutex_lock(&mu);
 	p = find(key);
 	if (*p) {
+		uncharge(*p);
 		attrs_free((*p)->attrs);
 		(*p)->attrs = NULL;
 		(*p)->has_dir = 0;
@@ -194,6 +313,7 @@ static void rekey(struct entry *e, char *to)
 		struct entry *old = *p;
 
 		*p = old->next;
+		uncharge(old);
 		attrs_free(old->attrs);
 		free(old->key);
 		free(old);
@@ -217,6 +337,7 @@ void tfs_mirror_rename(const char *from_key, const char *to_key)
 		if ((to = strdup(to_key))) {
 			rekey(e, to);
 		} else {
+			uncharge(e);
 			attrs_free(e->attrs);
 			free(e->key);
 			free(e);
@@ -273,6 +394,7 @@ void tfs_mirror_move_tree(const char *prefix, const char *from, const char *to)
 
 		moved = e->next;
 		if (!nk) {
+			uncharge(e);
 			attrs_free(e->attrs);
 			free(e->key);
 			free(e);

@@ -10,6 +10,7 @@
 #define TFS_MIRROR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "store/store.h"
 
@@ -17,8 +18,19 @@
 void tfs_mirror_dir_put(const char *key, const struct tfs_dirrec *d);
 /* The record of key into *d: 1, or 0 when the mirror has none. */
 int tfs_mirror_dir_get(const char *key, struct tfs_dirrec *d);
-/* A user attribute (field x:<name>) set to value[size] or removed. */
-void tfs_mirror_attr_set(const char *key, const char *name, const char *value, size_t size);
+/* A user attribute (field x:<name>) set to value[size] or removed. Its name and value
+ * are charged to owner (the record's uid; -1: whoever it was charged to before), as are
+ * from now on the record's other attributes (tfs_mirror_owner alone does that). */
+void tfs_mirror_attr_set(const char *key, int64_t owner, const char *name, const char *value,
+			 size_t size);
+/* Whether name may be set to size bytes on key owned by owner: -ENOSPC when the record's
+ * attributes would pass file_max bytes (names and values), -EDQUOT when owner's (never
+ * uid 0's) would pass user_max, else 0. A value no larger than the one it replaces is
+ * never refused. What is counted is what the mirror holds: the attributes this node set
+ * or read from its records since it started (store.c). */
+int tfs_mirror_attr_check(const char *key, int64_t owner, const char *name, size_t size,
+			  uint64_t file_max, uint64_t user_max);
+void tfs_mirror_owner(const char *key, int64_t owner);
 void tfs_mirror_attr_drop(const char *key, const char *name);
 /* The record of key is gone (rmdir, tensor freed): its record and attributes go too. */
 void tfs_mirror_forget(const char *key);

@@ -142,8 +142,8 @@ static const char replace_lua[] =
 	"if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then "
 	"redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) return 1 end return 0";
 
-int tfs_store_user_set(const char *key, const char *name, const char *value, size_t size,
-		       int create, int replace)
+int tfs_store_user_set(const char *key, int64_t owner, const char *name, const char *value,
+		       size_t size, int create, int replace)
 {
 	char field[300];
 	redisReply *r;
@@ -162,7 +162,7 @@ int tfs_store_user_set(const char *key, const char *name, const char *value, siz
 	     replace && r->integer == 0 ? -ENODATA : create && r->integer == 0 ? -EEXIST : 0;
 	freeReplyObject(r);
 	if (rc == 0)
-		tfs_mirror_attr_set(key, name, value, size);
+		tfs_mirror_attr_set(key, owner, name, value, size);
 	return rc;
 }
 
@@ -332,8 +332,8 @@ static int walk(const char *pattern, int linked,
 					rec.seq = seq;
 			}
 			e = parse_record(h, &rec);
-			freeReplyObject(h);
 			if (e == -ENOENT) {
+				freeReplyObject(h);
 				free(rec.holders);
 				continue;    /* another node's */
 			}
@@ -342,12 +342,24 @@ static int walk(const char *pattern, int linked,
 			else if (e != -ENOMEM)
 				e = 1;       /* malformed: it goes */
 			free(rec.holders);
+			/* The user attributes of a record kept, charged to its owner as if set
+			 * now: a restart does not give an owner its quota back. */
+			for (size_t j = 0; e == 0 && j + 1 < h->elements; j += 2) {
+				const redisReply *a = h->element[j], *b = h->element[j + 1];
+
+				if (a->type == REDIS_REPLY_STRING && b->type == REDIS_REPLY_STRING &&
+				    tfs_store_user_name(a))
+					tfs_mirror_attr_set(key, rec.meta.uid, tfs_store_user_name(a),
+							    b->str, b->len);
+			}
+			freeReplyObject(h);
 			if (e == 0)
 				continue;
 			if (e < 0) {
 				freeReplyObject(r);
 				return e;
 			}
+			tfs_mirror_forget(key);
 			freeReplyObject(tfs_writer_read(&rc, "DEL %s", key));
 			if (linked) {
 				tfs_split(key + plen, parent, sizeof(parent), &base);

@@ -30,9 +30,10 @@ int tfs_store_holder_delete(const char *key, const char *node, int64_t pid);
 /* --- the user's own attributes (xattr.c): field x:<name>; name without "user." --- */
 /* *out: the value as a string reply the caller frees; -ENODATA, -ERANGE, -EIO. */
 int tfs_store_user_get(const char *key, const char *name, redisReply **out);
-/* create: fail with -EEXIST when set; replace: fail with -ENODATA when not (atomically). */
-int tfs_store_user_set(const char *key, const char *name, const char *value, size_t size,
-		       int create, int replace);
+/* create: fail with -EEXIST when set; replace: fail with -ENODATA when not (atomically).
+ * owner: the record's uid, charged for it (mirror.h). */
+int tfs_store_user_set(const char *key, int64_t owner, const char *name, const char *value,
+		       size_t size, int create, int replace);
 /* The record's fields: an array reply (freed by the caller), -EIO; tfs_store_user_name
  * gives the user's name an element holds, NULL for the record's other fields. */
 int tfs_store_user_list(const char *key, redisReply **out);

@@ -23,7 +23,6 @@
 #include "store/store.h"
 #include "store/writer.h"
 #include "strutil.h"
-#include "tensors/tensor.h"
 #include "store/schema.h"
 #include "util/clock.h"
 
@@ -315,98 +314,150 @@ int tfs_store_remove_tensor(const char *name)
 	return rc ? rc : tfs_store_unlink(name);
 }
 
-static int rename_key(const char *kind, const char *from, const char *to)
-{
-	char k1[TFS_KEYMAX], k2[TFS_KEYMAX];
-	redisReply *r;
-	int rc;
+/* --- a directory's tree moved (tensors/rename.c) --- */
 
-	if (tfs_key(k1, sizeof(k1), kind, from) || tfs_key(k2, sizeof(k2), kind, to))
-		return -ENAMETOOLONG;
-	r = tfs_writer_read(&rc, "EXISTS %s", k1);
-	if (!r)
-		return -EIO;
-	rc = r->integer ? 1 : 0;
-	freeReplyObject(r);
-	if (!rc)
-		return 0;
-	r = tfs_writer_read(&rc, "RENAME %s %s", k1, k2);
-	freeReplyObject(r);
-	if (strcmp(kind, "tensor")) {
-		tfs_dircache_forget(from);
-		tfs_dircache_forget(to);
-	}
-	return r ? 0 : -EIO;
+/* The whole move in one step, so that a stall or a crash leaves the tree under one name
+ * or the other, never split: the checks (source a directory, destination free and its
+ * parent there, no other node's tensor inside, every new path within the bounds), then
+ * every record and entries hash renamed, the entry moved between the parents, and the
+ * marker set to "done". A marker already there ("cancel": tfs_store_move_settle gave the
+ * move up) makes it do nothing. Reads through pcall: a key of another type written by
+ * hand is garbage that moves along, not an error half-way. */
+static const char move_tree_lua[] =
+	"if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end "
+	"if redis.call('HGET', KEYS[2], ARGV[5]) ~= 'd' then return -2 end "
+	"if ARGV[10] ~= '1' and redis.call('EXISTS', KEYS[4]) == 0 then return -2 end "
+	"if redis.call('HEXISTS', KEYS[3], ARGV[6]) == 1 then return -3 end "
+	"local pfx, from, to, fl = ARGV[1], ARGV[2], ARGV[3], #ARGV[2] "
+	"local maxp, maxd = tonumber(ARGV[7]), tonumber(ARGV[8]) "
+	"local function depth(s) local n = 1 for _ in string.gmatch(s, '/') do n = n + 1 end "
+	"  return n end "
+	"local dd = depth(to) - depth(from) "
+	"local function fits(p) return #to + #p - fl <= maxp and depth(p) + dd <= maxd end "
+	"local dirs, tensors, i = {from}, {}, 1 "
+	"while i <= #dirs do "
+	"  local d = dirs[i] i = i + 1 "
+	"  local ents = redis.pcall('HGETALL', pfx .. ':dirents:' .. d) "
+	"  if type(ents) == 'table' and not ents.err then "
+	"    for j = 1, #ents - 1, 2 do "
+	"      local p = d .. '/' .. ents[j] "
+	"      if not fits(p) then return -5 end "
+	"      if ents[j + 1] == 'd' then dirs[#dirs + 1] = p else "
+	"        local n = redis.pcall('HGET', pfx .. ':tensor:' .. p, 'node') "
+	"        if type(n) == 'string' and n ~= ARGV[4] then return -4 end "
+	"        tensors[#tensors + 1] = p "
+	"      end "
+	"    end "
+	"  end "
+	"end "
+	"local function mv(kind, p) "
+	"  local a = pfx .. ':' .. kind .. ':' .. p "
+	"  if redis.call('EXISTS', a) == 1 then "
+	"    redis.call('RENAME', a, pfx .. ':' .. kind .. ':' .. to .. string.sub(p, fl + 1)) "
+	"  end "
+	"end "
+	"for _, p in ipairs(tensors) do mv('tensor', p) end "
+	"for _, d in ipairs(dirs) do mv('dir', d) mv('dirents', d) end "
+	"redis.call('HDEL', KEYS[2], ARGV[5]) "
+	"redis.call('HSET', KEYS[3], ARGV[6], 'd') "
+	"redis.call('SET', KEYS[1], 'done', 'EX', ARGV[9]) "
+	"return #tensors + #dirs";
+
+/* A move whose answer was lost: "done" when it ran (the marker goes), else the marker
+ * becomes "cancel", so that it never runs later (its command may still sit in a socket
+ * Redis has not read yet). */
+static const char move_settle_lua[] =
+	"local v = redis.call('GET', KEYS[1]) "
+	"if v == 'done' then redis.call('DEL', KEYS[1]) return 1 end "
+	"if v then return 0 end "
+	"redis.call('SET', KEYS[1], 'cancel', 'EX', ARGV[1]) "
+	"return 0";
+
+/* How long a marker outlives its move: far past any stall a command could wait out. */
+#define MOVE_MARKER_TTL "86400"
+
+void tfs_store_move_marker(char *buf, size_t size, uint64_t id)
+{
+	snprintf(buf, size, "%s:move:%s:%016llx", tfs_schema.prefix, tfs_schema.node,
+		 (unsigned long long)id);
 }
 
-/* Walks a directory's subtree. check=1: fails with -EREMOTE when another node's tensor is
- * inside (its owner keys its memory by name). check=0: moves every key to the new path. */
-static int move_tree(const char *from, const char *to, int check)
+/* What this node caches of the tree: moved. */
+static void moved(const char *from, const char *to)
 {
-	char *key, *a = NULL, *b = NULL;
-	redisReply *r;
-	int rc = 0;
+	char fp[TFS_PATH_MAX], tp[TFS_PATH_MAX];
+	const char *fb, *tb;
 
-	/* On the heap: a frame per level of the tree, and trees may be deep. */
-	key = malloc(TFS_KEYMAX);
-	if (!key)
-		return -ENOMEM;
-	if ((rc = tfs_key(key, TFS_KEYMAX, "dirents", from))) {
-		free(key);
-		return rc;
+	tfs_mirror_move_tree(tfs_schema.prefix, from, to);
+	tfs_dircache_forget_tree(from);
+	tfs_dircache_forget_tree(to);
+	tfs_split(from, fp, sizeof(fp), &fb);
+	tfs_split(to, tp, sizeof(tp), &tb);
+	tfs_dircache_set_type(fp, fb, 0);
+	tfs_dircache_set_type(tp, tb, 'd');
+}
+
+int tfs_store_move_tree(const char *from, const char *to, const char *marker,
+			uint64_t max_path, uint64_t max_depth)
+{
+	char *fp = NULL, *tp = NULL, *k2 = NULL, *k3 = NULL, *k4 = NULL, mp[24], md[24];
+	const char *fb, *tb;
+	redisReply *r;
+	int rc = -ENOMEM;
+
+	fp = malloc(TFS_PATH_MAX);
+	tp = malloc(TFS_PATH_MAX);
+	k2 = malloc(TFS_KEYMAX);
+	k3 = malloc(TFS_KEYMAX);
+	k4 = malloc(TFS_KEYMAX);
+	if (!fp || !tp || !k2 || !k3 || !k4)
+		goto out;
+	tfs_split(from, fp, TFS_PATH_MAX, &fb);
+	tfs_split(to, tp, TFS_PATH_MAX, &tb);
+	rc = -ENAMETOOLONG;
+	if (tfs_key(k2, TFS_KEYMAX, "dirents", fp) || tfs_key(k3, TFS_KEYMAX, "dirents", tp) ||
+	    tfs_key(k4, TFS_KEYMAX, "dir", tp))
+		goto out;
+	snprintf(mp, sizeof(mp), "%llu", (unsigned long long)max_path);
+	snprintf(md, sizeof(md), "%llu", (unsigned long long)max_depth);
+	r = tfs_writer_read(&rc, "EVAL %s 4 %s %s %s %s %s %s %s %s %s %s %s %s %s %s",
+			  move_tree_lua, marker, k2, k3, k4, tfs_schema.prefix, from, to,
+			  tfs_schema.node, fb, tb, mp, md, MOVE_MARKER_TTL, tp[0] ? "0" : "1");
+	if (!r) {
+		/* -EIO: sent or not, the answer is lost; the caller settles it later. */
+		rc = rc == -EIO ? -EIO : rc == -ENOMEM ? -ENOMEM : -EPROTO;
+		goto out;
 	}
-	r = tfs_writer_read(&rc, "HGETALL %s", key);
-	free(key);
-	if (!r)
-		return -EIO;
-	for (size_t i = 0; rc == 0 && i + 1 < r->elements; i += 2) {
-		const char *e = r->element[i]->str;
-		if (r->element[i]->type != REDIS_REPLY_STRING ||
-		    r->element[i + 1]->type != REDIS_REPLY_STRING)
-			continue;
-		a = tfs_path_join(from, e);
-		b = tfs_path_join(to, e);
-		if (!a || !b) {
-			rc = -ENOMEM;
-		} else if (strlen(b) >= TFS_PATH_MAX) {
-			rc = -ENAMETOOLONG;
-		} else if (r->element[i + 1]->str[0] == 'd') {
-			rc = move_tree(a, b, check);
-		} else if (check) {
-			if (!tfs_table_find(a))
-				rc = -EREMOTE;
-		} else {
-			struct tfsd_tensor *t = tfs_table_find(a);
-			rc = t ? tfs_tensor_rename(t, b) : rename_key("tensor", a, b);
-		}
-		free(a);
-		free(b);
-		a = b = NULL;
-	}
+	rc = r->type != REDIS_REPLY_INTEGER ? -EPROTO : r->integer >= 0 ? 0 :
+	     r->integer == -2 ? -ENOENT : r->integer == -3 ? -EEXIST :
+	     r->integer == -4 ? -EREMOTE : r->integer == -5 ? -ENAMETOOLONG : -ECANCELED;
 	freeReplyObject(r);
-	if (rc == 0 && !check) {
-		rc = rename_key("dir", from, to);
-		if (rc == 0)
-			rc = rename_key("dirents", from, to);
+	if (rc == 0) {
+		moved(from, to);
+		tfs_writer_cmdf("DEL %s", marker);
 	}
+out:
+	free(fp);
+	free(tp);
+	free(k2);
+	free(k3);
+	free(k4);
 	return rc;
 }
 
-int tfs_store_move_dir(const char *from, const char *to)
+int tfs_store_move_settle(const char *marker, const char *from, const char *to)
 {
-	int rc = move_tree(from, to, 1);
+	redisReply *r;
+	int rc;
 
-	if (rc == 0)
-		rc = tfs_store_link(to, 'd');
-	if (rc)
-		return rc;
-	rc = move_tree(from, to, 0);
-	if (rc) {
-		tfs_store_unlink(to);
-		return rc;
-	}
-	tfs_mirror_move_tree(tfs_schema.prefix, from, to);
-	return tfs_store_unlink(from);
+	r = tfs_writer_read(&rc, "EVAL %s 1 %s %s", move_settle_lua, marker, MOVE_MARKER_TTL);
+	if (!r)
+		return -EIO;
+	rc = r->type == REDIS_REPLY_INTEGER ? (int)r->integer : -EIO;
+	freeReplyObject(r);
+	if (rc == 1)
+		moved(from, to);
+	return rc;
 }
 
 /* The count of subdirectories changes by increments, so that two nodes changing one

@@ -35,9 +35,21 @@ int tfs_store_dir_entries(const char *name, redisReply **out);
 int tfs_store_rmdir(const char *name);
 /* Removes a tensor record and its name, for records with no tensor behind them. */
 int tfs_store_remove_tensor(const char *name);
-/* Moves directory from and everything under it to to (which must not exist): -EREMOTE
- * when another node's tensor is inside, -EEXIST, -EIO. Caller holds ns. */
-int tfs_store_move_dir(const char *from, const char *to);
+/* A tree move's marker key (<prefix>:move:<node>:<id>), which says whether it ran. */
+void tfs_store_move_marker(char *buf, size_t size, uint64_t id);
+/* Moves directory from and everything under it to to (which must not exist) in one
+ * script, records, entries and this node's caches: 0, -ENOENT (from is no directory, or
+ * to's parent is gone), -EEXIST, -EREMOTE (another node's tensor is inside),
+ * -ENAMETOOLONG (a path would pass max_path bytes or max_depth components), -ECANCELED
+ * (marker was settled already), -ENOMEM, -EPROTO (Redis refused: nothing moved), -EIO:
+ * the answer was lost, the move may have run or may still run: settle it with
+ * tfs_store_move_settle once Redis answers. Tensors of the table are the caller's to
+ * rename. Caller holds ns. */
+int tfs_store_move_tree(const char *from, const char *to, const char *marker,
+			uint64_t max_path, uint64_t max_depth);
+/* Settles a move whose answer was lost: 1 it ran (this node's caches follow), 0 it did not
+ * and never will, -EIO. Caller holds ns. */
+int tfs_store_move_settle(const char *marker, const char *from, const char *to);
 /* An entry of directory name (whose record the caller just read into d) was added or
  * removed: its mtime and ctime become now and its count of subdirectories moves by nsub.
  * Queued: 0, -ENOMEM or -ENAMETOOLONG. */

@@ -15,6 +15,7 @@
 
 #include "tensors/adopt.h"
 #include "store/store.h"
+#include "tensors/quota.h"
 #include "tensors/resync.h"
 #include "tensors/tensor.h"
 #include "log.h"
@@ -95,6 +96,7 @@ static struct tfsd_tensor *tensor_of(const struct tfs_store_rec *rec)
 			h->expires = tfs_now() + ADOPT_LEASE;
 		h->next = t->holders;
 		t->holders = h;
+		tfs_quota_holds(h->uid, h->count);
 	}
 	return t;
 fail:

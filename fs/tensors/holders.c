@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "store/store.h"
+#include "tensors/quota.h"
 #include "tensors/tensor.h"
 #include "store/writer.h"
 #include "log.h"
@@ -25,16 +26,31 @@ static int save_holder(struct tfsd_tensor *t, const struct tfs_holder *h)
 				     t->meta.refcount);
 }
 
+/* Every hold of t, of all its holders: at most max_holds, so a walk is short. */
+static int64_t holds_of(const struct tfsd_tensor *t)
+{
+	int64_t n = 0;
+
+	for (const struct tfs_holder *h = t->holders; h; h = h->next)
+		n += h->count;
+	return n;
+}
+
 int tfs_tensor_hold(struct tfsd_tensor *t, const char *node, int64_t pid, int64_t uid,
 		    int64_t lease)
 {
 	struct tfs_holder *h;
+	int rc;
 
 	for (h = t->holders; h; h = h->next)
 		if (h->pid == pid && strcmp(h->node, node) == 0)
 			break;
 	if (h && h->uid != uid)
 		return -EPERM;
+	if ((uint64_t)holds_of(t) >= tfs_limits.holds)
+		return -EMLINK;
+	if ((rc = tfs_quota_holds_check(uid, 1)))
+		return rc;
 	if (!h) {
 		h = calloc(1, sizeof(*h));
 		if (!h)
@@ -50,6 +66,7 @@ int tfs_tensor_hold(struct tfsd_tensor *t, const char *node, int64_t pid, int64_
 	if (lease && h->expires)
 		h->expires = tfs_now() + lease;
 	h->count++;
+	tfs_quota_holds(uid, 1);
 	return save_holder(t, h);
 }
 
@@ -61,6 +78,7 @@ static int holder_drop(struct tfsd_tensor *t, struct tfs_holder *h, int64_t n)
 	int64_t pid = h->pid;
 	struct tfs_holder **pp;
 
+	tfs_quota_holds(h->uid, -n);
 	h->count -= n;
 	if (h->count > 0) {
 		save_holder(t, h);
@@ -106,6 +124,44 @@ int tfs_tensor_renew(struct tfsd_tensor *t, const char *node, int64_t pid, int64
 		return -ENOENT;
 	h->expires = tfs_now() + lease;
 	return 0;
+}
+
+int tfs_tensor_revoke(struct tfsd_tensor *t, const char *node, int64_t pid)
+{
+	struct tfs_holder *h, *next;
+	int n = 0;
+
+	for (h = t->holders; h; h = next) {
+		next = h->next;
+		if (node && (h->pid != pid || strcmp(h->node, node)))
+			continue;
+		tfs_log(LOG_NOTICE, "%s: revoked the %lld hold(s) of holder %s:%lld (uid %lld)",
+			t->name, (long long)h->count, h->node, (long long)h->pid, (long long)h->uid);
+		holder_drop(t, h, h->count);
+		n++;
+	}
+	if (!n)
+		return -ENOENT;
+	tfs_tensor_drop_if_unused(t);
+	return n;
+}
+
+char *tfs_tensor_holds_text(const struct tfsd_tensor *t, size_t *len)
+{
+	size_t cap = 1, n = 0;
+	char *buf;
+
+	for (const struct tfs_holder *h = t->holders; h; h = h->next)
+		cap += strlen(h->node) + 4 * 24;
+	if (!(buf = malloc(cap)))
+		return NULL;
+	buf[0] = '\0';
+	for (const struct tfs_holder *h = t->holders; h; h = h->next)
+		n += (size_t)snprintf(buf + n, cap - n, "%s:%lld %lld %lld %lld\n", h->node,
+				      (long long)h->pid, (long long)h->count, (long long)h->uid,
+				      (long long)h->expires);
+	*len = n;
+	return buf;
 }
 
 struct reap_now {

@@ -146,7 +146,10 @@ int tfs_tensor_resync(void)
 		return -EBUSY;
 	}
 	snap.running = 1;
-	rc = tfs_store_restore_dirs();
+	/* Tree moves whose answer was lost first: the table then names what Redis does. */
+	rc = tfs_tensor_moves_settle();
+	if (rc == 0)
+		rc = tfs_store_restore_dirs();
 	if (rc == 0 && tfs_tensors.table.count &&
 	    !(snap.t = calloc(tfs_tensors.table.count, sizeof(*snap.t))))
 		rc = -ENOMEM;

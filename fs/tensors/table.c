@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tensors/quota.h"
 #include "tensors/tensor.h"
 #include "store/store.h"
 #include "strutil.h"
@@ -56,6 +57,7 @@ void tfs_table_insert(struct tfsd_tensor *t)
 	t->next = tb->buckets[i];
 	tb->buckets[i] = t;
 	tb->count++;
+	tfs_quota_tensors(t->meta.uid, 1);
 }
 
 void tfs_table_remove(struct tfsd_tensor *t)
@@ -67,6 +69,7 @@ void tfs_table_remove(struct tfsd_tensor *t)
 		if (*pp == t) {
 			*pp = t->next;
 			tb->count--;
+			tfs_quota_tensors(t->meta.uid, -1);
 			return;
 		}
 	}

@@ -12,8 +12,10 @@
 
 #include "store/conn.h"
 #include "mem/devices.h"
+#include "store/mirror.h"
 #include "store/store.h"
 #include "tensors/resync.h"
+#include "tensors/quota.h"
 #include "tensors/tensor.h"
 #include "store/writer.h"
 #include "dtype.h"
@@ -24,7 +26,6 @@
 #include "store/records.h"
 #include "store/restore.h"
 #include "store/claims.h"
-#include "store/mirror.h"
 #include "util/clock.h"
 #include "mem/backend.h"
 #include "tensors/tensors.h"
@@ -88,6 +89,7 @@ static void tensor_free(struct tfsd_tensor *t)
 
 	for (h = t->holders; h; h = next) {
 		next = h->next;
+		tfs_quota_holds(h->uid, -h->count);
 		free(h);
 	}
 	/* A read holds io until its reply is written, and the reader, woken by that reply,
@@ -129,24 +131,24 @@ void tfs_tensor_drop_if_unused(struct tfsd_tensor *t)
 }
 
 /* What refuses a create before its name is claimed. */
-static int create_check(const char *name, int device, char *key, size_t size)
+static int create_check(const char *name, int device, uid_t uid, char *key, size_t size)
 {
 	int rc;
 
-	if ((rc = tfs_key(key, size, "tensor", name)))
+	if ((rc = tfs_quota_path(name)) || (rc = tfs_key(key, size, "tensor", name)))
 		return rc;
 	if (device < 0 || device >= tfs_mem.ops->device_count(tfs_mem.be))
 		return -EINVAL;
 	if (tfs_table_find_key(key))
 		return -EEXIST;
-	return 0;
+	return tfs_quota_tensor_check(uid);
 }
 
-int tfs_tensor_claim(const char *name, int device, const struct tfs_dirrec *parent_rec,
+int tfs_tensor_claim(const char *name, int device, uid_t uid, const struct tfs_dirrec *parent_rec,
 		     struct tfs_store_claim **claim)
 {
 	char key[TFS_KEYMAX];
-	int rc = create_check(name, device, key, sizeof(key));
+	int rc = create_check(name, device, uid, key, sizeof(key));
 
 	return rc ? rc : tfs_store_link_send(name, 't', parent_rec, claim);
 }
@@ -195,7 +197,7 @@ static int create_made(struct tfs_store_claim *claim, const char *name, tfs_dtyp
 	struct timespec now;
 	int rc, shaped = 0;
 
-	if ((rc = create_check(name, device, key, sizeof(key)))) {
+	if ((rc = create_check(name, device, uid, key, sizeof(key)))) {
 		if (claim)
 			tfs_tensor_claim_drop(name, claim);
 		else
@@ -367,6 +369,11 @@ int tfs_tensor_set_owner(struct tfsd_tensor *t, uid_t uid, gid_t gid, mode_t mod
 
 	if (!moved)
 		return rc;      /* refused by the backend: nothing changed */
+	if (uid != t->meta.uid) {
+		tfs_quota_tensors(t->meta.uid, -1);
+		tfs_quota_tensors(uid, 1);
+		tfs_mirror_owner(t->key, uid);
+	}
 	t->meta.uid = uid;
 	t->meta.gid = gid;
 	t->meta.mode = mode;
@@ -656,7 +663,8 @@ void tfs_tensor_unpin_forgotten(void)
 		tfs_tensor_unpin_key(k);
 }
 
-int tfs_tensor_rename(struct tfsd_tensor *t, const char *newname)
+/* store: the record moves too (a tensor's own rename); else it moved already (a tree). */
+static int rename_to(struct tfsd_tensor *t, const char *newname, int store)
 {
 	char key[TFS_KEYMAX], *name, *k;
 	int rc;
@@ -670,7 +678,7 @@ int tfs_tensor_rename(struct tfsd_tensor *t, const char *newname)
 		free(k);
 		return -ENOMEM;
 	}
-	if ((rc = tfs_store_rename(t->key, key))) {
+	if (store && (rc = tfs_store_rename(t->key, key))) {
 		free(name);
 		free(k);
 		return rc;
@@ -681,8 +689,19 @@ int tfs_tensor_rename(struct tfsd_tensor *t, const char *newname)
 	t->name = name;
 	t->key = k;
 	tfs_table_insert(t);
-	clock_gettime(CLOCK_REALTIME, &t->ctime);
+	if (store)
+		clock_gettime(CLOCK_REALTIME, &t->ctime);
 	return 0;
+}
+
+int tfs_tensor_rename(struct tfsd_tensor *t, const char *newname)
+{
+	return rename_to(t, newname, 1);
+}
+
+int tfs_tensor_renamed(struct tfsd_tensor *t, const char *newname)
+{
+	return rename_to(t, newname, 0);
 }
 
 static void shutdown_one(struct tfsd_tensor *t, void *arg)

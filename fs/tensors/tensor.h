@@ -79,7 +79,8 @@ void tfs_tensor_drop_if_unused(struct tfsd_tensor *t);
 struct tfsd_tensor *tfs_table_find(const char *name);
 /* The tensor whose Redis key is key (an unlinked one's too); NULL when there is none. */
 struct tfsd_tensor *tfs_table_find_key(const char *key);
-/* A create in two halves, so that the queue worker sends the claims of a batch of creates
+/* A create is refused with -ENAMETOOLONG past the path bounds and -EDQUOT when its owner
+ * uid has max_user_tensors (quota.h). A create in two halves, so that the queue worker sends the claims of a batch of creates
  * in one round trip: tfs_tensor_claim makes the checks of a create and sends the claim of
  * the name (0 with *claim set, or -EEXIST/-EINVAL (no such device)/-ENOENT (no parent
  * dir)/-EIO; parent_rec as tfs_store_link_send's); tfs_tensor_create_claimed makes the
@@ -88,8 +89,8 @@ struct tfsd_tensor *tfs_table_find_key(const char *key);
  * It awaits the claim before it writes anything. Nothing may change the name between the
  * two: hold ns throughout. Its errors: tfs_tensor_claim's and tfs_tensor_shape's. A claim
  * not used goes to tfs_tensor_claim_drop. */
-int tfs_tensor_claim(const char *name, int device, const struct tfs_dirrec *parent_rec,
-		     struct tfs_store_claim **claim);
+int tfs_tensor_claim(const char *name, int device, uid_t uid,
+		     const struct tfs_dirrec *parent_rec, struct tfs_store_claim **claim);
 int tfs_tensor_create_claimed(struct tfs_store_claim *claim, const char *name, tfs_dtype dt,
 			      const struct tfs_shape *sh, int device, uid_t uid, gid_t gid,
 			      mode_t mode, const struct tfs_dirrec *parent_rec, int open,
@@ -153,9 +154,25 @@ void tfs_tensor_unpin_forgotten(void);
  * (tfs_mono_ns) and returns 1, the caller then dropping t if unused; else 0. */
 int tfs_tensor_pin_expired(struct tfsd_tensor *t, int64_t now_ns);
 int tfs_tensor_rename(struct tfsd_tensor *t, const char *newname);
+/* t's name and key follow its record, which a tree move moved already (rename.c): 0,
+ * -ENAMETOOLONG, -ENOMEM (t keeps its old name). */
+int tfs_tensor_renamed(struct tfsd_tensor *t, const char *newname);
+
+/* --- directory renames (rename.c); callers hold ns --- */
+/* Moves directory from and its whole tree to to (which must not exist, or was removed
+ * as an empty directory just before) in one step in Redis, then the tensors of the table
+ * under it: 0, or as tfs_store_move_tree: -ENOENT, -EEXIST, -EREMOTE, -ENAMETOOLONG,
+ * -ENOMEM, -EIO. After -EIO the move is settled by the next resync
+ * (tfs_tensor_moves_settle): until then tfs_d.moves_pending makes every metadata change
+ * fail with -EIO, so that nothing is written under names Redis may no longer have. */
+int tfs_tensor_move_dir(const char *from, const char *to);
+/* Asks Redis how each move whose answer was lost ended and makes the table follow: 0 or
+ * -EIO (those not settled are kept for the next call). */
+int tfs_tensor_moves_settle(void);
 /* One more hold of (node, pid), taken by uid (-1: a trusted sender), lasting lease
  * seconds unless renewed (0: while pid lives on this node): -EPERM when that (node, pid)
- * holds it already for another sender (a pid reused before the reaper ran). */
+ * holds it already for another sender (a pid reused before the reaper ran), -EMLINK when
+ * t has max_holds holds, -EDQUOT when uid has max_user_holds (quota.h). */
 int tfs_tensor_hold(struct tfsd_tensor *t, const char *node, int64_t pid, int64_t uid,
 		    int64_t lease);
 /* Extends the lease of (node, pid)'s hold to lease seconds from now: -ENOENT as release. */
@@ -164,6 +181,13 @@ int tfs_tensor_renew(struct tfsd_tensor *t, const char *node, int64_t pid, int64
 /* Drops one hold of (node, pid); -ENOENT when it holds none, or uid is not -1 and the
  * hold is not uid's. */
 int tfs_tensor_release(struct tfsd_tensor *t, const char *node, int64_t pid, int64_t uid);
+/* Takes away every hold of (node, pid), or of every holder when node is NULL (the owner
+ * or root revoking, xattr.c): the number of holders dropped, or -ENOENT when there was
+ * none. t may be freed by it (nothing else holding it). */
+int tfs_tensor_revoke(struct tfsd_tensor *t, const char *node, int64_t pid);
+/* t's holders, a line each: "<node>:<pid> <count> <uid> <lease end, 0: none>\n", malloc'd
+ * (*len its length), or NULL when out of memory. */
+char *tfs_tensor_holds_text(const struct tfsd_tensor *t, size_t *len);
 /* Folds the last write()'s time into mtime and ctime where it is later: write() stores it
  * atomically, not under ns, so that writes never wait for metadata. Caller holds ns;
  * every reader of mtime/ctime calls it first, and a setattr of mtime before setting it

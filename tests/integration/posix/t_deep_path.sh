@@ -1,6 +1,6 @@
 # Paths longer than PATH_MAX from the mount's root work: each call names its path
 # relative to a directory deep inside (pjdfstest */03, rename/02). The daemon's own limit
-# is far beyond (32 KiB), ENAMETOOLONG past it.
+# is beyond (max_path, 8 KiB by default), ENAMETOOLONG past it (t_path_bounded.sh).
 . "$(dirname "$0")/../lib.sh"
 start_redis || exit 1
 M=$T/m
@@ -23,7 +23,7 @@ too_long() {
 	for i in $(seq 200); do mkdir "$n" 2>"$T/mkdir.err" || break; cd "$n"; done
 	grep -q "File name too long" "$T/mkdir.err"
 }
-check "past 32 KiB from the root: ENAMETOOLONG" too_long
+check "past max_path from the root: ENAMETOOLONG" too_long
 cd "$T"
 check "rm -r of the whole tree" rm -r "$M/$n"
 eq "nothing left" "" "$(ls "$M")"
