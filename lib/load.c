@@ -1,6 +1,7 @@
 /* tfs_load: a raw, .npy or .safetensors file into tensors (tensorfs.h). The whole file is
  * checked before anything is made; then the tensors are made by the pipeline's preparing
  * threads while its copy threads fill those already made (load_pipe.c). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -18,6 +19,7 @@
 #include "fileio.h"
 #include "formats.h"
 #include "load_pipe.h"
+#include "model_dir.h"
 
 #define META_XATTR "user.safetensors.metadata"
 
@@ -34,6 +36,11 @@ struct load {
 	uint64_t size;
 	int is_dir;                    /* safetensors: dest is a directory */
 	int made_dir;                  /* dest was created as a directory */
+	int merge;                     /* dest is an existing directory loaded into */
+	char **subdirs;                /* directories made under an existing dest */
+	size_t nsubdirs;
+	size_t nsrc;                   /* a model directory: its files, open */
+	struct tfs_pipe_src *src;
 	char *metadata;                /* safetensors "__metadata__", or NULL */
 	size_t n;
 	struct spec *spec;
@@ -51,15 +58,20 @@ void tfs_load_opts_init(struct tfs_load_opts *o)
 	o->via_file = 1;
 }
 
-static int read_at(struct load *l, void *buf, size_t n, uint64_t off)
+static int read_fd(int fd, const char *file, void *buf, size_t n, uint64_t off)
 {
-	int rc = tfs_pread_full(l->fd, buf, n, off);
+	int rc = tfs_pread_full(fd, buf, n, off);
 
 	if (rc == -ENODATA)
-		return tfs_seterr(-EBADMSG, "%s: truncated: %s", l->file, tfs_strerror(EBADMSG));
+		return tfs_seterr(-EBADMSG, "%s: truncated: %s", file, tfs_strerror(EBADMSG));
 	if (rc)
-		return tfs_seterr(rc, "%s: read: %s", l->file, tfs_strerror(-rc));
+		return tfs_seterr(rc, "%s: read: %s", file, tfs_strerror(-rc));
 	return 0;
+}
+
+static int read_at(struct load *l, void *buf, size_t n, uint64_t off)
+{
+	return read_fd(l->fd, l->file, buf, n, off);
 }
 
 static int add(struct load *l, const char *name, tfs_dtype dt, const struct tfs_shape *sh,
@@ -83,17 +95,32 @@ static int add(struct load *l, const char *name, tfs_dtype dt, const struct tfs_
 	return 0;
 }
 
+/* Room for n more tensors. */
 static int alloc_specs(struct load *l, size_t n)
 {
-	l->spec = calloc(n ? n : 1, sizeof(*l->spec));
-	l->items = calloc(n ? n : 1, sizeof(*l->items));
-	l->made = calloc(n ? n : 1, sizeof(*l->made));
-	if (!l->spec || !l->items || !l->made)
+	size_t cap = l->n + (n ? n : 1);
+	struct spec *sp = realloc(l->spec, cap * sizeof(*sp));
+	struct tfs_pipe_item *it;
+	int *made;
+
+	if (sp)
+		l->spec = sp;
+	it = sp ? realloc(l->items, cap * sizeof(*it)) : NULL;
+	if (it)
+		l->items = it;
+	made = it ? realloc(l->made, cap * sizeof(*made)) : NULL;
+	if (!made)
 		return tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+	l->made = made;
+	memset(l->spec + l->n, 0, (cap - l->n) * sizeof(*sp));
+	memset(l->items + l->n, 0, (cap - l->n) * sizeof(*it));
+	memset(l->made + l->n, 0, (cap - l->n) * sizeof(*made));
 	return 0;
 }
 
-static int plan_st(struct load *l)
+/* The tensors of the safetensors file fd (size bytes; src NULL: the load's own file). */
+static int plan_st_fd(struct load *l, int fd, const char *file, uint64_t size,
+		      const struct tfs_pipe_src *src)
 {
 	struct st_header h = { 0 };
 	uint8_t first[8];
@@ -101,24 +128,24 @@ static int plan_st(struct load *l)
 	char *json = NULL, why[512];
 	int rc;
 
-	if (l->size < 8 || read_at(l, first, 8, 0))
+	if (size < 8 || read_fd(fd, file, first, 8, 0))
 		return tfs_seterr(-EBADMSG, "%s: not a safetensors file (shorter than 8 bytes): %s",
-				  l->file, tfs_strerror(EBADMSG));
-	if ((rc = tfs_st_header_len(first, l->size, &hlen))) {
+				  file, tfs_strerror(EBADMSG));
+	if ((rc = tfs_st_header_len(first, size, &hlen))) {
 		uint64_t v = 0;
 
 		for (int i = 7; i >= 0; i--)
 			v = v << 8 | first[i];
 		return tfs_seterr(rc, "%s: header length %llu does not fit the file (%llu bytes): %s",
-				  l->file, (unsigned long long)v, (unsigned long long)l->size,
+				  file, (unsigned long long)v, (unsigned long long)size,
 				  tfs_strerror(rc));
 	}
 	if (!(json = malloc(hlen ? hlen : 1)))
 		return tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
-	if ((rc = read_at(l, json, hlen, 8)))
+	if ((rc = read_fd(fd, file, json, hlen, 8)))
 		goto out;
-	if ((rc = tfs_st_parse(json, hlen, l->size - 8 - hlen, &h, why, sizeof(why)))) {
-		rc = tfs_seterr(rc, "%s: bad safetensors header: %s: %s", l->file, why,
+	if ((rc = tfs_st_parse(json, hlen, size - 8 - hlen, &h, why, sizeof(why)))) {
+		rc = tfs_seterr(rc, "%s: bad safetensors header: %s: %s", file, why,
 				tfs_strerror(rc));
 		goto out;
 	}
@@ -129,20 +156,28 @@ static int plan_st(struct load *l)
 
 		if (tfs_name_check(e->name)) {
 			rc = tfs_seterr(-EINVAL, "%s: tensor name '%s' cannot be a file name: %s",
-					l->file, e->name, tfs_strerror(EINVAL));
+					file, e->name, tfs_strerror(EINVAL));
 			goto out;
 		}
 		if ((rc = add(l, e->name, e->dtype, &e->shape, 8 + hlen + e->begin,
 			      e->end - e->begin)))
 			goto out;
+		l->items[l->n - 1].src = src;
 	}
 	l->is_dir = 1;
-	l->metadata = h.metadata;
-	h.metadata = NULL;
+	if (!l->metadata) {
+		l->metadata = h.metadata;
+		h.metadata = NULL;
+	}
 out:
 	tfs_st_free(&h);
 	free(json);
 	return rc;
+}
+
+static int plan_st(struct load *l)
+{
+	return plan_st_fd(l, l->fd, l->file, l->size, NULL);
 }
 
 static int plan_npy(struct load *l, const uint8_t *head, size_t nhead)
@@ -245,6 +280,244 @@ static int plan(struct load *l)
 	}
 }
 
+/* ---- a Hugging Face model directory ---- */
+
+struct keyref {
+	const char *name;              /* the key: the spec's path past "dest/" */
+	size_t src;                    /* its file in l->src */
+};
+
+static int by_keyname(const void *a, const void *b)
+{
+	return strcmp(((const struct keyref *)a)->name, ((const struct keyref *)b)->name);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Opens the regular file name of the directory as l->src[l->nsrc]. */
+static int open_src(struct load *l, const char *name, uint64_t *size)
+{
+	struct tfs_pipe_src *s = &l->src[l->nsrc];
+	char *path;
+	struct stat st;
+	int fd;
+
+	if (asprintf(&path, "%s/%s", l->file, name) < 0)
+		return tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		tfs_seterr(-e, "%s: %s", path, tfs_strerror(e));
+		free(path);
+		return -e;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		tfs_seterr(-EINVAL, "%s: not a regular file: %s", path, tfs_strerror(EINVAL));
+		close(fd);
+		free(path);
+		return -EINVAL;
+	}
+	*s = (struct tfs_pipe_src){ .fd = fd, .name = path, .dev = (uint64_t)st.st_dev,
+				    .ino = (uint64_t)st.st_ino };
+	*size = (uint64_t)st.st_size;
+	l->nsrc++;
+	return 0;
+}
+
+static int is_regular(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+		return 0;
+	return !stat(path, &st) && S_ISREG(st.st_mode);
+}
+
+static const char *base_of(const struct tfs_pipe_src *s)
+{
+	const char *b = strrchr(s->name, '/');
+
+	return b ? b + 1 : s->name;
+}
+
+/* Every key once, no key that is also another's directory, every key where the index
+ * says: checked before anything is made. small[j]: l->src[j] is a small file. */
+static int check_keys(struct load *l, const struct tfs_model_index *idx, const char *small)
+{
+	size_t skip = strlen(l->dest) + 1;
+	struct keyref *refs = calloc(l->n ? l->n : 1, sizeof(*refs));
+	char pre[PATH_MAX];
+	int rc = 0;
+
+	if (!refs)
+		return tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+	for (size_t i = 0; i < l->n; i++)
+		refs[i] = (struct keyref){ l->spec[i].path + skip, (size_t)(l->items[i].src - l->src) };
+	qsort(refs, l->n, sizeof(*refs), by_keyname);
+	for (size_t i = 1; i < l->n && !rc; i++) {
+		const struct keyref *a = &refs[i - 1], *b = &refs[i];
+
+		if (strcmp(a->name, b->name))
+			continue;
+		if (small[a->src] || small[b->src])
+			rc = tfs_seterr(-EEXIST, "%s: key '%s' of %s collides with the file %s: %s",
+					l->file, a->name, small[a->src] ? base_of(&l->src[b->src]) :
+					base_of(&l->src[a->src]), a->name, tfs_strerror(EEXIST));
+		else
+			rc = tfs_seterr(-EEXIST, "%s: key '%s' is in both %s and %s: %s", l->file,
+					a->name, base_of(&l->src[a->src]), base_of(&l->src[b->src]),
+					tfs_strerror(EEXIST));
+	}
+	for (size_t i = 0; i < l->n && !rc; i++) {
+		const char *name = refs[i].name;
+
+		for (const char *s = strchr(name, '/'); s && !rc; s = strchr(s + 1, '/')) {
+			struct keyref key = { pre, 0 };
+
+			if ((size_t)(s - name) >= sizeof(pre))
+				break;
+			memcpy(pre, name, (size_t)(s - name));
+			pre[s - name] = 0;
+			if (bsearch(&key, refs, l->n, sizeof(*refs), by_keyname))
+				rc = tfs_seterr(-EINVAL, "%s: '%s' is a key and the directory of the key "
+						"'%s': %s", l->file, pre, name, tfs_strerror(EINVAL));
+		}
+	}
+	for (size_t i = 0; idx && i < idx->n && !rc; i++) {
+		struct keyref key = { idx->key[i], 0 }, *f;
+
+		f = bsearch(&key, refs, l->n, sizeof(*refs), by_keyname);
+		if (!f || small[f->src] || strcmp(base_of(&l->src[f->src]), idx->shard[i]))
+			rc = tfs_seterr(-EBADMSG, "%s: the index puts '%s' in %s, which does not "
+					"hold it: %s", l->file, idx->key[i], idx->shard[i],
+					tfs_strerror(EBADMSG));
+	}
+	free(refs);
+	return rc;
+}
+
+/* The shards (those the index names, else every *.safetensors) and the small files of the
+ * directory l->file. */
+static int plan_dir(struct load *l)
+{
+	struct tfs_model_index idx = { 0 };
+	struct dirent **ents = NULL;
+	char **shards = NULL, *small = NULL, *json = NULL, why[512];
+	size_t nshards = 0;
+	int n, rc = 0, has_index = 0;
+
+	n = scandir(l->file, &ents, NULL, alphasort);
+	if (n < 0)
+		return tfs_seterr(-errno, "%s: %s", l->file, tfs_strerror(errno));
+	l->src = calloc((size_t)n + 1, sizeof(*l->src));
+	small = calloc((size_t)n + 1, 1);
+	shards = calloc((size_t)n + 1, sizeof(*shards));
+	if (!l->src || !small || !shards) {
+		rc = tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+		goto out;
+	}
+	for (int i = 0; i < n; i++)
+		if (!strcmp(ents[i]->d_name, TFS_MODEL_INDEX) && is_regular(l->file, TFS_MODEL_INDEX))
+			has_index = 1;
+	if (has_index) {
+		uint64_t size;
+
+		if ((rc = open_src(l, TFS_MODEL_INDEX, &size)))
+			goto out;
+		l->nsrc--;              /* opened again below with the small files */
+		close(l->src[l->nsrc].fd);
+		if (size > TFS_MODEL_INDEX_MAX) {
+			rc = tfs_seterr(-EFBIG, "%s: %llu bytes, more than an index may have (%u): %s",
+					l->src[l->nsrc].name, (unsigned long long)size,
+					TFS_MODEL_INDEX_MAX, tfs_strerror(EFBIG));
+			goto out;
+		}
+		if (!(json = malloc(size + 1))) {
+			rc = tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+			goto out;
+		}
+		{
+			int fd = open(l->src[l->nsrc].name, O_RDONLY | O_CLOEXEC);
+
+			rc = fd < 0 ? tfs_seterr(-errno, "%s: %s", l->src[l->nsrc].name,
+						 tfs_strerror(errno))
+				    : read_fd(fd, l->src[l->nsrc].name, json, size, 0);
+			if (fd >= 0)
+				close(fd);
+		}
+		if (!rc && (rc = tfs_model_index_parse(json, size, &idx, why, sizeof(why))))
+			rc = tfs_seterr(rc, "%s: bad index: %s: %s", l->src[l->nsrc].name, why,
+					tfs_strerror(-rc));
+		free((char *)l->src[l->nsrc].name);
+		l->src[l->nsrc].name = NULL;
+		if (rc)
+			goto out;
+		for (size_t j = 0; j < idx.nshards; j++) {
+			if (!is_regular(l->file, idx.shards[j])) {
+				rc = tfs_seterr(-ENOENT, "%s: the index names the shard %s, which is "
+						"not a file here: %s", l->file, idx.shards[j],
+						tfs_strerror(ENOENT));
+				goto out;
+			}
+			shards[nshards++] = idx.shards[j];
+		}
+		qsort(shards, nshards, sizeof(*shards), cmp_name);
+	} else {
+		for (int i = 0; i < n; i++) {
+			const char *d = ents[i]->d_name;
+			size_t k = strlen(d);
+
+			if (tfs_model_plain_name(d) && k > 12 && !strcmp(d + k - 12, ".safetensors") &&
+			    is_regular(l->file, d))
+				shards[nshards++] = ents[i]->d_name;
+		}
+	}
+	if (!nshards) {
+		rc = tfs_seterr(-EINVAL, "%s: a model directory holds %s or *.safetensors files; "
+				"this one has none: %s", l->file, TFS_MODEL_INDEX, tfs_strerror(EINVAL));
+		goto out;
+	}
+	for (size_t j = 0; j < nshards; j++) {
+		struct tfs_pipe_src *s = &l->src[l->nsrc];
+		uint64_t size;
+
+		if ((rc = open_src(l, shards[j], &size)) ||
+		    (rc = plan_st_fd(l, s->fd, s->name, size, s)))
+			goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *d = ents[i]->d_name;
+		struct tfs_pipe_src *s = &l->src[l->nsrc];
+		struct tfs_shape sh;
+		uint64_t size;
+
+		if (!tfs_model_small_name(d) || !is_regular(l->file, d))
+			continue;
+		if ((rc = open_src(l, d, &size)) || (rc = alloc_specs(l, 1)))
+			goto out;
+		small[l->nsrc - 1] = 1;
+		tfs_shape_1d(&sh, size);
+		if ((rc = add(l, d, TFS_U8, &sh, 0, size)))
+			goto out;
+		l->items[l->n - 1].src = s;
+	}
+	rc = check_keys(l, has_index ? &idx : NULL, small);
+out:
+	for (int i = 0; i < n; i++)
+		free(ents[i]);
+	free(ents);
+	free(shards);
+	free(small);
+	free(json);
+	tfs_model_index_free(&idx);
+	return rc;
+}
+
 static void parent_of(const char *path, char *out, size_t size)
 {
 	char *s;
@@ -277,31 +550,63 @@ static int check_space(struct load *l)
 			  (unsigned long long)need, (unsigned long long)freeb, tfs_strerror(ENOSPC));
 }
 
-/* Directories: dest itself, its metadata, and those names with '/' need. */
+/* Directories: dest itself (unless merging into it), its metadata, and those names with
+ * '/' need. */
 static int make_dirs(struct load *l)
 {
 	size_t skip = strlen(l->dest) + 1;
 
-	if (mkdir(l->dest, 0755))
-		return tfs_seterr(-errno, "%s: %s", l->dest, tfs_strerror(errno));
-	l->made_dir = 1;
-	if (l->metadata && setxattr(l->dest, META_XATTR, l->metadata, strlen(l->metadata), 0))
+	if (!l->merge) {
+		if (mkdir(l->dest, 0755))
+			return tfs_seterr(-errno, "%s: %s", l->dest, tfs_strerror(errno));
+		l->made_dir = 1;
+	}
+	if (l->metadata && (!l->merge || (getxattr(l->dest, META_XATTR, NULL, 0) < 0 &&
+					  errno == ENODATA)) &&
+	    setxattr(l->dest, META_XATTR, l->metadata, strlen(l->metadata), 0))
 		return tfs_seterr(-errno, "%s: keep __metadata__ as %s: %s", l->dest, META_XATTR,
 				  tfs_strerror(errno));
 	for (size_t i = 0; i < l->n; i++) {
 		char *path = l->spec[i].path;
 
 		for (char *s = path + skip; (s = strchr(s, '/')); s++) {
+			int made;
+
 			*s = 0;
-			if (mkdir(path, 0755) && errno != EEXIST) {
+			made = !mkdir(path, 0755);
+			if (!made && errno != EEXIST) {
 				int e = errno;
 
 				*s = '/';
 				return tfs_seterr(-e, "%s: %s", path, tfs_strerror(e));
 			}
+			if (made && l->merge) {
+				char **nd = realloc(l->subdirs, (l->nsubdirs + 1) * sizeof(*nd));
+
+				if (nd)
+					l->subdirs = nd;
+				if (!nd || !(nd[l->nsubdirs] = strdup(path))) {
+					rmdir(path);
+					*s = '/';
+					return tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+				}
+				l->nsubdirs++;
+			}
 			*s = '/';
 		}
 	}
+	return 0;
+}
+
+/* Merging: none of the names may exist yet (a merge adds, it never replaces). */
+static int check_absent(struct load *l)
+{
+	struct stat st;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (!lstat(l->spec[i].path, &st))
+			return tfs_seterr(-EEXIST, "%s: exists; a merge only adds new names: %s",
+					  l->spec[i].path, tfs_strerror(EEXIST));
 	return 0;
 }
 
@@ -419,6 +724,17 @@ static void release(struct load *l, int failed)
 	}
 	if (failed && made_dir)
 		nftw(l->dest, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	for (size_t i = l->nsubdirs; i-- > 0;) {
+		if (failed)
+			rmdir(l->subdirs[i]);
+		free(l->subdirs[i]);
+	}
+	free(l->subdirs);
+	for (size_t i = 0; i < l->nsrc; i++) {
+		close(l->src[i].fd);
+		free((char *)l->src[i].name);
+	}
+	free(l->src);
 	free(l->spec);
 	free(l->items);
 	free(l->made);
@@ -440,17 +756,38 @@ int tfs_load(const char *file, const char *dest, const struct tfs_load_opts *opt
 	l.o = opts;
 	if (!file || !dest || !*dest)
 		return tfs_seterr(-EINVAL, "tfs_load: NULL or empty argument");
-	if (!lstat(dest, &st))
-		return tfs_seterr(-EEXIST, "%s: %s", dest, tfs_strerror(EEXIST));
-	l.fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (l.fd < 0)
-		return tfs_seterr(-errno, "%s: %s", file, tfs_strerror(errno));
-	if (fstat(l.fd, &st) || !S_ISREG(st.st_mode)) {
-		rc = tfs_seterr(-EINVAL, "%s: not a regular file: %s", file, tfs_strerror(EINVAL));
+	if (!lstat(dest, &st)) {
+		if (!opts->merge || !S_ISDIR(st.st_mode))
+			return tfs_seterr(-EEXIST, "%s: %s", dest, tfs_strerror(EEXIST));
+		l.merge = 1;
+	}
+	if (stat(file, &st) == 0 && S_ISDIR(st.st_mode)) {
+		/* a model directory: its files are opened by plan_dir */
+		if (opts->format != TFS_FORMAT_AUTO && opts->format != TFS_FORMAT_SAFETENSORS)
+			return tfs_seterr(-EISDIR, "%s: a directory loads only as a model "
+					  "directory of safetensors shards: %s", file,
+					  tfs_strerror(EISDIR));
+		if ((rc = plan_dir(&l)))
+			goto out;
+	} else {
+		l.fd = open(file, O_RDONLY | O_CLOEXEC);
+		if (l.fd < 0)
+			return tfs_seterr(-errno, "%s: %s", file, tfs_strerror(errno));
+		if (fstat(l.fd, &st) || !S_ISREG(st.st_mode)) {
+			rc = tfs_seterr(-EINVAL, "%s: not a regular file: %s", file,
+					tfs_strerror(EINVAL));
+			goto out;
+		}
+		l.size = (uint64_t)st.st_size;
+		if ((rc = plan(&l)))
+			goto out;
+	}
+	if (l.merge && !l.is_dir) {
+		rc = tfs_seterr(-EEXIST, "%s: exists; only a directory of tensors merges into "
+				"it: %s", dest, tfs_strerror(EEXIST));
 		goto out;
 	}
-	l.size = (uint64_t)st.st_size;
-	if ((rc = plan(&l)) || (rc = check_space(&l)))
+	if ((l.merge && (rc = check_absent(&l))) || (rc = check_space(&l)))
 		goto out;
 	if (l.is_dir && (rc = make_dirs(&l)))
 		goto out;
@@ -470,6 +807,7 @@ out:
 		if (rc)
 			tfs_seterr(rc, "%s", msg);
 	}
-	close(l.fd);
+	if (l.fd >= 0)
+		close(l.fd);
 	return rc;
 }

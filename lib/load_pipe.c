@@ -60,7 +60,7 @@ struct run {
 	uint64_t done, total;          /* done: atomic */
 	size_t chunk;
 	int fill;                      /* loads through the mount ask the daemon to fill */
-	uint64_t src_dev, src_ino;     /* the file, for the daemon to check (fill_ioctl.h) */
+	struct tfs_pipe_src own;       /* the pipe's file, for items with no src of their own */
 	int stop;                      /* atomic: a failure or a cancel */
 	int running;                   /* threads not yet finished; under mu */
 	int err;                       /* the first failure; under mu */
@@ -197,14 +197,23 @@ static int file_put(struct run *r, const void *buf, size_t len, uint64_t foff)
 	return 0;
 }
 
-/* A file-side failure: the load reads the file, the save writes it. */
-static void fail_file(struct run *r, int rc)
+static const struct tfs_pipe_src *src_of(struct run *r, size_t item)
 {
+	const struct tfs_pipe_src *s = r->p->items[item].src;
+
+	return s ? s : &r->own;
+}
+
+/* A file-side failure: the load reads the file, the save writes it. */
+static void fail_file(struct run *r, size_t item, int rc)
+{
+	const char *fname = src_of(r, item)->name;
+
 	if (rc == -ENODATA)
 		fail(r, -EBADMSG, "%s: read: the file is shorter than its header says: %s",
-		     r->p->fname, tfs_strerror(EBADMSG));
+		     fname, tfs_strerror(EBADMSG));
 	else
-		fail(r, rc, "%s: %s: %s", r->p->fname, r->p->to_tensor ? "read" : "write",
+		fail(r, rc, "%s: %s: %s", fname, r->p->to_tensor ? "read" : "write",
 		     tfs_strerror(rc));
 }
 
@@ -274,7 +283,7 @@ static int drain(struct worker *w, int b)
 		return -EIO;
 	}
 	if (!r->p->to_tensor && (rc = file_put(r, w->buf[b].p, w->wlen[b], w->wfoff[b]))) {
-		fail_file(r, rc);
+		fail_file(r, w->witem[b], rc);
 		return rc;
 	}
 	moved(r, w->witem[b], w->wlen[b]);
@@ -340,8 +349,8 @@ static int copy_cuda(struct worker *w, char *dev, const struct piece *pc, uint64
 	if ((rc = drain(w, b)))
 		return rc;
 	if (r->p->to_tensor) {
-		if ((rc = tfs_pread_full(r->p->fd, w->buf[b].p, pc->len, foff))) {
-			fail_file(r, rc);
+		if ((rc = tfs_pread_full(src_of(r, pc->item)->fd, w->buf[b].p, pc->len, foff))) {
+			fail_file(r, pc->item, rc);
 			return rc;
 		}
 		e = w->cu->MemcpyAsync(dev, w->buf[b].p, pc->len, CUDA_H2D, w->stream);
@@ -365,10 +374,10 @@ static int copy_host(struct worker *w, char *mem, const struct piece *pc, uint64
 	int rc;
 
 	(void)tfs_populate(mem, pc->len, r->p->to_tensor ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
-	rc = r->p->to_tensor ? tfs_pread_full(r->p->fd, mem, pc->len, foff)
+	rc = r->p->to_tensor ? tfs_pread_full(src_of(r, pc->item)->fd, mem, pc->len, foff)
 			     : file_put(r, mem, pc->len, foff);
 	if (rc)
-		fail_file(r, rc);
+		fail_file(r, pc->item, rc);
 	return rc;
 }
 
@@ -437,11 +446,11 @@ static int splice_block(struct worker *w, int in, uint64_t ioff, int out, uint64
  * from. 0 or -errno, maybe with part of the piece written. */
 static int fill_piece(struct worker *w, int tfd, const struct piece *pc, uint64_t foff)
 {
-	struct run *r = w->r;
+	const struct tfs_pipe_src *s = src_of(w->r, pc->item);
 
 	for (uint64_t d = 0; d < pc->len; d += TFS_FILL_MAX) {
 		struct tfs_fill_req q = {
-			.fd = r->p->fd, .dev = r->src_dev, .ino = r->src_ino,
+			.fd = s->fd, .dev = s->dev, .ino = s->ino,
 			.src_off = foff + d, .dst_off = pc->off + d,
 			.len = pc->len - d < TFS_FILL_MAX ? pc->len - d : TFS_FILL_MAX,
 		};
@@ -456,7 +465,7 @@ static int copy_file(struct worker *w, int tfd, const struct piece *pc, uint64_t
 {
 	struct run *r = w->r;
 	int to_tensor = r->p->to_tensor;
-	int in = to_tensor ? r->p->fd : tfd, out = to_tensor ? tfd : r->p->fd;
+	int in = to_tensor ? src_of(r, pc->item)->fd : tfd, out = to_tensor ? tfd : r->p->fd;
 	int rc;
 
 	/* Whatever the daemon refuses goes by write(), which reports a failure as the file's
@@ -494,9 +503,10 @@ static int copy_file(struct worker *w, int tfd, const struct piece *pc, uint64_t
 			}
 		}
 		if (rc && in_file)
-			fail_file(r, rc);
+			fail_file(r, pc->item, rc);
 		else if (rc && to_tensor)
-			fail(r, rc, "a tensor of %s: write through the mount: %s", r->p->fname,
+			fail(r, rc, "a tensor of %s: write through the mount: %s",
+			     src_of(r, pc->item)->name,
 			     tfs_strerror(rc));
 		else if (rc)
 			fail(r, rc == -ENODATA ? -EAGAIN : rc,
@@ -647,7 +657,8 @@ static int cut_spans(struct run *r, int threads)
 
 int tfs_pipe_run(struct tfs_pipe *p)
 {
-	struct run r = { .p = p, .chunk = chunk_size(p->via_file) };
+	struct run r = { .p = p, .chunk = chunk_size(p->via_file),
+			 .own = { .fd = p->fd, .name = p->fname } };
 	struct worker *w = NULL;
 	pthread_t *th = NULL;
 	int nthreads = p->threads, nprep = 0, started = 0, rc;
@@ -667,10 +678,11 @@ int tfs_pipe_run(struct tfs_pipe *p)
 		const char *env = getenv("TFS_LOAD_FILL");
 		struct stat st;
 
-		r.fill = !(env && !strcmp(env, "0")) && fstat(p->fd, &st) == 0;
-		if (r.fill) {
-			r.src_dev = (uint64_t)st.st_dev;
-			r.src_ino = (uint64_t)st.st_ino;
+		/* with items from other files only, the pipe has no file of its own */
+		r.fill = !(env && !strcmp(env, "0")) && (p->fd < 0 || fstat(p->fd, &st) == 0);
+		if (r.fill && p->fd >= 0) {
+			r.own.dev = (uint64_t)st.st_dev;
+			r.own.ino = (uint64_t)st.st_ino;
 		}
 	}
 	pthread_mutex_init(&r.mu, NULL);

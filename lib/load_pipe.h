@@ -11,11 +11,19 @@
 
 #define TFS_PIPE_WINDOW 64
 
+/* A file of a load from several (a model directory's shards): read by the items naming it. */
+struct tfs_pipe_src {
+	int fd;
+	const char *name;       /* for messages */
+	uint64_t dev, ino;      /* fstat's, for the daemon's fills (fill_ioctl.h) */
+};
+
 struct tfs_pipe_item {
 	/* Filled by the caller, or by prepare() for items not ready yet. */
 	tfs_tensor *t;          /* mapped: bytes move to/from its memory; NULL: through fd */
 	int fd;                 /* the tensor's file, used when t is NULL; or -1 */
 	uint64_t foff, bytes;   /* the tensor's bytes in the file */
+	const struct tfs_pipe_src *src; /* loads: the file they come from; NULL: the pipe's */
 	int state;              /* private: 0 being prepared, 1 ready, < 0 failed */
 	uint64_t left;          /* private: bytes not yet moved */
 };

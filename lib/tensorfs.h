@@ -182,7 +182,8 @@ int tfs_wait_written(tfs_tensor *t, void *stream);
  * failed tfs_save leaves no file (it writes a temporary file beside file and renames it).
  * Both are thread-safe and may run concurrently. The pinned buffers of the cuda path are
  * allocated at the first use and kept for the next calls (tfs_load_release frees them). */
-enum tfs_format { TFS_FORMAT_AUTO, TFS_FORMAT_RAW, TFS_FORMAT_NPY, TFS_FORMAT_SAFETENSORS };
+enum tfs_format { TFS_FORMAT_AUTO, TFS_FORMAT_RAW, TFS_FORMAT_NPY, TFS_FORMAT_SAFETENSORS,
+		  TFS_FORMAT_MODEL_DIR /* tfs_save: a Hugging Face model directory */ };
 
 struct tfs_load_opts {
 	enum tfs_format format;       /* AUTO: .npy magic, a safetensors header, else the
@@ -202,6 +203,11 @@ struct tfs_load_opts {
 	void (*progress)(void *arg, uint64_t done, uint64_t total);
 	void *progress_arg;
 	const volatile int *cancel;   /* when *cancel becomes nonzero: stop, -EINTR */
+	int merge;                    /* 1: a directory of tensors (safetensors, a model
+				       * directory) may go into an existing directory dest,
+				       * none of its names existing there yet; a failure
+				       * removes only what this load made. 0 (default):
+				       * dest must not exist */
 };
 /* Fills *o with the defaults above. */
 void tfs_load_opts_init(struct tfs_load_opts *o);
@@ -210,7 +216,19 @@ void tfs_load_opts_init(struct tfs_load_opts *o);
  * (raw, npy) or a directory of tensors (safetensors). The file is checked whole before
  * anything is made (header, every tensor's dtype, shape and byte range, names); tensors
  * are then created and shaped in parallel and filled as they come. opts may be NULL
- * (defaults). Errors: -EEXIST (dest exists), -EBADMSG (malformed or truncated file),
+ * (defaults).
+ *
+ * file may be a Hugging Face model directory: the shards that model.safetensors.index.json
+ * names in its weight_map (else every *.safetensors of the directory) go into the one
+ * directory dest, each key a tensor of that name (as for one file), one pipeline across
+ * all shards; the small files beside them (*.json, the index included, *.model, *.txt,
+ * *.jinja; not hidden ones, not subdirectories) become u8 tensors of their bytes under
+ * their own names. Every shard's header and the index are checked first: a key in two
+ * shards, or one named like a small file (-EEXIST), a key that is also another's
+ * directory (-EINVAL), a key the index places in a shard that lacks it or a shard it names
+ * that is missing (-EBADMSG, -ENOENT) make nothing.
+ *
+ * Errors: -EEXIST (dest exists), -EBADMSG (malformed or truncated file),
  * -ENOTSUP (an .npy in Fortran order or big-endian; a dtype tensorfs lacks), -EINVAL (raw
  * size not a whole number of elements, or not the shape's; a tensor name that cannot be a
  * file name), -ENOSPC, -EINTR (cancelled), -EIO (a copy failed), the errnos of open(2),
@@ -218,8 +236,10 @@ void tfs_load_opts_init(struct tfs_load_opts *o);
 int tfs_load(const char *file, const char *dest, const struct tfs_load_opts *opts);
 
 struct tfs_save_opts {
-	enum tfs_format format;       /* AUTO: safetensors for a directory, else by file
-				       * name (.npy), else raw */
+	enum tfs_format format;       /* AUTO: for a directory, MODEL_DIR when it holds
+				       * model.safetensors.index.json or config.json and
+				       * file does not end in .safetensors, else
+				       * safetensors; else by file name (.npy), else raw */
 	int threads;                  /* copy threads; 0 (default): min(16, CPUs) when
 				       * the output is filled through a mapping (below),
 				       * min(32, 2 x CPUs) when via_file too, else
@@ -237,7 +257,18 @@ void tfs_save_opts_init(struct tfs_save_opts *o);
  * file. On a local file system (ext4, xfs, btrfs, tmpfs, f2fs) the file's blocks are
  * allocated first and the copy threads fill a shared mapping of it, each its own stretch
  * (TFS_SAVE_MMAP=0 in the environment: pwrite), so the file is full-size before the first
- * byte lands and a full disk fails the save at the start. Errors: -EEXIST, -EINVAL (a
+ * byte lands and a full disk fails the save at the start.
+ *
+ * MODEL_DIR writes the directory file as transformers' from_pretrained reads one: the
+ * small files (top-level u8 1-D tensors named *.json, *.model, *.txt, *.jinja) back as
+ * files; the other tensors into safetensors shards, each where the stored index
+ * (model.safetensors.index.json) puts it (a tensor it does not name: its last shard) and
+ * a new index of the same metadata with metadata.total_size the tensors' bytes; without
+ * an index, one model.safetensors. Shards without __metadata__ get {"format":"pt"}. A new
+ * directory is written under a temporary name beside it and renamed (a failure leaves
+ * nothing); with replace, an existing directory gets each file replaced in turn.
+ *
+ * Errors: -EEXIST, -EINVAL (a
  * directory as raw/npy or a tensor as safetensors), -ENOTSUP (a dtype with no .npy form: bf16, fp8), -EAGAIN (a tensor changed size while
  * saved), -EINTR, -EIO, the errnos of open(2), write(2) and getxattr(2). */
 int tfs_save(const char *src, const char *file, const struct tfs_save_opts *opts);

@@ -9,7 +9,7 @@ name, as files of a tensorfs mount.
 A thin layer over libtensorfs (ctypes): see lib/tensorfs.h for the semantics of each
 call. Errors are tensorfs.Error, an OSError with the errno and the library's message.
 """
-from .client import Client, connect
+from .client import Client, connect, mount_node
 from .dtypes import NAMES as DTYPES
 from .errors import Error
 from .files import info, load, ls, rm, save
@@ -17,4 +17,4 @@ from .tensor import Tensor, create, open, open_meta, publish
 
 __version__ = "0.1.0"
 __all__ = ["Tensor", "Client", "Error", "DTYPES", "open", "open_meta", "create", "publish", "load", "save",
-           "ls", "info", "rm", "connect"]
+           "ls", "info", "rm", "connect", "mount_node"]

@@ -4,6 +4,8 @@ The queue names tensors by their path inside the mount ("models/w"), not by a pa
 machine. A tensor got through the queue is held by this process (node, pid) until
 delete(name) releases it, or until the daemon sees the process gone.
 """
+import json
+import os
 from ctypes import byref, c_int64, c_void_p
 from typing import Any, Optional, Sequence
 
@@ -122,13 +124,59 @@ class Client:
             self.close()
 
 
+STATS_XATTR = "user.tensorfs.stats"
+
+
+def mount_node(path: Any) -> str:
+    """The node name (--node) of the daemon serving the tensorfs mount that holds path:
+    the "node" of the JSON attribute user.tensorfs.stats its root publishes. Raises
+    tensorfs.Error: ENOTSUP when path is on no tensorfs mount, the OSError of a path that
+    cannot be read."""
+    from .errors import make_error
+    import errno
+    p = os.path.abspath(os.fsdecode(os.fspath(path)))
+    while True:
+        try:
+            raw = os.getxattr(p, STATS_XATTR)
+        except OSError as e:
+            if e.errno not in (errno.ENODATA, errno.ENOTSUP, errno.EOPNOTSUPP):
+                raise make_error(e.errno or errno.EIO, "%s: %s" % (p, e.strerror), p) from None
+            raw = None
+        if raw is not None:
+            try:
+                node = json.loads(raw).get("node")
+            except (ValueError, AttributeError):
+                node = None
+            if isinstance(node, str) and node:
+                return node
+            raise make_error(errno.EBADMSG, "%s: %s names no node" % (p, STATS_XATTR), p)
+        # the attribute is the root's only: climb to the mount point
+        if os.path.ismount(p) or os.path.dirname(p) == p:
+            raise make_error(errno.ENOTSUP, "%s: not on a tensorfs mount" % p, p)
+        p = os.path.dirname(p)
+
+
 def connect(url: str, timeout_ms: int = 5000, queue: Optional[str] = None,
-            node: Optional[str] = None) -> Client:
+            node: Optional[str] = None, mount: Any = None) -> Client:
     """Connects to a tensorfs daemon's Redis: redis://[[user]:password@]host[:port][/db] or
     unix://[[user]:password@]/path/to/socket. A URL without a password takes the
-    environment's TENSORFS_REDIS_PASSWORD, if set (keep passwords off command lines). timeout_ms bounds connecting and each command's
-    wait; queue (default "tensor_lifecycle") and node (default: the hostname, which must
-    match the daemon's --node for holds to be reaped) as in tfs_client_set_queue/node."""
+    environment's TENSORFS_REDIS_PASSWORD, if set (keep passwords off command lines).
+    timeout_ms bounds connecting and each command's wait; queue (default
+    "tensor_lifecycle") as in tfs_client_set_queue.
+
+    The node sent with commands must be the daemon's --node, or the daemon refuses
+    holds it cannot check (EHOSTDOWN). It is, in order: node; the node of the mount
+    that holds the path mount (see mount_node); $TENSORFS_NODE; the node of the mount
+    at $TENSORFS_MOUNT; else the host name (the daemon's default --node)."""
+    if node is None and mount is not None:
+        node = mount_node(mount)
+    if node is None and os.environ.get("TENSORFS_NODE"):
+        node = os.environ["TENSORFS_NODE"]
+    if node is None and os.environ.get("TENSORFS_MOUNT"):
+        try:
+            node = mount_node(os.environ["TENSORFS_MOUNT"])
+        except OSError:
+            node = None
     return Client(url, timeout_ms, queue, node)
 
 

@@ -13,7 +13,7 @@ from . import _lib, dtypes
 from .errors import lib_error, make_error
 from .tensor import PathLike, Tensor, _fspath, open as _open, shape_tuple
 
-FORMATS = ("raw", "npy", "safetensors")
+FORMATS = ("raw", "npy", "safetensors", "dir")
 
 
 def _oserror(e: OSError, p: str):
@@ -95,14 +95,25 @@ def _abs(p: str) -> str:
 
 
 def load(file: PathLike, dest: PathLike, format: Optional[str] = None, dtype: Any = None,
-         shape: Optional[Sequence[int]] = None, device: Optional[int] = None) -> Optional[Tensor]:
+         shape: Optional[Sequence[int]] = None, device: Optional[int] = None,
+         merge: bool = False) -> Optional[Tensor]:
     """Copies a .safetensors, .npy or raw file into the mount at dest (which must not
     exist). A .safetensors file becomes the directory dest with one tensor per entry
     (None is returned); npy and raw give one tensor, returned opened read-only. format is
     taken from the file's first bytes or its name unless given; a raw file is uint8 1-D
-    unless dtype and shape say otherwise. Nothing is left behind on failure."""
+    unless dtype and shape say otherwise. Nothing is left behind on failure.
+
+    file may be a Hugging Face model directory: every shard its
+    model.safetensors.index.json names (else every *.safetensors) becomes one directory
+    dest of tensors named by their keys, and its *.json, *.model, *.txt and *.jinja files
+    u8 tensors of their bytes beside them (None is returned). A key in two shards, or
+    named like one of those files, raises FileExistsError before anything is made.
+    merge: dest may be an existing directory, none of the names existing in it."""
+    if format == "dir":
+        format = None
     o = _lib.LoadOpts()
     _lib.tfs_load_opts_init(o)
+    o.merge = 1 if merge else 0
     o.format = _format_code(format)
     if dtype is not None:
         o.dtype = dtypes.code(dtype)
@@ -126,7 +137,13 @@ def save(src: PathLike, file: PathLike, format: Optional[str] = None,
          overwrite: bool = False) -> None:
     """Writes the tensor src as raw bytes or .npy, or the directory src as one
     .safetensors file (format from the argument, else the file's extension). file must
-    not exist unless overwrite; a failed save leaves nothing."""
+    not exist unless overwrite; a failed save leaves nothing.
+
+    A directory that load() made of a model directory (it holds config.json or
+    model.safetensors.index.json), or format="dir", is written as a model directory that
+    transformers' from_pretrained(file) reads: the small files back as files, the
+    tensors into shards as the stored index assigns them with a new index (its
+    metadata.total_size updated), else into one model.safetensors."""
     o = _lib.SaveOpts()
     _lib.tfs_save_opts_init(o)
     o.format = _format_code(format)

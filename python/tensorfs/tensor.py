@@ -106,6 +106,36 @@ class Tensor:
             raise lib_error(rc, self.path)
         return _dlpack.capsule(out.value)
 
+    def numpy(self) -> Any:
+        """A numpy array viewing this host tensor's memory (no copy), writable when the
+        tensor was opened "r+" (read-only otherwise), on any numpy (numpy.from_dlpack
+        before 2.1 gives read-only views). The array holds a reference of its own (a
+        DLPack export): it stays valid after close(), until it goes. TypeError for a
+        GPU tensor (use torch.from_dlpack or cupy.from_dlpack) and for a dtype numpy
+        lacks (bf16, fp8: read() the bytes, or view them as torch tensors)."""
+        import numpy
+        if not self.on_host:
+            raise TypeError("%s is on %s: numpy views host memory only; use a GPU "
+                            "framework's from_dlpack" % (self.path or "the tensor", self.device))
+        try:
+            dt = numpy.dtype(self.dtype)
+        except TypeError:
+            raise TypeError("numpy has no dtype %s; read() gives the bytes" % self.dtype) from None
+        out = c_void_p()
+        rc = _lib.tfs_to_dlpack(self._handle(), byref(out))
+        if rc:
+            raise lib_error(rc, self.path)
+        keep = _dlpack.capsule(out.value)    # unconsumed: its destructor lets go
+        if self.nbytes == 0:
+            arr = numpy.empty(self.shape, dt)
+        else:
+            buf = (ctypes.c_char * self.nbytes).from_address(self.data_ptr)
+            buf._tfs_export = keep      # the mapping lives while the array does
+            arr = numpy.frombuffer(buf, dtype=dt).reshape(self.shape)
+        if not self.writable:
+            arr.flags.writeable = False
+        return arr
+
     # Direct copies, without FUSE
     def read(self, offset: int = 0, size: Optional[int] = None) -> bytes:
         """size bytes from offset (default: to the end) as bytes."""

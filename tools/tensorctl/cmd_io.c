@@ -20,8 +20,10 @@ static int parse_fmt(const char *s, enum tfs_format *f)
 		*f = TFS_FORMAT_NPY;
 	else if (!strcmp(s, "safetensors") || !strcmp(s, "st"))
 		*f = TFS_FORMAT_SAFETENSORS;
+	else if (!strcmp(s, "dir") || !strcmp(s, "hf"))
+		*f = TFS_FORMAT_MODEL_DIR;
 	else
-		return usage_error("--format '%s': expected raw, npy or safetensors", s);
+		return usage_error("--format '%s': expected raw, npy, safetensors or dir", s);
 	return 0;
 }
 
@@ -73,7 +75,7 @@ int cmd_load(int argc, char **argv)
 		{ "format", required_argument, NULL, 'F' }, { "dtype", required_argument, NULL, 't' },
 		{ "shape", required_argument, NULL, 's' }, { "device", required_argument, NULL, 'd' },
 		{ "threads", required_argument, NULL, 'j' }, { "quiet", no_argument, NULL, 'q' },
-		{ NULL, 0, NULL, 0 } };
+		{ "merge", no_argument, NULL, 'm' }, { NULL, 0, NULL, 0 } };
 	const char *dts = NULL, *shs = NULL, *file;
 	char dst[PATH_MAX];
 	struct tfs_load_opts o;
@@ -84,8 +86,9 @@ int cmd_load(int argc, char **argv)
 
 	tfs_load_opts_init(&o);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "F:t:s:d:j:q", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "F:t:s:d:j:qm", lo, NULL)) != -1) {
 		switch (c) {
+		case 'm': o.merge = 1; break;
 		case 'F': if ((rc = parse_fmt(optarg, &o.format))) return rc; break;
 		case 't': dts = optarg; break;
 		case 's': shs = optarg; break;
@@ -120,10 +123,13 @@ int cmd_load(int argc, char **argv)
 		return usage_error("--dtype and --shape are for raw files only");
 	if ((dts || shs) && o.format == TFS_FORMAT_AUTO)
 		o.format = TFS_FORMAT_RAW;
+	if (o.format == TFS_FORMAT_MODEL_DIR)
+		return usage_error("--format dir is for save; load takes a model directory as it is");
 	if ((rc = on_tensorfs(dst, NULL, 0)))
 		return rc;
-	if (!lstat(dst, &st))
-		return err(-EEXIST, "%s: %s", dst, strerror(EEXIST));
+	if (!lstat(dst, &st) && !(o.merge && S_ISDIR(st.st_mode)))
+		return err(-EEXIST, "%s: %s%s", dst, strerror(EEXIST),
+			   S_ISDIR(st.st_mode) ? " (--merge loads into an existing directory)" : "");
 	b.label = dst;
 	b.quiet = quiet;
 	/* Through the files, which the daemon fills from the file itself (fill_ioctl.h): it

@@ -45,19 +45,31 @@ static const struct ctl_cmd cmds[] = {
 	  "free memory (as the daemon reports it), tensors and their bytes.\n" },
 	{ "stat", cmd_df, "stat [--json] [PATH]\nThe same as df.\n" },
 	{ "load", cmd_load,
-	  "load [-q] [--format raw|npy|safetensors] [--dtype DT --shape DIMS] [--device N] [-j N] FILE DEST\n"
+	  "load [-q] [--merge] [--format raw|npy|safetensors] [--dtype DT --shape DIMS] [--device N] [-j N] FILE|DIR DEST\n"
 	  "Copies FILE into a new tensor DEST (.npy: dtype and shape from its header; raw:\n"
 	  "--dtype (default u8) and --shape (default 1-D)). A .safetensors file becomes the\n"
 	  "directory DEST with one tensor per entry; its __metadata__ is kept as the\n"
 	  "directory's user.safetensors.metadata attribute. The format comes from --format,\n"
 	  "else the file's first bytes. DEST must not exist. On failure nothing is left.\n"
+	  "A Hugging Face model directory DIR: every shard its model.safetensors.index.json\n"
+	  "names (else every *.safetensors) into the one directory DEST, a tensor per key,\n"
+	  "and its *.json, *.model, *.txt, *.jinja files beside them as u8 tensors of their\n"
+	  "bytes (cat DEST/config.json works). A key in two shards or named like one of\n"
+	  "those files is refused before anything is made.\n"
+	  "--merge: DEST may be an existing directory; none of the names may exist in it,\n"
+	  "and a failure removes only what this load made.\n"
 	  "-j, --threads N: copy threads (default min(8, CPUs)).\n"
 	  "-q: no progress bar (it shows only on a terminal, for 16 MiB or more).\n" },
 	{ "save", cmd_save,
-	  "save [-q] [--format raw|npy|safetensors] [-f] [-j N] NAME FILE\n"
+	  "save [-q] [--format raw|npy|safetensors|dir] [-f] [-j N] NAME FILE|DIR\n"
 	  "Writes tensor NAME to FILE: raw bytes, .npy, or (NAME a directory) a .safetensors\n"
 	  "file of every tensor under it. The format comes from --format, else FILE's\n"
 	  "extension (.npy, .safetensors), else raw. FILE must not exist unless -f.\n"
+	  "A directory loaded from a model directory (it holds config.json or\n"
+	  "model.safetensors.index.json) saves as one (--format dir): the small files back\n"
+	  "as files, the tensors into shards as its index assigns them, with a new index\n"
+	  "(metadata.total_size updated), else into one model.safetensors: a directory\n"
+	  "transformers' from_pretrained(DIR) reads. DIR must not exist unless -f.\n"
 	  "-j N: copy threads (default min(32, 2 x CPUs) into a local file system, else min(8, CPUs)).\n" },
 	{ "top", cmd_top,
 	  "top [--json] [--interval S] [--count N] [PATH]\n"
