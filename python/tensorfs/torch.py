@@ -77,13 +77,14 @@ class _Keep:
     def __init__(self, t: "_tensor.Tensor", typestr: str, shape: Tuple[int, ...]):
         self.t = t
         self.__cuda_array_interface__ = {
-            "shape": shape, "typestr": typestr, "data": (t.data_ptr, not t.writable),
+            "shape": shape, "typestr": typestr, "data": (t.data_ptr, False),
             "version": 2, "strides": None}
 
 
 def view(t: "_tensor.Tensor") -> Any:
     """A torch tensor viewing the memory of the tensorfs Tensor t (no copy), holding a
-    reference to it while it lives (closing t is fine). DLPack carries every dtype but
+    reference to it while it lives (closing t is fine, except for an fp8 tensor that has
+    no path: the view holds that Tensor, which must stay open). DLPack carries every dtype but
     fp8, which the library does not export through DLPack: those are viewed as uint8
     (through __cuda_array_interface__ on a GPU, the buffer protocol on the host) and
     reinterpreted with .view(dtype)."""
@@ -95,6 +96,11 @@ def view(t: "_tensor.Tensor") -> Any:
         raise TypeError("this torch (%s) has no %s" % (torch.__version__, t.dtype))
     if t.nbytes == 0:
         return torch.empty(t.shape, dtype=dt, device=t.device)
+    # The view needs a reference of its own, as a DLPack export has: closing t releases
+    # t's. A second open of the path is one (a duplicated descriptor, the same mapping);
+    # a Tensor without a path (queue, open_meta) is held as it is, and must stay open.
+    if t.path is not None:
+        t = _tensor.open(t.path, "r+" if t.writable else "r")
     if t.on_host:
         import ctypes
 

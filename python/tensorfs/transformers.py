@@ -95,7 +95,7 @@ def from_pretrained(path: Any, model_cls: Any = None, source: Optional[str] = No
     from path raises RuntimeError; keys the model does not have are ignored with a
     warning."""
     p = _tensor._fspath(path)
-    if source is not None and not os.path.exists(p):
+    if source is not None:
         _modeldir.ensure_loaded(os.fspath(source), p)
     import torch
     import transformers
@@ -114,7 +114,11 @@ def from_pretrained(path: Any, model_cls: Any = None, source: Optional[str] = No
                 m._buffers[n] = b.to(device)
     result = model.load_state_dict(sd, strict=False, assign=True)
     del sd
-    model.tie_weights()
+    try:
+        # transformers 5: ties symmetrically, to whichever of a tied pair path holds
+        model.tie_weights(missing_keys=set(result.missing_keys))
+    except TypeError:
+        model.tie_weights()
     _remake_meta_buffers(torch, model, config, device)
     missing = [n for n, q in model.named_parameters() if q.is_meta]
     if missing:
