@@ -89,13 +89,15 @@ def view(t: "_tensor.Tensor") -> Any:
     (through __cuda_array_interface__ on a GPU, the buffer protocol on the host) and
     reinterpreted with .view(dtype)."""
     torch = _torch()
+    dt = getattr(torch, t.dtype, None)
+    if t.nbytes == 0 and isinstance(dt, torch.dtype):
+        # Nothing to share; and torch drops a zero-size DLPack tensor without calling its
+        # deleter, which would keep the tensor open for the life of the process.
+        return torch.empty(t.shape, dtype=dt, device=t.device)
     if t.dtype not in _FP8:
         return torch.from_dlpack(t)
-    dt = getattr(torch, t.dtype, None)
     if dt is None:
         raise TypeError("this torch (%s) has no %s" % (torch.__version__, t.dtype))
-    if t.nbytes == 0:
-        return torch.empty(t.shape, dtype=dt, device=t.device)
     # The view needs a reference of its own, as a DLPack export has: closing t releases
     # t's. A second open of the path is one (a duplicated descriptor, the same mapping);
     # a Tensor without a path (queue, open_meta) is held as it is, and must stay open.

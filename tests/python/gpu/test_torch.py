@@ -36,6 +36,7 @@ def sample_state_dict():
         "lm_head.weight": torch.randn(4, 8, generator=g),          # a CPU tensor
         "model.step": torch.tensor(7, dtype=torch.int64).cuda(),   # 0-d
         "nested/bias": torch.randn(3, generator=g).cuda(),
+        "model.empty": torch.zeros(0, 4).cuda(),                    # 0 bytes
     }
     for n in FP8:
         sd["model.%s" % n] = torch.linspace(-4, 4, 32).cuda().to(getattr(torch, n))
