@@ -91,8 +91,8 @@ def view(t: "_tensor.Tensor") -> Any:
     torch = _torch()
     dt = getattr(torch, t.dtype, None)
     if t.nbytes == 0 and isinstance(dt, torch.dtype):
-        # Nothing to share; and torch drops a zero-size DLPack tensor without calling its
-        # deleter, which would keep the tensor open for the life of the process.
+        # Nothing to share; and torch (1.13 at least) drops a zero-size DLPack tensor
+        # without calling its deleter, which would keep the tensor open for good.
         return torch.empty(t.shape, dtype=dt, device=t.device)
     if t.dtype not in _FP8:
         return torch.from_dlpack(t)

@@ -76,7 +76,8 @@ def test_publish_refuses_small_file_names_and_cleans_up(mnt):
 
 def test_zero_d_and_empty_tensors_leave_the_mount_unbusy(mnt):
     """A 0-byte tensor is not viewed through DLPack (torch drops such a capsule without
-    calling its deleter: the tensor would stay open and the mount busy at teardown)."""
+    calling its deleter, torch 1.13 at least: the tensor would stay open and the mount
+    busy at teardown)."""
     d = mnt.path("z")
     tt.publish_state_dict({"e": torch.zeros(0, 3), "s": torch.tensor(7)}, d)
     sd = tt.state_dict(d)
