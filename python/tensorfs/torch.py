@@ -160,7 +160,8 @@ def publish_state_dict(sd: Dict[str, Any], path: Any, device: Optional[int] = No
     items = [(k, v, _file_name(root, k)) for k, v in sd.items()]
     for k, v, _ in items:
         if not isinstance(v, torch.Tensor):
-            raise TypeError("state dict entry %r is a %s, not a torch.Tensor" % (k, type(v).__name__))
+            raise TypeError("state dict entry %r is a %s, not a torch.Tensor"
+                            % (k, type(v).__name__))
     os.makedirs(root, exist_ok=True)
     for _, _, p in items:
         os.makedirs(os.path.dirname(p), exist_ok=True)
@@ -217,7 +218,8 @@ def load_into(module: Any, path: Any, strict: bool = True) -> LoadResult:
     unexpected = [k for k in files if k not in targets]
     if strict and (missing or unexpected):
         raise RuntimeError("Error(s) in loading state_dict for %s from %s: missing keys %s, "
-                           "unexpected keys %s" % (type(module).__name__, path, missing, unexpected))
+                           "unexpected keys %s"
+                           % (type(module).__name__, path, missing, unexpected))
     sd = state_dict(path)
     try:
         bad = ["%s: %s in %s, %s in the module" % (k, tuple(sd[k].shape), path, tuple(v.shape))

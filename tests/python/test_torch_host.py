@@ -51,7 +51,8 @@ def test_load_into_strict_and_tied(mnt):
     torch.manual_seed(0)
     src = Tied()
     d = mnt.path("tied")
-    tt.publish_state_dict({"emb.weight": src.emb.weight.detach(), "scale": torch.full((1,), 3.0)}, d)
+    tt.publish_state_dict({"emb.weight": src.emb.weight.detach(),
+                           "scale": torch.full((1,), 3.0)}, d)
     dst = Tied()
     ptr = dst.emb.weight.data_ptr()
     r = tt.load_into(dst, d)                      # head.weight: the same tensor as emb.weight
