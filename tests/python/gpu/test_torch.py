@@ -2,6 +2,7 @@
 these with TFS_BACKEND=cuda): state dicts as zero-copy views, publish_state_dict,
 load_into, and a transformers Llama attached from other processes with the outputs of
 from_pretrained of its source directory."""
+import gc
 import json
 import os
 import subprocess
@@ -197,6 +198,8 @@ def test_transformers_attach_in_process_ties_and_buffers(mnt, tmp_path):
     ids = torch.tensor([[1, 5, 9, 17, 33, 65]], device="cuda")
     with torch.no_grad():
         torch.testing.assert_close(m(ids).logits.float().cpu(), logits, rtol=1e-4, atol=1e-4)
+    del m                                        # its views hold the mount's tensors open
+    gc.collect()
 
 
 def test_example_transformers_attach(mnt, tmp_path):
