@@ -473,6 +473,7 @@ static const struct { int err; const char *name; } errnames[] = {
 	{ ECONNREFUSED, "ECONNREFUSED" }, { EPROTO, "EPROTO" }, { ESRCH, "ESRCH" },
 	{ ENOTCONN, "ENOTCONN" }, { EAGAIN, "EAGAIN" }, { ENODEV, "ENODEV" },
 	{ EHOSTDOWN, "EHOSTDOWN" }, { EDQUOT, "EDQUOT" }, { EMLINK, "EMLINK" },
+	{ EMSGSIZE, "EMSGSIZE" },
 };
 
 const char *tfs_errno_name(int err)

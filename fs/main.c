@@ -69,6 +69,9 @@ static const struct fuse_opt opt_table[] = {
 	OPT("user_queues=%s", queue_users),
 	LONG_OPT("max-bytes", max_bytes),
 	OPT("max_bytes=%s", max_bytes),
+	OPT("queue_max_command=%s", queue_max_command),
+	OPT("queue_max_batch=%s", queue_max_batch),
+	OPT("queue_max_forward=%d", queue_max_forward),
 	LONG_OPT("log", log),
 	OPT("devices=%s", devices),          /* --devices: spell_devices */
 	OPT("--device=%d", device), OPT("--device %d", device), OPT("device=%d", device),
@@ -137,6 +140,12 @@ static void usage(const char *prog)
 	       "                        (Linux 6.14+, /sys/module/fuse/parameters/enable_uring\n"
 	       "                        Y); otherwise over /dev/fuse as without it\n"
 	       "    -o io_uring_depth=N entries (1 MiB buffers) per CPU's queue (default 2)\n"
+	       "    -o queue_max_command=SIZE  a queue command larger than this is refused\n"
+	       "                        (EMSGSIZE) unread (default 64k, 256 to 64M)\n"
+	       "    -o queue_max_batch=SIZE    bytes of commands taken from the queue at once\n"
+	       "                        (default 1M, at least queue_max_command)\n"
+	       "    -o queue_max_forward=N     commands waiting on another node's list past\n"
+	       "                        which a forward is refused (EAGAIN; default 10000)\n"
 	       "  Bounds on what one local user can make the daemon hold (docs/tensorfs.8):\n"
 	       "    -o max_holds=N      queue holds of one tensor (default 1024; EMLINK)\n"
 	       "    -o max_user_holds=N holds of one per-user sender, all tensors (default\n"
@@ -505,6 +514,7 @@ int main(int argc, char *argv[])
 	o->restart_delay_max = KEEPER_BACKOFF_MAX_S;
 	o->entry_timeout = 1;
 	o->io_uring_depth = -1;  /* not given */
+	o->queue_max_forward = -1;
 	args.argc = spelled.argc;
 	args.argv = spelled.argv;
 	if (fuse_opt_parse(&args, o, opt_table, opt_proc) == -1)
@@ -565,6 +575,27 @@ int main(int argc, char *argv[])
 	}
 	if (parse_limits(o))
 		goto out_args;
+	if ((o->queue_max_command && parse_size(o->queue_max_command, &tfs_queue.max_cmd)) ||
+	    tfs_queue.max_cmd < 256 || tfs_queue.max_cmd > (64u << 20)) {
+		tfs_log(LOG_ERR, "queue_max_command takes a size from 256 to 64M");
+		goto out_args;
+	}
+	if (o->queue_max_batch && parse_size(o->queue_max_batch, &tfs_queue.max_batch)) {
+		tfs_log(LOG_ERR, "queue_max_batch '%s' is not a size like 1M", o->queue_max_batch);
+		goto out_args;
+	}
+	/* The batch takes one command at least, so a smaller bound would not bound it. */
+	if (tfs_queue.max_batch < tfs_queue.max_cmd || tfs_queue.max_batch > (1ull << 30)) {
+		tfs_log(LOG_ERR, "queue_max_batch takes a size from queue_max_command to 1G");
+		goto out_args;
+	}
+	if (o->queue_max_forward == -1)
+		o->queue_max_forward = 10000;
+	if (o->queue_max_forward < 1) {
+		tfs_log(LOG_ERR, "queue_max_forward must be at least 1");
+		goto out_args;
+	}
+	tfs_queue.max_forward = o->queue_max_forward;
 	if (o->devices && tfs_devices_parse(o->devices, &tfs_mem.devmask)) {
 		tfs_log(LOG_ERR, "--devices '%s' is not a list of GPU ordinals like 0,2,3 or 0:2:3",
 			o->devices);
@@ -844,6 +875,6 @@ out_args:
 	fuse_opt_free_args(&args);
 	fuse_opt_free_args(&spelled);
 	free(o->redis); free(o->redis_password_file); free(o->backend); free(o->node); free(o->prefix); free(o->queue); free(o->queue_users);
-	free(o->max_bytes); free(o->log); free(o->devices);
+	free(o->max_bytes); free(o->queue_max_command); free(o->queue_max_batch); free(o->log); free(o->devices);
 	return rc;
 }

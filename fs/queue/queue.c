@@ -1,7 +1,10 @@
-/* The lifecycle queue worker (docs/contract.md): pops JSON commands from the shared queue and from
- * this node's own queue (commands other daemons forwarded because this node owns the
- * tensor), answers on the reply key, reaps holders whose process died, and rewrites this
- * node's records after Redis comes back. */
+/* The lifecycle queue worker (docs/contract.md): takes JSON commands from the shared queue,
+ * the per-user queues and this node's own queue (commands other daemons forwarded because
+ * this node owns the tensor) onto this node's processing list (redis.c), answers each on
+ * its reply key as it takes it off that list, reaps holders whose process died, and
+ * rewrites this node's records after Redis comes back. What the processing list still
+ * holds at start, or after a take whose reply was lost, was never answered: it is served
+ * first (recover). */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,6 +20,7 @@
 #include "kernel/node.h"
 #include "queue/queue.h"
 #include "queue/auth.h"
+#include "queue/redis.h"
 #include "queue/users.h"
 #include "util/stats.h"
 #include "store/lease.h"
@@ -29,7 +33,7 @@
 #include "strutil.h"
 #include "store/schema.h"
 #include "store/records.h"
-#include "queue/redis.h"
+#include "store/claims.h"
 #include "store/restore.h"
 #include "util/clock.h"
 #include "mem/backend.h"
@@ -39,6 +43,7 @@
 static pthread_t queue_thread;
 static int queue_started;
 static volatile int queue_stopping;
+struct tfs_queue_opts tfs_queue = { .max_cmd = 64 << 10, .max_batch = 1 << 20, .max_forward = 10000 };
 
 #define REPLY_TTL 60
 /* A node's registry key is its lease (lease.h, renewed by housekeeping): a node whose
@@ -54,6 +59,9 @@ struct qcmd {
 	struct tfs_cmd c;
 	int rc;                      /* tfs_cmd_parse's */
 	char err[256];
+	struct tfs_qentry e;         /* as it waits on the processing list */
+	int node_q;                  /* from this node's list: forwarded by another daemon */
+	int answered;                /* taken off the processing list (or on its way) */
 	const char *json;
 	size_t len;
 	struct tfs_store_claim *claim;   /* a create's name, claimed ahead (preclaim) */
@@ -62,26 +70,50 @@ struct qcmd {
 	struct tfs_quser ident;      /* who's storage for a command another node forwarded */
 };
 
-static void reply(const struct tfs_cmd *c, char *json)
+/* The command being served (process_one): its answer takes it off the processing list. */
+static struct qcmd *cur;
+
+/* Answers cur (json: NULL for none, or what could not be built), taking it off the
+ * processing list, once. */
+static void answer(char *json)
 {
-	if (!json) {
-		tfs_log(LOG_ERR, "queue: out of memory building a reply");
+	const struct tfs_cmd *c = &cur->c;
+	const char *key = c->reply[0] ? c->reply : NULL;
+
+	if (cur->answered) {
+		free(json);
 		return;
 	}
-	/* Behind the record writes it reports, on the same ordered connection: a client
-	 * that has its reply finds the records in Redis. */
-	if (c->reply[0] && tfs_store_queue_reply(c->reply, json, REPLY_TTL) == -EPERM)
+	if (key && !json) {
+		tfs_log(LOG_ERR, "queue: out of memory building a reply");
+		key = NULL;
+	}
+	if (key && !tfs_store_reply_key_ok(key)) {
 		tfs_log(LOG_WARNING, "queue: id=%s: no reply on '%s': a key of the daemon's",
-			c->id[0] ? c->id : "-", c->reply);
+			c->id[0] ? c->id : "-", key);
+		key = NULL;
+	}
+	/* Behind the record writes it reports, in the same MULTI/EXEC: a client that has its
+	 * reply finds the records in Redis, and a command is in Redis either unanswered with
+	 * none of its writes or answered with all of them. */
+	if (tfs_qredis_answer(&cur->e, key, key ? json : NULL, REPLY_TTL))
+		tfs_log(LOG_ERR, "queue: id=%s: out of memory: not answered (it is served again "
+			"at the next start)", c->id[0] ? c->id : "-");
+	cur->answered = 1;
 	free(json);
+}
+
+static void reply(const struct tfs_cmd *c, char *json)
+{
+	(void)c;
+	answer(json);
 }
 
 static void reply_err(const struct tfs_cmd *c, int err, const char *msg)
 {
 	tfs_log(LOG_INFO, "queue: %s id=%s: %s (%s)", c->name[0] ? c->name : "?",
 		c->id[0] ? c->id : "-", msg, tfs_errno_name(err));
-	if (c->reply[0])
-		reply(c, tfs_reply_err(c->id, err, msg));
+	reply(c, c->reply[0] ? tfs_reply_err(c->id, err, msg) : NULL);
 }
 
 static void reply_ok(const struct tfs_cmd *c, struct tfsd_tensor *t)
@@ -89,8 +121,7 @@ static void reply_ok(const struct tfs_cmd *c, struct tfsd_tensor *t)
 	struct tfs_meta m = t->meta;
 
 	m.refcount = tfs_tensor_refcount(t);
-	if (c->reply[0])
-		reply(c, tfs_reply_ok(c->id, c->name, &m));
+	reply(c, c->reply[0] ? tfs_reply_ok(c->id, c->name, &m) : NULL);
 }
 
 /* Hands a command to the daemon of the node that owns the tensor. */
@@ -106,7 +137,8 @@ static void forward(const struct tfs_cmd *c, const char *json, size_t len, const
 		return;
 	}
 	if (!who) {
-		rc = tfs_store_queue_forward_live(owner, json, len, FORWARD_TTL);
+		rc = tfs_qredis_forward(&cur->e, owner, json, len, FORWARD_TTL,
+					tfs_queue.max_forward);
 	} else {
 		/* The sender's identity travels in front of the command ("u:<uid>\n"): only
 		 * daemons may push to node lists, so the owner can believe it. */
@@ -117,12 +149,17 @@ static void forward(const struct tfs_cmd *c, const char *json, size_t len, const
 		}
 		n = snprintf(buf, 32, "u:%u\n", (unsigned)who->uid);
 		memcpy(buf + n, json, len);
-		rc = tfs_store_queue_forward_live(owner, buf, len + (size_t)n, FORWARD_TTL);
+		rc = tfs_qredis_forward(&cur->e, owner, buf, len + (size_t)n, FORWARD_TTL,
+					tfs_queue.max_forward);
 		free(buf);
 	}
-	if (rc == -EHOSTDOWN)
+	if (rc == 0)
+		cur->answered = 1;          /* the owner answers it */
+	else if (rc == -EHOSTDOWN)
 		reply_err(c, EHOSTDOWN, "the node this command names is not alive");
-	else if (rc)
+	else if (rc == -EAGAIN)
+		reply_err(c, EAGAIN, "the owning node's queue is full");
+	else
 		reply_err(c, -rc, "cannot forward to the owning node");
 }
 
@@ -268,12 +305,12 @@ static int named_before(const struct qcmd *q, size_t i)
  * create then awaits in turn, instead of one each. A create that fails a check here is
  * left to claim in turn, where do_create reports the failure. Caller holds ns until the
  * chunk is done, so no name changes meanwhile. */
-static void preclaim(struct qcmd *q, size_t n, int from_node_queue)
+static void preclaim(struct qcmd *q, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct tfs_cmd *c = &q[i].c;
 
-		if (q[i].rc || c->op != TFS_OP_CREATE || !local_create(c, from_node_queue) ||
+		if (q[i].rc || c->op != TFS_OP_CREATE || !local_create(c, q[i].node_q) ||
 		    named_before(q, i))
 			continue;
 		if (parent_of(c, &q[i].parent) ||
@@ -309,20 +346,22 @@ static int local_process(const char *node, int64_t pid)
 }
 
 /* One command; caller holds ns. Its writes and its reply go to the writer together. */
-static void process_one(struct qcmd *q, int from_node_queue)
+static void process_one(struct qcmd *q)
 {
 	struct tfs_cmd *c = &q->c;
 	struct tfsd_tensor *t;
 	char owner[TFS_NODE_MAX];
 	const char *node;
-	int rc;
+	int rc, from_node_queue = q->node_q;
 
 	tfs_stats_add(TFS_ST_QUEUE_CMDS, 1);
-	tfs_writer_group_begin();
+	cur = q;
+	q->answered = 0;
+	tfs_writer_group_begin(1);
 	if (q->rc) {
-		tfs_log(LOG_WARNING, "queue: bad command (%s): %.200s", q->err, q->json);
-		if (c->reply[0])
-			reply(c, tfs_reply_err(c->id, q->rc, q->err));
+		tfs_log(LOG_WARNING, "queue: bad command (%s): %.*s", q->err,
+			(int)(q->len < 200 ? q->len : 200), q->json);
+		reply(c, c->reply[0] ? tfs_reply_err(c->id, q->rc, q->err) : NULL);
 		goto out;
 	}
 	node = c->node[0] ? c->node : tfs_schema.node;
@@ -334,14 +373,16 @@ static void process_one(struct qcmd *q, int from_node_queue)
 		q->claim = NULL;
 		goto out;
 	}
+	/* Through the mount, a name under a directory the sender may not search is EACCES,
+	 * whatever it is: whether it exists, here or on another node, is not the sender's
+	 * to learn, so this comes before any other answer. */
+	if (q->who && tfs_qauth_search(q->who, c->name) == -EACCES) {
+		reply_err(c, EACCES, "permission denied");
+		goto out;
+	}
 	t = tfs_table_find(c->name);
 	if (!t) {
 		rc = owner_of(c->name, owner, sizeof(owner));
-		/* Through the mount, a name under a directory the sender may not search is
-		 * EACCES, whatever it is. */
-		if ((rc == -ENOENT || rc == -EISDIR) && q->who &&
-		    tfs_qauth_search(q->who, c->name) == -EACCES)
-			rc = -EACCES;
 		if (rc == 0)
 			forward(c, q->json, q->len, owner, from_node_queue, q->who);
 		else
@@ -413,10 +454,12 @@ static void process_one(struct qcmd *q, int from_node_queue)
 		reply_err(c, -rc, rc == -ESRCH ? "that pid holds no reference to it (a delete "
 			  "without pid drops the name)" : rc == -EACCES || rc == -EPERM ?
 			  "permission denied" : "cannot delete");
-	else if (c->reply[0])
-		reply(c, tfs_reply_ok(c->id, c->name, &m));
+	else
+		reply(c, c->reply[0] ? tfs_reply_ok(c->id, c->name, &m) : NULL);
 out:
+	answer(NULL);                /* a path that had nothing to say still takes it off */
 	tfs_writer_group_end();
+	cur = NULL;
 }
 
 /* The sender of a command popped from list (its json and len past any identity header):
@@ -503,48 +546,132 @@ static void salvage(const char *json, size_t len, struct tfs_cmd *c)
 	}
 }
 
-/* Popped commands, in order, CHUNK at a time under the namespace lock. */
-static void process(struct qcmd *q, redisReply **el, size_t n, const char *list,
-		    int from_node_queue)
+/* Reads one entry into q: the command, its sender and where it may be answered. */
+static void take(struct qcmd *q, const char *entry, size_t elen)
+{
+	int who_rc;
+
+	memset(&q->c, 0, sizeof(q->c));
+	q->claim = NULL;
+	q->who = NULL;
+	q->err[0] = '\0';
+	if (tfs_qredis_parse(entry, elen, &q->e)) {
+		/* Not one this daemon made: nobody to answer, only to take off the list. */
+		q->json = entry;
+		q->len = elen;
+		q->node_q = 0;
+		q->rc = -EINVAL;
+		snprintf(q->err, sizeof(q->err), "malformed processing entry");
+		return;
+	}
+	q->json = q->e.json;
+	q->len = q->e.len;
+	q->node_q = strcmp(q->e.list, tfs_node_queue) == 0;
+	who_rc = sender(q, q->e.list, q->node_q);
+	if (q->e.oversize) {
+		/* Only its start came: never parsed, answered when its id and reply are there. */
+		q->rc = -EMSGSIZE;
+		snprintf(q->err, sizeof(q->err), "command of %zu bytes: over queue_max_command "
+			 "(%llu)", q->e.oversize, (unsigned long long)tfs_queue.max_cmd);
+		if (q->e.aside[0]) {
+			int rc;
+			redisReply *r = tfs_qredis_aside_head(&q->e, &rc);
+
+			if (r)
+				salvage(r->str, r->len < 4096 ? r->len : 4096, &q->c);
+			else
+				tfs_log(LOG_WARNING, "queue: a command of about %zu bytes on %s: "
+					"not read (%s), not answered", q->e.oversize, q->e.list,
+					tfs_errno_name(-rc));
+			freeReplyObject(r);
+			snprintf(q->err, sizeof(q->err), "command of about %zu bytes: over "
+				 "queue_max_command (%llu)", q->e.oversize,
+				 (unsigned long long)tfs_queue.max_cmd);
+		} else {
+			salvage(q->json, q->len, &q->c);
+		}
+	} else {
+		q->rc = tfs_cmd_parse(q->json, q->len, &q->c, q->err, sizeof(q->err));
+		if (q->rc && !q->c.reply[0])
+			salvage(q->json, q->len, &q->c);
+	}
+	if (who_rc && !q->rc) {
+		q->rc = who_rc;
+		snprintf(q->err, sizeof(q->err), "unknown sender");
+	}
+	/* A per-user sender is answered only on its own reply keys: it can read no other,
+	 * and the daemon writes no other key in its name. */
+	if (q->who && q->c.reply[0] && !tfs_store_reply_key_for(q->c.reply, q->who->uid)) {
+		tfs_log(LOG_WARNING, "queue: uid %u: reply key '%.200s' is not under %s:reply: "
+			"(not answered)", (unsigned)q->who->uid, q->c.reply, q->who->list);
+		q->c.reply[0] = '\0';
+	}
+	if (who_rc)
+		q->c.reply[0] = '\0';
+}
+
+/* Entries taken (el, in queue order), CHUNK at a time under the namespace lock. again:
+ * taken by an earlier run, which may have died between a create's claim of its name and
+ * its answer (the records and the answer go together, the claim before them): such a
+ * claim is this create's to take over. */
+static void process(struct qcmd *q, redisReply **el, size_t n, int again)
 {
 	for (size_t i = 0; i < n && !queue_stopping; i += CHUNK) {
 		size_t k = 0;
 
-		for (size_t j = i; j < n && j < i + CHUNK; j++) {
-			int who_rc;
-
-			if (el[j]->type != REDIS_REPLY_STRING)
-				continue;
-			q[k].json = el[j]->str;
-			q[k].len = el[j]->len;
-			q[k].claim = NULL;
-			who_rc = sender(&q[k], list, from_node_queue);
-			q[k].rc = tfs_cmd_parse(q[k].json, q[k].len, &q[k].c, q[k].err,
-						sizeof(q[k].err));
-			if (q[k].rc && !q[k].c.reply[0])
-				salvage(q[k].json, q[k].len, &q[k].c);
-			if (who_rc && !q[k].rc) {
-				q[k].rc = who_rc;
-				snprintf(q[k].err, sizeof(q[k].err), "unknown sender");
-			}
-			/* A per-user sender is answered only on its own reply keys: it can read
-			 * no other, and the daemon writes no other key in its name. */
-			if (q[k].who && q[k].c.reply[0] &&
-			    !tfs_store_reply_key_for(q[k].c.reply, q[k].who->uid)) {
-				tfs_log(LOG_WARNING, "queue: uid %u: reply key '%.200s' is not under "
-					"%s:reply: (not answered)", (unsigned)q[k].who->uid,
-					q[k].c.reply, q[k].who->list);
-				q[k].c.reply[0] = '\0';
-			}
-			if (who_rc)
-				q[k].c.reply[0] = '\0';
-			k++;
-		}
+		for (size_t j = i; j < n && j < i + CHUNK; j++)
+			if (el[j]->type == REDIS_REPLY_STRING)
+				take(&q[k++], el[j]->str, el[j]->len);
+		for (size_t j = 0; again && j < k; j++)
+			if (!q[j].rc && q[j].c.op == TFS_OP_CREATE && local_create(&q[j].c, q[j].node_q))
+				tfs_store_claim_maybe_lost(q[j].c.name, 't');
 		tfs_ns_lock();
-		preclaim(q, k, from_node_queue);
+		preclaim(q, k);
 		for (size_t j = 0; j < k; j++)
-			process_one(&q[j], from_node_queue);
+			process_one(&q[j]);
 		tfs_ns_unlock();
+	}
+}
+
+/* Serves what the processing list holds, oldest first: commands taken and never answered
+ * (the daemon died, or the reply of a take was lost). Each leaves the list with its
+ * answer, in the same MULTI/EXEC as its writes: one still there made none of them (or
+ * those of a forward, which takes it off itself), so serving it again serves it once.
+ * 0; -EIO while Redis is away (tried again later); -EAGAIN when Redis keeps entries
+ * that their answers should have taken (logged; tried at the next start). */
+static int recover(struct qcmd *q)
+{
+	redisReply *r, *el[POP_BATCH];
+	long long total, before = -1;
+	int rc;
+
+	for (;;) {
+		/* Answers still queued would look like commands not answered. */
+		if (tfs_writer_sync())
+			return -EIO;
+		r = tfs_qredis_pending(&rc, POP_BATCH, &total);
+		if (!r)
+			return rc == -EPROTO ? -EAGAIN : -EIO;
+		if (!r->elements) {
+			freeReplyObject(r);
+			return 0;
+		}
+		if (before >= 0 && total >= before) {
+			tfs_log(LOG_ERR, "queue: %lld commands stay on the processing list: Redis "
+				"did not take the answered ones off (out of memory?)", total);
+			freeReplyObject(r);
+			return -EAGAIN;
+		}
+		if (before < 0)
+			tfs_log(LOG_NOTICE, "queue: %lld commands taken before and not answered: "
+				"serving them first", total);
+		before = total;
+		for (size_t i = 0; i < r->elements && i < POP_BATCH; i++)
+			el[i] = r->element[r->elements - 1 - i];
+		process(q, el, r->elements < POP_BATCH ? r->elements : POP_BATCH, 1);
+		freeReplyObject(r);
+		if (queue_stopping)
+			return 0;
 	}
 }
 
@@ -600,37 +727,12 @@ static void housekeeping(int64_t *last_reap)
 	}
 }
 
-/* Without BLMPOP: BRPOP for the first command, then what waits behind it in one RPOP (in
- * the same order BRPOP would), not one round trip each. */
-static void pop_brpop(struct qcmd *q)
-{
-	redisReply *r, *more;
-	int rc, node_q;
-
-	r = tfs_store_queue_pop_all(&rc, 1, 0);
-	if (!r) {
-		if (rc == -EIO)
-			usleep(200000);      /* Redis away: retry without spinning */
-		return;
-	}
-	if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-	    r->element[1]->type == REDIS_REPLY_STRING) {
-		node_q = strcmp(r->element[0]->str, tfs_node_queue) == 0;
-		process(q, &r->element[1], 1, r->element[0]->str, node_q);
-		more = tfs_store_queue_rpop(&rc, r->element[0]->str, POP_BATCH);
-		if (more && more->type == REDIS_REPLY_ARRAY)
-			process(q, more->element, more->elements, r->element[0]->str, node_q);
-		freeReplyObject(more);
-	}
-	freeReplyObject(r);
-}
-
 static void *queue_main(void *arg)
 {
 	int64_t last_reap = 0;
 	struct qcmd *q;
-	redisReply *r, *l;
-	int rc, lmpop = 1;
+	redisReply *r;
+	int rc, recover_owed = 1;
 
 	(void)arg;
 	q = calloc(CHUNK, sizeof(*q));
@@ -640,29 +742,33 @@ static void *queue_main(void *arg)
 	}
 	while (!queue_stopping) {
 		housekeeping(&last_reap);
-		if (!lmpop) {
-			pop_brpop(q);
-			continue;
-		}
-		/* The first command and up to POP_BATCH behind it, in one round trip. */
-		r = tfs_store_queue_pop_all(&rc, POP_BATCH, 1);
-		if (!r) {
-			if (rc == -EPROTO && !tfs_store_has_blmpop()) {
-				tfs_log(LOG_NOTICE, "queue: Redis has no BLMPOP (before 7.0): "
-					"popping with BRPOP and RPOP");
-				lmpop = 0;
-			} else if (rc == -EIO || rc == -EPROTO) {
-				usleep(200000);      /* Redis away or refusing: no spinning */
+		if (recover_owed) {
+			rc = recover(q);
+			if (rc == -EIO) {
+				usleep(200000);      /* Redis away: retry without spinning */
+				continue;
 			}
+			recover_owed = 0;
+		}
+		tfs_qredis_drain();
+		/* Up to POP_BATCH commands, and queue_max_batch bytes, in one round trip. */
+		r = tfs_qredis_grab(&rc, POP_BATCH, tfs_queue.max_batch, tfs_queue.max_cmd);
+		if (!r) {
+			/* Whether the take happened is unknown: what it took waits on the
+			 * processing list. */
+			recover_owed = rc == -EIO;
+			if (rc == -EIO || rc == -EPROTO)
+				usleep(200000);      /* Redis away or refusing: no spinning */
 			continue;
 		}
-		l = r->type == REDIS_REPLY_ARRAY && r->elements == 2 ? r->element[1] : NULL;
-		if (l && l->type == REDIS_REPLY_ARRAY && r->element[0]->type == REDIS_REPLY_STRING)
-			process(q, l->element, l->elements, r->element[0]->str,
-				strcmp(r->element[0]->str, tfs_node_queue) == 0);
+		if (r->elements)
+			process(q, r->element, r->elements, 0);
+		else
+			tfs_qredis_wait(500);
 		freeReplyObject(r);
 	}
 	free(q);
+	tfs_qredis_close();
 	tfs_conn_close_thread();
 	return NULL;
 }

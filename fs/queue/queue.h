@@ -3,6 +3,17 @@
 #define TFS_QUEUE_H
 
 
+#include <stdint.h>
+
+/* The queue's bounds, set by main at start-up (-o queue_max_command, queue_max_batch,
+ * queue_max_forward; docs/pending/queue.md). */
+struct tfs_queue_opts {
+	uint64_t max_cmd;            /* a larger command is answered EMSGSIZE, unparsed */
+	uint64_t max_batch;          /* bytes taken from the queue in one round trip */
+	long max_forward;            /* commands waiting on a node's list: then EAGAIN */
+};
+extern struct tfs_queue_opts tfs_queue;
+
 /* Starts the thread (0 or a negative errno); stop joins it. */
 int tfs_queue_start(void);
 void tfs_queue_stop(void);

@@ -1,7 +1,13 @@
-/* The lifecycle queue's Redis side (redis.h): popping, replies, forwarding to another
- * node, the per-user lists and their ACL users. */
+/* The lifecycle queue's Redis side. A command popped is never only in the daemon's
+ * memory: one script moves it from its queue onto this node's processing list, and it
+ * leaves that list only in the script that pushes its answer (queued with the records it
+ * reports, in one MULTI/EXEC), or in the one that forwards it to its node. What a crash,
+ * a failed read of a pop or a Redis stall leaves on the list was not answered and goes
+ * again (queue.c's recover). Redis has no blocking pop that moves from several lists, so
+ * the wait is a subscription: Redis client tracking (BCAST) on the queues' prefixes,
+ * reported to a connection of the queue thread's own. */
 #include <errno.h>
-#include <pthread.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,46 +23,368 @@
 
 char tfs_node_queue[512];
 
-/* --- the lifecycle queue (queue.c) --- */
+/* Bytes of an oversize command kept to answer it: its id and reply are read from them. */
+#define OVERSIZE_HEAD 4096
+#define MAXKEYS 260
 
-redisReply *tfs_store_queue_rpop(int *rc, const char *list, int count)
-{
-	return tfs_conn_cmdf_unordered(rc, "RPOP %s %d", list, count);
-}
+/* KEYS[1] the processing list, KEYS[2] a scratch list, KEYS[3] the counter that names
+ * set-aside commands (<KEYS[3]>:<n>), then the lists in the order they are tried; ARGV
+ * count, byte budget, largest command, bytes kept of a larger one. A key of another type
+ * is passed over (pcall), so that one bad key does not stop the others.
+ *
+ * An element a script reads costs Redis about 30 to 60 ns a byte (0.25 to 0.5 s for
+ * 8 MiB, all other clients waiting), so none is read here before its size is known: SORT
+ * BY nosort ... STORE copies the oldest into the scratch list at memcpy speed, and MEMORY
+ * USAGE weighs it (never less than its bytes, at most about 1.25 times them plus a little).
+ * One that may be small enough is read and measured exactly; one that cannot be is set
+ * aside under a key of its own, unread, and the daemon fetches its start from there.
+ * The DEL first: a script that wrote (even nothing) may go on writing past maxmemory, so
+ * the queue still drains when Redis is out of memory. */
+static const char grab_lua[] =
+	"local count, budget = tonumber(ARGV[1]), tonumber(ARGV[2]) "
+	"local max, head = tonumber(ARGV[3]), tonumber(ARGV[4]) "
+	"local out, bytes = {}, 0 "
+	"redis.call('DEL', KEYS[2]) "
+	"for i = 4, #KEYS do "
+	"  local k = KEYS[i] "
+	"  local n = redis.pcall('LLEN', k) "
+	"  if type(n) ~= 'number' then n = 0 end "
+	"  while n > 0 and #out < count and bytes < budget do "
+	"    redis.call('SORT', k, 'BY', 'nosort', 'LIMIT', n - 1, 1, 'STORE', KEYS[2]) "
+	"    local u = redis.call('MEMORY', 'USAGE', KEYS[2], 'SAMPLES', 0) or 0 "
+	"    local e "
+	"    if u <= 2 * max + 4096 then "
+	"      redis.call('DEL', KEYS[2]) "
+	"      local v = redis.call('RPOP', k) "
+	"      if #v > max then e = k .. '\\n!' .. #v .. '\\n' .. string.sub(v, 1, head) "
+	"      else e = k .. '\\n' .. v end "
+	"      bytes = bytes + #v "
+	"    else "
+	"      local side = KEYS[3] .. ':' .. redis.call('INCR', KEYS[3]) "
+	"      redis.call('RENAME', KEYS[2], side) "
+	"      redis.call('LTRIM', k, 0, -2) "
+	"      e = k .. '\\n!' .. u .. '\\n@' .. side "
+	"      bytes = bytes + u "
+	"    end "
+	"    redis.call('LPUSH', KEYS[1], e) "
+	"    out[#out + 1] = e "
+	"    n = n - 1 "
+	"  end "
+	"  if #out > 0 then return out end "
+	"end "
+	"return out";
 
-int tfs_store_has_blmpop(void)
-{
-	redisReply *r;
-	int rc, unknown;
-
-	r = tfs_conn_cmdf_unordered(&rc, "COMMAND INFO BLMPOP");
-	if (!r)
-		return 1;
-	unknown = r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
-		  r->element[0]->type == REDIS_REPLY_NIL;
-	freeReplyObject(r);
-	return !unknown;
-}
-
-/* A queue reply goes onto a list, or onto a key that does not exist (made a list that
- * expires); never onto a key of another type. A list that had no expiry (a user's own)
- * gets none. One script, so that nothing changes the key's type in between. */
-static const char reply_lua[] =
-	"local t = redis.call('TYPE', KEYS[1]).ok "
+/* KEYS[1] the processing list, KEYS[2] the reply key if any; ARGV entry, answer, ttl.
+ * An answer goes onto a list, or onto a key that does not exist (made a list that
+ * expires); never onto a key of another type. The entry is taken first: once it is gone
+ * the command was answered, and a second run (the writer sends again what a broken
+ * connection left unanswered) pushes nothing. */
+static const char answer_lua[] =
+	"if redis.call('LREM', KEYS[1], -1, ARGV[1]) == 0 then return -1 end "
+	"if #KEYS < 2 then return 1 end "
+	"local t = redis.call('TYPE', KEYS[2]).ok "
 	"if t ~= 'none' and t ~= 'list' then return 0 end "
-	"local ttl = redis.call('TTL', KEYS[1]) "
-	"redis.call('LPUSH', KEYS[1], ARGV[1]) "
-	"if t == 'none' or ttl > 0 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end "
+	"local ttl = redis.call('TTL', KEYS[2]) "
+	"redis.call('LPUSH', KEYS[2], ARGV[2]) "
+	"if t == 'none' or ttl > 0 then redis.call('EXPIRE', KEYS[2], ARGV[3]) end "
 	"return 1";
 
-int tfs_store_queue_reply(const char *key, const char *json, int ttl)
-{
-	char t[16];
+/* KEYS alive key, the node's list, the processing list; ARGV command, ttl, entry, most
+ * commands waiting. The push, the check of the owner's lease and the acknowledgement at
+ * once: a command never lands on the list of a node that is not there to pop it, nor
+ * twice. The list expires when nobody pops it (its node died after the push). */
+static const char forward_lua[] =
+	"if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end "
+	"if redis.call('LLEN', KEYS[2]) >= tonumber(ARGV[4]) then return -1 end "
+	"if redis.call('LREM', KEYS[3], -1, ARGV[3]) == 0 then return 2 end "
+	"redis.call('LPUSH', KEYS[2], ARGV[1]) "
+	"redis.call('EXPIRE', KEYS[2], ARGV[2]) "
+	"return 1";
 
-	if (!tfs_store_reply_key_ok(key))
-		return -EPERM;
+static struct {
+	char processing[600], scratch[600], aside[600];
+	char lists[MAXKEYS][600];
+	size_t turn;
+	redisContext *sub;           /* tracking reported here; NULL: not (yet) */
+	int no_tracking;             /* Redis refused it: wait by the clock */
+} qr;
+
+void tfs_qredis_processing(char *buf, size_t size)
+{
+	snprintf(buf, size, "{%s}:processing:%s", tfs_schema.queue, tfs_schema.node);
+}
+
+static const char *processing(void)
+{
+	if (!qr.processing[0]) {
+		tfs_qredis_processing(qr.processing, sizeof(qr.processing));
+		snprintf(qr.scratch, sizeof(qr.scratch), "{%s}:grab:%s", tfs_schema.queue,
+			 tfs_schema.node);
+		snprintf(qr.aside, sizeof(qr.aside), "{%s}:oversize:%s", tfs_schema.queue,
+			 tfs_schema.node);
+	}
+	return qr.processing;
+}
+
+int tfs_qredis_parse(const char *e, size_t len, struct tfs_qentry *q)
+{
+	const char *nl = memchr(e, '\n', len), *p, *nl2;
+	uint64_t n;
+
+	memset(q, 0, sizeof(*q));
+	q->entry = e;
+	q->elen = len;
+	if (!nl || nl == e || (size_t)(nl - e) >= sizeof(q->list))
+		return -EBADMSG;
+	memcpy(q->list, e, (size_t)(nl - e));
+	p = nl + 1;
+	q->json = p;
+	q->len = len - (size_t)(p - e);
+	if (q->len && *p == '!') {
+		nl2 = memchr(p, '\n', q->len);
+		if (!nl2 || tfs_parse_u64(p + 1, (size_t)(nl2 - p - 1), &n) || !n)
+			return -EBADMSG;
+		q->oversize = n;
+		q->json = nl2 + 1;
+		q->len = len - (size_t)(q->json - e);
+		if (q->len && *q->json == '@') {
+			if (q->len - 1 >= sizeof(q->aside))
+				return -EBADMSG;
+			memcpy(q->aside, q->json + 1, q->len - 1);
+			q->json += q->len;
+			q->len = 0;
+		}
+	}
+	return 0;
+}
+
+/* The lists tried, in order: the shared queue, this node's forwarded commands, then the
+ * per-user lists starting one further each time: the first list that has something is
+ * popped, and one user's flood must not starve the others. */
+static int pop_keys(const char **argv, int first)
+{
+	size_t users = tfs_qusers_count();
+	int n = 0;
+
+	argv[first + n++] = tfs_schema.queue;
+	argv[first + n++] = tfs_node_queue;
+	qr.turn++;
+	for (size_t i = 0; i < users && n < MAXKEYS - 2; i++) {
+		const struct tfs_quser *u = tfs_qusers_at((qr.turn + i) % users);
+
+		snprintf(qr.lists[i], sizeof(qr.lists[i]), "%s", u->list);
+		argv[first + n++] = qr.lists[i];
+	}
+	return n;
+}
+
+redisReply *tfs_qredis_grab(int *rc, int count, size_t max_batch, size_t max_cmd)
+{
+	const char *argv[MAXKEYS + 12];
+	char nk[16], cnt[24], bud[24], max[24], head[24];
+	redisReply *r;
+	char *cmd = NULL;
+	long long len;
+	int n, argc = 0;
+
+	argv[argc++] = "EVAL";
+	argv[argc++] = grab_lua;
+	argv[argc++] = nk;
+	argv[argc++] = processing();
+	argv[argc++] = qr.scratch;
+	argv[argc++] = qr.aside;
+	n = pop_keys(argv, argc);
+	argc += n;
+	snprintf(nk, sizeof(nk), "%d", n + 3);
+	snprintf(cnt, sizeof(cnt), "%d", count);
+	snprintf(bud, sizeof(bud), "%zu", max_batch);
+	snprintf(max, sizeof(max), "%zu", max_cmd);
+	snprintf(head, sizeof(head), "%zu", max_cmd < OVERSIZE_HEAD ? max_cmd : OVERSIZE_HEAD);
+	argv[argc++] = cnt;
+	argv[argc++] = bud;
+	argv[argc++] = max;
+	argv[argc++] = head;
+	len = redisFormatCommandArgv(&cmd, argc, argv, NULL);
+	if (len < 0) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	r = tfs_conn_run(rc, cmd, (size_t)len);
+	redisFreeCommand(cmd);
+	if (r && r->type != REDIS_REPLY_ARRAY) {
+		freeReplyObject(r);
+		*rc = -EPROTO;
+		return NULL;
+	}
+	return r;
+}
+
+redisReply *tfs_qredis_pending(int *rc, int n, long long *total)
+{
+	redisReply *r, *l;
+
+	r = tfs_conn_cmdf_unordered(rc, "LLEN %s", processing());
+	if (!r)
+		return NULL;
+	*total = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+	freeReplyObject(r);
+	l = tfs_conn_cmdf_unordered(rc, "LRANGE %s %d -1", processing(), -n);
+	if (l && l->type != REDIS_REPLY_ARRAY) {
+		freeReplyObject(l);
+		*rc = -EPROTO;
+		return NULL;
+	}
+	return l;
+}
+
+redisReply *tfs_qredis_aside_head(const struct tfs_qentry *e, int *rc)
+{
+	redisReply *r;
+
+	if (!e->aside[0] || e->oversize > TFS_QREDIS_FETCH_MAX) {
+		*rc = -EFBIG;
+		return NULL;
+	}
+	r = tfs_conn_cmdf_unordered(rc, "LINDEX %s 0", e->aside);
+	if (r && r->type != REDIS_REPLY_STRING) {
+		freeReplyObject(r);
+		*rc = -ENOENT;
+		return NULL;
+	}
+	return r;
+}
+
+int tfs_qredis_answer(const struct tfs_qentry *e, const char *reply, const char *json, int ttl)
+{
+	const char *argv[8];
+	size_t len[8];
+	char t[16];
+	int argc = 0;
+
+	/* In the caller's group, so with the answer or not at all. */
+	if (e->aside[0] && tfs_writer_cmdf("DEL %s", e->aside))
+		return -ENOMEM;
 	snprintf(t, sizeof(t), "%d", ttl);
-	return tfs_writer_cmdf("EVAL %s 1 %s %s %s", reply_lua, key, json, t);
+	argv[argc] = "EVAL"; len[argc++] = 4;
+	argv[argc] = answer_lua; len[argc++] = sizeof(answer_lua) - 1;
+	argv[argc] = reply ? "2" : "1"; len[argc++] = 1;
+	argv[argc] = processing(); len[argc++] = strlen(processing());
+	if (reply) {
+		argv[argc] = reply;
+		len[argc++] = strlen(reply);
+	}
+	argv[argc] = e->entry; len[argc++] = e->elen;
+	argv[argc] = json ? json : ""; len[argc++] = json ? strlen(json) : 0;
+	argv[argc] = t; len[argc++] = strlen(t);
+	return tfs_writer_cmdv(argc, argv, len);
+}
+
+int tfs_qredis_forward(const struct tfs_qentry *e, const char *node, const char *cmd,
+		       size_t len, int ttl, long max)
+{
+	char alive[600], list[600], t[16], m[24];
+	redisReply *r;
+	int rc;
+
+	tfs_store_alive_key(alive, sizeof(alive), node);
+	tfs_store_node_queue(list, sizeof(list), node);
+	snprintf(t, sizeof(t), "%d", ttl);
+	snprintf(m, sizeof(m), "%ld", max);
+	r = tfs_writer_read(&rc, "EVAL %s 3 %s %s %s %b %s %b %s", forward_lua, alive, list,
+			  processing(), cmd, len, t, e->entry, e->elen, m);
+	if (!r)
+		return rc == -EPROTO ? -EIO : rc;
+	rc = r->type != REDIS_REPLY_INTEGER ? -EIO : r->integer == 0 ? -EHOSTDOWN :
+	     r->integer < 0 ? -EAGAIN : 0;
+	freeReplyObject(r);
+	return rc;
+}
+
+static void sub_close(void)
+{
+	if (qr.sub)
+		redisFree(qr.sub);
+	qr.sub = NULL;
+}
+
+/* The subscriber: Redis reports every change of a key under the queue's name (the shared
+ * queue, the per-user lists and their reply keys) or of this node's list. A client may
+ * redirect its tracking to itself, so one connection does it all. */
+static void sub_open(void)
+{
+	char err[256];
+	redisReply *r;
+	long long id;
+	int rc;
+
+	qr.sub = tfs_redis_connect(&tfs_redis.url, 1000, &rc, err, sizeof(err));
+	if (!qr.sub)
+		return;
+	r = redisCommand(qr.sub, "CLIENT ID");
+	if (!r || r->type != REDIS_REPLY_INTEGER)
+		goto fail;
+	id = r->integer;
+	freeReplyObject(r);
+	r = redisCommand(qr.sub, "CLIENT TRACKING on REDIRECT %lld BCAST PREFIX %s PREFIX %s",
+			 id, tfs_schema.queue, tfs_node_queue);
+	if (r && r->type == REDIS_REPLY_ERROR) {
+		tfs_log(LOG_NOTICE, "queue: Redis has no client tracking (%s): the queue is "
+			"looked at every %d ms", r->str, 50);
+		qr.no_tracking = 1;
+		goto fail;
+	}
+	if (!r)
+		goto fail;
+	freeReplyObject(r);
+	r = redisCommand(qr.sub, "SUBSCRIBE __redis__:invalidate");
+	if (!r || r->type != REDIS_REPLY_ARRAY)
+		goto fail;
+	freeReplyObject(r);
+	return;
+fail:
+	freeReplyObject(r);
+	sub_close();
+}
+
+/* Reads what came (1), nothing came within ms (0), or the connection broke (-1). */
+static int sub_read(int ms)
+{
+	struct pollfd p = { .fd = qr.sub->fd, .events = POLLIN };
+	redisReply *r;
+	int n = poll(&p, 1, ms);
+
+	if (n <= 0)
+		return 0;
+	if (redisBufferRead(qr.sub) != REDIS_OK) {
+		sub_close();
+		return -1;
+	}
+	while (redisGetReplyFromReader(qr.sub, (void **)&r) == REDIS_OK && r)
+		freeReplyObject(r);
+	return 1;
+}
+
+void tfs_qredis_drain(void)
+{
+	if (!qr.sub && !qr.no_tracking)
+		sub_open();
+	while (qr.sub && sub_read(0) == 1)
+		;
+}
+
+void tfs_qredis_wait(int ms)
+{
+	if (qr.no_tracking) {
+		usleep(50000);
+		return;
+	}
+	if (!qr.sub || sub_read(ms) < 0)
+		usleep((useconds_t)ms * 1000);
+}
+
+void tfs_qredis_close(void)
+{
+	sub_close();
 }
 
 /* --- per-user queues (queue_users.c, queue.c) --- */
@@ -83,92 +411,6 @@ int tfs_store_queue_acl(uid_t uid, const char *password)
 	if (!r)
 		return rc == -EPROTO ? -EACCES : rc;
 	rc = r->type == REDIS_REPLY_STATUS ? 0 : -EIO;
-	freeReplyObject(r);
-	return rc;
-}
-
-/* The lists the queue worker pops, in the order Redis tries them: the shared queue, this
- * node's forwarded commands, then the per-user lists, starting one further each time:
- * Redis pops the first list that has something, and one user's flood must not starve
- * the others. argv from index first. */
-static int pop_keys(const char **argv, int first, char (*lists)[600], int max)
-{
-	static size_t turn;          /* the queue thread's only */
-	size_t users = tfs_qusers_count();
-	int n = 0;
-
-	argv[first + n++] = tfs_schema.queue;
-	argv[first + n++] = tfs_node_queue;
-	turn++;
-	for (size_t i = 0; i < users && n < max; i++) {
-		const struct tfs_quser *u = tfs_qusers_at((turn + i) % users);
-
-		snprintf(lists[i], 600, "%s", u->list);
-		argv[first + n++] = lists[i];
-	}
-	return n;
-}
-
-redisReply *tfs_store_queue_pop_all(int *rc, int count, int lmpop)
-{
-	enum { MAXK = 260 };
-	static char lists[MAXK][600];        /* the queue thread's only */
-	const char *argv[MAXK + 8];
-	char nk[16], cnt[16];
-	redisReply *r;
-	char *cmd = NULL;
-	long long len;
-	int n, argc;
-
-	if (lmpop) {
-		argv[0] = "BLMPOP";
-		argv[1] = "0.5";
-		n = pop_keys(argv, 3, lists, MAXK);
-		snprintf(nk, sizeof(nk), "%d", n);
-		argv[2] = nk;
-		snprintf(cnt, sizeof(cnt), "%d", count);
-		argv[3 + n] = "RIGHT";
-		argv[4 + n] = "COUNT";
-		argv[5 + n] = cnt;
-		argc = 6 + n;
-	} else {
-		argv[0] = "BRPOP";
-		n = pop_keys(argv, 1, lists, MAXK);
-		argv[1 + n] = "0.5";
-		argc = 2 + n;
-	}
-	len = redisFormatCommandArgv(&cmd, argc, argv, NULL);
-	if (len < 0) {
-		*rc = -ENOMEM;
-		return NULL;
-	}
-	r = tfs_conn_run(rc, cmd, (size_t)len);
-	redisFreeCommand(cmd);
-	return r;
-}
-
-/* The push and the check of the owner's registry key in one step: a command never lands
- * on the list of a node that is not there to pop it. The list expires when nobody pops it
- * (its node died after the push). */
-static const char forward_lua[] =
-	"if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end "
-	"redis.call('LPUSH', KEYS[2], ARGV[1]) "
-	"redis.call('EXPIRE', KEYS[2], ARGV[2]) "
-	"return 1";
-
-int tfs_store_queue_forward_live(const char *node, const char *json, size_t len, int ttl)
-{
-	char alive[600], list[600], t[16];
-	redisReply *r;
-	int rc;
-
-	tfs_store_alive_key(alive, sizeof(alive), node);
-	tfs_store_node_queue(list, sizeof(list), node);
-	snprintf(t, sizeof(t), "%d", ttl);
-	r = tfs_writer_read(&rc, "EVAL %s 2 %s %s %b %s", forward_lua, alive, list, json, len, t);
-	if (!r)
-		return rc == -EPROTO ? -EIO : rc;
-	rc = r->type == REDIS_REPLY_INTEGER ? (r->integer ? 0 : -EHOSTDOWN) : -EIO;
 	freeReplyObject(r);
 	return rc;
 }

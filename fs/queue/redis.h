@@ -1,4 +1,7 @@
-/* The lifecycle queue's Redis side (redis.c). */
+/* The lifecycle queue's Redis side (redis.c): commands move from the queues onto this
+ * node's processing list, leave it with their answer, and a subscription tells the
+ * queue thread when a queue changed, and the per-user lists' ACL users. The tfs_qredis_
+ * functions are the queue thread's only. */
 #ifndef TFS_QUEUE_REDIS_H
 #define TFS_QUEUE_REDIS_H
 
@@ -12,29 +15,63 @@
  * starts (queue.c). */
 extern char tfs_node_queue[512];
 
-/* Pops up to count more from list: the reply, or NULL with *rc as tfs_conn_cmdf_unordered's (the
- * blocking pop of every list is tfs_store_queue_pop_all). */
-redisReply *tfs_store_queue_rpop(int *rc, const char *list, int count);
-/* 0 when Redis lacks BLMPOP (before 7.0). */
-int tfs_store_has_blmpop(void);
-/* Pushes json onto reply key key, which must be a list or absent (then made a list that
- * expires after ttl seconds): -EPERM for a key that may not be answered on, else queued
- * (0 or -ENOMEM); a key of another type is left alone, silently. */
-int tfs_store_queue_reply(const char *key, const char *json, int ttl);
+/* A command as it waits on the processing list: "<list>\n<command>", or for one larger
+ * than queue_max_command "<list>\n!<bytes>\n<its first bytes>", or for one far larger
+ * "<list>\n!<about so many bytes>\n@<the key it was set aside under>". */
+struct tfs_qentry {
+	const char *entry;           /* the whole entry: what acknowledges it */
+	size_t elen;
+	char list[600];              /* the list it was pushed to */
+	const char *json;            /* the command (or its first bytes) */
+	size_t len;
+	size_t oversize;             /* 0, or the command's size: only its start is here */
+	char aside[600];             /* "": none; else the key holding it, unread (len 0) */
+};
+
+/* The largest set-aside command whose start the daemon fetches to answer it. */
+#define TFS_QREDIS_FETCH_MAX (16u << 20)
+
+/* The processing list's name into buf: {<queue>}:processing:<node>. */
+void tfs_qredis_processing(char *buf, size_t size);
+/* Splits an entry (pointing into e): 0, or -EBADMSG for one this daemon did not make. */
+int tfs_qredis_parse(const char *e, size_t len, struct tfs_qentry *q);
+/* Moves up to count commands, and up to max_batch bytes of them (at least one), from the
+ * first list that has any (the shared queue, this node's, then each user's, starting one
+ * further each call) onto the processing list, in one script, and returns them in queue
+ * order: an array of entries (freeReplyObject), empty when every list was. A command over
+ * max_cmd bytes is moved as its first bytes only. NULL with *rc as tfs_conn_cmdf's: then
+ * whether anything moved is unknown (tfs_qredis_pending tells). */
+redisReply *tfs_qredis_grab(int *rc, int count, size_t max_batch, size_t max_cmd);
+/* The command set aside for e (e->aside): its LINDEX reply, whose str the caller reads
+ * the start of and frees; NULL with *rc -EFBIG (none, or over TFS_QREDIS_FETCH_MAX),
+ * -ENOENT (gone) or tfs_conn_cmdf's. */
+redisReply *tfs_qredis_aside_head(const struct tfs_qentry *e, int *rc);
+/* The oldest n entries of the processing list, oldest last (the order LRANGE gives), and
+ * its length in *total; NULL with *rc as tfs_conn_cmdf's. Call after tfs_writer_sync, or
+ * answers still queued look unanswered. */
+redisReply *tfs_qredis_pending(int *rc, int n, long long *total);
+/* Queues (through the writer, in the caller's group) the script that takes entry off the
+ * processing list and, when it was still there, pushes json onto reply (NULL: none; it
+ * must pass tfs_store_reply_key_ok) as a list expiring after ttl s (a list without expiry
+ * keeps none). Once only: a second call for an entry answered finds nothing to take and
+ * pushes nothing. A command set aside goes with it. 0 or -ENOMEM. */
+int tfs_qredis_answer(const struct tfs_qentry *e, const char *reply, const char *json, int ttl);
+/* Pushes cmd onto node's list and takes entry off the processing list, in one script, when
+ * node's lease is there (else -EHOSTDOWN) and its list holds fewer than max commands (else
+ * -EAGAIN); the list expires after ttl s. 0, or -EIO. */
+int tfs_qredis_forward(const struct tfs_qentry *e, const char *node, const char *cmd,
+		       size_t len, int ttl, long max);
+/* Throws away the change notices that came so far (before a grab). */
+void tfs_qredis_drain(void);
+/* Waits up to ms for a queue list to change (Redis client tracking on the queue's keys,
+ * on a connection of its own), or ms when Redis cannot tell (before 6.0, away). */
+void tfs_qredis_wait(int ms);
+void tfs_qredis_close(void);
 
 /* Makes (or resets) uid's ACL user with password: it may push to its list and pop its
  * replies, nothing else. 0, -EACCES (the daemon may not ACL SETUSER), -EIO. */
 int tfs_store_queue_acl(uid_t uid, const char *password);
 /* Takes password back from uid's ACL user (at unmount): 0 or tfs_conn_cmdf_unordered's errors. */
 int tfs_store_queue_acl_drop(uid_t uid, const char *password);
-/* Pops (waiting up to 0.5 s) from the shared queue, this node's list and every per-user
- * list: lmpop: BLMPOP ... COUNT count, else BRPOP (one). The reply, or NULL with *rc as
- * tfs_conn_cmdf_unordered's. The queue thread's only (a static buffer). */
-redisReply *tfs_store_queue_pop_all(int *rc, int count, int lmpop);
-
-/* Pushes json onto node's list only if node's registry key exists (one script), the list
- * expiring after ttl seconds unless popped: 0, -EHOSTDOWN (node not alive), -EIO.
- * Synchronous: a round trip (bounded by the command timeout). */
-int tfs_store_queue_forward_live(const char *node, const char *json, size_t len, int ttl);
 
 #endif

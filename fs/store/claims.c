@@ -79,6 +79,11 @@ static void lost_claim_add(const char *name, char type)
 	pthread_mutex_unlock(&lost_mu);
 }
 
+void tfs_store_claim_maybe_lost(const char *name, char type)
+{
+	lost_claim_add(name, type);
+}
+
 /* Takes name's lost claim of type off the list: 1 when it was there. */
 static int lost_claim_take(const char *name, char type)
 {

@@ -28,5 +28,9 @@ int tfs_store_link_wait(const char *name, char type, struct tfs_store_claim *cla
  * mine(name) says whether it is, under the caller's locks). 0 or -EIO (those not settled
  * are kept). */
 int tfs_store_claims_settle(int (*mine)(const char *name));
+/* Records a claim of name this node may have made in an earlier run that died before
+ * answering it (a queue command served again after a crash): taken over, or given back,
+ * as a lost one. */
+void tfs_store_claim_maybe_lost(const char *name, char type);
 
 #endif

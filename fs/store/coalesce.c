@@ -190,7 +190,11 @@ int tfs_coalesce_merge(struct wb_item *it)
 
 void tfs_coalesce_queued(struct wb_item *it, int mergeable)
 {
-	if (it->field) {
+	if (it->tx && (it->field || !it->cmd)) {
+		/* In an atomic group nothing merges, either way: a later write taking the place
+		 * of one in the group would land with the group, before its own turn. */
+		idx_barrier(it->key, strlen(it->key));
+	} else if (it->field) {
 		/* Queued after the indexed whole record (if any) of its key: the next record
 		 * merges there, before this one, and rewrites it (tfs_coalesce_merge). */
 	} else if (it->meta && !it->cmd) {

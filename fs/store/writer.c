@@ -35,6 +35,9 @@
  * writes coalesced per key, only that many distinct records changed while Redis is away
  * reach it. */
 #define QUEUE_MAX_DEFAULT 262144
+/* An atomic group (tfs_writer_group_begin(1)) goes as MULTI ... EXEC in one batch: the
+ * batch may run this far past BATCH_MAX to take a group whole. */
+#define TX_SLACK 256
 
 static struct {
 	pthread_mutex_t mu;
@@ -60,7 +63,7 @@ static struct {
 /* The calling thread's group (tfs_writer_group_begin): writes held back to be handed to the
  * writer at once. */
 static __thread struct {
-	int on;
+	int on, atomic;
 	struct wb_item *head, **tail;
 } grp;
 
@@ -107,7 +110,7 @@ static void item_free(struct wb_item *it);
 /* Queues it at the tail, or merges it (then frees it): 1 when queued. Caller holds wb.mu. */
 static int append_locked(struct wb_item *it)
 {
-	int mergeable = !it->wait && (it->field || (it->meta && !it->cmd));
+	int mergeable = !it->wait && !it->tx && (it->field || (it->meta && !it->cmd));
 
 	if (mergeable && tfs_coalesce_merge(it)) {
 		item_free(it);
@@ -179,6 +182,43 @@ static void run_now(struct wb_item *it, int *rc)
 static int bound_locked(void);
 static void log_drop(void);
 
+static struct wb_item *tx_item(const char *word, int tx)
+{
+	struct wb_item *it = calloc(1, sizeof(*it) + 1);
+
+	if (!it)
+		return NULL;
+	it->len = redisFormatCommand(&it->cmd, "%s", word);
+	if (it->len < 0 || !it->cmd) {
+		free(it);
+		return NULL;
+	}
+	it->tx = tx;
+	return it;
+}
+
+/* The group held (two writes or more) between MULTI and EXEC. 0 or -ENOMEM (then it
+ * goes as it is). */
+static int tx_wrap(void)
+{
+	struct wb_item *m = tx_item("MULTI", TX_MULTI), *e = tx_item("EXEC", TX_EXEC), *it;
+
+	if (!m || !e) {
+		if (m)
+			item_free(m);
+		if (e)
+			item_free(e);
+		return -ENOMEM;
+	}
+	for (it = grp.head; it; it = it->next)
+		it->tx = TX_IN;
+	m->next = grp.head;
+	grp.head = m;
+	*grp.tail = e;
+	grp.tail = &e->next;
+	return 0;
+}
+
 /* Hands what the calling thread's group holds to the writer, in one wake-up. */
 static void group_flush(void)
 {
@@ -187,6 +227,8 @@ static void group_flush(void)
 
 	if (!grp.head)
 		return;
+	if (grp.atomic && grp.head->next && tx_wrap())
+		tfs_log(LOG_ERR, "out of memory: a group of record writes goes unwrapped");
 	pthread_mutex_lock(&wb.mu);
 	if (!wb.running) {
 		pthread_mutex_unlock(&wb.mu);
@@ -373,17 +415,19 @@ redisReply *tfs_writer_wait(struct tfs_writer_call *call, int *rc)
 	return r;
 }
 
-void tfs_writer_group_begin(void)
+void tfs_writer_group_begin(int atomic)
 {
 	if (!grp.tail)
 		grp.tail = &grp.head;
 	grp.on = 1;
+	grp.atomic = atomic;
 }
 
 void tfs_writer_group_end(void)
 {
 	group_flush();
 	grp.on = 0;
+	grp.atomic = 0;
 }
 
 int tfs_writer_sync(void)
@@ -469,10 +513,10 @@ static void run_hook(void)
  * connection broke: the items not answered stay queued and go again. */
 static int flush_batch(void)
 {
-	struct wb_item *batch[BATCH_MAX], *it;
+	struct wb_item *batch[BATCH_MAX + TX_SLACK], *it;
 	redisReply *r;
 	char err[256];
-	int n = 0, answered = 0, rc = 0, refused;
+	int n = 0, answered = 0, rc = 0, refused, open_tx = -1;
 
 	/* Another thread saw Redis fail since c was made: c may be to a server that is gone;
 	 * a fresh one costs less than a failed batch. */
@@ -495,11 +539,24 @@ static int flush_batch(void)
 	if (!wb.c)
 		return -EIO;
 	pthread_mutex_lock(&wb.mu);
-	for (it = wb.head; it && n < BATCH_MAX; it = it->next) {
-		it->taken = 1;
-		tfs_coalesce_remove(it);
+	for (it = wb.head; it && n < BATCH_MAX + TX_SLACK; it = it->next) {
+		if (it->tx == TX_MULTI)
+			open_tx = n;
+		else if (it->tx == TX_EXEC)
+			open_tx = -1;
+		else if (n >= BATCH_MAX && open_tx < 0)
+			break;
 		batch[n++] = it;
 	}
+	/* An atomic group goes whole or waits for the next batch (unless it alone is larger
+	 * than the batch: then it runs on, in order, over two). */
+	if (open_tx > 0)
+		n = open_tx;
+	for (int i = 0; i < n; i++) {
+		batch[i]->taken = 1;
+		tfs_coalesce_remove(batch[i]);
+	}
+	open_tx = -1;
 	pthread_mutex_unlock(&wb.mu);
 	for (int i = 0; i < n; i++) {
 		if (item_format(batch[i]) == 0) {
@@ -517,11 +574,24 @@ static int flush_batch(void)
 		if (redisGetReply(wb.c, (void **)&r) != REDIS_OK || !r) {
 			drop_conn(wb.c->errstr);
 			rc = -EIO;
+			/* A group whose EXEC was not answered went with the connection: all of
+			 * it goes again. */
+			if (open_tx >= 0)
+				answered = open_tx;
 			break;
 		}
+		if (it->tx == TX_MULTI)
+			open_tx = answered;
+		else if (it->tx == TX_EXEC)
+			open_tx = -1;
 		refused = r->type == REDIS_REPLY_ERROR;
 		if (refused)
 			tfs_log(LOG_ERR, "Redis refused a record write: %s", r->str);
+		if (it->tx == TX_EXEC && r->type == REDIS_REPLY_ARRAY)
+			for (size_t e = 0; e < r->elements; e++)
+				if (r->element[e]->type == REDIS_REPLY_ERROR)
+					tfs_log(LOG_ERR, "Redis refused a record write: %s",
+						r->element[e]->str);
 		if (it->wait) {
 			it->wait->rc = refused ? -EPROTO : 0;
 			it->wait->reply = refused ? NULL : r;     /* the waiter frees it */

@@ -46,8 +46,10 @@ redisReply *tfs_writer_wait(struct tfs_writer_call *call, int *rc);
 /* Holds back the calling thread's writes (tfs_writer_cmdv/cmdf) until the end, to hand them
  * to the writer in one wake-up. A call, tfs_writer_sync or an ordered read in between sends
  * them first, so order holds; end the group before releasing the lock under which the
- * writes were decided, or another thread may read Redis behind them. */
-void tfs_writer_group_begin(void);
+ * writes were decided, or another thread may read Redis behind them. atomic: the group's
+ * writes go as one MULTI/EXEC, all or none (a queue command's writes with the answer that
+ * acknowledges it), and none of them is merged with a write outside it. */
+void tfs_writer_group_begin(int atomic);
 void tfs_writer_group_end(void);
 /* Waits until everything queued so far is in Redis: 0, or -EIO while Redis is away. */
 int tfs_writer_sync(void);

@@ -19,6 +19,7 @@ struct wb_item {
 	int len;
 	struct tfs_writer_call *wait;    /* NULL unless a caller wants the reply */
 	int taken;                   /* in the writer's batch: no longer changed or dropped */
+	int tx;                      /* TX_*: the bounds of an atomic group, or a write in one */
 	/* tfs_writer_hset1's: an HSET of one field of key. */
 	char *field;
 	/* tfs_writer_save's writes, formatted by the writer, not under the namespace lock: cmd is
@@ -31,6 +32,10 @@ struct wb_item {
 	struct wb_item *inext;       /* the index bucket's chain */
 	char key[];
 };
+
+/* An item's place in an atomic group (tfs_writer_group_begin(1)): none, inside, or the
+ * MULTI and EXEC around it. */
+enum { TX_NONE, TX_IN, TX_MULTI, TX_EXEC };
 
 /* The coalescing index: every function is called under the writer's lock. */
 /* Makes the index, once; without it (out of memory) nothing is merged. */
