@@ -59,7 +59,7 @@ int tfs_store_queue_reply(const char *key, const char *json, int ttl)
 	return tfs_writer_cmdf("EVAL %s 1 %s %s %s", reply_lua, key, json, t);
 }
 
-/* --- per-user queues (queue_users.c, queue.c) --- */
+/* --- per-user queues (users.c, queue.c) --- */
 
 int tfs_store_queue_acl(uid_t uid, const char *password)
 {

@@ -1,5 +1,5 @@
 /* Per-user lifecycle queues: the table of users --user-queues names, their Redis ACL users
- * and the files that hand each user its credentials (queue_users.h). */
+ * and the files that hand each user its credentials (users.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>

@@ -1,9 +1,9 @@
-/* Per-user lifecycle queues (queue_users.c): who sends a queue command, as Redis says.
+/* Per-user lifecycle queues (users.c): who sends a queue command, as Redis says.
  *
  * With --user-queues, each listed user gets a Redis ACL user named <queue>:u:<uid> that may
  * push only to the list of that name and read only the replies under <queue>:u:<uid>:reply:.
  * A command popped from that list comes from that uid, whatever its JSON says; the daemon
- * serves it with that uid's permissions (queue_auth.h). The password is random per daemon
+ * serves it with that uid's permissions (auth.h). The password is random per daemon
  * start and handed over in a file only that user can read. The shared queue stays for the
  * clients the administrator trusts: they act as the daemon's own user. */
 #ifndef TFS_QUEUE_USERS_H
