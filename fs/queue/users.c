@@ -37,11 +37,6 @@ const struct tfs_quser *tfs_qusers_at(size_t i)
 	return i < nusers ? &users[i] : NULL;
 }
 
-const char *tfs_qusers_dir(void)
-{
-	return dir;
-}
-
 const struct tfs_quser *tfs_qusers_by_list(const char *list)
 {
 	for (size_t i = 0; i < nusers; i++)

@@ -44,7 +44,5 @@ const struct tfs_quser *tfs_qusers_by_list(const char *list);
 /* Fills u for uid, from the table or the user database (a command another node
  * forwarded): 0 or -ENOENT (unknown uid). */
 int tfs_qusers_ident(uid_t uid, struct tfs_quser *u);
-/* The credentials directory, "" without per-user queues. */
-const char *tfs_qusers_dir(void);
 
 #endif
