@@ -12,8 +12,8 @@
  * starts (queue.c). */
 extern char tfs_node_queue[512];
 
-/* Pops up to count more from list: the reply, or NULL with *rc as tfs_conn_cmdf_unordered's (the
- * blocking pop of every list is tfs_store_queue_pop_all). */
+/* Pops up to count more from list: the reply, or NULL with *rc as
+ * tfs_conn_cmdf_unordered's (the blocking pop of every list is tfs_store_queue_pop_all). */
 redisReply *tfs_store_queue_rpop(int *rc, const char *list, int count);
 /* 0 when Redis lacks BLMPOP (before 7.0). */
 int tfs_store_has_blmpop(void);
@@ -25,7 +25,8 @@ int tfs_store_queue_reply(const char *key, const char *json, int ttl);
 /* Makes (or resets) uid's ACL user with password: it may push to its list and pop its
  * replies, nothing else. 0, -EACCES (the daemon may not ACL SETUSER), -EIO. */
 int tfs_store_queue_acl(uid_t uid, const char *password);
-/* Takes password back from uid's ACL user (at unmount): 0 or tfs_conn_cmdf_unordered's errors. */
+/* Takes password back from uid's ACL user (at unmount): 0 or tfs_conn_cmdf_unordered's
+ * errors. */
 int tfs_store_queue_acl_drop(uid_t uid, const char *password);
 /* Pops (waiting up to 0.5 s) from the shared queue, this node's list and every per-user
  * list: lmpop: BLMPOP ... COUNT count, else BRPOP (one). The reply, or NULL with *rc as

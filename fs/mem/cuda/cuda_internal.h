@@ -1,6 +1,6 @@
 /* The CUDA backend, private to fs/mem/cuda/: tensors live in device memory obtained with
- * cudaMalloc and carved up by fs/mem/pool.c; other processes map them with CUDA IPC handles;
- * read/write copy through pinned staging buffers. Only this folder includes CUDA headers.
+ * cudaMalloc and carved up by fs/mem/pool.c; other processes map them with CUDA IPC
+ * handles; read/write copy through pinned staging buffers. Only this folder includes CUDA headers.
  *
  * Per device used (set up on first use; the default device in init()):
  *  - one pool of blocks. Pool keys say who may share a block: an IPC handle maps its whole
@@ -220,7 +220,7 @@ int tfs_cuda_peer_copy(struct cdev *dst_d, uint64_t dst, struct cdev *src_d, uin
  * had, and then not tried again on this thread for this backend. */
 struct rarea *tfs_cuda_area_get(struct tfs_backend *be);
 
-/* ---- the operations (the table: backend.c), by file: their contract is backend.h's ---- */
+/* ---- the operations (their table: backend.c), by file; contracts: backend.h ---- */
 
 /* backend.c. init and the first use of a device (device.c) take be->init_mu. */
 int tfs_cuda_init(struct tfs_backend **out, int device, uint64_t max_bytes);
