@@ -2,7 +2,7 @@
  * the process has open: the daemon reads the file itself, straight into memory its device
  * copies from, where a write() through the mount would carry every byte through the
  * kernel's FUSE request once more and the daemon's staging copy after it. libtensorfs's
- * loads through the mount use it (load_pipe.c); the daemon serves it (fs/ops_fill.c).
+ * loads through the mount use it (load_pipe.c); the daemon serves it (fs/fuse/ops_fill.c).
  *
  * The ABI between the two, shared by both sides of this repository:
  *  - Issued on a tensor's file opened for writing. The kernel passes a restricted ioctl
@@ -12,7 +12,7 @@
  *    it reads what the caller could read from its descriptor. It checks that it is the
  *    file the caller named (dev and ino as the caller's fstat saw them): ESTALE otherwise.
  *    Only regular files (EINVAL) of local file systems (EXDEV: FUSE, network, stacked, or
- *    a mount the daemon cannot see; fs/mountinfo.h).
+ *    a mount the daemon cannot see; fs/util/mountinfo.h).
  *  - All of len is filled, or the call fails: 0 or -1 with errno. A failure may leave part
  *    of the range written. Callers fall back to write() on any failure: EBUSY (as many
  *    fills running as the daemon allows), EXDEV, EBADF, EACCES (the daemon may not take the

@@ -38,8 +38,8 @@ struct tfs_meta {
 	 * (the record moves whole), so the kernel's node ids stay the same; 0 if unknown. */
 	uint64_t ino;
 	/* The inode number of the directory the tensor lives in, or another identity of it
-	 * (the daemon's fs/tensor.c tfs_tensor_dir_id): the cuda backend's blocks hold
-	 * tensors of one directory only (fs/pool.h), and a restart finds the blocks' keys
+	 * (the daemon's fs/tensors/tensor.c tfs_tensor_dir_id): the cuda backend's blocks hold
+	 * tensors of one directory only (fs/mem/pool.h), and a restart finds the blocks' keys
 	 * here. 0 if unknown (a record of an older daemon). */
 	uint64_t dir;
 };

@@ -561,7 +561,8 @@ int main(int argc, char *argv[])
 			"without ':', '{', '}' or '*' (node under %d bytes)", TFS_NODE_MAX);
 		goto out_args;
 	}
-	tfs_schema = (struct tfs_schema){ .prefix = o->prefix, .queue = o->queue, .node = o->node };
+	tfs_schema = (struct tfs_schema){ .prefix = o->prefix, .queue = o->queue,
+					  .node = o->node };
 	if (o->queue_users && !o->redis) {
 		tfs_log(LOG_ERR, "--user-queues needs --redis: the private redis-server's socket "
 			"is the daemon's alone");

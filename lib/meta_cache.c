@@ -7,8 +7,8 @@
  * the allocation and the name. And the attributes the following fstat reads from the
  * kernel, without asking the daemon, are current after an open by path: the daemon drops
  * them from the kernel whenever the tensor behind the name changes without the kernel
- * seeing it (fs/kcache.c: other nodes, the queue, a reshape), and an open through a name
- * gone since fails with ESTALE and looks it up again. tfs_open_fd, given a descriptor
+ * seeing it (fs/kernel/kernel_cache.c: other nodes, the queue, a reshape), and an open
+ * through a name gone since fails with ESTALE and looks it up again. tfs_open_fd, given a descriptor
  * opened who knows when, does not use it.
  *
  * And metadata parsed from JSON text (tfs_open_meta), remembered by the text itself: a

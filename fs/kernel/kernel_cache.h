@@ -7,7 +7,8 @@
 
 struct fuse_session;
 /* Starts the thread that drops names from the kernel; entry_timeout: what -o
- * entry_timeout asked for (0: names are never kept, as with --page-cache). 0 or a negative errno. */
+ * entry_timeout asked for (0: names are never kept, as with --page-cache). 0 or a negative
+ * errno. */
 int tfs_kcache_start(struct fuse_session *se, double entry_timeout);
 /* Stops it (before the session is unmounted); names still waiting are dropped. */
 void tfs_kcache_stop(void);

@@ -1,6 +1,6 @@
 /* The narrow interface between the daemon and the memory that holds tensor bytes.
  * The FUSE layer, the queue worker and the tensor table call only these functions;
- * nothing outside fs/cuda/ includes CUDA headers.
+ * nothing outside fs/mem/cuda/ includes CUDA headers.
  *
  * Contract common to every backend:
  *  - Errors are negative errno values (-ENOMEM/-ENOSPC when memory runs out, -EINVAL for a

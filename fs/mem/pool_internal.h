@@ -93,7 +93,8 @@ static inline int fent_cmp(uint64_t size, uint64_t seq, uint64_t off, const stru
 }
 
 /* First position whose entry is >= (size, seq, off). */
-static inline size_t idx_lower(const struct findex *ix, uint64_t size, uint64_t seq, uint64_t off)
+static inline size_t idx_lower(const struct findex *ix, uint64_t size, uint64_t seq,
+			       uint64_t off)
 {
 	size_t lo = 0, hi = ix->n;
 

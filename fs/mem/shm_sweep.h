@@ -1,5 +1,5 @@
 /* Leftovers of the host backend in /dev/shm: the directories of keepers that died
- * (/dev/shm/tensorfs.<pid>.<8 hex>/, lib/host_handle.h) and the single objects of older
+ * (/dev/shm/tensorfs.<pid>.<8 hex>/, core/host_handle.h) and the single objects of older
  * daemons (/dev/shm/tensorfs.<pid>.<n>...). Used by the daemon at start (backend_host.c)
  * and by a keeper before it makes its first directory (keeper_host.c). No locks. */
 #ifndef TFS_FS_SHM_SWEEP_H

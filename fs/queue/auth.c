@@ -1,5 +1,5 @@
 /* Permission checks for per-user queue commands, as the kernel makes them for the same
- * user through the mount (queue_auth.h). */
+ * user through the mount (auth.h). */
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>

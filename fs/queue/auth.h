@@ -1,4 +1,4 @@
-/* What a per-user queue command may do (queue_auth.c): the checks the kernel makes through
+/* What a per-user queue command may do (auth.c): the checks the kernel makes through
  * the mount (default_permissions), made for the sender's identity on Redis's records. */
 #ifndef TFS_QUEUE_AUTH_H
 #define TFS_QUEUE_AUTH_H

@@ -387,7 +387,7 @@ void tfs_qredis_close(void)
 	sub_close();
 }
 
-/* --- per-user queues (queue_users.c, queue.c) --- */
+/* --- per-user queues (users.c, queue.c) --- */
 
 int tfs_store_queue_acl(uid_t uid, const char *password)
 {

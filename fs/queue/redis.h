@@ -71,7 +71,8 @@ void tfs_qredis_close(void);
 /* Makes (or resets) uid's ACL user with password: it may push to its list and pop its
  * replies, nothing else. 0, -EACCES (the daemon may not ACL SETUSER), -EIO. */
 int tfs_store_queue_acl(uid_t uid, const char *password);
-/* Takes password back from uid's ACL user (at unmount): 0 or tfs_conn_cmdf_unordered's errors. */
+/* Takes password back from uid's ACL user (at unmount): 0 or tfs_conn_cmdf_unordered's
+ * errors. */
 int tfs_store_queue_acl_drop(uid_t uid, const char *password);
 
 #endif

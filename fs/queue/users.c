@@ -1,5 +1,5 @@
 /* Per-user lifecycle queues: the table of users --user-queues names, their Redis ACL users
- * and the files that hand each user its credentials (queue_users.h). */
+ * and the files that hand each user its credentials (users.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -35,11 +35,6 @@ size_t tfs_qusers_count(void)
 const struct tfs_quser *tfs_qusers_at(size_t i)
 {
 	return i < nusers ? &users[i] : NULL;
-}
-
-const char *tfs_qusers_dir(void)
-{
-	return dir;
 }
 
 const struct tfs_quser *tfs_qusers_by_list(const char *list)

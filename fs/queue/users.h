@@ -1,9 +1,9 @@
-/* Per-user lifecycle queues (queue_users.c): who sends a queue command, as Redis says.
+/* Per-user lifecycle queues (users.c): who sends a queue command, as Redis says.
  *
  * With --user-queues, each listed user gets a Redis ACL user named <queue>:u:<uid> that may
  * push only to the list of that name and read only the replies under <queue>:u:<uid>:reply:.
  * A command popped from that list comes from that uid, whatever its JSON says; the daemon
- * serves it with that uid's permissions (queue_auth.h). The password is random per daemon
+ * serves it with that uid's permissions (auth.h). The password is random per daemon
  * start and handed over in a file only that user can read. The shared queue stays for the
  * clients the administrator trusts: they act as the daemon's own user. */
 #ifndef TFS_QUEUE_USERS_H
@@ -44,7 +44,5 @@ const struct tfs_quser *tfs_qusers_by_list(const char *list);
 /* Fills u for uid, from the table or the user database (a command another node
  * forwarded): 0 or -ENOENT (unknown uid). */
 int tfs_qusers_ident(uid_t uid, struct tfs_quser *u);
-/* The credentials directory, "" without per-user queues. */
-const char *tfs_qusers_dir(void);
 
 #endif

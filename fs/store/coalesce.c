@@ -95,7 +95,8 @@ static int resp_arg(const char *cmd, int len, int n, const char **arg, size_t *a
 }
 
 /* The keys a formatted command writes, as barriers: the commands the daemon queues name
- * their key first, but RENAME (two) and EVAL (after the count). Caller holds the writer's lock. */
+ * their key first, but RENAME (two) and EVAL (after the count). Caller holds the writer's
+ * lock. */
 static void idx_barrier_cmd(const char *cmd, int len)
 {
 	const char *a;

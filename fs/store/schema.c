@@ -6,7 +6,11 @@
 
 #include "store/schema.h"
 
-struct tfs_schema tfs_schema = { .prefix = "tensorfs", .queue = "tensor_lifecycle", .node = "" };
+struct tfs_schema tfs_schema = {
+	.prefix = "tensorfs",
+	.queue = "tensor_lifecycle",
+	.node = "",
+};
 
 int tfs_user_field(char *buf, size_t size, const char *name)
 {

@@ -108,8 +108,8 @@ int tfs_tensor_create_linked(const char *name, tfs_dtype dt, int device, uid_t u
 uint64_t tfs_tensor_dir_id(const char *parent, const struct tfs_dirrec *d);
 /* Before a rename of t to name in another directory: its memory goes where tensors of that
  * directory may share it (the cuda backend keeps each directory's tensors in blocks of
- * their own, fs/pool.h). -EBUSY when it would have to move and a process other than pid's
- * holds it (open, or through the queue; pid 0: no check), -ENOENT when the directory does
+ * their own, fs/mem/pool.h). -EBUSY when it would have to move and a process other than
+ * pid's holds it (open, or through the queue; pid 0: no check), -ENOENT when the directory does
  * not exist, -EIO, -ENOSPC. Both write the record when they succeed. On error
  * t->meta.dir tells where the memory is: tfs_tensor_set_dir with the old t->meta.dir
  * (pid 0) takes it back, as when the rename then fails. Caller holds ns. */

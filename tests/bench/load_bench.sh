@@ -8,7 +8,7 @@
 #     safetensors.torch.load_file(device="cuda") inside a warm process;
 #   - a 2 GiB raw file: `tensorctl load`;
 #   - through the FUSE files, the daemon filling each piece from the file (the default,
-#     lib/fill_ioctl.h) beside the same load by write() (TFS_LOAD_FILL=0), and with 16
+#     core/fill_ioctl.h) beside the same load by write() (TFS_LOAD_FILL=0), and with 16
 #     copy threads;
 #   - save (the directory back to a safetensors file in the page cache): `tensorctl save`
 #     (through the files, by default; -j 16; mapped, TENSORCTL_COPY=direct) and tfs_save

@@ -3,7 +3,7 @@
  * direct I/O as tensorfs opens its files; reads reply from a static buffer, writes are
  * discarded. The same request size as tensorfs (max_read, max_write 1 MiB) and the same
  * transport: requests read from /dev/fuse, replies written to it, no splice. Every name
- * in the root is that one file. Opens answer as tensorfs's do (fs/reply_open.c), with
+ * in the root is that one file. Opens answer as tensorfs's do (fs/fuse/reply_open.c), with
  * FOPEN_PARALLEL_DIRECT_WRITES, so writes from several streams reach it together;
  * NULLFS_SERIAL_WRITES=1 leaves the flag out (the kernel then takes one write at a time).
  * NULLFS_MEM=1 keeps the file's bytes in memory of its own, touched at start: reads reply

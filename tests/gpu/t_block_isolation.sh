@@ -16,7 +16,7 @@ M=$T/m
 mount_cuda "$M" --node n1 --allow-other || exit 1
 cd "$T"
 chmod 755 "$T"
-BLOCK=2097152        # the pool's small blocks (fs/pool.h): what a small tensor's handle maps
+BLOCK=2097152        # the pool's small blocks (fs/mem/pool.h): what a small tensor's handle maps
 # marker N: 3000 bytes no zeroed or public block holds, N a digit
 marker() { python3 -c "import sys; sys.stdout.buffer.write((b'SECRET-%s-' % sys.argv[1].encode()) * 300)" "$1"; }
 for i in 1 2 3; do marker $i > "$T/m$i"; done

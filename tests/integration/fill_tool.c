@@ -1,4 +1,4 @@
-/* Issues one fill ioctl (lib/fill_ioctl.h) on a tensor's file, as libtensorfs's loads do,
+/* Issues one fill ioctl (core/fill_ioctl.h) on a tensor's file, as libtensorfs's loads do,
  * or a hostile variant of it, for the tests of the daemon's side (load/t_fill_*.sh).
  *
  *   fill_tool TENSOR SOURCE [key=value...]

@@ -1,4 +1,4 @@
-/* Unit tests of the host handle's grammar (lib/host_handle.h) on raw bytes: the one form
+/* Unit tests of the host handle's grammar (core/host_handle.h) on raw bytes: the one form
  * the keeper makes is accepted, everything else is refused before any file is opened. */
 #include <errno.h>
 #include <stdio.h>

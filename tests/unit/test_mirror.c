@@ -1,4 +1,4 @@
-/* The node's mirror of its Redis records (fs/mirror.c): what goes in comes back out under
+/* The node's mirror of its Redis records (fs/store/mirror.c): what goes in comes back out under
  * the right key, renames and tree moves carry records and attributes, and nothing else. */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* fs/mountinfo.c: a mount's file system type from mountinfo text, and which types count as
+/* fs/util/mountinfo.c: a mount's file system type from mountinfo text, and which types count as
  * local. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* tensorctl top: live figures of a mount. What the daemon alone knows (FUSE requests,
  * reads, writes, queue commands) comes from its counters (user.tensorfs.stats on the root,
- * fs/stats.c); tensors, bytes per device and per owner and holders from a walk of the
+ * fs/fuse/stats_xattr.c); tensors, bytes per device and per owner and holders from a walk of the
  * mount, as a client sees them. */
 #include <errno.h>
 #include <ftw.h>

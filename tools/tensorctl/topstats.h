@@ -1,5 +1,5 @@
 /* The daemon's counters as tensorctl top reads them: the JSON of the mount root's
- * user.tensorfs.stats attribute (fs/stats.c), and rates between two readings. Pure
+ * user.tensorfs.stats attribute (fs/fuse/stats_xattr.c), and rates between two readings. Pure
  * functions, no I/O: tests/unit/test_topstats.c. */
 #ifndef TENSORCTL_TOPSTATS_H
 #define TENSORCTL_TOPSTATS_H

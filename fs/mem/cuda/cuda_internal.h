@@ -1,6 +1,6 @@
 /* The CUDA backend, private to fs/mem/cuda/: tensors live in device memory obtained with
- * cudaMalloc and carved up by fs/mem/pool.c; other processes map them with CUDA IPC handles;
- * read/write copy through pinned staging buffers. Only this folder includes CUDA headers.
+ * cudaMalloc and carved up by fs/mem/pool.c; other processes map them with CUDA IPC
+ * handles; read/write copy through pinned staging buffers. Only this folder includes CUDA headers.
  *
  * Per device used (set up on first use; the default device in init()):
  *  - one pool of blocks. Pool keys say who may share a block: an IPC handle maps its whole
@@ -22,8 +22,8 @@
  * resize, IPC handles, owner moves, stats), marks.c (written marks), keeper_mem.c,
  * backend.c (start-up and end, the operations table).
  *
- * Locks (level 3 of the order in fs/daemon.h, taken inside backend calls only): per device
- * mu (free slots, the blocks' handle caches) and zmu (the zeroing list); per backend
+ * Locks (level 3 of the order in tensors/tensors.h, taken inside backend calls only): per
+ * device mu (free slots, the blocks' handle caches) and zmu (the zeroing list); per backend
  * init_mu (device start-up), marks_mu and areas_mu; and each pool's own. init_mu is held
  * across a device's start-up. The pool's callbacks run under the pool's lock and take a
  * slot (mu) to zero a new block. Otherwise none of these is taken while another is held.
@@ -220,9 +220,9 @@ int tfs_cuda_peer_copy(struct cdev *dst_d, uint64_t dst, struct cdev *src_d, uin
  * had, and then not tried again on this thread for this backend. */
 struct rarea *tfs_cuda_area_get(struct tfs_backend *be);
 
-/* ---- the operations (ops.c), by file: their contract is backend.h's ---- */
+/* ---- the operations (their table: backend.c), by file; contracts: backend.h ---- */
 
-/* device.c. init and the first use of a device take be->init_mu. */
+/* backend.c. init and the first use of a device (device.c) take be->init_mu. */
 int tfs_cuda_init(struct tfs_backend **out, int device, uint64_t max_bytes);
 void tfs_cuda_fini(struct tfs_backend *be);
 int tfs_cuda_device_count(struct tfs_backend *be);

@@ -76,8 +76,8 @@ struct tfs_keeper_rep {
 };
 
 /* What the keeper allocates memory with: the backend's half that runs in the keeper
- * (keeper_host.c, fs/cuda/keeper_mem.c). alloc fills handle (and *fd for memory another
- * process maps by descriptor, else -1) and *priv (its own per-allocation state); free
+ * (keeper_host.c, fs/mem/cuda/keeper_mem.c). alloc fills handle (and *fd for memory
+ * another process maps by descriptor, else -1) and *priv (its own per-allocation state); free
  * releases it. They run in the keeper only, after the fork (CUDA starts at the first
  * alloc). */
 struct tfs_keeper_mem {

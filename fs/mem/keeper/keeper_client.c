@@ -1,5 +1,5 @@
 /* The daemon's end of the keeper's socket (keeper.h). One request at a time: the mutex is a
- * leaf lock (daemon.h's order, level 3: taken inside backend calls). */
+ * leaf lock (the order of tensors/tensors.h, level 3: taken inside backend calls). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>

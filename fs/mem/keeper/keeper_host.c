@@ -1,6 +1,6 @@
 /* The host backend's memory as the keeper makes it (keeper.h): a file per tensor in a
  * directory of the keeper's own, /dev/shm/tensorfs.<keeper pid>.<8 hex>/<24 hex>
- * (lib/host_handle.h). The directory is mode 0711: another user may open an object whose
+ * (core/host_handle.h). The directory is mode 0711: another user may open an object whose
  * name it was given, but cannot list the directory, so the 96 random bits of the name are
  * what a handle grants, and a handle is given only to whom the mount lets read the tensor
  * (directories included). Each object has the tensor's owner and mode on top. The keeper

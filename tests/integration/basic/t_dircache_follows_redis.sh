@@ -1,4 +1,4 @@
-# The directory cache (fs/dircache.c) follows changes made in Redis by anyone else (Redis
+# The directory cache (fs/store/dircache.c) follows changes made in Redis by anyone else (Redis
 # client tracking): a directory record and an entry edited by hand show in the mount.
 . "$(dirname "$0")/../lib.sh"
 one_mount --node n1

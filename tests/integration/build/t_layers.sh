@@ -15,7 +15,8 @@ import os, re, subprocess, sys
 
 build = sys.argv[1]
 # Bottom to top. Folders of one rank may use each other, but no circle of files may
-# cross them. "" is fs/ itself: main.c, daemon.h, stats, notify, lockstats.
+# cross them (mem/cuda and mem/keeper are of mem's rank). "" is fs/ itself: main.c,
+# daemon.h, notify.c.
 ORDER = ["util", "mem", "kernel", "store", "tensors", "transport", "queue", "fuse", ""]
 MAXLINES = 900
 # Folders whose files must not call each other in a circle either (one leaf each for what
@@ -25,7 +26,7 @@ ACYCLIC = ["mem/cuda"]
 ALLOWED = {
     # Tree renames (move_tree, tfs_store_move_dir in store/store.c) rename local tensors
     # from the Redis layer; they move up to tensors/rename.c on the branch that rewrites
-    # them, and these two lines go with them.
+    # them, and these three lines go with them.
     ("store/store.c", "tfs_table_find"),
     ("store/store.c", "tfs_tensor_rename"),
     ("store/store.c", "tensors/tensor.h"),

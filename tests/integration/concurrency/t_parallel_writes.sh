@@ -1,5 +1,5 @@
 # Writes to one file from several processes reach the daemon together (the open reply's
-# FOPEN_PARALLEL_DIRECT_WRITES, fs/reply_open.c): the kernel would otherwise hand them
+# FOPEN_PARALLEL_DIRECT_WRITES, fs/fuse/reply_open.c): the kernel would otherwise hand them
 # over one at a time under the inode's lock. The daemon's stats keep the most writes it
 # was copying at once; the bytes of 8 writers at 8 offsets all land.
 . "$(dirname "$0")/../lib.sh"

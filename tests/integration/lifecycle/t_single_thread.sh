@@ -1,4 +1,4 @@
-# -s: libfuse's single-threaded loop instead of the daemon's workers (fs/loop.c) serves
+# -s: libfuse's single-threaded loop instead of the daemon's workers (fs/transport/loop.c) serves
 # reads and writes too.
 . "$(dirname "$0")/../lib.sh"
 one_mount --node s1 --prefix ps --queue qs -s

@@ -1,4 +1,4 @@
-# A load through the mount has the daemon fill each piece from the file (lib/fill_ioctl.h):
+# A load through the mount has the daemon fill each piece from the file (core/fill_ioctl.h):
 # the bytes arrive whole and the daemon counts them as fills, not writes. With
 # TFS_LOAD_FILL=0 the same load goes by write(), the same bytes.
 . "$(dirname "$0")/../lib.sh"

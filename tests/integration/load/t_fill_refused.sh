@@ -1,4 +1,4 @@
-# The daemon's side of the fill ioctl (lib/fill_ioctl.h) under requests a loader would never
+# The daemon's side of the fill ioctl (core/fill_ioctl.h) under requests a loader would never
 # send: each gets its own error, the tensor keeps its bytes, and the daemon serves on.
 . "$(dirname "$0")/../lib.sh"
 one_mount

@@ -1,4 +1,4 @@
-# The kernel keeps the names it looked up (fs/kernel_cache.c): an open of a known name is
+# The kernel keeps the names it looked up (fs/kernel/kernel_cache.c): an open of a known name is
 # one FUSE request, not two; with -o entry_timeout=0 each open looks the name up again.
 . "$(dirname "$0")/../lib.sh"
 start_redis || exit 1

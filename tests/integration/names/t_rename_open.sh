@@ -1,7 +1,7 @@
 # rename(2) replaces a name atomically for an open(2) racing it, as on a local file
 # system: the open gets the old tensor or the new one, never ENOENT. The kernel may send
 # the OPEN of the tensor it looked up after the rename replaced it; the daemon keeps that
-# tensor until the kernel forgets its node (fs/node.h), then frees it.
+# tensor until the kernel forgets its node (fs/kernel/node.h), then frees it.
 . "$(dirname "$0")/../lib.sh"
 start_redis || exit 1
 A=$T/a

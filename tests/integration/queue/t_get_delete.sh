@@ -10,7 +10,7 @@ eq "get raises refcount to 2" 2 "$(rcli hget tensorfs:tensor:q1 refcount)"
 eq "get records the holder" 1 "$(rcli hget tensorfs:tensor:q1 holder:n1:$live)"
 eq "xattr refcount agrees" 2 "$(xget "$M/q1" refcount)"
 eq "get reply handle = xattr handle" "$(getfattr --only-values -n user.tensor.ipc_handle "$M/q1" | od -An -v -tx1 | tr -d ' \n')" "$(jfield "$r" ipc_handle)"
-# The reply is written by hand (lib/cmd.c), user.tensor.meta by tfs_meta_to_json: the
+# The reply is written by hand (core/cmd.c), user.tensor.meta by tfs_meta_to_json: the
 # same fields with the same values, so that neither drifts from the other.
 eq "get reply = user.tensor.meta + id, ok, name" same "$(/usr/bin/python3 -c '
 import json, sys

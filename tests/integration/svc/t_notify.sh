@@ -1,7 +1,7 @@
 # systemd's readiness protocol without systemd: a datagram socket stands in for the
 # manager's $NOTIFY_SOCKET. The daemon (in the background, as the unit runs it) must send
 # READY=1 with MAINPID= its memory keeper (the parent of the serving process, which restarts
-# it after a crash: fs/keeper.h), and only once the mount answers.
+# it after a crash: fs/mem/keeper/keeper.h), and only once the mount answers.
 . "$(dirname "$0")/../lib.sh"
 cd "$T"
 PY=/usr/bin/python3
