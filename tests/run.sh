@@ -77,7 +77,12 @@ for b in "${builds[@]}"; do
 		[ -e "$f" ] || continue
 		name=${f#tests/integration/}; name=${name%.sh}
 		wanted "$name" || continue
-		job "$b/$name" "$name" 0 env BUILD="$b" timeout 600 bash "$f"
+		# A script that changes state the whole machine shares (the fuse module's
+		# enable_uring parameter) says "# tfs-test: alone" and runs by itself, after
+		# the others: beside it, another test would see the ring come and go.
+		excl=0
+		grep -q '^# tfs-test: alone' "$f" && excl=1
+		job "$b/$name" "$name" "$excl" env BUILD="$b" timeout 600 bash "$f"
 	done
 	# GPU tests: without a CUDA device (or before make test-gpu built their helpers) each
 	# prints "skip - ..." lines.

@@ -2,6 +2,7 @@
 # to start removes what belongs to dead pids (else a reused pid finds its names taken):
 # a keeper's directory with the objects in it, and an older daemon's single object. A
 # link planted in such a directory goes, not what it points to.
+# tfs-test: alone (any daemon that starts sweeps every dead pid's objects: beside others, another test's daemon may sweep these first)
 . "$(dirname "$0")/../lib.sh"
 start_redis || exit 1
 M=$T/m

@@ -2,6 +2,7 @@
 # load: the keeper's new daemon mounts, asks for the ring again and serves over it, and no
 # tensor is lost or changed. The dead daemon's rings die with its process: nothing hangs.
 # enable_uring is global: put back on every way out.
+# tfs-test: alone (it sets the fuse module's enable_uring, which every mount of the machine shares)
 EXPECT_RESTARTS=1
 . "$(dirname "$0")/../lib.sh"
 enable_uring Y

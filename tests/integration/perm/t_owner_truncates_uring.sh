@@ -1,6 +1,7 @@
 # Over io_uring, where the daemon also copies read replies out of the tensor's memory: the
 # owner of a host tensor shrinks its memory object; the daemon lives and every other
 # tensor keeps its bytes (issue 32, item 1; owner_truncates_lib.sh).
+# tfs-test: alone (it sets the fuse module's enable_uring, which every mount of the machine shares)
 . "$(dirname "$0")/../lib.sh"
 enable_uring Y
 other_uid_mount --backend host -o io_uring

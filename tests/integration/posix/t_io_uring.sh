@@ -2,6 +2,7 @@
 # over the rings (the stats count them), bytes and POSIX operations come out as over
 # /dev/fuse, every CPU's queue serves, and the unmount ends every ring thread.
 # enable_uring is global: set here, and put back as it was on every way out.
+# tfs-test: alone (it sets the fuse module's enable_uring, which every mount of the machine shares)
 . "$(dirname "$0")/../lib.sh"
 enable_uring Y
 one_mount -o io_uring

@@ -1,5 +1,6 @@
 # -o io_uring where the kernel does not offer the ring (enable_uring N): the daemon says so
 # once and serves everything over /dev/fuse. enable_uring is global: put back on every way out.
+# tfs-test: alone (it sets the fuse module's enable_uring, which every mount of the machine shares)
 . "$(dirname "$0")/../lib.sh"
 enable_uring N
 one_mount -o io_uring

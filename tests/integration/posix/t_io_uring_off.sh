@@ -1,6 +1,7 @@
 # Without -o io_uring the daemon stays on /dev/fuse even where the kernel offers the ring
 # (enable_uring Y): the transport is chosen by the option alone. enable_uring is global:
 # put back on every way out.
+# tfs-test: alone (it sets the fuse module's enable_uring, which every mount of the machine shares)
 . "$(dirname "$0")/../lib.sh"
 enable_uring Y
 one_mount

@@ -1,6 +1,7 @@
 # SIGTERM while the rings serve (-o io_uring, enable_uring Y): the ring threads stop at the
 # daemon's word, not at an unmount, and the daemon still exits 0, unmounted, records gone.
 # enable_uring is global: put back on every way out.
+# tfs-test: alone (it sets the fuse module's enable_uring, which every mount of the machine shares)
 . "$(dirname "$0")/../lib.sh"
 enable_uring Y
 start_redis || exit 1
