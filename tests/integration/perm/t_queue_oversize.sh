@@ -31,7 +31,7 @@ print(r.decode().strip())
 PY
 }
 # Redis itself stalls for seconds executing one LPUSH of 512 MiB (7.8 s measured here,
-# with no daemon at all): only its own limits help there (docs/pending/queue.md). What the
+# with no daemon at all): only its own limits help there (docs/security.md). What the
 # daemon decides is how it takes such commands off the list: never reading one in a
 # script (0.25 to 0.5 s of Redis's time for 8 MiB), and never more than queue_max_batch
 # bytes at once.

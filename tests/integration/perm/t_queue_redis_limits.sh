@@ -1,4 +1,4 @@
-# The Redis limits docs/pending/queue.md recommends for untrusted queue senders work with a
+# The Redis limits docs/security.md recommends for untrusted queue senders work with a
 # real redis-server and the daemon (issue 32, item 5): proto-max-bulk-len 1mb,
 # client-query-buffer-limit 8mb, maxmemory with noeviction, the default user off. The
 # daemon's own writes (a 64 KiB attribute, queue answers, ACL users) go through; a
