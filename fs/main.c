@@ -477,6 +477,232 @@ static int open_log(const char *path)
 	return 0;
 }
 
+/* Start-up step: the command line (as spell_args spelled it) into the options, the FUSE
+ * arguments and cmd, and the log opened. 0 to go on, 1 when --help or --version answered,
+ * -1 after saying why. */
+static int parse_options(struct fuse_args *spelled, struct fuse_args *args,
+			 struct fuse_cmdline_opts *cmd, const char *prog)
+{
+	struct tfs_opts *o = &tfs_d.o;
+
+	o->device = 0;
+	o->threads = -1;         /* not given */
+	o->restarts = -1;        /* not given */
+	o->restart_delay_max = KEEPER_BACKOFF_MAX_S;
+	o->entry_timeout = 1;
+	o->io_uring_depth = -1;  /* not given */
+	o->queue_max_forward = -1;
+	args->argc = spelled->argc;
+	args->argv = spelled->argv;
+	if (fuse_opt_parse(args, o, opt_table, opt_proc) == -1)
+		return -1;
+	if (o->show_help) {
+		usage(prog);
+		printf("\nFUSE options:\n");
+		fuse_cmdline_help();
+		fuse_lowlevel_help();
+		return 1;
+	}
+	if (o->show_version) {
+		printf("tensorfs %d.%d (FUSE %s)\n", TFS_VERSION_MAJOR, TFS_VERSION_MINOR,
+		       fuse_pkgversion());
+		return 1;
+	}
+	if (nnonopts && fuse_opt_add_arg(args, nonopts[nnonopts - 1]))
+		return -1;
+	if (fuse_parse_cmdline(args, cmd) != 0)
+		return -1;
+	if (!cmd->mountpoint) {
+		fprintf(stderr, "tensorfs: no mount point given (try --help)\n");
+		return -1;
+	}
+	if (o->debug || cmd->debug)
+		tfs_log_set_level(LOG_DEBUG);
+	if (o->log && open_log(o->log))
+		return -1;
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	return 0;
+}
+
+/* Start-up step: the options given, checked and completed with their defaults, and handed
+ * to the layers that own them (schema, queue, memory, FUSE). Nothing is started yet. 0, or
+ * -1 after logging why. restarted: started again by the keeper (it said so once already). */
+static int check_options(struct tfs_opts *o, int restarted)
+{
+	char hostname[256];
+
+	if (!o->node) {
+		gethostname(hostname, sizeof(hostname) - 1);
+		hostname[sizeof(hostname) - 1] = '\0';
+		o->node = strdup(hostname);
+	}
+	if (!o->prefix)
+		o->prefix = strdup("tensorfs");
+	if (!o->queue)
+		o->queue = strdup("tensor_lifecycle");
+	if (!tfs_word_ok(o->node, TFS_NODE_MAX) || !tfs_word_ok(o->prefix, 128) ||
+	    !tfs_word_ok(o->queue, 256)) {
+		tfs_log(LOG_ERR, "--node, --prefix and --queue take a word of printable characters "
+			"without ':', '{', '}' or '*' (node under %d bytes)", TFS_NODE_MAX);
+		return -1;
+	}
+	tfs_schema = (struct tfs_schema){ .prefix = o->prefix, .queue = o->queue,
+					  .node = o->node };
+	if (o->queue_users && !o->redis) {
+		tfs_log(LOG_ERR, "--user-queues needs --redis: the private redis-server's socket "
+			"is the daemon's alone");
+		return -1;
+	}
+	if (tfs_qusers_parse(o->queue_users))
+		return -1;
+	if (o->max_bytes && parse_size(o->max_bytes, &tfs_mem.max_bytes)) {
+		tfs_log(LOG_ERR, "--max-bytes '%s' is not a size like 512M or 64G", o->max_bytes);
+		return -1;
+	}
+	if (parse_limits(o))
+		return -1;
+	if ((o->queue_max_command && parse_size(o->queue_max_command, &tfs_queue.max_cmd)) ||
+	    tfs_queue.max_cmd < 256 || tfs_queue.max_cmd > (64u << 20)) {
+		tfs_log(LOG_ERR, "queue_max_command takes a size from 256 to 64M");
+		return -1;
+	}
+	if (o->queue_max_batch && parse_size(o->queue_max_batch, &tfs_queue.max_batch)) {
+		tfs_log(LOG_ERR, "queue_max_batch '%s' is not a size like 1M", o->queue_max_batch);
+		return -1;
+	}
+	/* The batch takes one command at least, so a smaller bound would not bound it. */
+	if (tfs_queue.max_batch < tfs_queue.max_cmd || tfs_queue.max_batch > (1ull << 30)) {
+		tfs_log(LOG_ERR, "queue_max_batch takes a size from queue_max_command to 1G");
+		return -1;
+	}
+	if (o->queue_max_forward == -1)
+		o->queue_max_forward = 10000;
+	if (o->queue_max_forward < 1) {
+		tfs_log(LOG_ERR, "queue_max_forward must be at least 1");
+		return -1;
+	}
+	tfs_queue.max_forward = o->queue_max_forward;
+	if (o->devices && tfs_devices_parse(o->devices, &tfs_mem.devmask)) {
+		tfs_log(LOG_ERR, "--devices '%s' is not a list of GPU ordinals like 0,2,3 or 0:2:3",
+			o->devices);
+		return -1;
+	}
+	if (o->device < 0) {
+		tfs_log(LOG_ERR, "--device must be >= 0");
+		return -1;
+	}
+	/* Enough workers that reads waiting on written marks, or creates waiting on Redis,
+	 * leave others free to serve; each pins a 1 MiB request buffer on cuda. */
+	if (o->threads == -1)
+		o->threads = 32;
+	if (o->restarts != -1 && !restarted)
+		tfs_log(LOG_NOTICE, "--restarts is obsolete and ignored: the memory keeper starts "
+			"a daemon that died again for as long as it lives, after a back-off of at "
+			"most --restart-delay-max seconds");
+	if (o->restart_delay_max < 1 || o->restart_delay_max > KEEPER_BACKOFF_LIMIT_S) {
+		tfs_log(LOG_ERR, "--restart-delay-max must be between 1 and %d seconds",
+			KEEPER_BACKOFF_LIMIT_S);
+		return -1;
+	}
+	if (o->io_uring_depth == -1)
+		o->io_uring_depth = 2;
+	if (o->io_uring_depth < 1 || o->io_uring_depth > 8) {
+		tfs_log(LOG_ERR, "io_uring_depth must be between 1 and 8");
+		return -1;
+	}
+	if (o->threads < 1 || o->threads > 1024) {
+		tfs_log(LOG_ERR, "--threads must be between 1 and 1024");
+		return -1;
+	}
+	tfs_fuse.threads = o->threads;
+	tfs_fuse.page_cache = o->page_cache;
+	tfs_mem.device = o->device;
+	tfs_mem.ops = tfs_backend_find(o->backend);
+	if (!tfs_mem.ops) {
+		tfs_log(LOG_ERR, "unknown or unavailable backend '%s' (built with: host%s)",
+			o->backend, tfs_backend_find("cuda") ? ", cuda" : "");
+		return -1;
+	}
+	if (!o->backend && strcmp(tfs_mem.ops->name, "host") == 0)
+		tfs_log(LOG_NOTICE, "no CUDA device: using the host backend (POSIX shared memory)");
+	if (o->entry_timeout < 0) {
+		tfs_log(LOG_ERR, "entry_timeout must be >= 0");
+		return -1;
+	}
+	return 0;
+}
+
+/* Start-up step: the memory keeper, forked from the daemon that mounted (never from a
+ * restarted one: its keeper is the one that started it). 0, or -1 after logging why. */
+static int start_keeper(struct fuse_session *se, const struct fuse_cmdline_opts *cmd,
+			char *argv[], int notify_fd)
+{
+	struct tfs_keeper_conf kconf = { 0 };
+	const struct tfs_opts *o = &tfs_d.o;
+
+	kconf.mem = &tfs_keeper_mem_host;
+#ifdef TFS_HAVE_CUDA
+	if (strcmp(tfs_mem.ops->name, "cuda") == 0)
+		kconf.mem = &tfs_keeper_mem_cuda;
+#endif
+	kconf.argv = argv;
+	kconf.mountpoint = cmd->mountpoint;
+	kconf.rundir = tfs_redis.rundir;
+	kconf.close_fd = fuse_session_fd(se);
+	kconf.notify_fd = notify_fd;
+	kconf.delay_max_ms = (unsigned)o->restart_delay_max * 1000;
+	kconf.detach_stdio = !cmd->foreground;
+	kconf.stderr_is_log = o->log != NULL;
+	kconf.lease = tfs_lease_token();
+	kconf.secret = tfs_redis.url.password;
+	if (tfs_keeper_fork(&kconf)) {
+		tfs_log(LOG_ERR, "cannot start the memory keeper: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Start-up step: the memory backend (CUDA, when it is cuda). 0, or -1 after logging why
+ * (nothing started). */
+static int start_backend(const struct tfs_opts *o)
+{
+	int rc = tfs_mem.ops->init(&tfs_mem.be, o->device, tfs_mem.max_bytes);
+
+	if (rc) {
+		tfs_log(LOG_ERR, "the %s backend failed to start on device %d: %s",
+			tfs_mem.ops->name, o->device, strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* Start-up step: the devices the options name are among those the started backend has.
+ * 0, or -1 after logging why; the backend stays started (the caller's ladder stops it, or
+ * leaves it to the keeper). */
+static int check_devices(const struct tfs_opts *o)
+{
+	int ndev;
+
+	if (o->device >= tfs_mem.ops->device_count(tfs_mem.be)) {
+		tfs_log(LOG_ERR, "--device %d: only %d device(s)", o->device,
+			tfs_mem.ops->device_count(tfs_mem.be));
+		return -1;
+	}
+	ndev = tfs_mem.ops->device_count(tfs_mem.be);
+	if (!o->devices) {
+		tfs_mem.devmask = ~0ull;
+	} else if (ndev < TFS_DEVICES_MAX && tfs_mem.devmask >> ndev) {
+		tfs_log(LOG_ERR, "--devices %s: no device %d (%d present)", o->devices,
+			ndev + __builtin_ctzll(tfs_mem.devmask >> ndev), ndev);
+		return -1;
+	}
+	if (!tfs_device_served(o->device)) {
+		tfs_log(LOG_ERR, "--device %d is not one of --devices %s", o->device, o->devices);
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char *argv[])
 {
 	/* The arguments as spelled (spell_args), kept to the end: the words opt_proc keeps
@@ -486,12 +712,11 @@ int main(int argc, char *argv[])
 	struct fuse_cmdline_opts cmd = { 0 };
 	struct tfs_opts *o = &tfs_d.o;
 	struct fuse_session *se = NULL;
-	char hostname[256], url[512], shown[512], err[256], mntopts[128];
+	char url[512], shown[512], err[256], mntopts[128];
 	char pw[TFS_PASSWORD_MAX + 1];
-	int rc = 1, notify_fd = -1, restart, release_lease = 0, ndev, inline_pw, keep;
+	int rc = 1, notify_fd = -1, restart, release_lease = 0, inline_pw, keep;
 	dev_t beneath_dev = 0;
 	int dead;
-	struct tfs_keeper_conf kconf = { 0 };
 	redisContext *c;
 
 	/* Secrets first: passwords out of argv (/proc/PID/cmdline shows it to every user;
@@ -508,138 +733,14 @@ int main(int argc, char *argv[])
 	if (tfs_lease_init(restart))
 		goto out_args;
 
-	o->device = 0;
-	o->threads = -1;         /* not given */
-	o->restarts = -1;        /* not given */
-	o->restart_delay_max = KEEPER_BACKOFF_MAX_S;
-	o->entry_timeout = 1;
-	o->io_uring_depth = -1;  /* not given */
-	o->queue_max_forward = -1;
-	args.argc = spelled.argc;
-	args.argv = spelled.argv;
-	if (fuse_opt_parse(&args, o, opt_table, opt_proc) == -1)
-		goto out_args;
-	if (o->show_help) {
-		usage(argv[0]);
-		printf("\nFUSE options:\n");
-		fuse_cmdline_help();
-		fuse_lowlevel_help();
-		rc = 0;
+	rc = parse_options(&spelled, &args, &cmd, argv[0]);
+	if (rc != 0) {
+		rc = rc > 0 ? 0 : 1;     /* --help and --version end here, done */
 		goto out_args;
 	}
-	if (o->show_version) {
-		printf("tensorfs %d.%d (FUSE %s)\n", TFS_VERSION_MAJOR, TFS_VERSION_MINOR,
-		       fuse_pkgversion());
-		rc = 0;
+	rc = 1;
+	if (check_options(o, restart))
 		goto out_args;
-	}
-	if (nnonopts && fuse_opt_add_arg(&args, nonopts[nnonopts - 1]))
-		goto out_args;
-	if (fuse_parse_cmdline(&args, &cmd) != 0)
-		goto out_args;
-	if (!cmd.mountpoint) {
-		fprintf(stderr, "tensorfs: no mount point given (try --help)\n");
-		goto out_args;
-	}
-	if (o->debug || cmd.debug)
-		tfs_log_set_level(LOG_DEBUG);
-	if (o->log && open_log(o->log))
-		goto out_args;
-	setvbuf(stderr, NULL, _IOLBF, 0);
-	if (!o->node) {
-		gethostname(hostname, sizeof(hostname) - 1);
-		hostname[sizeof(hostname) - 1] = '\0';
-		o->node = strdup(hostname);
-	}
-	if (!o->prefix)
-		o->prefix = strdup("tensorfs");
-	if (!o->queue)
-		o->queue = strdup("tensor_lifecycle");
-	if (!tfs_word_ok(o->node, TFS_NODE_MAX) || !tfs_word_ok(o->prefix, 128) ||
-	    !tfs_word_ok(o->queue, 256)) {
-		tfs_log(LOG_ERR, "--node, --prefix and --queue take a word of printable characters "
-			"without ':', '{', '}' or '*' (node under %d bytes)", TFS_NODE_MAX);
-		goto out_args;
-	}
-	tfs_schema = (struct tfs_schema){ .prefix = o->prefix, .queue = o->queue,
-					  .node = o->node };
-	if (o->queue_users && !o->redis) {
-		tfs_log(LOG_ERR, "--user-queues needs --redis: the private redis-server's socket "
-			"is the daemon's alone");
-		goto out_args;
-	}
-	if (tfs_qusers_parse(o->queue_users))
-		goto out_args;
-	if (o->max_bytes && parse_size(o->max_bytes, &tfs_mem.max_bytes)) {
-		tfs_log(LOG_ERR, "--max-bytes '%s' is not a size like 512M or 64G", o->max_bytes);
-		goto out_args;
-	}
-	if (parse_limits(o))
-		goto out_args;
-	if ((o->queue_max_command && parse_size(o->queue_max_command, &tfs_queue.max_cmd)) ||
-	    tfs_queue.max_cmd < 256 || tfs_queue.max_cmd > (64u << 20)) {
-		tfs_log(LOG_ERR, "queue_max_command takes a size from 256 to 64M");
-		goto out_args;
-	}
-	if (o->queue_max_batch && parse_size(o->queue_max_batch, &tfs_queue.max_batch)) {
-		tfs_log(LOG_ERR, "queue_max_batch '%s' is not a size like 1M", o->queue_max_batch);
-		goto out_args;
-	}
-	/* The batch takes one command at least, so a smaller bound would not bound it. */
-	if (tfs_queue.max_batch < tfs_queue.max_cmd || tfs_queue.max_batch > (1ull << 30)) {
-		tfs_log(LOG_ERR, "queue_max_batch takes a size from queue_max_command to 1G");
-		goto out_args;
-	}
-	if (o->queue_max_forward == -1)
-		o->queue_max_forward = 10000;
-	if (o->queue_max_forward < 1) {
-		tfs_log(LOG_ERR, "queue_max_forward must be at least 1");
-		goto out_args;
-	}
-	tfs_queue.max_forward = o->queue_max_forward;
-	if (o->devices && tfs_devices_parse(o->devices, &tfs_mem.devmask)) {
-		tfs_log(LOG_ERR, "--devices '%s' is not a list of GPU ordinals like 0,2,3 or 0:2:3",
-			o->devices);
-		goto out_args;
-	}
-	if (o->device < 0) {
-		tfs_log(LOG_ERR, "--device must be >= 0");
-		goto out_args;
-	}
-	/* Enough workers that reads waiting on written marks, or creates waiting on Redis,
-	 * leave others free to serve; each pins a 1 MiB request buffer on cuda. */
-	if (o->threads == -1)
-		o->threads = 32;
-	if (o->restarts != -1 && !restart)
-		tfs_log(LOG_NOTICE, "--restarts is obsolete and ignored: the memory keeper starts "
-			"a daemon that died again for as long as it lives, after a back-off of at "
-			"most --restart-delay-max seconds");
-	if (o->restart_delay_max < 1 || o->restart_delay_max > KEEPER_BACKOFF_LIMIT_S) {
-		tfs_log(LOG_ERR, "--restart-delay-max must be between 1 and %d seconds",
-			KEEPER_BACKOFF_LIMIT_S);
-		goto out_args;
-	}
-	if (o->io_uring_depth == -1)
-		o->io_uring_depth = 2;
-	if (o->io_uring_depth < 1 || o->io_uring_depth > 8) {
-		tfs_log(LOG_ERR, "io_uring_depth must be between 1 and 8");
-		goto out_args;
-	}
-	if (o->threads < 1 || o->threads > 1024) {
-		tfs_log(LOG_ERR, "--threads must be between 1 and 1024");
-		goto out_args;
-	}
-	tfs_fuse.threads = o->threads;
-	tfs_fuse.page_cache = o->page_cache;
-	tfs_mem.device = o->device;
-	tfs_mem.ops = tfs_backend_find(o->backend);
-	if (!tfs_mem.ops) {
-		tfs_log(LOG_ERR, "unknown or unavailable backend '%s' (built with: host%s)",
-			o->backend, tfs_backend_find("cuda") ? ", cuda" : "");
-		goto out_args;
-	}
-	if (!o->backend && strcmp(tfs_mem.ops->name, "host") == 0)
-		tfs_log(LOG_NOTICE, "no CUDA device: using the host backend (POSIX shared memory)");
 	if (tfs_table_init(&tfs_tensors.table))
 		goto out_args;
 
@@ -678,10 +779,6 @@ int main(int argc, char *argv[])
 	snprintf(mntopts, sizeof(mntopts), "-odefault_permissions,fsname=tensorfs,subtype=tensorfs,"
 		 "max_read=%d%s", 1 << 20, o->allow_other ? ",allow_other" : "");
 	fuse_opt_add_arg(&args, mntopts);
-	if (o->entry_timeout < 0) {
-		tfs_log(LOG_ERR, "entry_timeout must be >= 0");
-		goto out_redis;
-	}
 	if (tfs_node_init())
 		goto out_redis;
 	se = fuse_session_new(&args, &tfs_ops, sizeof(tfs_ops), NULL);
@@ -710,53 +807,13 @@ int main(int argc, char *argv[])
 	if (!cmd.foreground && !o->log)
 		tfs_log_to_syslog("tensorfs");
 	/* The keeper forks before CUDA starts: it starts CUDA itself, in its own process. */
-	if (!restart) {
-		kconf.mem = &tfs_keeper_mem_host;
-#ifdef TFS_HAVE_CUDA
-		if (strcmp(tfs_mem.ops->name, "cuda") == 0)
-			kconf.mem = &tfs_keeper_mem_cuda;
-#endif
-		kconf.argv = argv;
-		kconf.mountpoint = cmd.mountpoint;
-		kconf.rundir = tfs_redis.rundir;
-		kconf.close_fd = fuse_session_fd(se);
-		kconf.notify_fd = notify_fd;
-		kconf.delay_max_ms = (unsigned)o->restart_delay_max * 1000;
-		kconf.detach_stdio = !cmd.foreground;
-		kconf.stderr_is_log = o->log != NULL;
-		kconf.lease = tfs_lease_token();
-		kconf.secret = tfs_redis.url.password;
-		if (tfs_keeper_fork(&kconf)) {
-			tfs_log(LOG_ERR, "cannot start the memory keeper: %s", strerror(errno));
-			goto out_unmount;
-		}
-	}
-	/* CUDA (and so the backend) starts only now, in the process that will serve. */
-	rc = tfs_mem.ops->init(&tfs_mem.be, o->device, tfs_mem.max_bytes);
-	if (rc) {
-		tfs_log(LOG_ERR, "the %s backend failed to start on device %d: %s",
-			tfs_mem.ops->name, o->device, strerror(-rc));
-		rc = 1;
+	if (!restart && start_keeper(se, &cmd, argv, notify_fd))
 		goto out_unmount;
-	}
-	rc = 1;
-	if (o->device >= tfs_mem.ops->device_count(tfs_mem.be)) {
-		tfs_log(LOG_ERR, "--device %d: only %d device(s)", o->device,
-			tfs_mem.ops->device_count(tfs_mem.be));
+	/* CUDA (and so the backend) starts only now, in the process that will serve. */
+	if (start_backend(o))
+		goto out_unmount;
+	if (check_devices(o))
 		goto out_backend;
-	}
-	ndev = tfs_mem.ops->device_count(tfs_mem.be);
-	if (!o->devices) {
-		tfs_mem.devmask = ~0ull;
-	} else if (ndev < TFS_DEVICES_MAX && tfs_mem.devmask >> ndev) {
-		tfs_log(LOG_ERR, "--devices %s: no device %d (%d present)", o->devices,
-			ndev + __builtin_ctzll(tfs_mem.devmask >> ndev), ndev);
-		goto out_backend;
-	}
-	if (!tfs_device_served(o->device)) {
-		tfs_log(LOG_ERR, "--device %d is not one of --devices %s", o->device, o->devices);
-		goto out_backend;
-	}
 	/* Now that the keeper runs: its pid in the lease, and the lease still ours. */
 	if (tfs_lease_tick() == -EBUSY) {
 		tfs_log(LOG_ERR, "lost the lease of node %s while starting", o->node);
