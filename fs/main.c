@@ -36,6 +36,7 @@
 #include "store/writer.h"
 #include "log.h"
 #include "kernel/node.h"
+#include "mountpoint.h"
 #include "notify.h"
 #include "fuse/ops.h"
 #include "util/stats.h"
@@ -253,99 +254,6 @@ static int parse_limits(const struct tfs_opts *o)
 
 /* A daemon that died left its mount behind, answering ENOTCONN: detach it so that the
  * mount can be made again (root can; others through fusermount3). */
-static void clear_dead_mount(const char *mnt)
-{
-	tfs_log(LOG_NOTICE, "%s: the mount of a daemon that died is still there: detaching it",
-		mnt);
-	tfs_detach_mount(mnt);
-}
-
-#ifndef MOVE_MOUNT_BENEATH
-#define MOVE_MOUNT_BENEATH 0x00000200     /* Linux 6.5 */
-#endif
-
-/* The device of the topmost mount at mnt, from /proc/self/mountinfo (never stat: a mount
- * nobody serves yet, or any more, would not answer), and whether it is tensorfs's. 0 when
- * none is there. */
-static dev_t mount_dev(const char *mnt, int *ours)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "r");
-	char line[8192], point[4200];
-	unsigned maj, min;
-	dev_t dev = 0;
-
-	if (ours)
-		*ours = 0;
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		const char *sep = strstr(line, " - ");
-
-		if (sscanf(line, "%*d %*d %u:%u %*s %4199s", &maj, &min, point) != 3 ||
-		    strcmp(point, mnt))
-			continue;
-		dev = makedev(maj, min);
-		if (ours)
-			*ours = sep && strncmp(sep + 3, "fuse.tensorfs ", 14) == 0;
-	}
-	fclose(f);
-	return dev;
-}
-
-/* Is the mount at mnt the dead one of a daemon that died? Started again by the keeper,
- * a tensorfs mount there is our predecessor's: its connection is aborted (a process that
- * still held /dev/fuse would keep it alive, and every access to it would hang), and it is
- * not asked anything. Otherwise statfs, not stat (the kernel answers stat from its
- * attribute cache for a while), says ENOTCONN. */
-static int dead_mount(const char *mnt, int restart)
-{
-	struct statfs sf;
-	char path[96];
-	int ours, fd;
-	dev_t dev;
-
-	if (!restart)
-		return statfs(mnt, &sf) != 0 && errno == ENOTCONN;
-	dev = mount_dev(mnt, &ours);
-	if (!dev || !ours)
-		return 0;
-	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/abort", minor(dev));
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		if (write(fd, "1", 1) != 1)
-			tfs_log(LOG_DEBUG, "%s: cannot abort the dead connection", mnt);
-		close(fd);
-	}
-	return 1;
-}
-
-/* Root, on a mount point whose daemon died: mounts in a staging folder, moves that mount
- * beneath the dead one and detaches the dead one, so that the mount point never shows
- * the bare directory below. 0 with *dev (the new mount's device) set; -1 when it does
- * not apply or fails (nothing mounted: the caller detaches and mounts). */
-static int remount_beneath(struct fuse_session *se, const char *mnt, dev_t *dev)
-{
-	char stage[64] = "/tmp/tensorfs-stage.XXXXXX";
-
-	if (geteuid() != 0 || !mkdtemp(stage))
-		return -1;
-	if (fuse_session_mount(se, stage)) {
-		rmdir(stage);
-		return -1;
-	}
-	if (syscall(SYS_move_mount, AT_FDCWD, stage, AT_FDCWD, mnt, MOVE_MOUNT_BENEATH)) {
-		tfs_log(LOG_INFO, "%s: cannot mount beneath the dead mount (%s): detaching it first",
-			mnt, strerror(errno));
-		fuse_session_unmount(se);
-		rmdir(stage);
-		return -1;
-	}
-	umount2(mnt, MNT_DETACH | UMOUNT_NOFOLLOW);
-	rmdir(stage);
-	*dev = mount_dev(mnt, NULL);
-	return 0;
-}
-
 /* A daemon whose memory its keeper holds for a later start (one the keeper restarted, or
  * one that served) ends here when its start fails or its request loop breaks, before any
  * clean-up: that would free the tensors it adopted and delete their records, and stop the
@@ -784,11 +692,11 @@ int main(int argc, char *argv[])
 	se = fuse_session_new(&args, &tfs_ops, sizeof(tfs_ops), NULL);
 	if (!se)
 		goto out_nodes;
-	dead = dead_mount(cmd.mountpoint, restart);
-	if (dead && remount_beneath(se, cmd.mountpoint, &beneath_dev) == 0) {
+	dead = tfs_mnt_dead(cmd.mountpoint, restart);
+	if (dead && tfs_mnt_beneath(se, cmd.mountpoint, &beneath_dev) == 0) {
 		tfs_log(LOG_NOTICE, "%s: mounted beneath the mount of a daemon that died, which "
 			"was then detached", cmd.mountpoint);
-	} else if ((dead ? clear_dead_mount(cmd.mountpoint) : (void)0),
+	} else if ((dead ? tfs_mnt_clear_dead(cmd.mountpoint) : (void)0),
 		   fuse_session_mount(se, cmd.mountpoint)) {
 		tfs_log(LOG_ERR, "cannot mount on %s", cmd.mountpoint);
 		goto out_fuse;
@@ -908,7 +816,7 @@ out_unmount:
 	if (beneath_dev) {
 		/* libfuse unmounts where it mounted (the staging folder): ours is at the mount
 		 * point, unless someone unmounted it already. */
-		if (mount_dev(cmd.mountpoint, NULL) == beneath_dev)
+		if (tfs_mnt_dev(cmd.mountpoint, NULL) == beneath_dev)
 			umount2(cmd.mountpoint, MNT_DETACH | UMOUNT_NOFOLLOW);
 	}
 out_fuse:
