@@ -1,6 +1,6 @@
 /* FUSE requests over io_uring (Linux 6.14+, /sys/module/fuse/parameters/enable_uring=Y),
  * with `-o io_uring`; libfuse 3.14 knows nothing of it, so this drives the kernel
- * interface itself (fuse_uring_abi.h); the rings are liburing's.
+ * interface itself (fuse_uring_abi.h); the rings are liburing's (2.2+: 128-byte SQEs).
  *
  * Why: over /dev/fuse a request costs a read() and its reply a writev(), each a system
  * call and a wake-up of whichever worker waits; over a ring the reply and the wait for the
