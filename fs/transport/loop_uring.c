@@ -1,6 +1,6 @@
 /* FUSE requests over io_uring (Linux 6.14+, /sys/module/fuse/parameters/enable_uring=Y),
  * with `-o io_uring`; libfuse 3.14 knows nothing of it, so this drives the kernel
- * interface itself (fuse_uring_abi.h) with raw io_uring system calls.
+ * interface itself (fuse_uring_abi.h); the rings are liburing's (2.2+: 128-byte SQEs).
  *
  * Why: over /dev/fuse a request costs a read() and its reply a writev(), each a system
  * call and a wake-up of whichever worker waits; over a ring the reply and the wait for the
@@ -29,18 +29,16 @@
 #include <errno.h>
 #include <fuse_lowlevel.h>
 #include <linux/fuse.h>
-#include <linux/io_uring.h>
+#include <liburing.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -57,20 +55,8 @@
 #define PREAMBLE 4096            /* room for fuse_in_header + op args before the payload */
 #define PAYLOAD ((size_t)1 << 20)     /* >= max_write, max_read (ops_table.c) */
 #define ENT_BYTES (HDR_BYTES + PREAMBLE + PAYLOAD)
-#define SQE_BYTES 128            /* IORING_SETUP_SQE128 */
+#define SQE_BYTES 128            /* IORING_SETUP_SQE128: the command area is 80 bytes */
 #define STOP_TAG 1               /* user_data of the eventfd poll; entries are pointers */
-
-/* One io_uring, mapped by hand. */
-struct ring {
-	int fd;
-	_Atomic unsigned *sq_tail, *cq_head, *cq_tail;
-	unsigned sq_mask, cq_mask, *sq_array;
-	struct io_uring_cqe *cqes;
-	char *sqes;
-	void *sq_map, *cq_map, *sqe_map;
-	size_t sq_len, cq_len, sqe_len;
-	unsigned to_submit;
-};
 
 struct queue;
 
@@ -90,7 +76,8 @@ struct queue {
 	pthread_t thread;
 	int started;
 	int efd;
-	struct ring r;
+	int ring_ok;             /* r was set up: io_uring_queue_exit it */
+	struct io_uring r;
 	struct ent ent[MAX_DEPTH];
 };
 
@@ -109,105 +96,33 @@ static struct {
 /* The entry whose request this thread serves (ring threads only). */
 static _Thread_local struct ent *cur;
 
-static int sys_setup(unsigned entries, struct io_uring_params *p)
-{
-	return (int)syscall(__NR_io_uring_setup, entries, p);
-}
-
-static int sys_enter(int fd, unsigned submit, unsigned min_complete, unsigned flags)
-{
-	return (int)syscall(__NR_io_uring_enter, fd, submit, min_complete, flags, NULL, 0);
-}
-
-static void ring_close(struct ring *r)
-{
-	if (r->sqe_map)
-		munmap(r->sqe_map, r->sqe_len);
-	if (r->cq_map && r->cq_map != r->sq_map)
-		munmap(r->cq_map, r->cq_len);
-	if (r->sq_map)
-		munmap(r->sq_map, r->sq_len);
-	if (r->fd >= 0)
-		close(r->fd);
-	memset(r, 0, sizeof(*r));
-	r->fd = -1;
-}
-
 /* An io_uring with 128-byte SQEs and room for entries commands. 0 or -errno. */
-static int ring_open(struct ring *r, unsigned entries)
+static int ring_open(struct io_uring *r, unsigned entries)
 {
 	struct io_uring_params p;
-	char *sq, *cq;
-	int rc;
 
-	memset(r, 0, sizeof(*r));
 	memset(&p, 0, sizeof(p));
 	p.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQSIZE;
 	p.cq_entries = entries * 2;
-	r->fd = sys_setup(entries, &p);
-	if (r->fd < 0) {
-		r->fd = -1;
-		return -errno;
-	}
-	r->sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned);
-	r->cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
-	if (p.features & IORING_FEAT_SINGLE_MMAP) {
-		if (r->cq_len > r->sq_len)
-			r->sq_len = r->cq_len;
-		r->cq_len = r->sq_len;
-	}
-	r->sq_map = mmap(NULL, r->sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-			 r->fd, IORING_OFF_SQ_RING);
-	if (r->sq_map == MAP_FAILED) {
-		r->sq_map = NULL;
-		goto fail;
-	}
-	if (p.features & IORING_FEAT_SINGLE_MMAP) {
-		r->cq_map = r->sq_map;
-	} else {
-		r->cq_map = mmap(NULL, r->cq_len, PROT_READ | PROT_WRITE,
-				 MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_CQ_RING);
-		if (r->cq_map == MAP_FAILED) {
-			r->cq_map = NULL;
-			goto fail;
-		}
-	}
-	r->sqe_len = (size_t)p.sq_entries * SQE_BYTES;
-	r->sqe_map = mmap(NULL, r->sqe_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-			  r->fd, IORING_OFF_SQES);
-	if (r->sqe_map == MAP_FAILED) {
-		r->sqe_map = NULL;
-		goto fail;
-	}
-	sq = r->sq_map;
-	cq = r->cq_map;
-	r->sq_tail = (_Atomic unsigned *)(sq + p.sq_off.tail);
-	r->sq_mask = *(unsigned *)(sq + p.sq_off.ring_mask);
-	r->sq_array = (unsigned *)(sq + p.sq_off.array);
-	r->cq_head = (_Atomic unsigned *)(cq + p.cq_off.head);
-	r->cq_tail = (_Atomic unsigned *)(cq + p.cq_off.tail);
-	r->cq_mask = *(unsigned *)(cq + p.cq_off.ring_mask);
-	r->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
-	r->sqes = r->sqe_map;
-	return 0;
-fail:
-	rc = -errno;
-	ring_close(r);
-	return rc;
+	return io_uring_queue_init_params(entries, r, &p);
 }
 
-/* The next SQE, zeroed, queued for the next enter. Never full: each entry has at most one
- * command in flight, and the ring has room for all of them and the eventfd poll. */
-static struct io_uring_sqe *ring_sqe(struct ring *r)
+/* The next SQE, zeroed, queued for the next submit. Never full: each entry has at most
+ * one command in flight, and the ring has room for all of them and the eventfd poll; were
+ * it full, what is queued goes to the kernel first. */
+static struct io_uring_sqe *ring_sqe(struct io_uring *r)
 {
-	unsigned tail = atomic_load_explicit(r->sq_tail, memory_order_relaxed);
-	unsigned idx = tail & r->sq_mask;
-	struct io_uring_sqe *sqe = (struct io_uring_sqe *)(r->sqes + (size_t)idx * SQE_BYTES);
+	struct io_uring_sqe *sqe = io_uring_get_sqe(r);
 
+	if (!sqe) {
+		io_uring_submit(r);
+		sqe = io_uring_get_sqe(r);
+		if (!sqe) {
+			tfs_log(LOG_CRIT, "io_uring: the submission queue stays full");
+			abort();
+		}
+	}
 	memset(sqe, 0, SQE_BYTES);
-	r->sq_array[idx] = idx;
-	atomic_store_explicit(r->sq_tail, tail + 1, memory_order_release);
-	r->to_submit++;
 	return sqe;
 }
 
@@ -215,19 +130,17 @@ static void ent_cmd(struct ent *e, uint32_t op)
 {
 	struct io_uring_sqe *sqe = ring_sqe(&e->q->r);
 	struct fuse_uring_cmd_req *cmd = (struct fuse_uring_cmd_req *)sqe->cmd;
+	int reg = op == FUSE_IO_URING_CMD_REGISTER;
 
-	sqe->opcode = IORING_OP_URING_CMD;
-	sqe->fd = fuse_session_fd(ur.se);
+	/* cmd_op shares its word with the offset, so it goes after prep_rw. */
+	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fuse_session_fd(ur.se),
+			 reg ? e->iov : NULL, reg ? 2 : 0, 0);
 	sqe->cmd_op = op;
-	sqe->user_data = (uint64_t)(uintptr_t)e;
+	io_uring_sqe_set_data(sqe, e);
 	e->last_cmd = op;
 	cmd->qid = (uint16_t)e->q->qid;
-	if (op == FUSE_IO_URING_CMD_REGISTER) {
-		sqe->addr = (uint64_t)(uintptr_t)e->iov;
-		sqe->len = 2;
-	} else {
+	if (!reg)
 		cmd->commit_id = e->commit_id;
-	}
 }
 
 /* Sends the reply in iov (fuse_out_header first) for the request e serves: the header
@@ -336,36 +249,34 @@ static void *queue_main(void *arg)
 	int i, live, stop = 0, n;
 	char name[16];
 
+
 	snprintf(name, sizeof(name), "tfs-ring-%d", q->qid);
 	pthread_setname_np(pthread_self(), name);
 	pin(q->qid);
 	for (i = 0; i < ur.depth; i++)
 		ent_cmd(&q->ent[i], FUSE_IO_URING_CMD_REGISTER);
 	sqe = ring_sqe(&q->r);
-	sqe->opcode = IORING_OP_POLL_ADD;
-	sqe->fd = q->efd;
-	sqe->poll32_events = POLLIN;
-	sqe->user_data = STOP_TAG;
+	io_uring_prep_poll_add(sqe, q->efd, POLLIN);
+	io_uring_sqe_set_data64(sqe, STOP_TAG);
 	live = ur.depth;
 	while (!stop && live > 0) {
-		unsigned head, tail;
+		struct io_uring_cqe *cqe;
+		unsigned head, seen = 0;
 
-		n = sys_enter(q->r.fd, q->r.to_submit, 1, IORING_ENTER_GETEVENTS);
+		/* The replies queued since, and the wait for the next request, in one enter. */
+		n = io_uring_submit_and_wait(&q->r, 1);
 		if (n < 0) {
-			if (errno == EINTR)
+			if (n == -EINTR)
 				continue;
 			tfs_log(LOG_ERR, "io_uring: queue %d: io_uring_enter: %s", q->qid,
-				strerror(errno));
+				strerror(-n));
 			break;
 		}
-		q->r.to_submit -= (unsigned)n < q->r.to_submit ? (unsigned)n : q->r.to_submit;
-		head = atomic_load_explicit(q->r.cq_head, memory_order_relaxed);
-		tail = atomic_load_explicit(q->r.cq_tail, memory_order_acquire);
-		for (; head != tail; head++) {
-			struct io_uring_cqe *cqe = &q->r.cqes[head & q->r.cq_mask];
-			struct ent *e = (struct ent *)(uintptr_t)cqe->user_data;
+		io_uring_for_each_cqe(&q->r, head, cqe) {
+			struct ent *e = io_uring_cqe_get_data(cqe);
 			int res = cqe->res;
 
+			seen++;
 			if (cqe->user_data == STOP_TAG) {
 				stop = 1;
 				continue;
@@ -390,7 +301,7 @@ static void *queue_main(void *arg)
 				tfs_log(LOG_ERR, "io_uring: queue %d: an entry failed: %s", q->qid,
 					strerror(-res));
 		}
-		atomic_store_explicit(q->r.cq_head, head, memory_order_release);
+		io_uring_cq_advance(&q->r, seen);
 	}
 	return NULL;
 }
@@ -434,10 +345,8 @@ static int rings_prepare(void)
 	ur.qs = calloc((size_t)ur.nq, sizeof(*ur.qs));
 	if (!ur.qs)
 		return -ENOMEM;
-	for (i = 0; i < ur.nq; i++) {
-		ur.qs[i].r.fd = -1;
+	for (i = 0; i < ur.nq; i++)
 		ur.qs[i].efd = -1;
-	}
 	for (i = 0; i < ur.nq; i++) {
 		struct queue *q = &ur.qs[i];
 
@@ -448,6 +357,7 @@ static int rings_prepare(void)
 		rc = ring_open(&q->r, (unsigned)ur.depth + 2);
 		if (rc)
 			return rc;
+		q->ring_ok = 1;
 		for (j = 0; j < ur.depth; j++) {
 			struct ent *e = &q->ent[j];
 			char *base = ur.mem + ((size_t)i * (size_t)ur.depth + (size_t)j) * ENT_BYTES;
@@ -469,8 +379,8 @@ static void rings_free(void)
 	int i;
 
 	for (i = 0; ur.qs && i < ur.nq; i++) {
-		if (ur.qs[i].r.fd >= 0)
-			ring_close(&ur.qs[i].r);
+		if (ur.qs[i].ring_ok)
+			io_uring_queue_exit(&ur.qs[i].r);
 		if (ur.qs[i].efd >= 0)
 			close(ur.qs[i].efd);
 	}
@@ -509,16 +419,15 @@ static void rings_start(void)
 		struct queue *q = &ur.qs[i];
 		struct io_uring_sqe *sqe = ring_sqe(&q->r);
 		struct fuse_uring_cmd_req *cmd = (struct fuse_uring_cmd_req *)sqe->cmd;
+		int rc;
 
-		sqe->opcode = IORING_OP_URING_CMD;
-		sqe->fd = fuse_session_fd(ur.se);
+		io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fuse_session_fd(ur.se),
+				 q->ent[0].iov, 1, 0);
 		sqe->cmd_op = FUSE_IO_URING_CMD_REGISTER;
-		sqe->addr = (uint64_t)(uintptr_t)q->ent[0].iov;
-		sqe->len = 1;
 		cmd->qid = (uint16_t)q->qid;
-		if (sys_enter(q->r.fd, q->r.to_submit, 1, IORING_ENTER_GETEVENTS) < 0)
-			tfs_log(LOG_ERR, "io_uring: cannot turn the ring off: %s", strerror(errno));
-		q->r.to_submit = 0;
+		rc = io_uring_submit_and_wait(&q->r, 1);
+		if (rc < 0)
+			tfs_log(LOG_ERR, "io_uring: cannot turn the ring off: %s", strerror(-rc));
 	}
 }
 
