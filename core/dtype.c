@@ -25,8 +25,10 @@ static const struct dtype_info dtypes[TFS_DTYPE_COUNT] = {
 	[TFS_BF16]   = { "bf16",   { "bfloat16", NULL, NULL },       2, 4 },
 	[TFS_F32]    = { "f32",    { "float32", "float", NULL },     4, 2 },
 	[TFS_F64]    = { "f64",    { "float64", "double", NULL },    8, 2 },
-	[TFS_F8E4M3] = { "f8e4m3", { "float8_e4m3fn", "f8_e4m3", NULL }, 1, 2 },
-	[TFS_F8E5M2] = { "f8e5m2", { "float8_e5m2", "f8_e5m2", NULL },   1, 2 },
+	/* DLPack 1.1's kDLFloat8_e4m3fn and kDLFloat8_e5m2: a consumer older than 1.1 refuses
+	 * the code rather than reading the bytes as 8-bit IEEE floats. */
+	[TFS_F8E4M3] = { "f8e4m3", { "float8_e4m3fn", "f8_e4m3", NULL }, 1, 10 },
+	[TFS_F8E5M2] = { "f8e5m2", { "float8_e5m2", "f8_e5m2", NULL },   1, 12 },
 };
 
 int tfs_dtype_parse(const char *s, size_t len, tfs_dtype *out)

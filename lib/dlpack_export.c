@@ -31,8 +31,7 @@ int tfs_to_dlpack(tfs_tensor *t, struct DLManagedTensor **out)
 
 	if (!t || !out)
 		return tfs_seterr(-EINVAL, "tfs_to_dlpack: NULL argument");
-	if (t->meta.dtype == TFS_F8E4M3 || t->meta.dtype == TFS_F8E5M2 ||
-	    tfs_dtype_dlpack(t->meta.dtype, &code, &bits))
+	if (tfs_dtype_dlpack(t->meta.dtype, &code, &bits))
 		return tfs_seterr(-ENOTSUP, "dtype %s has no DLPack type code",
 				  tfs_dtype_name(t->meta.dtype));
 	x = calloc(1, sizeof(*x));

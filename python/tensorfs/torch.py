@@ -84,10 +84,11 @@ class _Keep:
 def view(t: "_tensor.Tensor") -> Any:
     """A torch tensor viewing the memory of the tensorfs Tensor t (no copy), holding a
     reference to it while it lives (closing t is fine, except for an fp8 tensor that has
-    no path: the view holds that Tensor, which must stay open). DLPack carries every dtype but
-    fp8, which the library does not export through DLPack: those are viewed as uint8
-    (through __cuda_array_interface__ on a GPU, the buffer protocol on the host) and
-    reinterpreted with .view(dtype)."""
+    no path: the view holds that Tensor, which must stay open). Every dtype but fp8 goes
+    through DLPack. The library exports fp8 with DLPack 1.1's codes, but a torch that
+    predates them refuses those, so fp8 is viewed as uint8 (through
+    __cuda_array_interface__ on a GPU, the buffer protocol on the host) and reinterpreted
+    with .view(dtype), which every torch that has the dtype accepts."""
     torch = _torch()
     dt = getattr(torch, t.dtype, None)
     if t.nbytes == 0 and isinstance(dt, torch.dtype):

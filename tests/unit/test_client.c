@@ -143,7 +143,12 @@ int main(void)
 	dl->deleter(dl);
 	CHECK(tfs_ipc_cache_size() == 0, "the deleter releases the last reference");
 	make_meta(&m, TFS_F8E4M3, 4, 0);
-	CHECK(open_m(&m, &t) == 0 && tfs_to_dlpack(t, &dl) == -ENOTSUP, "fp8 export: -ENOTSUP");
+	CHECK(open_m(&m, &t) == 0 && tfs_to_dlpack(t, &dl) == 0 && dl->dl_tensor.dtype.code == 10 &&
+	      dl->dl_tensor.dtype.bits == 8 && dl->dl_tensor.dtype.lanes == 1,
+	      "fp8 export: DLPack 1.1's kDLFloat8_e4m3fn, 8 bits");
+	if (dl)
+		dl->deleter(dl);
+	dl = NULL;
 	tfs_close(t);
 
 	/* threads */

@@ -173,8 +173,10 @@ static void test_dtype(void)
 	CHECK(tfs_dtype_size(TFS_DTYPE_COUNT) == 0, "dtype: size out of range is 0");
 	CHECK(tfs_dtype_dlpack(TFS_DTYPE_COUNT, &code, &bits) == -EINVAL,
 	      "dtype: dlpack out of range -EINVAL");
-	CHECK(tfs_dtype_dlpack(TFS_F8E4M3, &code, &bits) == 0 && bits == 8,
-	      "dtype: f8e4m3 dlpack has 8 bits");
+	CHECK(tfs_dtype_dlpack(TFS_F8E4M3, &code, &bits) == 0 && bits == 8 && code == 10,
+	      "dtype: f8e4m3 is DLPack 1.1's kDLFloat8_e4m3fn (10), 8 bits");
+	CHECK(tfs_dtype_dlpack(TFS_F8E5M2, &code, &bits) == 0 && bits == 8 && code == 12,
+	      "dtype: f8e5m2 is DLPack 1.1's kDLFloat8_e5m2 (12), 8 bits");
 }
 
 /* ------------------------------------------------------------------ shape */
