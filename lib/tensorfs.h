@@ -114,7 +114,8 @@ int tfs_write(tfs_tensor *t, uint64_t off, const void *src, size_t len);
 /* Exports t as a DLPack tensor (a view, no copy): *out holds its own reference to t,
  * released by calling (*out)->deleter(*out) (what from_dlpack consumers do). The caller
  * may tfs_close(t) at once; the memory stays mapped until the deleter runs. 0, -EINVAL,
- * -ENOTSUP (dtype with no DLPack code), -ENOMEM. */
+ * -ENOTSUP (a dtype with no DLPack code; fp8 has DLPack 1.1's kDLFloat8_e4m3fn = 10 and
+ * kDLFloat8_e5m2 = 12), -ENOMEM. */
 int tfs_to_dlpack(tfs_tensor *t, struct DLManagedTensor **out);
 
 /* Connects to the Redis a tensorfs daemon uses: redis://[[user]:password@]host[:port][/db]

@@ -1,5 +1,8 @@
 """Loads libtensorfs and declares the C functions of lib/tensorfs.h for ctypes.
 
+tests/python/test_binding.py holds these declarations to the header: every function of
+tensorfs.h bound with its arguments, every mirrored struct with the compiler's layout.
+
 Which library: $TENSORFS_LIBRARY (a path to libtensorfs.so), else the one recorded at
 install time (setup.py), else the system's libtensorfs.so.0 (ld.so.conf, then
 /usr/local/lib, where `make install` puts it). ctypes.CDLL releases the GIL during each
@@ -83,6 +86,7 @@ tfs_open_fd = _fn("tfs_open_fd", c_int, c_int, _p)
 tfs_open_meta = _fn("tfs_open_meta", c_int, c_char_p, c_size_t, _p)
 tfs_close = _fn("tfs_close", c_int, c_void_p)
 tfs_tensor_get_info = _fn("tfs_tensor_get_info", c_int, c_void_p, POINTER(TensorInfo))
+tfs_tensor_data = _fn("tfs_tensor_data", c_void_p, c_void_p)
 tfs_read = _fn("tfs_read", c_int, c_void_p, c_uint64, c_void_p, c_size_t)
 tfs_write = _fn("tfs_write", c_int, c_void_p, c_uint64, c_void_p, c_size_t)
 tfs_to_dlpack = _fn("tfs_to_dlpack", c_int, c_void_p, _p)
@@ -90,16 +94,18 @@ tfs_connect = _fn("tfs_connect", c_int, c_char_p, c_int, _p)
 tfs_disconnect = _fn("tfs_disconnect", None, c_void_p)
 tfs_client_set_queue = _fn("tfs_client_set_queue", c_int, c_void_p, c_char_p)
 tfs_client_set_node = _fn("tfs_client_set_node", c_int, c_void_p, c_char_p)
+tfs_client_set_lease = _fn("tfs_client_set_lease", c_int, c_void_p, c_int)
 tfs_create = _fn("tfs_create", c_int, c_void_p, c_char_p, c_int, c_int, POINTER(c_int64), c_int)
 tfs_get = _fn("tfs_get", c_int, c_void_p, c_char_p, _p)
 tfs_delete = _fn("tfs_delete", c_int, c_void_p, c_char_p)
+tfs_renew = _fn("tfs_renew", c_int, c_void_p, c_char_p)
 tfs_mark_written = _fn("tfs_mark_written", c_int, c_void_p, c_void_p)
 
 
 class LoadOpts(Structure):
     """struct tfs_load_opts (tensorfs.h); filled by tfs_load_opts_init."""
     _fields_ = [("format", c_int), ("dtype", c_int), ("ndim", c_int),
-                ("shape", c_int64 * 16), ("device", c_int), ("threads", c_int),
+                ("shape", c_int64 * MAX_DIMS), ("device", c_int), ("threads", c_int),
                 ("via_file", c_int), ("progress", c_void_p), ("progress_arg", c_void_p),
                 ("cancel", c_void_p), ("merge", c_int)]
 
@@ -116,3 +122,4 @@ tfs_save_opts_init = _fn("tfs_save_opts_init", None, POINTER(SaveOpts))
 tfs_load = _fn("tfs_load", c_int, c_char_p, c_char_p, POINTER(LoadOpts))
 tfs_save = _fn("tfs_save", c_int, c_char_p, c_char_p, POINTER(SaveOpts))
 tfs_wait_written = _fn("tfs_wait_written", c_int, c_void_p, c_void_p)
+tfs_load_release = _fn("tfs_load_release", None)

@@ -49,7 +49,7 @@ class Client:
     after close()."""
 
     def __init__(self, url: str, timeout_ms: int = 5000, queue: Optional[str] = None,
-                 node: Optional[str] = None):
+                 node: Optional[str] = None, lease: int = 0):
         if not isinstance(url, str) or "\0" in url:
             raise ValueError("url must be a str such as redis://host:6379 or unix:///path")
         self.url = redact_url(url)
@@ -67,6 +67,8 @@ class Client:
                 rc = _lib.tfs_client_set_node(self._h, _name(node))
                 if rc:
                     raise lib_error(rc, node)
+            if lease:
+                self.set_lease(lease)
         except BaseException:
             self.close()
             raise
@@ -108,7 +110,27 @@ class Client:
         if rc:
             raise lib_error(rc, name)
 
+    def set_lease(self, seconds: int) -> None:
+        """Holds that get() takes from now on last seconds (1..86400) unless renew()
+        renews them in time: for a process the daemon cannot see (another machine, a
+        container, another pid namespace). 0, the default: a hold lasts while this
+        process lives. ValueError outside 0..86400."""
+        if isinstance(seconds, bool) or not isinstance(seconds, int) or \
+                not 0 <= seconds <= 86400:
+            raise ValueError("lease must be whole seconds in 0..86400, not %r" % (seconds,))
+        rc = _lib.tfs_client_set_lease(self._handle(), seconds)
+        if rc:
+            raise lib_error(rc, self.url)
+
+    def renew(self, name: str) -> None:
+        """Extends this process's leased hold on name by the lease from now (tfs_renew);
+        ESRCH as tensorfs.Error when this process holds nothing of that name."""
+        rc = _lib.tfs_renew(self._handle(), _name(name))
+        if rc:
+            raise lib_error(rc, name)
+
     def close(self) -> None:
+        """Disconnects; the Tensors got through the client stay valid. Idempotent."""
         h, self._h = self._h, None
         if h is not None:
             _lib.tfs_disconnect(h)
@@ -157,12 +179,12 @@ def mount_node(path: Any) -> str:
 
 
 def connect(url: str, timeout_ms: int = 5000, queue: Optional[str] = None,
-            node: Optional[str] = None, mount: Any = None) -> Client:
+            node: Optional[str] = None, mount: Any = None, lease: int = 0) -> Client:
     """Connects to a tensorfs daemon's Redis: redis://[[user]:password@]host[:port][/db] or
     unix://[[user]:password@]/path/to/socket. A URL without a password takes the
     environment's TENSORFS_REDIS_PASSWORD, if set (keep passwords off command lines).
     timeout_ms bounds connecting and each command's wait; queue (default
-    "tensor_lifecycle") as in tfs_client_set_queue.
+    "tensor_lifecycle") as in tfs_client_set_queue; lease as in Client.set_lease.
 
     The node sent with commands must be the daemon's --node, or the daemon refuses
     holds it cannot check (EHOSTDOWN). It is, in order: node; the node of the mount
@@ -177,6 +199,6 @@ def connect(url: str, timeout_ms: int = 5000, queue: Optional[str] = None,
             node = mount_node(os.environ["TENSORFS_MOUNT"])
         except OSError:
             node = None
-    return Client(url, timeout_ms, queue, node)
+    return Client(url, timeout_ms, queue, node, lease)
 
 

@@ -152,3 +152,9 @@ def save(src: PathLike, file: PathLike, format: Optional[str] = None,
     rc = _lib.tfs_save(os.fsencode(_abs(_fspath(src))), os.fsencode(f), o)
     if rc:
         raise lib_error(rc, f)
+
+
+def release_buffers() -> None:
+    """Frees the pinned host buffers that load() and save() keep for their next calls
+    (tfs_load_release). Call it when no load or save runs in this process."""
+    _lib.tfs_load_release()

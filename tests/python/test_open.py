@@ -130,11 +130,19 @@ def test_refused_capsule_is_released(mnt):
     assert wait_until(lambda: mnt.refcount("bf") == 1)
 
 
-def test_fp8_has_no_dlpack_form(mnt):
-    p = make(mnt, "f8", "f8e4m3", "[4]")
-    with tensorfs.open(p) as t:
-        assert t.dtype == "float8_e4m3fn"
-        with pytest.raises(tensorfs.Error) as e:
-            t.__dlpack__()
-        assert e.value.errno == errno.ENOTSUP
-        assert t.read() == bytes(4)
+def test_fp8_dlpack_codes(mnt):
+    """fp8 goes out with DLPack 1.1's codes: kDLFloat8_e4m3fn (10), kDLFloat8_e5m2 (12)."""
+    import ctypes
+    from tensorfs import _dlpack
+    for name, dt, code in (("f8a", "f8e4m3", 10), ("f8b", "f8e5m2", 12)):
+        p = make(mnt, name, dt, "[4]")
+        with tensorfs.open(p) as t:
+            cap = t.__dlpack__()
+            m = ctypes.cast(_dlpack._GetPointer(cap, b"dltensor"),
+                            ctypes.POINTER(_dlpack.DLManagedTensor)).contents
+            d = m.dl_tensor.dtype
+            assert (d.code, d.bits, d.lanes, m.dl_tensor.ndim) == (code, 8, 1, 1)
+            del cap                     # unconsumed: its destructor runs the deleter
+            assert t.read() == bytes(4)
+    gc.collect()
+    assert wait_until(lambda: mnt.refcount("f8a") == 1)

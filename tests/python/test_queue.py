@@ -101,3 +101,43 @@ def test_password_not_in_errors(mnt, tmp_path):
     assert tensorfs.client.redact_url("redis://p@h") == "redis://***@h"
     assert tensorfs.client.redact_url("unix:///s") == "unix:///s"
     assert tensorfs.client.redact_url("unix://u:@/s") == "unix://u:@/s"
+
+
+def test_lease_and_renew(mnt):
+    """Client(lease=) and renew(): a client the daemon cannot see (it names another node,
+    as a container or another machine does) holds through a lease that renew() extends;
+    the refusals come back as the library's errnos."""
+    with tensorfs.connect(mnt.url) as plain:
+        plain.create("kv", "float32", [4]).close()
+        plain.delete("kv")                  # its own hold: only the name stays
+        with pytest.raises(tensorfs.Error) as e:
+            plain.renew("kv")               # no lease set on this client
+        assert e.value.errno == errno.EINVAL
+    with pytest.raises(ValueError):
+        tensorfs.connect(mnt.url, lease=86401)
+    with tensorfs.connect(mnt.url, node="elsewhere") as c:
+        with pytest.raises(tensorfs.Error) as e:
+            c.get("kv")                     # unseen, without a lease: refused
+        assert e.value.errno == errno.ESRCH
+    with tensorfs.connect(mnt.url, node="elsewhere", lease=600) as c:
+        with pytest.raises(tensorfs.Error) as e:
+            c.renew("kv")                   # no hold yet
+        assert e.value.errno == errno.ESRCH
+        t = c.get("kv")
+        held = holders(mnt, "kv")
+        assert len(held) == 1, held
+        c.renew("kv")
+        assert holders(mnt, "kv") == held
+        c.delete("kv")
+        assert wait_until(lambda: holders(mnt, "kv") == [])
+        t.close()
+
+
+def test_release_buffers(mnt):
+    tensorfs.release_buffers()          # nothing cached: a no-op
+    src = os.path.join(mnt.tmp, "x.npy")
+    numpy.save(src, numpy.arange(5, dtype=numpy.int32))
+    tensorfs.load(src, mnt.path("x"))
+    tensorfs.release_buffers()
+    with tensorfs.open(mnt.path("x")) as t:
+        assert list(t.numpy()) == [0, 1, 2, 3, 4]
