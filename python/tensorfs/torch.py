@@ -118,23 +118,44 @@ def view(t: "_tensor.Tensor") -> Any:
     return u8.view(dt)
 
 
-def state_dict(path: Any, device: Any = None, mode: str = "r") -> Dict[str, Any]:
+def state_dict(path: Any, device: Any = None, mode: str = "r",
+               threads: int = 8) -> Dict[str, Any]:
     """{key: torch.Tensor} of every tensor under the directory path (keys as
     tensor_files gives them), each a view of the tensor's memory (no copy) that keeps the
     tensor referenced while it lives; dtypes are kept (bfloat16, float8_e4m3fn,
     float8_e5m2 included). mode "r+" opens the tensors read-write (on the host backend a
     view of a tensor opened "r" is read-only memory: writing through it kills the
     process). device: None (where the tensors are) or a torch device; a tensor elsewhere
-    is copied there (then it is a copy, not a view)."""
+    is copied there (then it is a copy, not a view). The tensors are opened on threads
+    threads at once: an open waits on the daemon (a getxattr, a FUSE open) and on the
+    driver's first mapping of a block, and the library's calls release the GIL."""
     torch = _torch()
     dev = None if device is None else torch.device(device)
+    files = list(tensor_files(path))
+    opened: List[Any] = [None] * len(files)
+
+    def one(i: int) -> None:
+        opened[i] = _tensor.open(files[i][1], mode)
+
     out: Dict[str, Any] = {}
-    for key, p in tensor_files(path):
-        with _tensor.open(p, mode) as t:
-            x = view(t)
-        if dev is not None and x.device != dev:
-            x = x.to(dev)
-        out[key] = x
+    try:
+        n = max(1, min(int(threads), len(files)))
+        if n == 1:
+            for i in range(len(files)):
+                one(i)
+        else:
+            with ThreadPoolExecutor(n) as ex:
+                for f in [ex.submit(one, i) for i in range(len(files))]:
+                    f.result()
+        for i, (key, _) in enumerate(files):
+            x = view(opened[i])
+            if dev is not None and x.device != dev:
+                x = x.to(dev)
+            out[key] = x
+    finally:
+        for t in opened:
+            if t is not None:
+                t.close()
     return out
 
 

@@ -11,6 +11,8 @@ and processes attaching to it), each printing "ROW SECONDS [GB/s]" lines:
                                     shell's clock before the interpreter started
   model_bench.py hfattach DIR T0    the same with transformers' from_pretrained(DIR)
   model_bench.py ceiling           a pinned host-to-device copy of 4 GiB, whole, best of 3
+  model_bench.py profile DEST      attach as a fresh process does, under cProfile: the 30
+                                    costliest calls (cumulative)
   model_bench.py step DEST          in a warm process: the attach step alone
                                     (tensorfs.torch.state_dict, then the whole
                                     from_pretrained) three times, and its cost per tensor
@@ -127,6 +129,20 @@ def attach(path, t0, ours):
     print("logits %r" % s, flush=True)
 
 
+def profile(path):
+    import cProfile
+    import pstats
+    pr = cProfile.Profile()
+    pr.enable()
+    import torch
+    from tensorfs.transformers import from_pretrained
+    m = from_pretrained(path)
+    torch.cuda.synchronize()
+    pr.disable()
+    del m
+    pstats.Stats(pr).sort_stats("cumulative").print_stats(30)
+
+
 def ceiling():
     import torch
     n = 4 << 30
@@ -163,6 +179,11 @@ def step(path):
         t3 = time.perf_counter()
         del m
         row("state_dict-open-every-weight", t1 - t0)
+        for th in (1, 16):
+            ta = time.perf_counter()
+            sd = tt.state_dict(path, threads=th)
+            row("state_dict-open-every-weight-threads-%d" % th, time.perf_counter() - ta)
+            del sd
         row("from_pretrained-attach-whole", t3 - t2)
     print("# %d tensors, %.2f GB: %.1f us per tensor for state_dict, %.1f us per tensor "
           "for the whole attach" % (n, nbytes / 1e9, (t1 - t0) / n * 1e6,
@@ -179,6 +200,8 @@ def main():
         loadfile(sys.argv[2])
     elif cmd in ("attach", "hfattach"):
         attach(sys.argv[2], float(sys.argv[3]), cmd == "attach")
+    elif cmd == "profile":
+        profile(sys.argv[2])
     elif cmd == "ceiling":
         ceiling()
     elif cmd == "step":
