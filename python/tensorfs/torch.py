@@ -119,16 +119,16 @@ def view(t: "_tensor.Tensor") -> Any:
 
 
 def state_dict(path: Any, device: Any = None, mode: str = "r",
-               threads: int = 8) -> Dict[str, Any]:
+               threads: int = 1) -> Dict[str, Any]:
     """{key: torch.Tensor} of every tensor under the directory path (keys as
     tensor_files gives them), each a view of the tensor's memory (no copy) that keeps the
     tensor referenced while it lives; dtypes are kept (bfloat16, float8_e4m3fn,
     float8_e5m2 included). mode "r+" opens the tensors read-write (on the host backend a
     view of a tensor opened "r" is read-only memory: writing through it kills the
     process). device: None (where the tensors are) or a torch device; a tensor elsewhere
-    is copied there (then it is a copy, not a view). The tensors are opened on threads
-    threads at once: an open waits on the daemon (a getxattr, a FUSE open) and on the
-    driver's first mapping of a block, and the library's calls release the GIL."""
+    is copied there (then it is a copy, not a view). threads > 1 opens that many tensors
+    at once (the library's calls release the GIL); on the H100 that gained nothing over
+    one (tests/bench/RESULTS-model.md), hence the default."""
     torch = _torch()
     dev = None if device is None else torch.device(device)
     files = list(tensor_files(path))
