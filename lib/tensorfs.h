@@ -22,6 +22,9 @@ extern "C" {
 /* Size of the raw handle in user.tensor.ipc_handle: a cudaIpcMemHandle_t, or the host
  * backend's shared-memory name (see docs/handles.md). */
 #define TFS_IPC_HANDLE_SIZE 64
+/* The host tier's device number (docs/tiers.md): "cpu" wherever a device is written as
+ * text (user.tensor.device, the queue's "device", Redis). -1 stays "the default". */
+#define TFS_DEVICE_CPU (-2)
 
 typedef enum tfs_dtype {
 	TFS_BOOL, TFS_U8, TFS_I8, TFS_U16, TFS_I16, TFS_U32, TFS_I32, TFS_U64, TFS_I64,
@@ -53,8 +56,10 @@ struct tfs_tensor_info {
 	tfs_dtype dtype;
 	int ndim;                      /* 0 for a scalar */
 	int64_t shape[TFS_MAX_DIMS];
-	int device;                    /* GPU ordinal (0 on the host backend) */
-	int on_host;                   /* 1: host backend, data is ordinary CPU memory */
+	int device;                    /* GPU ordinal (0 on the host backend), or
+					* TFS_DEVICE_CPU for the host tier (docs/tiers.md) */
+	int on_host;                   /* 1: data is ordinary CPU memory (host backend or
+					* host tier) */
 	int writable;                  /* 0 when opened read-only */
 };
 
@@ -144,7 +149,8 @@ int tfs_client_set_lease(tfs_client *c, int seconds);
  * waits for the answer. Errors: the errno the daemon answers (-EEXIST, -ENOENT, -EINVAL,
  * -ENOSPC...), -ETIMEDOUT (no reply within the timeout: no daemon serving the queue),
  * -EBADMSG (malformed reply), -EIO (connection lost; the next call reconnects).
- * tfs_create makes the tensor (shape has ndim dims; device < 0 means the default). */
+ * tfs_create makes the tensor (shape has ndim dims; device -1 means the default,
+ * TFS_DEVICE_CPU the host tier). */
 int tfs_create(tfs_client *c, const char *name, tfs_dtype dtype, int ndim,
 	       const int64_t *shape, int device);
 /* Records this process (node, pid) as a holder, then maps the tensor as tfs_open does.

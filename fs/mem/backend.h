@@ -98,6 +98,13 @@ struct tfs_backend_ops {
 	 * unchanged and still valid. May be NULL (a backend of one device). */
 	int (*move)(struct tfs_backend *be, struct tfs_alloc *a, int device);
 
+	/* move, summing the bytes as they are copied (core/tier.h tfs_sum_piece/add, no second
+	 * pass): *sum on entry is the sum the bytes must have, 0 for none; -EBADMSG when they
+	 * do not (a changes nothing, the new memory is freed); on success *sum is the sum of
+	 * what was copied. device may be TFS_DEVICE_CPU, the host tier. May be NULL: move,
+	 * unchecked. */
+	int (*move_sum)(struct tfs_backend *be, struct tfs_alloc *a, int device, uint64_t *sum);
+
 	/* Blocks until the work another process marked with this interprocess event (the
 	 * 64-byte handle libtensorfs's tfs_mark_written publishes) has completed, so the next
 	 * copy_out sees it. -ESTALE when the event cannot be opened (its process is gone: its
@@ -144,13 +151,29 @@ extern const struct tfs_backend_ops tfs_backend_host;
 extern const struct tfs_backend_ops tfs_backend_cuda;
 #endif
 
+#define TFS_DEVICES_MAX 64      /* ordinals the mask can name */
+
+/* A size per tier (mem/tiers.h): -o max_bytes and --preallocate. all applies to every
+ * tier the list does not name. */
+struct tfs_tier_sizes {
+	uint64_t all;
+	uint64_t cpu;
+	uint64_t dev[TFS_DEVICES_MAX];
+	uint64_t devmask;         /* the ordinals named */
+	int has_cpu;              /* cpu named */
+};
+
 /* The daemon's memory: its backend and the devices it serves, set at start-up (main.c)
  * before any thread but the main one runs, read-only afterwards. */
 struct tfs_mem {
 	const struct tfs_backend_ops *ops;
 	struct tfs_backend *be;
-	uint64_t max_bytes;          /* -o max_bytes: the cap per device, 0: none */
+	uint64_t max_bytes;          /* -o max_bytes given as one size: the cap per device,
+				      * 0: none */
+	struct tfs_tier_sizes caps;  /* -o max_bytes per tier (tiers.h tfs_tier_size) */
 	uint64_t devmask;            /* the devices served (devices.h) */
+	int cpu_served;              /* the host tier "cpu" is served (docs/tiers.md) */
+	int host_devices;            /* -o host_devices: the host backend's stand-in GPUs */
 	int device;                  /* --device: where a tensor goes when nothing says */
 };
 extern struct tfs_mem tfs_mem;

@@ -19,6 +19,7 @@
 #include "tensors/tensor.h"
 #include "store/writer.h"
 #include "dtype.h"
+#include "tier.h"
 #include "log.h"
 #include "kernel/node.h"
 #include "util/proc.h"
@@ -380,6 +381,14 @@ int tfs_tensor_set_owner(struct tfsd_tensor *t, uid_t uid, gid_t gid, mode_t mod
 	return rc;
 }
 
+static int has_writer(const struct tfsd_tensor *t)
+{
+	for (const struct tfs_file *f = t->files; f; f = f->next)
+		if (f->writable)
+			return 1;
+	return t->holders != NULL;
+}
+
 int tfs_tensor_set_device(struct tfsd_tensor *t, int device, pid_t pid)
 {
 	const struct tfs_backend_ops *be = tfs_mem.ops;
@@ -387,23 +396,39 @@ int tfs_tensor_set_device(struct tfsd_tensor *t, int device, pid_t pid)
 
 	if (!tfs_device_served(device))
 		return -EINVAL;
+	uint64_t sum = 0;
+	char tier[TFS_TIER_NAME_MAX];
+
 	if (device == t->meta.device)
 		return 0;
 	if (t->alloc) {
 		/* Others' mappings name the old memory: it never moves under them. */
-		if (!be->move || (pid && tfs_tensor_busy(t, pid)))
+		if ((!be->move && !be->move_sum) || (pid && tfs_tensor_busy(t, pid)))
 			return -EBUSY;
 		if ((rc = tfs_conn_ok()))
 			return rc;
+		/* Waking from the host tier: the bytes must be those that went to sleep. */
+		sum = t->meta.device == TFS_DEVICE_CPU ? t->meta.sum : 0;
 		pthread_rwlock_wrlock(&t->io);
-		rc = be->move(tfs_mem.be, t->alloc, device);
+		if (be->move_sum) {
+			rc = be->move_sum(tfs_mem.be, t->alloc, device, &sum);
+		} else {
+			rc = be->move(tfs_mem.be, t->alloc, device);
+			sum = 0;
+		}
 		moved = rc == 0;
 		if (moved)
 			rc = export(t);
 		pthread_rwlock_unlock(&t->io);
+		if (!moved && rc == -EBADMSG)
+			tfs_log(LOG_ERR, "%s: its bytes in host memory are not those that went to "
+				"sleep (checksum mismatch): it stays in the host tier, not moved to "
+				"device %s", t->name, tfs_tier_name(device, tier, sizeof(tier)));
 		if (!moved)
 			return rc == -ENOMEM ? -ENOSPC : rc;     /* nothing changed */
 	}
+	/* Writers it keeps (the mover's own open or hold) may change the bytes asleep. */
+	t->meta.sum = device == TFS_DEVICE_CPU && !has_writer(t) ? sum : 0;
 	t->meta.device = device;
 	clock_gettime(CLOCK_REALTIME, &t->ctime);
 	return rc ? rc : tfs_tensor_save(t);
@@ -519,9 +544,21 @@ int tfs_tensor_resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid)
 	return tfs_tensor_save(t);
 }
 
+void tfs_tensor_unsum(struct tfsd_tensor *t)
+{
+	if (!t->meta.sum)
+		return;
+	t->meta.sum = 0;
+	tfs_log(LOG_INFO, "%s: may be written in the host tier: its next wake is unchecked",
+		t->name);
+	tfs_tensor_save(t);
+}
+
 int tfs_tensor_get_open(struct tfsd_tensor *t, struct tfs_file *f)
 {
 	attach(t, f);
+	if (f->writable)
+		tfs_tensor_unsum(t);
 	t->opens++;
 	return save_refcount(t);
 }
