@@ -138,7 +138,8 @@ static int create_check(const char *name, int device, uid_t uid, char *key, size
 
 	if ((rc = tfs_quota_path(name)) || (rc = tfs_key(key, size, "tensor", name)))
 		return rc;
-	if (device < 0 || device >= tfs_mem.ops->device_count(tfs_mem.be))
+	if (device == TFS_DEVICE_CPU ? !tfs_mem.cpu_served :
+	    device < 0 || device >= tfs_mem.ops->device_count(tfs_mem.be))
 		return -EINVAL;
 	if (tfs_table_find_key(key))
 		return -EEXIST;
