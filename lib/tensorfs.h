@@ -280,6 +280,26 @@ void tfs_save_opts_init(struct tfs_save_opts *o);
  * saved), -EINTR, -EIO, the errnos of open(2), write(2) and getxattr(2). */
 int tfs_save(const char *src, const char *file, const struct tfs_save_opts *opts);
 
+/* Moves the tensor at path, or every tensor under the directory path (its whole tree), to
+ * device: TFS_DEVICE_CPU (the host tier: "sleep") or a GPU ordinal ("wake"), through
+ * user.tensor.device on each, several at once (docs/tiers.md). All or none: when one
+ * move fails, those already made are moved back to where they were, and the first
+ * failure is returned with a message naming its tensor (tfs_errmsg). Tensors already on
+ * device are left as they are. A wake of a tensor whose bytes changed in host memory while
+ * it slept fails with -EBADMSG. Errors: -EBUSY (another process holds one), -ENOSPC (the
+ * tier is full), -EINVAL (a device the mount does not serve), -EBADMSG, -EIO (also when a
+ * move back failed: the tensors are then on two tiers, the message says which),
+ * the errnos of opendir(3) and getxattr(2). opts may be NULL (the defaults). */
+struct tfs_move_opts {
+	int threads;                  /* moves at once; 0 (default): 8 */
+	/* Called after each tensor moved, from the thread that moved it, one call at a time:
+	 * tensors and bytes moved so far and in all. NULL: none. */
+	void (*progress)(void *arg, int done, int total, uint64_t done_bytes,
+			 uint64_t total_bytes);
+	void *arg;
+};
+int tfs_move(const char *path, int device, const struct tfs_move_opts *opts);
+
 /* Frees the cached pinned buffers (none in use: call it when no tfs_load/tfs_save runs). */
 void tfs_load_release(void);
 
