@@ -157,8 +157,8 @@ int tfs_cmd_parse(const char *json, size_t len, struct tfs_cmd *cmd, char *err, 
 	}
 	v = cJSON_GetObjectItemCaseSensitive(o, "device");
 	if (v && !cJSON_IsNull(v)) {
-		if (cJSON_IsString(v) && tfs_tier_parse(v->valuestring, strlen(v->valuestring),
-							&cmd->device) == 0) {
+		if (cJSON_IsString(v) && strcmp(v->valuestring, "cpu") == 0) {
+			cmd->device = TFS_DEVICE_CPU;
 			cmd->has_device = 1;
 		} else if (!is_integer(v, 0, 1 << 20)) {
 			rc = tfs_errf(err, errlen, -EINVAL,

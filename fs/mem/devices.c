@@ -7,35 +7,6 @@
 #include "mem/devices.h"
 #include "mem/backend.h"
 
-int tfs_devices_parse(const char *text, uint64_t *mask)
-{
-	uint64_t m = 0;
-	const char *p = text;
-
-	if (!p || !*p)
-		return -EINVAL;
-	for (;;) {
-		unsigned v = 0;
-		int digits = 0;
-
-		while (*p >= '0' && *p <= '9') {
-			v = v * 10 + (unsigned)(*p++ - '0');
-			if (++digits > 2 || v >= TFS_DEVICES_MAX)
-				return -EINVAL;
-		}
-		if (!digits || (m & (1ull << v)))
-			return -EINVAL;
-		m |= 1ull << v;
-		if (*p == '\0')
-			break;
-		if (*p != ',' && *p != ':')
-			return -EINVAL;
-		p++;
-	}
-	*mask = m;
-	return 0;
-}
-
 int tfs_device_served(int device)
 {
 	if (device == TFS_DEVICE_CPU)

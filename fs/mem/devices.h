@@ -7,11 +7,6 @@
 #include "mem/backend.h"
 
 
-/* Parses a list of device ordinals, "0,2,3" or "0:2:3" (decimal, each below
- * TFS_DEVICES_MAX, none twice, nothing else), into a bit mask. 0, or -EINVAL with *mask
- * unchanged. No I/O. */
-int tfs_devices_parse(const char *text, uint64_t *mask);
-
 /* Whether tensors may live on device: it exists and is served (tfs_mem.devmask), or it
  * is TFS_DEVICE_CPU and the host tier is served (tfs_mem.cpu_served). */
 int tfs_device_served(int device);

@@ -36,7 +36,7 @@ static int list_one(const char *s, size_t n, void *arg)
 	struct list *l = arg;
 	int dev;
 
-	if (tfs_tier_parse(s, n, &dev))
+	if (tfs_tier_parse(s, n, &dev) || (dev != TFS_DEVICE_CPU && n > 2))
 		return -EINVAL;
 	if (dev == TFS_DEVICE_CPU) {
 		if (l->cpu)

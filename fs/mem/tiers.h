@@ -10,7 +10,7 @@
 #include "mem/devices.h"
 
 /* Parses a list of tiers, "cpu,0,1" (or "cpu:0:1", as -o devices= spells it): ordinals
- * below TFS_DEVICES_MAX and "cpu", none twice. 0 with *mask (the ordinals) and *cpu (1
+ * below TFS_DEVICES_MAX of one or two digits and "cpu", none twice, nothing else. 0 with *mask (the ordinals) and *cpu (1
  * when cpu is named), or -EINVAL with both unchanged. */
 int tfs_tiers_parse_list(const char *text, uint64_t *mask, int *cpu);
 
