@@ -101,9 +101,14 @@ struct tfs_backend_ops {
 	/* move, summing the bytes as they are copied (core/tier.h tfs_sum_piece/add, no second
 	 * pass): *sum on entry is the sum the bytes must have, 0 for none; -EBADMSG when they
 	 * do not (a changes nothing, the new memory is freed); on success *sum is the sum of
-	 * what was copied. device may be TFS_DEVICE_CPU, the host tier. May be NULL: move,
-	 * unchecked. */
-	int (*move_sum)(struct tfs_backend *be, struct tfs_alloc *a, int device, uint64_t *sum);
+	 * what was copied. device may be TFS_DEVICE_CPU, the host tier. Once the bytes are in
+	 * the new memory and a names it (export_handle gives the new handle, *sum is set),
+	 * commit(arg), when not NULL, runs before the old memory is freed: the caller writes
+	 * the record there, so a crash at any point leaves the memory a record names whole
+	 * (both are the keeper's until then; a restart adopts the one named and frees the
+	 * other). May be NULL: move, unchecked. */
+	int (*move_sum)(struct tfs_backend *be, struct tfs_alloc *a, int device, uint64_t *sum,
+			void (*commit)(void *arg), void *arg);
 
 	/* Blocks until the work another process marked with this interprocess event (the
 	 * 64-byte handle libtensorfs's tfs_mark_written publishes) has completed, so the next

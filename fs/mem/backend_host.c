@@ -514,7 +514,7 @@ static void host_stats(struct tfs_backend *be, int device, struct tfs_backend_st
  * each piece summed where it landed, while it is still in the cache (no second pass),
  * then the old object given back. The object keeps its owner and mode. */
 static int host_move_sum(struct tfs_backend *be, struct tfs_alloc *a, int device,
-			 uint64_t *sum)
+			 uint64_t *sum, void (*commit)(void *arg), void *arg)
 {
 	int rc, slot = slot_of(be, device);
 	uint64_t acc = TFS_SUM_EMPTY;
@@ -551,19 +551,27 @@ static int host_move_sum(struct tfs_backend *be, struct tfs_alloc *a, int device
 		rc = -EBADMSG;
 		goto fail_map;
 	}
-	munmap(a->base, a->mapped);
-	give_back(a);
-	charge(be, a->slot, -(int64_t)a->bytes, -(int64_t)a->mapped);
-	__atomic_sub_fetch(&be->tier[a->slot].nallocs, 1, __ATOMIC_RELAXED);
+	/* a takes the new object; n keeps the old one until the commit is made. */
+	{
+		struct tfs_alloc old = *a;
+
+		a->fd = n.fd;
+		a->base = n.base;
+		a->kid = n.kid;
+		a->kpriv = n.kpriv;
+		a->damaged = 0;
+		a->slot = slot;
+		memcpy(a->name, n.name, sizeof(a->name));
+		n = old;
+	}
 	__atomic_add_fetch(&be->tier[slot].nallocs, 1, __ATOMIC_RELAXED);
-	a->fd = n.fd;
-	a->base = n.base;
-	a->kid = n.kid;
-	a->kpriv = n.kpriv;
-	a->damaged = 0;
-	a->slot = slot;
-	memcpy(a->name, n.name, sizeof(a->name));
 	*sum = acc;
+	if (commit)
+		commit(arg);
+	munmap(n.base, n.mapped);
+	give_back(&n);
+	charge(be, n.slot, -(int64_t)n.bytes, -(int64_t)n.mapped);
+	__atomic_sub_fetch(&be->tier[n.slot].nallocs, 1, __ATOMIC_RELAXED);
 	return 0;
 fail_map:
 	munmap(n.base, a->mapped);
@@ -579,7 +587,7 @@ static int host_move(struct tfs_backend *be, struct tfs_alloc *a, int device)
 {
 	uint64_t sum = 0;
 
-	return host_move_sum(be, a, device, &sum);
+	return host_move_sum(be, a, device, &sum, NULL, NULL);
 }
 
 static int host_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out)

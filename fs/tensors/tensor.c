@@ -390,6 +390,35 @@ static int has_writer(const struct tfsd_tensor *t)
 	return t->holders != NULL;
 }
 
+/* The record of a tensor moved between tiers names its new memory before the old goes
+ * (backend.h move_sum): written and waited for, so that a crash at any point leaves a
+ * record naming memory that is whole. */
+struct tier_commit {
+	struct tfsd_tensor *t;
+	int device;
+	const uint64_t *sum;
+	int rc, done;
+};
+
+static void tier_commit(void *arg)
+{
+	struct tier_commit *c = arg;
+	struct tfsd_tensor *t = c->t;
+
+	c->done = 1;
+	c->rc = export(t);
+	/* Writers it keeps (the mover's own open or hold) may change the bytes asleep. */
+	t->meta.sum = c->device == TFS_DEVICE_CPU && !has_writer(t) ? *c->sum : 0;
+	t->meta.device = c->device;
+	clock_gettime(CLOCK_REALTIME, &t->ctime);
+	if (c->rc == 0)
+		c->rc = tfs_tensor_save(t);
+	/* Made: the answer says so. Redis gone meanwhile holds the record back until it
+	 * returns; a crash before then adopts neither object (the record outlives both). */
+	if (c->rc == 0 && tfs_writer_sync())
+		tfs_log(LOG_WARNING, "%s: moved, but Redis has not got its record yet", t->name);
+}
+
 int tfs_tensor_set_device(struct tfsd_tensor *t, int device, pid_t pid)
 {
 	const struct tfs_backend_ops *be = tfs_mem.ops;
@@ -410,14 +439,20 @@ int tfs_tensor_set_device(struct tfsd_tensor *t, int device, pid_t pid)
 			return rc;
 		/* Waking from the host tier: the bytes must be those that went to sleep. */
 		sum = t->meta.device == TFS_DEVICE_CPU ? t->meta.sum : 0;
+		struct tier_commit c = { .t = t, .device = device, .sum = &sum };
+
 		pthread_rwlock_wrlock(&t->io);
 		if (be->move_sum) {
-			rc = be->move_sum(tfs_mem.be, t->alloc, device, &sum);
+			rc = be->move_sum(tfs_mem.be, t->alloc, device, &sum, tier_commit, &c);
 		} else {
 			rc = be->move(tfs_mem.be, t->alloc, device);
 			sum = 0;
 		}
 		moved = rc == 0;
+		if (moved && c.done) {
+			pthread_rwlock_unlock(&t->io);
+			return c.rc;
+		}
 		if (moved)
 			rc = export(t);
 		pthread_rwlock_unlock(&t->io);
