@@ -23,6 +23,7 @@
 #include "store/conn.h"
 #include "mem/devices.h"
 #include "mem/tiers.h"
+#include "mem/tiers_backend.h"
 #include "store/dircache.h"
 #include "kernel/kernel_cache.h"
 #include "store/lease.h"
@@ -547,6 +548,12 @@ static int check_options(struct tfs_opts *o, int restarted)
 	}
 	if (!o->backend && strcmp(tfs_mem.ops->name, "host") == 0)
 		tfs_log(LOG_NOTICE, "no CUDA device: using the host backend (POSIX shared memory)");
+	/* The host tier (docs/tiers.md): on a device backend by default, beside it; on the
+	 * host backend, whose device 0 is host memory already, beside stand-in devices. */
+	if (!o->devices)
+		tfs_mem.cpu_served = strcmp(tfs_mem.ops->name, "host") ? 1 : o->host_devices > 0;
+	if (tfs_mem.cpu_served && strcmp(tfs_mem.ops->name, "host"))
+		tfs_mem.ops = tfs_tiers_wrap(tfs_mem.ops);
 	if (o->entry_timeout < 0) {
 		tfs_log(LOG_ERR, "entry_timeout must be >= 0");
 		return -1;
@@ -612,14 +619,7 @@ static int check_devices(const struct tfs_opts *o)
 	}
 	ndev = tfs_mem.ops->device_count(tfs_mem.be);
 	if (!o->devices) {
-		/* On the host backend device 0 is host memory already: the host tier beside it
-		 * only with stand-in devices (docs/tiers.md). */
 		tfs_mem.devmask = ~0ull;
-		tfs_mem.cpu_served = strcmp(tfs_mem.ops->name, "host") == 0 && o->host_devices > 0;
-	} else if (tfs_mem.cpu_served && strcmp(tfs_mem.ops->name, "host")) {
-		tfs_log(LOG_ERR, "--devices %s: the %s backend serves no host tier in this build",
-			o->devices, tfs_mem.ops->name);
-		return -1;
 	} else if (ndev < TFS_DEVICES_MAX && tfs_mem.devmask >> ndev) {
 		tfs_log(LOG_ERR, "--devices %s: no device %d (%d present)", o->devices,
 			ndev + __builtin_ctzll(tfs_mem.devmask >> ndev), ndev);

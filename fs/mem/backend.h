@@ -149,6 +149,20 @@ struct tfs_backend_ops {
 	 * frees what no record took, logs it, returns how many. */
 	int (*adopt)(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out);
 	int (*adopt_end)(struct tfs_backend *be);
+
+	/* The host tier on a device backend (mem/tiers_backend.c, docs/tiers.md).
+	 * host_register pins len bytes of this process's host memory at p with the driver, so
+	 * that copies between it and the devices are single DMAs at the link's speed: 0, or
+	 * -EIO (the memory stays usable, copies are then staged); host_unregister before the
+	 * memory is unmapped or moved. copy_host_sum copies len bytes between a at off (a
+	 * multiple of TFS_SUM_PIECE) and the registered host memory host (to_dev 1: host to
+	 * a), adding to *sum the checksum pieces (core/tier.h) of the host side, taken as
+	 * each batch lands or before it leaves, overlapped with the next batch's DMA: 0 with
+	 * *sum, -EINVAL, -EIO. May be NULL (the host backend: its memory needs none). */
+	int (*host_register)(struct tfs_backend *be, void *p, size_t len);
+	void (*host_unregister)(struct tfs_backend *be, void *p);
+	int (*copy_host_sum)(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
+			     void *host, size_t len, int to_dev, uint64_t *sum);
 };
 
 extern const struct tfs_backend_ops tfs_backend_host;

@@ -21,6 +21,7 @@
 
 #include "mem/backend.h"
 #include "mem/tiers.h"
+#include "mem/host_mem.h"
 #include "tier.h"
 #include "fileio.h"
 #include "host_handle.h"
@@ -225,8 +226,10 @@ static int charge(struct tfs_backend *be, int slot, int64_t used, int64_t reserv
  * a->fd, a->name and a->kid or a->kpriv. */
 static int obtain(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gid, mode_t mode)
 {
+	/* Every tier of this backend is the host's memory: the keeper makes it as such,
+	 * also when the mount's backend is another (docs/tiers.md). */
 	struct tfs_keeper_req req = { .op = TFS_KEEPER_ALLOC, .size = size, .uid = uid,
-				      .gid = gid, .mode = mode };
+				      .gid = gid, .mode = mode, .device = TFS_DEVICE_CPU };
 	struct tfs_keeper_rep rep;
 	uint8_t handle[TFS_IPC_HANDLE_SIZE];
 	int rc;
@@ -588,6 +591,12 @@ static int host_move(struct tfs_backend *be, struct tfs_alloc *a, int device)
 	uint64_t sum = 0;
 
 	return host_move_sum(be, a, device, &sum, NULL, NULL);
+}
+
+void *tfs_host_mem(struct tfs_alloc *a, uint64_t *mapped)
+{
+	*mapped = a->mapped;
+	return a->base;
 }
 
 static int host_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out)

@@ -29,6 +29,7 @@
 #include "store/claims.h"
 #include "util/clock.h"
 #include "mem/backend.h"
+#include "mem/tiers_backend.h"
 #include "tensors/tensors.h"
 
 
@@ -225,7 +226,7 @@ static int create_made(struct tfs_store_claim *claim, const char *name, tfs_dtyp
 	t->meta.device = device;
 	t->meta.ctime = now.tv_sec;
 	snprintf(t->meta.node, sizeof(t->meta.node), "%s", tfs_schema.node);
-	snprintf(t->meta.backend, sizeof(t->meta.backend), "%s", tfs_mem.ops->name);
+	snprintf(t->meta.backend, sizeof(t->meta.backend), "%s", tfs_mem_backend_name(device));
 	t->meta.mode = mode & 07777;
 	t->meta.ino = tfs_node_new_ino();
 	t->meta.uid = uid;
@@ -410,6 +411,8 @@ static void tier_commit(void *arg)
 	/* Writers it keeps (the mover's own open or hold) may change the bytes asleep. */
 	t->meta.sum = c->device == TFS_DEVICE_CPU && !has_writer(t) ? *c->sum : 0;
 	t->meta.device = c->device;
+	snprintf(t->meta.backend, sizeof(t->meta.backend), "%s",
+		 tfs_mem_backend_name(c->device));
 	clock_gettime(CLOCK_REALTIME, &t->ctime);
 	if (c->rc == 0)
 		c->rc = tfs_tensor_save(t);
