@@ -17,19 +17,22 @@ int tfs_tier_parse(const char *s, size_t len, int *device);
 /* Writes "cpu" or the ordinal into buf (size >= TFS_TIER_NAME_MAX). Returns buf. */
 const char *tfs_tier_name(int device, char *buf, size_t size);
 
-/* The checksum of bytes that sleep in the host tier: 64-bit, computed piece by piece
- * in any order as the copy goes (each piece's sum is independent of the others), so no
- * second pass over the memory is needed. Pieces begin at multiples of TFS_SUM_PIECE
- * (the last may be shorter). tfs_sum_piece sums one piece: the bytes p[0..len) that
- * lie at offset off of the tensor; tfs_sum_add combines: the sum of a tensor is
- * tfs_sum_add over its pieces starting from TFS_SUM_EMPTY. Never 0 (0 in a record means
- * "no checksum"). */
+/* The checksum of bytes that sleep in the host tier: 64-bit, computed piece by piece in
+ * any order and by any number of threads as the copy goes (each piece's sum is
+ * independent of the others and they add up), so no second pass over the memory is
+ * needed. Pieces begin at multiples of TFS_SUM_PIECE (the last may be shorter).
+ * tfs_sum_piece sums one piece: the bytes p[0..len) that lie at offset off of the tensor;
+ * the sum of a tensor is tfs_sum_final(TFS_SUM_EMPTY + the sum of its pieces), modulo
+ * 2^64 (tfs_sum_add), never 0: 0 in a record means "no checksum". */
 #define TFS_SUM_PIECE (1u << 20)
 #define TFS_SUM_EMPTY 0x9e3779b97f4a7c15ULL
 uint64_t tfs_sum_piece(const void *p, size_t len, uint64_t off);
 static inline uint64_t tfs_sum_add(uint64_t sum, uint64_t piece)
 {
-	sum += piece;
+	return sum + piece;
+}
+static inline uint64_t tfs_sum_final(uint64_t sum)
+{
 	return sum ? sum : 1;
 }
 

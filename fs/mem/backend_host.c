@@ -550,6 +550,7 @@ static int host_move_sum(struct tfs_backend *be, struct tfs_alloc *a, int device
 			goto fail_map;
 		acc = tfs_sum_add(acc, tfs_sum_piece((char *)n.base + off, len, off));
 	}
+	acc = tfs_sum_final(acc);
 	if (*sum && acc != *sum) {
 		rc = -EBADMSG;
 		goto fail_map;

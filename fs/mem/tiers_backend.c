@@ -294,6 +294,7 @@ static int cross(struct tfs_backend *be, struct tfs_alloc *w, int device, uint64
 				rc = main_ops->copy_in(be->main, dw->in, off, h + off, len);
 		}
 	}
+	acc = tfs_sum_final(acc);
 	if (rc == 0 && *sum && acc != *sum)
 		rc = -EBADMSG;
 	if (rc) {

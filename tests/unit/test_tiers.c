@@ -47,7 +47,7 @@ static uint64_t sum_of(const unsigned char *b, size_t n, int reverse)
 
 		s = tfs_sum_add(s, tfs_sum_piece(b + off, len, off));
 	}
-	return s;
+	return tfs_sum_final(s);
 }
 
 int main(void)
