@@ -550,6 +550,9 @@ static int check_options(struct tfs_opts *o, int restarted)
 		tfs_log(LOG_NOTICE, "no CUDA device: using the host backend (POSIX shared memory)");
 	/* The host tier (docs/tiers.md): on a device backend by default, beside it; on the
 	 * host backend, whose device 0 is host memory already, beside stand-in devices. */
+	if (o->host_devices && strcmp(tfs_mem.ops->name, "host"))
+		tfs_log(LOG_NOTICE, "host_devices: ignored, the %s backend has devices of its own",
+			tfs_mem.ops->name);
 	if (!o->devices)
 		tfs_mem.cpu_served = strcmp(tfs_mem.ops->name, "host") ? 1 : o->host_devices > 0;
 	if (tfs_mem.cpu_served && strcmp(tfs_mem.ops->name, "host"))

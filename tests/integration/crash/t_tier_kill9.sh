@@ -7,7 +7,7 @@ EXPECT_RESTARTS=1
 . "$(dirname "$0")/../lib.sh"
 start_redis || exit 1
 M=$T/m
-mount_tfs "$M" -o host_devices=1 || exit 1
+mount_tfs "$M" --backend host -o host_devices=1 || exit 1
 N=24
 mkdir "$M/model"
 for i in $(seq $N); do

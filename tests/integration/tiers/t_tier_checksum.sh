@@ -7,7 +7,7 @@
 start_redis || exit 1
 cd "$T" || exit 1
 M=$T/m
-mount_tfs "$M" -o host_devices=1 || exit 1
+mount_tfs "$M" --backend host -o host_devices=1 || exit 1
 
 head -c $((5 << 20)) /dev/urandom > "$T/bytes"
 cp "$T/bytes" "$M/w"

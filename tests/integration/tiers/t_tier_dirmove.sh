@@ -6,7 +6,7 @@
 start_redis || exit 1
 cd "$T" || exit 1
 M=$T/m
-mount_tfs "$M" -o host_devices=1 --max-bytes cpu:10M,0:64M || exit 1
+mount_tfs "$M" --backend host -o host_devices=1 --max-bytes cpu:10M,0:64M || exit 1
 
 mkdir -p "$M/model/layers"
 for i in 0 1 2 3 4 5; do

@@ -7,7 +7,7 @@
 start_redis || exit 1
 cd "$T" || exit 1
 M=$T/m
-mount_tfs "$M" -o host_devices=2 --max-bytes cpu:64M,0:32M,1:32M || exit 1
+mount_tfs "$M" --backend host -o host_devices=2 --max-bytes cpu:64M,0:32M,1:32M || exit 1
 
 head -c $((3 << 20)) /dev/urandom > "$T/bytes"
 cp "$T/bytes" "$M/w"
@@ -64,9 +64,9 @@ eq "it stayed in the host tier" cpu "$(xget "$M/host/big" device)"
 umount_tfs "$M"
 
 mkdir -p "$T/x"
-check_err "--devices cpu,0,5: no device 5" "no device 5" timeout 30 "$TFS" -f --redis "$URL" -o host_devices=2 --devices cpu,0,5 "$T/x"
+check_err "--devices cpu,0,5: no device 5" "no device 5" timeout 30 "$TFS" -f --redis "$URL" --backend host -o host_devices=2 --devices cpu,0,5 "$T/x"
 check_err "--max-bytes cpu:1M,cpu:2M: refused" "is not a size" timeout 30 "$TFS" -f --redis "$URL" --max-bytes cpu:1M,cpu:2M "$T/x"
-mount_tfs "$M" --devices 0 -o host_devices=2 || exit 1
+mount_tfs "$M" --backend host --devices 0 -o host_devices=2 || exit 1
 truncate -s 1M "$M/t"
 check_err "--devices 0: cpu is not served, EINVAL" "Invalid argument" setfattr -n user.tensor.device -v cpu "$M/t"
 umount_tfs "$M"
