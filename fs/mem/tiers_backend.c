@@ -47,8 +47,9 @@ const char *tfs_mem_backend_name(int device)
 	return device == TFS_DEVICE_CPU ? "host" : tfs_mem.ops->name;
 }
 
-/* Registers a host allocation's mapping with the device driver (once for its life; a
- * failure leaves copies staged, slower, and is logged once). */
+/* Registers a host allocation's mapping with the device driver, at its first move: then
+ * for as long as the mapping stays (a resize lets go of it: a cp grows a tensor a piece at
+ * a time). A failure leaves copies staged, slower, and is logged once. */
 static void pin(struct tfs_backend *be, struct tfs_alloc *w)
 {
 	static int said;
@@ -111,9 +112,9 @@ static struct tfs_alloc *wrap(struct tfs_backend *be, struct tfs_alloc *in, int 
 
 	if (!w)
 		return NULL;
+	(void)be;
 	*w = (struct tfs_alloc){ .in = in, .host = host, .bytes = bytes, .uid = uid, .gid = gid,
 				 .mode = mode, .dir = dir };
-	pin(be, w);
 	return w;
 }
 
@@ -157,7 +158,6 @@ static int tiers_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t 
 	rc = SIDE(w)->resize(BE(be, w), &w->in, bytes);
 	if (rc == 0)
 		w->bytes = bytes;
-	pin(be, w);
 	return rc;
 }
 
@@ -278,6 +278,7 @@ static int cross(struct tfs_backend *be, struct tfs_alloc *w, int device, uint64
 		return rc;
 	hw = to_host ? n : w;
 	dw = to_host ? w : n;
+	pin(be, hw);
 	h = tfs_host_mem(hw->in, &mapped);
 	if (hw->pinned && main_ops->copy_host_sum) {
 		rc = main_ops->copy_host_sum(be->main, dw->in, 0, h, w->bytes, !to_host, &acc);

@@ -469,6 +469,7 @@ int tfs_tensor_set_device(struct tfsd_tensor *t, int device, pid_t pid)
 	/* Writers it keeps (the mover's own open or hold) may change the bytes asleep. */
 	t->meta.sum = device == TFS_DEVICE_CPU && !has_writer(t) ? sum : 0;
 	t->meta.device = device;
+	snprintf(t->meta.backend, sizeof(t->meta.backend), "%s", tfs_mem_backend_name(device));
 	clock_gettime(CLOCK_REALTIME, &t->ctime);
 	return rc ? rc : tfs_tensor_save(t);
 }
