@@ -211,6 +211,10 @@ static int charge(struct tfs_backend *be, int slot, int64_t used, int64_t reserv
 	struct htier *t = &be->tier[slot];
 	int rc = 0;
 
+	/* The host tier also competes with everything else the machine runs: it grows only
+	 * into memory available now, never into swap or the OOM killer's reach. */
+	if (slot == be->ndev && reserved > 0 && (uint64_t)reserved > tfs_tier_host_available())
+		return -ENOSPC;
 	pthread_mutex_lock(&be->lock);
 	if (reserved > 0 && t->reserved + (uint64_t)reserved > t->total)
 		rc = -ENOSPC;

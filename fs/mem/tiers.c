@@ -127,21 +127,37 @@ uint64_t tfs_tier_size(const struct tfs_tier_sizes *s, int device)
 	return s->all;
 }
 
-uint64_t tfs_tier_host_bound(uint64_t total)
+/* A field of /proc/meminfo in bytes, 0 when it cannot tell. */
+static uint64_t meminfo(const char *field)
 {
-	char line[128];
+	char line[128], fmt[48];
 	unsigned long long kb;
 	FILE *f = fopen("/proc/meminfo", "re");
-	uint64_t mem = 0;
+	uint64_t v = 0;
 
 	if (!f)
-		return total;
+		return 0;
+	snprintf(fmt, sizeof(fmt), "%s: %%llu kB", field);
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1) {
-			mem = (uint64_t)kb << 10;
+		if (sscanf(line, fmt, &kb) == 1) {
+			v = (uint64_t)kb << 10;
 			break;
 		}
 	fclose(f);
+	return v;
+}
+
+uint64_t tfs_tier_host_available(void)
+{
+	uint64_t v = meminfo("MemAvailable");
+
+	return v ? v : UINT64_MAX;
+}
+
+uint64_t tfs_tier_host_bound(uint64_t total)
+{
+	uint64_t mem = meminfo("MemTotal");
+
 	if (mem && total > mem) {
 		tfs_log(LOG_NOTICE, "the host tier's cap is the machine's memory, %llu MiB",
 			(unsigned long long)(mem >> 20));

@@ -24,9 +24,11 @@ int tfs_tiers_parse_size(const char *s, size_t len, uint64_t *out);
 /* The size s gives device (TFS_DEVICE_CPU or an ordinal): its own, else all. */
 uint64_t tfs_tier_size(const struct tfs_tier_sizes *s, int device);
 
-/* The host tier's cap bounded by the machine's memory (MemTotal of /proc/meminfo, read
- * here: the one function of this file that does I/O); total when it cannot tell. */
+/* The host tier's cap bounded by the machine's memory (MemTotal of /proc/meminfo); total
+ * when it cannot tell. tfs_tier_host_available: MemAvailable, what the host tier may still
+ * grow by, UINT64_MAX when it cannot tell. These two read /proc; the rest does no I/O. */
 uint64_t tfs_tier_host_bound(uint64_t total);
+uint64_t tfs_tier_host_available(void);
 
 /* -o host_devices: the host backend's stand-in GPUs (default 1: device 0, as before
  * tiers). At most TFS_HOST_DEVICES_MAX. */
