@@ -163,6 +163,10 @@ struct tfs_backend_ops {
 	void (*host_unregister)(struct tfs_backend *be, void *p);
 	int (*copy_host_sum)(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 			     void *host, size_t len, int to_dev, uint64_t *sum);
+	/* Gives the device's memory kept only for reuse back to the driver, once what was
+	 * freed so far is back (after a sleep: the GPU memory shows free to every program,
+	 * nvidia-smi included). 0, -EINVAL. May be NULL. */
+	int (*release_cached)(struct tfs_backend *be, int device);
 };
 
 extern const struct tfs_backend_ops tfs_backend_host;

@@ -28,6 +28,7 @@ struct tfs_backend {
 struct tfs_alloc {
 	struct tfs_alloc *in;       /* the side's own allocation */
 	int host;                   /* in is the host backend's */
+	int device;                 /* where it is: TFS_DEVICE_CPU or a GPU ordinal */
 	void *pinned;               /* host: the registered mapping, NULL when not */
 	uint64_t bytes;
 	uid_t uid;
@@ -105,7 +106,7 @@ static int tiers_device_count(struct tfs_backend *be)
 	return main_ops->device_count(be->main);
 }
 
-static struct tfs_alloc *wrap(struct tfs_backend *be, struct tfs_alloc *in, int host,
+static struct tfs_alloc *wrap(struct tfs_backend *be, struct tfs_alloc *in, int device,
 			      uint64_t bytes, uid_t uid, gid_t gid, mode_t mode, uint64_t dir)
 {
 	struct tfs_alloc *w = calloc(1, sizeof(*w));
@@ -113,8 +114,8 @@ static struct tfs_alloc *wrap(struct tfs_backend *be, struct tfs_alloc *in, int 
 	if (!w)
 		return NULL;
 	(void)be;
-	*w = (struct tfs_alloc){ .in = in, .host = host, .bytes = bytes, .uid = uid, .gid = gid,
-				 .mode = mode, .dir = dir };
+	*w = (struct tfs_alloc){ .in = in, .host = device == TFS_DEVICE_CPU, .device = device,
+				 .bytes = bytes, .uid = uid, .gid = gid, .mode = mode, .dir = dir };
 	return w;
 }
 
@@ -129,7 +130,7 @@ static int tiers_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t
 		    main_ops->alloc(be->main, device, bytes, uid, gid, mode, dir, &in);
 	if (rc)
 		return rc;
-	if (!(w = wrap(be, in, host, bytes, uid, gid, mode, dir))) {
+	if (!(w = wrap(be, in, device, bytes, uid, gid, mode, dir))) {
 		(host ? H : main_ops)->free(host ? be->host : be->main, in);
 		return -ENOMEM;
 	}
@@ -248,7 +249,7 @@ static int tiers_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct 
 	rc = host ? H->adopt(be->host, m, &in) : main_ops->adopt(be->main, m, &in);
 	if (rc)
 		return rc;
-	if (!(w = wrap(be, in, host, m->bytes, m->uid, m->gid, m->mode, m->dir))) {
+	if (!(w = wrap(be, in, m->device, m->bytes, m->uid, m->gid, m->mode, m->dir))) {
 		(host ? H : main_ops)->free(host ? be->host : be->main, in);
 		return -ENOMEM;
 	}
@@ -267,7 +268,7 @@ static int tiers_adopt_end(struct tfs_backend *be)
 static int cross(struct tfs_backend *be, struct tfs_alloc *w, int device, uint64_t *sum,
 		 void (*commit)(void *arg), void *arg)
 {
-	int to_host = device == TFS_DEVICE_CPU;
+	int to_host = device == TFS_DEVICE_CPU, from = w->device;
 	struct tfs_alloc *n, old;
 	uint64_t acc = TFS_SUM_EMPTY, mapped;
 	struct tfs_alloc *hw, *dw;     /* the host side's and the device side's */
@@ -310,6 +311,9 @@ static int cross(struct tfs_backend *be, struct tfs_alloc *w, int device, uint64
 		commit(arg);
 	unpin(be, &old);
 	SIDE(&old)->free(BE(be, &old), old.in);
+	/* A sleep frees the GPU for other programs: nothing kept for reuse. */
+	if (to_host && main_ops->release_cached)
+		main_ops->release_cached(be->main, from);
 	return 0;
 }
 
@@ -317,10 +321,15 @@ static int tiers_move_sum(struct tfs_backend *be, struct tfs_alloc *w, int devic
 			  uint64_t *sum, void (*commit)(void *arg), void *arg)
 {
 	if (device == TFS_DEVICE_CPU ? w->host : !w->host) {
+		int rc;
+
 		if (w->host)
 			return 0;
 		*sum = 0;
-		return main_ops->move ? main_ops->move(be->main, w->in, device) : -EBUSY;
+		rc = main_ops->move ? main_ops->move(be->main, w->in, device) : -EBUSY;
+		if (rc == 0)
+			w->device = device;
+		return rc;
 	}
 	if (device != TFS_DEVICE_CPU &&
 	    (device < 0 || device >= main_ops->device_count(be->main)))

@@ -18,14 +18,18 @@ dev_reserved() {
 	getfattr --only-values -n user.tensorfs.stats "$M" | /usr/bin/python3 -c \
 		'import json,sys; print([d["reserved"] for d in json.load(sys.stdin)["devices"] if str(d["device"])==sys.argv[1]][0])' "$1"
 }
-smi() { nvidia-smi --query-gpu=memory.used --format=csv,noheader -i 0 2>/dev/null | sed 's/^/# nvidia-smi GPU 0 used: /'; }
+smi_mib() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0 2>/dev/null | tr -d ' '; }
+smi() { echo "# nvidia-smi GPU 0 used: $(smi_mib) MiB"; }
 
 head -c $((512 << 20)) /dev/urandom > "$T/big"
 cp "$T/big" "$M/w"
 smi
+u0=$(smi_mib)
 r0=$(dev_reserved 0)
 check "sleep: setfattr user.tensor.device cpu" setfattr -n user.tensor.device -v cpu "$M/w"
 smi
+check "nvidia-smi shows the GPU memory given back (at least 448 of the 512 MiB)" \
+	test "$(smi_mib)" -le $((u0 - 448))
 eq "getxattr shows cpu" cpu "$(xget "$M/w" device)"
 eq "the record says backend host" host "$(rcli hget tensorfs:tensor:w backend)"
 check "GPU 0 gave back the 512 MiB (stats: reserved)" test "$(dev_reserved 0)" -le $((r0 - (512 << 20)))

@@ -159,3 +159,17 @@ int tfs_cuda_copy_host_sum(struct tfs_backend *be, struct tfs_alloc *a, uint64_t
 	*sum = acc;
 	return 0;
 }
+
+int tfs_cuda_release_cached(struct tfs_backend *be, int device)
+{
+	struct cdev *d;
+	int rc;
+
+	if ((rc = tfs_cuda_dev_get(be, device, &d)))
+		return rc;
+	/* What was just freed is zeroed and back in the pool first, then every block with
+	 * nothing live goes back to the driver. */
+	tfs_cuda_zero_drain(d);
+	tfs_pool_trim(d->pool);
+	return 0;
+}
