@@ -37,10 +37,14 @@ struct tfs_alloc {
 	uint64_t dir;
 };
 
+static struct tfs_backend_ops tiers_ops;
+
 const struct tfs_backend_ops *tfs_tiers_wrap(const struct tfs_backend_ops *main)
 {
 	main_ops = main;
-	return &tfs_backend_tiers;
+	tiers_ops = tfs_backend_tiers;
+	tiers_ops.name = main->name;
+	return &tiers_ops;
 }
 
 const char *tfs_mem_backend_name(int device)
@@ -345,7 +349,7 @@ static int tiers_move(struct tfs_backend *be, struct tfs_alloc *w, int device)
 }
 
 const struct tfs_backend_ops tfs_backend_tiers = {
-	.name = "cuda",
+	.name = "tiers",        /* tfs_tiers_wrap's copy takes its main backend's */
 	.init = tiers_init,
 	.fini = tiers_fini,
 	.device_count = tiers_device_count,

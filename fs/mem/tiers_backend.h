@@ -6,8 +6,8 @@
 
 /* The table that serves main's devices and the host tier (TFS_DEVICE_CPU) in one: what
  * tfs_mem.ops becomes when a mount of a device backend serves the host tier. Called once,
- * at start-up, before init. Its name is main's ("cuda"): the records of its GPU tensors
- * are main's. */
+ * at start-up, before init (it keeps main). Its name is main's ("cuda"): the records of
+ * its GPU tensors are main's. tfs_backend_tiers is the table it copies. */
 const struct tfs_backend_ops *tfs_tiers_wrap(const struct tfs_backend_ops *main);
 extern const struct tfs_backend_ops tfs_backend_tiers;
 
