@@ -53,6 +53,8 @@ for to in cpu 0 cpu; do
 	kill9 "$d"; rc=$?
 	eq "round $round ($from to $to): the daemon was killed mid-move and serves again" 0 "$rc"
 	wait $mv
+	sed 's/^/# mv: /' "$T/mv.$round"     # what the interrupted move said
+	echo "# round $round: $(on_tier cpu) on cpu, $(on_tier 0) on 0 after the restart"
 	check "round $round: every tensor whole, on cpu or 0" whole
 	eq "round $round: $N tensors" "$N" "$(ls "$M/model" | wc -l)"
 	eq "round $round: each on one tier" "$N" "$(( $(on_tier cpu) + $(on_tier 0) ))"
