@@ -236,6 +236,13 @@ $(CTL): $(CTL_OBJS) $(STLIB)
 $(O)/tests/test_guard: tests/unit/test_guard.c $(O)/fs/util/guard.o
 	@mkdir -p $(dir $@)
 	$(CC) $(REAL_CFLAGS) -o $@ $< $(O)/fs/util/guard.o $(REAL_LDFLAGS)
+# The host tier beside a device backend (fs/mem/tiers_backend.c) over the real host
+# backend, without a keeper.
+TB_OBJS=$(addprefix $(O)/fs/,mem/tiers_backend.o mem/backend_host.o mem/tiers.o \
+	mem/shm_sweep.o mem/keeper/keeper_client.o mem/keeper/keeper_host.o util/guard.o)
+$(O)/tests/test_tiers_backend: tests/unit/test_tiers_backend.c $(TB_OBJS) $(STLIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(REAL_CFLAGS) -o $@ $< $(TB_OBJS) $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
 # tensorctl top's reading of the daemon's counters (topstats.c), tested alone.
 $(O)/tests/test_topstats: tests/unit/test_topstats.c $(O)/tools/tensorctl/topstats.o $(STLIB)
 	@mkdir -p $(dir $@)

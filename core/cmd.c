@@ -9,6 +9,7 @@
 #include "cmd.h"
 #include "dtype.h"
 #include "strutil.h"
+#include "tier.h"
 
 /* Copies a string field; -1 when present but not a string or too long. */
 static int get_str(const cJSON *o, const char *key, char *dst, size_t size)
@@ -156,12 +157,17 @@ int tfs_cmd_parse(const char *json, size_t len, struct tfs_cmd *cmd, char *err, 
 	}
 	v = cJSON_GetObjectItemCaseSensitive(o, "device");
 	if (v && !cJSON_IsNull(v)) {
-		if (!is_integer(v, 0, 1 << 20)) {
-			rc = tfs_errf(err, errlen, -EINVAL, "'device' must be an integer >= 0");
+		if (cJSON_IsString(v) && strcmp(v->valuestring, "cpu") == 0) {
+			cmd->device = TFS_DEVICE_CPU;
+			cmd->has_device = 1;
+		} else if (!is_integer(v, 0, 1 << 20)) {
+			rc = tfs_errf(err, errlen, -EINVAL,
+				      "'device' must be \"cpu\" or an integer >= 0");
 			goto out;
+		} else {
+			cmd->device = (int)v->valuedouble;
+			cmd->has_device = 1;
 		}
-		cmd->device = (int)v->valuedouble;
-		cmd->has_device = 1;
 	}
 	v = cJSON_GetObjectItemCaseSensitive(o, "dtype");
 	if (v && !cJSON_IsNull(v)) {
@@ -215,7 +221,9 @@ char *tfs_cmd_build(const struct tfs_cmd *cmd)
 		for (int i = 0; dims && i < cmd->shape.ndim; i++)
 			cJSON_AddItemToArray(dims, cJSON_CreateNumber((double)cmd->shape.dims[i]));
 	}
-	if (cmd->has_device)
+	if (cmd->has_device && cmd->device == TFS_DEVICE_CPU)
+		cJSON_AddStringToObject(o, "device", "cpu");
+	else if (cmd->has_device)
 		cJSON_AddNumberToObject(o, "device", cmd->device);
 	if (cmd->pid)
 		cJSON_AddNumberToObject(o, "pid", (double)cmd->pid);

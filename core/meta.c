@@ -8,6 +8,7 @@
 #include "dtype.h"
 #include "meta.h"
 #include "strutil.h"
+#include "tier.h"
 
 static void add_field(struct tfs_meta_fields *f, const char *name, const void *val, size_t len)
 {
@@ -42,7 +43,12 @@ void tfs_meta_to_fields(const struct tfs_meta *m, struct tfs_meta_fields *f)
 	 * overflows). */
 	add_field(f, "shape", shape, n > 0 ? (size_t)n : 0);
 	add_fmt(f, "bytes", "%llu", m->bytes, 0);
-	add_fmt(f, "device", "%llu", (unsigned long long)(long long)m->device, 1);
+	{
+		char dev[TFS_TIER_NAME_MAX];
+
+		tfs_tier_name(m->device, dev, sizeof(dev));
+		add_field(f, "device", dev, strlen(dev));
+	}
 	add_fmt(f, "ctime", "%llu", (unsigned long long)m->ctime, 1);
 	add_fmt(f, "mtime", "%llu", (unsigned long long)m->mtime, 1);
 	add_fmt(f, "ctime_ns", "%llu", (unsigned long long)m->ctime_ns, 1);
@@ -57,6 +63,7 @@ void tfs_meta_to_fields(const struct tfs_meta *m, struct tfs_meta_fields *f)
 	add_fmt(f, "gid", "%llu", m->gid, 0);
 	add_fmt(f, "ino", "%llu", (unsigned long long)m->ino, 0);
 	add_fmt(f, "dir", "%llu", (unsigned long long)m->dir, 0);
+	add_fmt(f, "sum", "%llu", (unsigned long long)m->sum, 0);
 }
 
 static int bad(char *why, size_t whylen, const char *field, const char *what)
@@ -105,9 +112,14 @@ int tfs_meta_from_fields(struct tfs_meta *m, size_t n, const char *const *field,
 			m->bytes = (uint64_t)x;
 			seen |= F_BYTES;
 		} else if (IS("device")) {
-			if (get_i64(v, vl, 0, 1 << 20, &x))
-				return bad(why, whylen, "device", "not a device ordinal");
-			m->device = (int)x;
+			if (tfs_tier_parse(v, vl, &m->device))
+				return bad(why, whylen, "device", "not cpu or a device ordinal");
+		} else if (IS("sum")) {
+			uint64_t s;
+
+			if (tfs_parse_u64(v, vl, &s))
+				return bad(why, whylen, "sum", "not a checksum");
+			m->sum = s;
 		} else if (IS("ctime") || IS("mtime")) {
 			if (get_i64(v, vl, INT64_MIN, INT64_MAX, &x))
 				return bad(why, whylen, IS("ctime") ? "ctime" : "mtime", "not a time");
@@ -323,7 +335,10 @@ char *tfs_meta_json(const struct tfs_meta *m, const char *name, const char *id)
 	jb_key(&b, "bytes");
 	jb_u64(&b, m->bytes);
 	jb_key(&b, "device");
-	jb_i64(&b, m->device);
+	if (m->device == TFS_DEVICE_CPU)
+		jb_str(&b, "cpu");
+	else
+		jb_i64(&b, m->device);
 	jb_key(&b, "node");
 	jb_str(&b, m->node);
 	jb_key(&b, "backend");
@@ -413,9 +428,15 @@ int tfs_meta_from_json(const char *s, size_t len, struct tfs_meta *m)
 		goto out;
 	if (json_u64(o, "bytes", &m->bytes) || json_u64(o, "ipc_offset", &m->ipc_offset))
 		goto out;
-	if (json_u64(o, "device", &x) || x > (1 << 20))
-		goto out;
-	m->device = (int)x;
+	v = cJSON_GetObjectItemCaseSensitive(o, "device");
+	if (cJSON_IsString(v)) {
+		if (tfs_tier_parse(v->valuestring, strlen(v->valuestring), &m->device))
+			goto out;
+	} else {
+		if (json_u64(o, "device", &x) || x > (1 << 20))
+			goto out;
+		m->device = (int)x;
+	}
 	if (json_u64(o, "refcount", &x))
 		goto out;
 	m->refcount = (int64_t)x;

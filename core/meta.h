@@ -42,11 +42,14 @@ struct tfs_meta {
 	 * tensors of one directory only (fs/mem/pool.h), and a restart finds the blocks' keys
 	 * here. 0 if unknown (a record of an older daemon). */
 	uint64_t dir;
+	/* The checksum of the bytes as they went to sleep in the host tier (tier.h), checked
+	 * when they wake on a GPU; 0: none (not asleep, or written since). Redis field "sum". */
+	uint64_t sum;
 };
 
 /* Field/value pairs of the Redis hash. Values point into the struct's own buffers, so it
  * lives as long as the caller keeps it. */
-#define TFS_META_NFIELDS 18
+#define TFS_META_NFIELDS 19
 struct tfs_meta_fields {
 	int n;
 	const char *field[TFS_META_NFIELDS];

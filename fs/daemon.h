@@ -17,9 +17,10 @@ struct tfs_opts {
 	char *queue_max_command; /* -o queue_max_command=SIZE: a larger command is refused */
 	char *queue_max_batch;   /* -o queue_max_batch=SIZE: bytes of commands taken at once */
 	int queue_max_forward;       /* -o queue_max_forward=N: commands waiting for a node */
-	char *devices;           /* --devices: "0,2,3", NULL: every device */
+	char *devices;           /* --devices: "cpu,0,2,3", NULL: every device */
 	char *log;               /* log file; default stderr (foreground) or syslog */
 	int device;
+	int host_devices;            /* -o host_devices=N: the host backend's stand-in GPUs */
 	int threads;                 /* FUSE workers (--threads) */
 	int restarts;                /* -o restarts=N: obsolete, accepted and ignored */
 	int restart_delay_max;       /* -o restart_delay_max=S: the keeper's back-off cap */

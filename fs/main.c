@@ -22,6 +22,8 @@
 #include "mem/keeper/keeper.h"
 #include "store/conn.h"
 #include "mem/devices.h"
+#include "mem/tiers.h"
+#include "mem/tiers_backend.h"
 #include "store/dircache.h"
 #include "kernel/kernel_cache.h"
 #include "store/lease.h"
@@ -75,6 +77,7 @@ static const struct fuse_opt opt_table[] = {
 	OPT("queue_max_forward=%d", queue_max_forward),
 	LONG_OPT("log", log),
 	OPT("devices=%s", devices),          /* --devices: spell_devices */
+	OPT("host_devices=%d", host_devices),
 	OPT("--device=%d", device), OPT("--device %d", device), OPT("device=%d", device),
 	OPT("--threads=%d", threads), OPT("--threads %d", threads), OPT("threads=%d", threads),
 	OPT("--restarts=%d", restarts), OPT("--restarts %d", restarts), OPT("restarts=%d", restarts),
@@ -118,15 +121,19 @@ static void usage(const char *prog)
 	       "                        Without --redis: the private redis-server's password\n"
 	       "    --backend NAME      cuda, host or auto (default: cuda when a GPU is present)\n"
 	       "    --device N          default GPU ordinal for new tensors (default 0)\n"
-	       "    --devices LIST      GPU ordinals tensors may live on: 0,2,3 (-o devices=0:2:3;\n"
-	       "                        default: all)\n"
+	       "    --devices LIST      tiers tensors may live on: GPU ordinals and cpu, host\n"
+	       "                        memory: cpu,0,2,3 (-o devices=cpu:0:2:3; default: all;\n"
+	       "                        cpu on the cuda backend or with host_devices)\n"
+	       "    -o host_devices=N   the host backend stands N devices of host memory in for\n"
+	       "                        GPUs, beside cpu (tests; docs/tiers.md)\n"
 	       "    --node NAME         this node's name in Redis records (default: hostname)\n"
 	       "    --prefix P          Redis key prefix (default tensorfs)\n"
 	       "    --queue KEY         lifecycle queue list (default tensor_lifecycle)\n"
 	       "    --user-queues LIST  users (names or uids, comma-separated) given a queue\n"
 	       "                        of their own, served with their permissions\n"
 	       "                        (docs/security.md)\n"
-	       "    --max-bytes SIZE    cap on memory for tensors, per device: 512M, 64G, ...\n"
+	       "    --max-bytes SIZE    cap on memory for tensors, per device: 512M, 64G, ...,\n"
+	       "                        or per tier: cpu:64G,0:40G (-o max_bytes=cpu:64G/0:40G)\n"
 	       "                        (default: all of it)\n"
 	       "    --log FILE          log here instead of syslog when in the background\n"
 	       "    --allow-other       let other users use the mount (permissions still apply)\n"
@@ -463,10 +470,17 @@ static int check_options(struct tfs_opts *o, int restarted)
 	}
 	if (tfs_qusers_parse(o->queue_users))
 		return -1;
-	if (o->max_bytes && parse_size(o->max_bytes, &tfs_mem.max_bytes)) {
-		tfs_log(LOG_ERR, "--max-bytes '%s' is not a size like 512M or 64G", o->max_bytes);
+	if (o->max_bytes && tfs_tiers_parse_sizes(o->max_bytes, &tfs_mem.caps)) {
+		tfs_log(LOG_ERR, "--max-bytes '%s' is not a size like 512M or 64G, nor a list "
+			"of tier:size like cpu:1G,0:512M", o->max_bytes);
 		return -1;
 	}
+	tfs_mem.max_bytes = tfs_mem.caps.all;
+	if (o->host_devices < 0 || o->host_devices > TFS_HOST_DEVICES_MAX) {
+		tfs_log(LOG_ERR, "host_devices must be between 1 and %d", TFS_HOST_DEVICES_MAX);
+		return -1;
+	}
+	tfs_mem.host_devices = o->host_devices;
 	if (parse_limits(o))
 		return -1;
 	if ((o->queue_max_command && parse_size(o->queue_max_command, &tfs_queue.max_cmd)) ||
@@ -490,7 +504,8 @@ static int check_options(struct tfs_opts *o, int restarted)
 		return -1;
 	}
 	tfs_queue.max_forward = o->queue_max_forward;
-	if (o->devices && tfs_devices_parse(o->devices, &tfs_mem.devmask)) {
+	if (o->devices && tfs_tiers_parse_list(o->devices, &tfs_mem.devmask,
+						&tfs_mem.cpu_served)) {
 		tfs_log(LOG_ERR, "--devices '%s' is not a list of GPU ordinals like 0,2,3 or 0:2:3",
 			o->devices);
 		return -1;
@@ -533,6 +548,15 @@ static int check_options(struct tfs_opts *o, int restarted)
 	}
 	if (!o->backend && strcmp(tfs_mem.ops->name, "host") == 0)
 		tfs_log(LOG_NOTICE, "no CUDA device: using the host backend (POSIX shared memory)");
+	/* The host tier (docs/tiers.md): on a device backend by default, beside it; on the
+	 * host backend, whose device 0 is host memory already, beside stand-in devices. */
+	if (o->host_devices && strcmp(tfs_mem.ops->name, "host"))
+		tfs_log(LOG_NOTICE, "host_devices: ignored, the %s backend has devices of its own",
+			tfs_mem.ops->name);
+	if (!o->devices)
+		tfs_mem.cpu_served = strcmp(tfs_mem.ops->name, "host") ? 1 : o->host_devices > 0;
+	if (tfs_mem.cpu_served && strcmp(tfs_mem.ops->name, "host"))
+		tfs_mem.ops = tfs_tiers_wrap(tfs_mem.ops);
 	if (o->entry_timeout < 0) {
 		tfs_log(LOG_ERR, "entry_timeout must be >= 0");
 		return -1;

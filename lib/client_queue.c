@@ -271,7 +271,7 @@ int tfs_create(tfs_client *c, const char *name, tfs_dtype dtype, int ndim,
 	cmd->shape.ndim = ndim;
 	for (int i = 0; i < ndim; i++)
 		cmd->shape.dims[i] = (uint64_t)shape[i];
-	if (device >= 0) {
+	if (device >= 0 || device == TFS_DEVICE_CPU) {
 		cmd->has_device = 1;
 		cmd->device = device;
 	}

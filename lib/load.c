@@ -625,8 +625,11 @@ static int make_one(void *arg, size_t i)
 	if (fd < 0)
 		return tfs_seterr(-errno, "%s: %s", s->path, tfs_strerror(errno));
 	l->made[i] = 1;
-	if (l->o->device >= 0) {
-		snprintf(dev, sizeof(dev), "%d", l->o->device);
+	if (l->o->device >= 0 || l->o->device == TFS_DEVICE_CPU) {
+		if (l->o->device == TFS_DEVICE_CPU)
+			snprintf(dev, sizeof(dev), "cpu");
+		else
+			snprintf(dev, sizeof(dev), "%d", l->o->device);
 		if (fsetxattr(fd, "user.tensor.device", dev, strlen(dev), 0)) {
 			rc = tfs_seterr(-errno, "%s: device %d: %s", s->path, l->o->device,
 					tfs_strerror(errno));

@@ -22,6 +22,9 @@ extern "C" {
 /* Size of the raw handle in user.tensor.ipc_handle: a cudaIpcMemHandle_t, or the host
  * backend's shared-memory name (see docs/handles.md). */
 #define TFS_IPC_HANDLE_SIZE 64
+/* The host tier's device number (docs/tiers.md): "cpu" wherever a device is written as
+ * text (user.tensor.device, the queue's "device", Redis). -1 stays "the default". */
+#define TFS_DEVICE_CPU (-2)
 
 typedef enum tfs_dtype {
 	TFS_BOOL, TFS_U8, TFS_I8, TFS_U16, TFS_I16, TFS_U32, TFS_I32, TFS_U64, TFS_I64,
@@ -53,8 +56,10 @@ struct tfs_tensor_info {
 	tfs_dtype dtype;
 	int ndim;                      /* 0 for a scalar */
 	int64_t shape[TFS_MAX_DIMS];
-	int device;                    /* GPU ordinal (0 on the host backend) */
-	int on_host;                   /* 1: host backend, data is ordinary CPU memory */
+	int device;                    /* GPU ordinal (0 on the host backend), or
+					* TFS_DEVICE_CPU for the host tier (docs/tiers.md) */
+	int on_host;                   /* 1: data is ordinary CPU memory (host backend or
+					* host tier) */
 	int writable;                  /* 0 when opened read-only */
 };
 
@@ -144,7 +149,8 @@ int tfs_client_set_lease(tfs_client *c, int seconds);
  * waits for the answer. Errors: the errno the daemon answers (-EEXIST, -ENOENT, -EINVAL,
  * -ENOSPC...), -ETIMEDOUT (no reply within the timeout: no daemon serving the queue),
  * -EBADMSG (malformed reply), -EIO (connection lost; the next call reconnects).
- * tfs_create makes the tensor (shape has ndim dims; device < 0 means the default). */
+ * tfs_create makes the tensor (shape has ndim dims; device -1 means the default,
+ * TFS_DEVICE_CPU the host tier). */
 int tfs_create(tfs_client *c, const char *name, tfs_dtype dtype, int ndim,
 	       const int64_t *shape, int device);
 /* Records this process (node, pid) as a holder, then maps the tensor as tfs_open does.
@@ -273,6 +279,26 @@ void tfs_save_opts_init(struct tfs_save_opts *o);
  * directory as raw/npy or a tensor as safetensors), -ENOTSUP (a dtype with no .npy form: bf16, fp8), -EAGAIN (a tensor changed size while
  * saved), -EINTR, -EIO, the errnos of open(2), write(2) and getxattr(2). */
 int tfs_save(const char *src, const char *file, const struct tfs_save_opts *opts);
+
+/* Moves the tensor at path, or every tensor under the directory path (its whole tree), to
+ * device: TFS_DEVICE_CPU (the host tier: "sleep") or a GPU ordinal ("wake"), through
+ * user.tensor.device on each, several at once (docs/tiers.md). All or none: when one
+ * move fails, those already made are moved back to where they were, and the first
+ * failure is returned with a message naming its tensor (tfs_errmsg). Tensors already on
+ * device are left as they are. A wake of a tensor whose bytes changed in host memory while
+ * it slept fails with -EBADMSG. Errors: -EBUSY (another process holds one), -ENOSPC (the
+ * tier is full), -EINVAL (a device the mount does not serve), -EBADMSG, -EIO (also when a
+ * move back failed: the tensors are then on two tiers, the message says which),
+ * the errnos of opendir(3) and getxattr(2). opts may be NULL (the defaults). */
+struct tfs_move_opts {
+	int threads;                  /* moves at once; 0 (default): 8 */
+	/* Called after each tensor moved, from the thread that moved it, one call at a time:
+	 * tensors and bytes moved so far and in all. NULL: none. */
+	void (*progress)(void *arg, int done, int total, uint64_t done_bytes,
+			 uint64_t total_bytes);
+	void *arg;
+};
+int tfs_move(const char *path, int device, const struct tfs_move_opts *opts);
 
 /* Frees the cached pinned buffers (none in use: call it when no tfs_load/tfs_save runs). */
 void tfs_load_release(void);

@@ -29,15 +29,18 @@ static int add_devices(cJSON *o)
 
 	if (!arr)
 		return -ENOMEM;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i <= n; i++) {
+		/* The GPUs, then the host tier, named "cpu" */
+		int dev = i == n ? TFS_DEVICE_CPU : i;
 		struct tfs_backend_stats st;
 		cJSON *d;
 
-		if (!tfs_device_served(i))
+		if (!tfs_device_served(dev))
 			continue;
-		tfs_devices_stats(i, &st);
+		tfs_devices_stats(dev, &st);
 		if (!(d = cJSON_CreateObject()) || !cJSON_AddItemToArray(arr, d) ||
-		    !cJSON_AddNumberToObject(d, "device", i) ||
+		    !(dev == TFS_DEVICE_CPU ? cJSON_AddStringToObject(d, "device", "cpu") :
+		      cJSON_AddNumberToObject(d, "device", i)) ||
 		    !cJSON_AddNumberToObject(d, "total", (double)st.total) ||
 		    !cJSON_AddNumberToObject(d, "reserved", (double)st.reserved) ||
 		    !cJSON_AddNumberToObject(d, "used", (double)st.used) ||

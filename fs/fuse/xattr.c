@@ -17,6 +17,7 @@
 #include "log.h"
 #include "kernel/node.h"
 #include "strutil.h"
+#include "tier.h"
 #include "store/schema.h"
 #include "store/records.h"
 #include "tensors/tensors.h"
@@ -102,8 +103,10 @@ static int get_builtin(struct xtarget *x, const char *attr, char *value, size_t 
 	if (x->kind == 'd') {
 		if (strcmp(attr, "dtype") == 0 && x->d.has_dtype)
 			return put(value, size, tfs_dtype_name(x->d.dtype), strlen(tfs_dtype_name(x->d.dtype)));
-		if (strcmp(attr, "device") == 0 && x->d.has_device)
-			return put_u64(value, size, (unsigned long long)x->d.device);
+		if (strcmp(attr, "device") == 0 && x->d.has_device) {
+			tfs_tier_name(x->d.device, buf, sizeof(buf));
+			return put(value, size, buf, strlen(buf));
+		}
 		return -ENODATA;
 	}
 	if (strcmp(attr, "dtype") == 0)
@@ -112,8 +115,10 @@ static int get_builtin(struct xtarget *x, const char *attr, char *value, size_t 
 		n = tfs_shape_format(&m->shape, buf, sizeof(buf));
 		return n < 0 ? -EIO : put(value, size, buf, (size_t)n);
 	}
-	if (strcmp(attr, "device") == 0)
-		return put_u64(value, size, (unsigned long long)m->device);
+	if (strcmp(attr, "device") == 0) {
+		tfs_tier_name(m->device, buf, sizeof(buf));
+		return put(value, size, buf, strlen(buf));
+	}
 	if (strcmp(attr, "bytes") == 0)
 		return put_u64(value, size, m->bytes);
 	if (strcmp(attr, "ipc_offset") == 0)
@@ -231,7 +236,7 @@ static int set_builtin(const char *path, struct xtarget *x, const char *attr,
 {
 	struct tfs_shape sh;
 	tfs_dtype dt;
-	uint64_t dev;
+	int dev;
 	size_t i;
 	int rc;
 
@@ -268,15 +273,14 @@ static int set_builtin(const char *path, struct xtarget *x, const char *attr,
 	}
 	/* device */
 	tfs_trim(&value, &size);
-	if (tfs_parse_u64(value, size, &dev) || dev >= TFS_DEVICES_MAX ||
-	    !tfs_device_served((int)dev))
+	if (tfs_tier_parse(value, size, &dev) || !tfs_device_served(dev))
 		return -EINVAL;
 	if (x->kind == 'd') {
 		x->d.has_device = 1;
-		x->d.device = (int)dev;
+		x->d.device = dev;
 		return tfs_store_dir_write(path, &x->d);
 	}
-	return tfs_tensor_set_device(x->t, (int)dev, pid);
+	return tfs_tensor_set_device(x->t, dev, pid);
 }
 
 /* libtensorfs's tfs_mark_written stores the producer's interprocess event here; reads

@@ -98,6 +98,18 @@ struct tfs_backend_ops {
 	 * unchanged and still valid. May be NULL (a backend of one device). */
 	int (*move)(struct tfs_backend *be, struct tfs_alloc *a, int device);
 
+	/* move, summing the bytes as they are copied (core/tier.h tfs_sum_piece/add, no second
+	 * pass): *sum on entry is the sum the bytes must have, 0 for none; -EBADMSG when they
+	 * do not (a changes nothing, the new memory is freed); on success *sum is the sum of
+	 * what was copied. device may be TFS_DEVICE_CPU, the host tier. Once the bytes are in
+	 * the new memory and a names it (export_handle gives the new handle, *sum is set),
+	 * commit(arg), when not NULL, runs before the old memory is freed: the caller writes
+	 * the record there, so a crash at any point leaves the memory a record names whole
+	 * (both are the keeper's until then; a restart adopts the one named and frees the
+	 * other). May be NULL: move, unchecked. */
+	int (*move_sum)(struct tfs_backend *be, struct tfs_alloc *a, int device, uint64_t *sum,
+			void (*commit)(void *arg), void *arg);
+
 	/* Blocks until the work another process marked with this interprocess event (the
 	 * 64-byte handle libtensorfs's tfs_mark_written publishes) has completed, so the next
 	 * copy_out sees it. -ESTALE when the event cannot be opened (its process is gone: its
@@ -137,6 +149,24 @@ struct tfs_backend_ops {
 	 * frees what no record took, logs it, returns how many. */
 	int (*adopt)(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out);
 	int (*adopt_end)(struct tfs_backend *be);
+
+	/* The host tier on a device backend (mem/tiers_backend.c, docs/tiers.md).
+	 * host_register pins len bytes of this process's host memory at p with the driver, so
+	 * that copies between it and the devices are single DMAs at the link's speed: 0, or
+	 * -EIO (the memory stays usable, copies are then staged); host_unregister before the
+	 * memory is unmapped or moved. copy_host_sum copies len bytes between a at off (a
+	 * multiple of TFS_SUM_PIECE) and the registered host memory host (to_dev 1: host to
+	 * a), adding to *sum the checksum pieces (core/tier.h) of the host side, taken as
+	 * each batch lands or before it leaves, overlapped with the next batch's DMA: 0 with
+	 * *sum, -EINVAL, -EIO. May be NULL (the host backend: its memory needs none). */
+	int (*host_register)(struct tfs_backend *be, void *p, size_t len);
+	void (*host_unregister)(struct tfs_backend *be, void *p);
+	int (*copy_host_sum)(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
+			     void *host, size_t len, int to_dev, uint64_t *sum);
+	/* Gives the device's memory kept only for reuse back to the driver, once what was
+	 * freed so far is back (after a sleep: the GPU memory shows free to every program,
+	 * nvidia-smi included). 0, -EINVAL. May be NULL. */
+	int (*release_cached)(struct tfs_backend *be, int device);
 };
 
 extern const struct tfs_backend_ops tfs_backend_host;
@@ -144,13 +174,29 @@ extern const struct tfs_backend_ops tfs_backend_host;
 extern const struct tfs_backend_ops tfs_backend_cuda;
 #endif
 
+#define TFS_DEVICES_MAX 64      /* ordinals the mask can name */
+
+/* A size per tier (mem/tiers.h): -o max_bytes and --preallocate. all applies to every
+ * tier the list does not name. */
+struct tfs_tier_sizes {
+	uint64_t all;
+	uint64_t cpu;
+	uint64_t dev[TFS_DEVICES_MAX];
+	uint64_t devmask;         /* the ordinals named */
+	int has_cpu;              /* cpu named */
+};
+
 /* The daemon's memory: its backend and the devices it serves, set at start-up (main.c)
  * before any thread but the main one runs, read-only afterwards. */
 struct tfs_mem {
 	const struct tfs_backend_ops *ops;
 	struct tfs_backend *be;
-	uint64_t max_bytes;          /* -o max_bytes: the cap per device, 0: none */
+	uint64_t max_bytes;          /* -o max_bytes given as one size: the cap per device,
+				      * 0: none */
+	struct tfs_tier_sizes caps;  /* -o max_bytes per tier (tiers.h tfs_tier_size) */
 	uint64_t devmask;            /* the devices served (devices.h) */
+	int cpu_served;              /* the host tier "cpu" is served (docs/tiers.md) */
+	int host_devices;            /* -o host_devices: the host backend's stand-in GPUs */
 	int device;                  /* --device: where a tensor goes when nothing says */
 };
 extern struct tfs_mem tfs_mem;

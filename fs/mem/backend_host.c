@@ -20,6 +20,9 @@
 #include <unistd.h>
 
 #include "mem/backend.h"
+#include "mem/tiers.h"
+#include "mem/host_mem.h"
+#include "tier.h"
 #include "fileio.h"
 #include "host_handle.h"
 #include "mem/keeper/keeper.h"
@@ -36,9 +39,16 @@ struct found {
 	char name[TFS_HOST_PATH_MAX];
 };
 
+/* One tier's figures: the stand-in devices 0..ndev-1, then the host tier "cpu" (slot
+ * ndev). Every tier is shared memory here; each has its own cap and counts. */
+struct htier {
+	uint64_t used, reserved, total, nallocs;
+};
+
 struct tfs_backend {
 	pthread_mutex_t lock;
-	uint64_t used, reserved, total, nallocs;
+	struct htier tier[TFS_HOST_DEVICES_MAX + 1];
+	int ndev;
 	size_t page;
 	struct found *found;
 	size_t nfound;
@@ -50,6 +60,7 @@ struct tfs_alloc {
 	uint64_t bytes, mapped;
 	uint64_t kid;            /* the keeper's id; 0 without a keeper */
 	int damaged;             /* a copy found pages gone: logged once */
+	int slot;                /* its tier (struct htier) */
 	void *kpriv;             /* without a keeper: keeper_host.c's state, in this process */
 	char name[TFS_HOST_PATH_MAX];  /* the object's path in /dev/shm, as the handle has it */
 };
@@ -61,11 +72,21 @@ static uint64_t round_page(struct tfs_backend *be, uint64_t n)
 
 /* Can a tensor of bytes be charged at all? Bounded before any arithmetic on it: the page
  * rounding and the signed charges below stay in range for every size that passes. */
-static int chargeable(struct tfs_backend *be, uint64_t bytes)
+static int chargeable(struct tfs_backend *be, int slot, uint64_t bytes)
 {
+	uint64_t total = be->tier[slot].total;
+
 	if (bytes > (uint64_t)INT64_MAX - be->page)
 		return -EFBIG;
-	return be->total && round_page(be, bytes) > be->total ? -ENOSPC : 0;
+	return total && round_page(be, bytes) > total ? -ENOSPC : 0;
+}
+
+/* The slot of device, or -1 when this backend has no such tier. */
+static int slot_of(struct tfs_backend *be, int device)
+{
+	if (device == TFS_DEVICE_CPU)
+		return be->ndev;
+	return device >= 0 && device < be->ndev ? device : -1;
 }
 
 /* Is pid's entry in /dev/shm a leftover? Those of daemons that died without unmounting
@@ -136,11 +157,14 @@ static int host_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 	struct statvfs sv;
 	int rc;
 
-	if (device != 0)
+	int ndev = tfs_mem.host_devices ? tfs_mem.host_devices : 1;
+
+	if (device < 0 || device >= ndev || ndev > TFS_HOST_DEVICES_MAX)
 		return -EINVAL;
 	be = calloc(1, sizeof(*be));
 	if (!be)
 		return -ENOMEM;
+	be->ndev = ndev;
 	pthread_mutex_init(&be->lock, NULL);
 	sweep_orphans();
 	if ((rc = list_found(be))) {
@@ -150,9 +174,18 @@ static int host_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 		return rc;
 	}
 	be->page = (size_t)sysconf(_SC_PAGESIZE);
-	be->total = max_bytes;
-	if (be->total == 0 && statvfs("/dev/shm", &sv) == 0)
-		be->total = (uint64_t)sv.f_blocks * sv.f_frsize;
+	for (int i = 0; i <= ndev; i++) {
+		int dev = i == ndev ? TFS_DEVICE_CPU : i;
+		uint64_t *total = &be->tier[i].total;
+
+		*total = tfs_tier_size(&tfs_mem.caps, dev);
+		if (*total == 0)
+			*total = max_bytes;
+		if (*total == 0 && statvfs("/dev/shm", &sv) == 0)
+			*total = (uint64_t)sv.f_blocks * sv.f_frsize;
+		if (dev == TFS_DEVICE_CPU)
+			*total = tfs_tier_host_bound(*total);
+	}
 	*out = be;
 	return 0;
 }
@@ -169,21 +202,25 @@ static void host_fini(struct tfs_backend *be)
 
 static int host_device_count(struct tfs_backend *be)
 {
-	(void)be;
-	return 1;
+	return be->ndev;
 }
 
-/* Charges n reserved bytes against the cap; -ENOSPC when it does not fit. */
-static int charge(struct tfs_backend *be, int64_t used, int64_t reserved)
+/* Charges n reserved bytes against the tier's cap; -ENOSPC when it does not fit. */
+static int charge(struct tfs_backend *be, int slot, int64_t used, int64_t reserved)
 {
+	struct htier *t = &be->tier[slot];
 	int rc = 0;
 
+	/* The host tier also competes with everything else the machine runs: it grows only
+	 * into memory available now, never into swap or the OOM killer's reach. */
+	if (slot == be->ndev && reserved > 0 && (uint64_t)reserved > tfs_tier_host_available())
+		return -ENOSPC;
 	pthread_mutex_lock(&be->lock);
-	if (reserved > 0 && be->reserved + (uint64_t)reserved > be->total)
+	if (reserved > 0 && t->reserved + (uint64_t)reserved > t->total)
 		rc = -ENOSPC;
 	else {
-		be->used += (uint64_t)used;
-		be->reserved += (uint64_t)reserved;
+		t->used += (uint64_t)used;
+		t->reserved += (uint64_t)reserved;
 	}
 	pthread_mutex_unlock(&be->lock);
 	return rc;
@@ -193,8 +230,10 @@ static int charge(struct tfs_backend *be, int64_t used, int64_t reserved)
  * a->fd, a->name and a->kid or a->kpriv. */
 static int obtain(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gid, mode_t mode)
 {
+	/* Every tier of this backend is the host's memory: the keeper makes it as such,
+	 * also when the mount's backend is another (docs/tiers.md). */
 	struct tfs_keeper_req req = { .op = TFS_KEEPER_ALLOC, .size = size, .uid = uid,
-				      .gid = gid, .mode = mode };
+				      .gid = gid, .mode = mode, .device = TFS_DEVICE_CPU };
 	struct tfs_keeper_rep rep;
 	uint8_t handle[TFS_IPC_HANDLE_SIZE];
 	int rc;
@@ -258,11 +297,11 @@ static void give_back(struct tfs_alloc *a)
 }
 
 /* Charges without the cap (adopted memory). */
-static void charge_force(struct tfs_backend *be, int64_t used, int64_t reserved)
+static void charge_force(struct tfs_backend *be, int slot, int64_t used, int64_t reserved)
 {
 	pthread_mutex_lock(&be->lock);
-	be->used += (uint64_t)used;
-	be->reserved += (uint64_t)reserved;
+	be->tier[slot].used += (uint64_t)used;
+	be->tier[slot].reserved += (uint64_t)reserved;
 	pthread_mutex_unlock(&be->lock);
 }
 
@@ -271,15 +310,15 @@ static int host_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t 
 {
 	struct tfs_alloc *a;
 	uint64_t mapped;
-	int rc;
+	int rc, slot = slot_of(be, device);
 
 	(void)dir;      /* an object of its own per tensor */
-	if (device != 0)
+	if (slot < 0)
 		return -EINVAL;
-	if ((rc = chargeable(be, bytes)))
+	if ((rc = chargeable(be, slot, bytes)))
 		return rc;
 	mapped = round_page(be, bytes);
-	if ((rc = charge(be, (int64_t)bytes, (int64_t)mapped)))
+	if ((rc = charge(be, slot, (int64_t)bytes, (int64_t)mapped)))
 		return rc;
 	a = calloc(1, sizeof(*a));
 	if (!a) {
@@ -298,7 +337,8 @@ static int host_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t 
 	}
 	a->bytes = bytes;
 	a->mapped = mapped;
-	__atomic_add_fetch(&be->nallocs, 1, __ATOMIC_RELAXED);
+	a->slot = slot;
+	__atomic_add_fetch(&be->tier[slot].nallocs, 1, __ATOMIC_RELAXED);
 	*out = a;
 	return 0;
 fail_shm:
@@ -306,7 +346,7 @@ fail_shm:
 fail_struct:
 	free(a);
 fail_charge:
-	charge(be, -(int64_t)bytes, -(int64_t)mapped);
+	charge(be, slot, -(int64_t)bytes, -(int64_t)mapped);
 	return rc;
 }
 
@@ -316,8 +356,8 @@ static void host_free(struct tfs_backend *be, struct tfs_alloc *a)
 		return;
 	munmap(a->base, a->mapped);
 	give_back(a);
-	charge(be, -(int64_t)a->bytes, -(int64_t)a->mapped);
-	__atomic_sub_fetch(&be->nallocs, 1, __ATOMIC_RELAXED);
+	charge(be, a->slot, -(int64_t)a->bytes, -(int64_t)a->mapped);
+	__atomic_sub_fetch(&be->tier[a->slot].nallocs, 1, __ATOMIC_RELAXED);
 	free(a);
 }
 
@@ -329,11 +369,11 @@ static int host_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t b
 	int rc;
 
 	/* Only growth is bounded: a tensor adopted over a smaller --max-bytes may shrink. */
-	if (bytes > a->bytes && (rc = chargeable(be, bytes)))
+	if (bytes > a->bytes && (rc = chargeable(be, a->slot, bytes)))
 		return rc;
 	mapped = round_page(be, bytes);
 	if (bytes > a->bytes && mapped > a->mapped) {
-		if ((rc = charge(be, 0, (int64_t)(mapped - a->mapped))))
+		if ((rc = charge(be, a->slot, 0, (int64_t)(mapped - a->mapped))))
 			return rc;
 		/* Only the new range: shmem's fallocate walks every page it is given, so
 		 * reserving from 0 made a cp that grows the file 1 MiB at a time quadratic. */
@@ -346,11 +386,11 @@ static int host_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t b
 			/* Give back the pages fallocate may have added. */
 			if (ftruncate(a->fd, (off_t)a->mapped))
 				tfs_log(LOG_WARNING, "host: cannot trim %s back", a->name);
-			charge(be, 0, -(int64_t)(mapped - a->mapped));
+			charge(be, a->slot, 0, -(int64_t)(mapped - a->mapped));
 			return -ENOSPC;
 		}
 		a->base = base;
-		charge(be, (int64_t)(bytes - a->bytes), 0);
+		charge(be, a->slot, (int64_t)(bytes - a->bytes), 0);
 		a->mapped = mapped;
 		a->bytes = bytes;
 		return 0;
@@ -363,17 +403,17 @@ static int host_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t b
 			base = mremap(a->base, a->mapped, mapped, 0);
 			if (base == MAP_FAILED)
 				return -errno;
-			charge(be, 0, -(int64_t)(a->mapped - mapped));
+			charge(be, a->slot, 0, -(int64_t)(a->mapped - mapped));
 			a->mapped = mapped;
 		}
 		if (ftruncate(a->fd, (off_t)mapped))
 			return -errno;
-		charge(be, -(int64_t)(a->bytes - bytes), 0);
+		charge(be, a->slot, -(int64_t)(a->bytes - bytes), 0);
 		a->bytes = bytes;
 		return 0;
 	}
 	/* Growing inside the last page: those bytes are already zero. */
-	charge(be, (int64_t)(bytes - a->bytes), 0);
+	charge(be, a->slot, (int64_t)(bytes - a->bytes), 0);
 	a->bytes = bytes;
 	return 0;
 }
@@ -464,15 +504,104 @@ static int host_read_mem(struct tfs_backend *be, struct tfs_alloc *a, uint64_t o
 
 static void host_stats(struct tfs_backend *be, int device, struct tfs_backend_stats *st)
 {
+	int slot = slot_of(be, device);
+
 	memset(st, 0, sizeof(*st));
-	if (device != 0)
+	if (slot < 0)
 		return;
 	pthread_mutex_lock(&be->lock);
-	st->used = be->used;
-	st->reserved = be->reserved;
-	st->total = be->total;
-	st->nallocs = be->nallocs;
+	st->used = be->tier[slot].used;
+	st->reserved = be->tier[slot].reserved;
+	st->total = be->tier[slot].total;
+	st->nallocs = be->tier[slot].nallocs;
 	pthread_mutex_unlock(&be->lock);
+}
+
+/* Moves a to another tier: a new object there, the bytes copied a piece at a time and
+ * each piece summed where it landed, while it is still in the cache (no second pass),
+ * then the old object given back. The object keeps its owner and mode. */
+static int host_move_sum(struct tfs_backend *be, struct tfs_alloc *a, int device,
+			 uint64_t *sum, void (*commit)(void *arg), void *arg)
+{
+	int rc, slot = slot_of(be, device);
+	uint64_t acc = TFS_SUM_EMPTY;
+	struct tfs_alloc n;
+	struct stat st;
+
+	if (slot < 0)
+		return -EINVAL;
+	if (fstat(a->fd, &st))
+		return -errno;
+	if ((rc = chargeable(be, slot, a->bytes)))
+		return rc;
+	if ((rc = charge(be, slot, (int64_t)a->bytes, (int64_t)a->mapped)))
+		return rc;
+	memset(&n, 0, sizeof(n));
+	if ((rc = obtain(&n, a->mapped, st.st_uid, st.st_gid, st.st_mode & 07777)))
+		goto fail_charge;
+	n.base = mmap(NULL, a->mapped, PROT_READ | PROT_WRITE, MAP_SHARED, n.fd, 0);
+	if (n.base == MAP_FAILED) {
+		rc = -ENOSPC;
+		goto fail_obj;
+	}
+	prefault(n.base, a->bytes);
+	for (uint64_t off = 0; off < a->bytes; off += TFS_SUM_PIECE) {
+		size_t len = a->bytes - off < TFS_SUM_PIECE ? (size_t)(a->bytes - off) :
+			     TFS_SUM_PIECE;
+
+		if ((rc = copied(a, tfs_guarded_copy((char *)n.base + off,
+						     (char *)a->base + off, len))))
+			goto fail_map;
+		acc = tfs_sum_add(acc, tfs_sum_piece((char *)n.base + off, len, off));
+	}
+	acc = tfs_sum_final(acc);
+	if (*sum && acc != *sum) {
+		rc = -EBADMSG;
+		goto fail_map;
+	}
+	/* a takes the new object; n keeps the old one until the commit is made. */
+	{
+		struct tfs_alloc old = *a;
+
+		a->fd = n.fd;
+		a->base = n.base;
+		a->kid = n.kid;
+		a->kpriv = n.kpriv;
+		a->damaged = 0;
+		a->slot = slot;
+		memcpy(a->name, n.name, sizeof(a->name));
+		n = old;
+	}
+	__atomic_add_fetch(&be->tier[slot].nallocs, 1, __ATOMIC_RELAXED);
+	*sum = acc;
+	if (commit)
+		commit(arg);
+	munmap(n.base, n.mapped);
+	give_back(&n);
+	charge(be, n.slot, -(int64_t)n.bytes, -(int64_t)n.mapped);
+	__atomic_sub_fetch(&be->tier[n.slot].nallocs, 1, __ATOMIC_RELAXED);
+	return 0;
+fail_map:
+	munmap(n.base, a->mapped);
+fail_obj:
+	n.mapped = a->mapped;
+	give_back(&n);
+fail_charge:
+	charge(be, slot, -(int64_t)a->bytes, -(int64_t)a->mapped);
+	return rc;
+}
+
+static int host_move(struct tfs_backend *be, struct tfs_alloc *a, int device)
+{
+	uint64_t sum = 0;
+
+	return host_move_sum(be, a, device, &sum, NULL, NULL);
+}
+
+void *tfs_host_mem(struct tfs_alloc *a, uint64_t *mapped)
+{
+	*mapped = a->mapped;
+	return a->base;
 }
 
 static int host_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out)
@@ -481,10 +610,10 @@ static int host_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct t
 	struct found *f = NULL;
 	struct tfs_alloc *a;
 	struct stat st;
-	int rc;
+	int rc, slot = slot_of(be, m->device);
 
 	if (tfs_host_handle_path(m->ipc_handle, path, sizeof(path)) || m->ipc_offset != 0 ||
-	    m->device != 0)
+	    slot < 0)
 		return -EINVAL;
 	for (size_t i = 0; i < be->nfound && !f; i++)
 		if (be->found[i].fd >= 0 && strcmp(be->found[i].name, path) == 0)
@@ -496,7 +625,7 @@ static int host_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct t
 	 * charged and so refuse everyone else's allocations), or the daemon that died grew
 	 * it before its record said so. Pages past the mapping are trimmed by the next
 	 * resize. A shrunk object is refused: its bytes are gone. */
-	if (m->bytes == 0 || chargeable(be, m->bytes) == -EFBIG || fstat(f->fd, &st) ||
+	if (m->bytes == 0 || chargeable(be, slot, m->bytes) == -EFBIG || fstat(f->fd, &st) ||
 	    (uint64_t)st.st_size < m->bytes)
 		return -EINVAL;
 	a = calloc(1, sizeof(*a));
@@ -510,18 +639,19 @@ static int host_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct t
 		free(a);
 		return rc;
 	}
-	if ((rc = charge(be, (int64_t)a->bytes, (int64_t)a->mapped)) && rc != -ENOSPC) {
+	if ((rc = charge(be, slot, (int64_t)a->bytes, (int64_t)a->mapped)) && rc != -ENOSPC) {
 		munmap(a->base, a->mapped);
 		free(a);
 		return rc;
 	}
 	if (rc)        /* a smaller --max-bytes than before: keep it, it was there first */
-		charge_force(be, (int64_t)a->bytes, (int64_t)a->mapped);
+		charge_force(be, slot, (int64_t)a->bytes, (int64_t)a->mapped);
 	a->fd = f->fd;
 	a->kid = f->id;
 	snprintf(a->name, sizeof(a->name), "%s", f->name);
 	f->fd = -1;
-	__atomic_add_fetch(&be->nallocs, 1, __ATOMIC_RELAXED);
+	a->slot = slot;
+	__atomic_add_fetch(&be->tier[slot].nallocs, 1, __ATOMIC_RELAXED);
 	*out = a;
 	return 0;
 }
@@ -565,4 +695,6 @@ const struct tfs_backend_ops tfs_backend_host = {
 	.copy_in_fd = host_copy_in_fd,
 	.read_mem = host_read_mem,
 	.stats = host_stats,
+	.move = host_move,
+	.move_sum = host_move_sum,
 };

@@ -7,37 +7,10 @@
 #include "mem/devices.h"
 #include "mem/backend.h"
 
-int tfs_devices_parse(const char *text, uint64_t *mask)
-{
-	uint64_t m = 0;
-	const char *p = text;
-
-	if (!p || !*p)
-		return -EINVAL;
-	for (;;) {
-		unsigned v = 0;
-		int digits = 0;
-
-		while (*p >= '0' && *p <= '9') {
-			v = v * 10 + (unsigned)(*p++ - '0');
-			if (++digits > 2 || v >= TFS_DEVICES_MAX)
-				return -EINVAL;
-		}
-		if (!digits || (m & (1ull << v)))
-			return -EINVAL;
-		m |= 1ull << v;
-		if (*p == '\0')
-			break;
-		if (*p != ',' && *p != ':')
-			return -EINVAL;
-		p++;
-	}
-	*mask = m;
-	return 0;
-}
-
 int tfs_device_served(int device)
 {
+	if (device == TFS_DEVICE_CPU)
+		return tfs_mem.cpu_served;
 	return device >= 0 && device < TFS_DEVICES_MAX &&
 	       device < tfs_mem.ops->device_count(tfs_mem.be) && (tfs_mem.devmask >> device & 1);
 }
@@ -47,17 +20,18 @@ void tfs_devices_stats(int device, struct tfs_backend_stats *st)
 	int n = tfs_mem.ops->device_count(tfs_mem.be);
 
 	memset(st, 0, sizeof(*st));
-	if (device >= 0) {
+	if (device >= 0 || device == TFS_DEVICE_CPU) {
 		if (tfs_device_served(device))
 			tfs_mem.ops->stats(tfs_mem.be, device, st);
 		return;
 	}
-	for (int i = 0; i < n && i < TFS_DEVICES_MAX; i++) {
+	for (int i = -1; i < n && i < TFS_DEVICES_MAX; i++) {
 		struct tfs_backend_stats one;
+		int dev = i < 0 ? TFS_DEVICE_CPU : i;
 
-		if (!tfs_device_served(i))
+		if (!tfs_device_served(dev))
 			continue;
-		tfs_mem.ops->stats(tfs_mem.be, i, &one);
+		tfs_mem.ops->stats(tfs_mem.be, dev, &one);
 		st->used += one.used;
 		st->reserved += one.reserved;
 		st->total += one.total;

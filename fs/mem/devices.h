@@ -6,18 +6,14 @@
 
 #include "mem/backend.h"
 
-#define TFS_DEVICES_MAX 64      /* ordinals the mask can name */
 
-/* Parses a list of device ordinals, "0,2,3" or "0:2:3" (decimal, each below
- * TFS_DEVICES_MAX, none twice, nothing else), into a bit mask. 0, or -EINVAL with *mask
- * unchanged. No I/O. */
-int tfs_devices_parse(const char *text, uint64_t *mask);
-
-/* Whether tensors may live on device: it exists and is served (tfs_mem.devmask). */
+/* Whether tensors may live on device: it exists and is served (tfs_mem.devmask), or it
+ * is TFS_DEVICE_CPU and the host tier is served (tfs_mem.cpu_served). */
 int tfs_device_served(int device);
 
-/* The figures of one device, or with device < 0 the sum over the served devices (what
- * statfs of the mount reports). Takes what the backend's stats() takes. */
+/* The figures of one device (TFS_DEVICE_CPU: the host tier), or with device -1 the sum
+ * over the served tiers (what statfs of the mount reports). Takes what the backend's
+ * stats() takes. */
 void tfs_devices_stats(int device, struct tfs_backend_stats *st);
 
 #endif

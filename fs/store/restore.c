@@ -14,6 +14,7 @@
 #include "store/store.h"
 #include "store/writer.h"
 #include "strutil.h"
+#include "tier.h"
 #include "store/schema.h"
 #include "util/clock.h"
 
@@ -96,7 +97,7 @@ static int restore_dir(const char *name, const struct tfs_dirrec *d,
 		SARG("dtype"); SARG(tfs_dtype_name(d->dtype));
 	}
 	if (d->has_device) {
-		snprintf(num[8], 24, "%d", d->device);
+		tfs_tier_name(d->device, num[8], 24);
 		SARG("device"); SARG(num[8]);
 	}
 	nattr = 0;

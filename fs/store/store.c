@@ -23,6 +23,7 @@
 #include "store/store.h"
 #include "store/writer.h"
 #include "strutil.h"
+#include "tier.h"
 #include "store/schema.h"
 #include "util/clock.h"
 
@@ -90,6 +91,10 @@ int tfs_store_dir(const char *name, struct tfs_dirrec *d)
 				d->mode = (uint32_t)mode;
 			continue;
 		}
+		if (strcmp(a->str, "device") == 0) {
+			d->has_device = tfs_tier_parse(b->str, b->len, &d->device) == 0;
+			continue;
+		}
 		if (tfs_parse_i64(b->str, b->len, &x))
 			continue;      /* garbage in a field: keep the default */
 		if (strcmp(a->str, "uid") == 0 && x >= 0)
@@ -106,10 +111,6 @@ int tfs_store_dir(const char *name, struct tfs_dirrec *d)
 			d->nsub = x;
 		else if (strcmp(a->str, "ino") == 0 && x > 1)
 			d->ino = (uint64_t)x;
-		else if (strcmp(a->str, "device") == 0 && x >= 0 && x < 1 << 20) {
-			d->has_device = 1;
-			d->device = (int)x;
-		}
 	}
 	freeReplyObject(r);
 	tfs_mirror_dir_put(key, d);
@@ -150,7 +151,7 @@ int tfs_store_dir_write(const char *name, const struct tfs_dirrec *d)
 		argv[argc++] = tfs_dtype_name(d->dtype);
 	}
 	if (d->has_device) {
-		snprintf(dev, sizeof(dev), "%d", d->device);
+		tfs_tier_name(d->device, dev, sizeof(dev));
 		argv[argc++] = "device";
 		argv[argc++] = dev;
 	}

@@ -23,6 +23,7 @@
 #include "store/records.h"
 #include "util/clock.h"
 #include "mem/backend.h"
+#include "mem/tiers_backend.h"
 #include "tensors/tensors.h"
 
 /* Seconds a hold of another node or pid namespace survives a restart without a renew. */
@@ -124,7 +125,7 @@ static int adopt_one(struct tfs_store_rec *rec, void *arg)
 	if (tfs_table_find_key(rec->key))
 		return 0;
 	if (rec->meta.has_handle != (rec->meta.bytes > 0) ||
-	    strcmp(rec->meta.backend, tfs_mem.ops->name) ||
+	    strcmp(rec->meta.backend, tfs_mem_backend_name(rec->meta.device)) ||
 	    (rec->name && tfs_table_find(rec->name))) {
 		tfs_log(LOG_NOTICE, "start-up: dropping record %s: it does not describe memory "
 			"of this backend", rec->key);

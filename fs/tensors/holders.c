@@ -67,6 +67,7 @@ int tfs_tensor_hold(struct tfsd_tensor *t, const char *node, int64_t pid, int64_
 		h->expires = tfs_now() + lease;
 	h->count++;
 	tfs_quota_holds(uid, 1);
+	tfs_tensor_unsum(t);      /* a holder may write through the handle */
 	return save_holder(t, h);
 }
 

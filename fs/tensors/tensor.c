@@ -19,6 +19,7 @@
 #include "tensors/tensor.h"
 #include "store/writer.h"
 #include "dtype.h"
+#include "tier.h"
 #include "log.h"
 #include "kernel/node.h"
 #include "util/proc.h"
@@ -28,6 +29,7 @@
 #include "store/claims.h"
 #include "util/clock.h"
 #include "mem/backend.h"
+#include "mem/tiers_backend.h"
 #include "tensors/tensors.h"
 
 
@@ -137,7 +139,8 @@ static int create_check(const char *name, int device, uid_t uid, char *key, size
 
 	if ((rc = tfs_quota_path(name)) || (rc = tfs_key(key, size, "tensor", name)))
 		return rc;
-	if (device < 0 || device >= tfs_mem.ops->device_count(tfs_mem.be))
+	if (device == TFS_DEVICE_CPU ? !tfs_mem.cpu_served :
+	    device < 0 || device >= tfs_mem.ops->device_count(tfs_mem.be))
 		return -EINVAL;
 	if (tfs_table_find_key(key))
 		return -EEXIST;
@@ -223,7 +226,7 @@ static int create_made(struct tfs_store_claim *claim, const char *name, tfs_dtyp
 	t->meta.device = device;
 	t->meta.ctime = now.tv_sec;
 	snprintf(t->meta.node, sizeof(t->meta.node), "%s", tfs_schema.node);
-	snprintf(t->meta.backend, sizeof(t->meta.backend), "%s", tfs_mem.ops->name);
+	snprintf(t->meta.backend, sizeof(t->meta.backend), "%s", tfs_mem_backend_name(device));
 	t->meta.mode = mode & 07777;
 	t->meta.ino = tfs_node_new_ino();
 	t->meta.uid = uid;
@@ -380,6 +383,45 @@ int tfs_tensor_set_owner(struct tfsd_tensor *t, uid_t uid, gid_t gid, mode_t mod
 	return rc;
 }
 
+static int has_writer(const struct tfsd_tensor *t)
+{
+	for (const struct tfs_file *f = t->files; f; f = f->next)
+		if (f->writable)
+			return 1;
+	return t->holders != NULL;
+}
+
+/* The record of a tensor moved between tiers names its new memory before the old goes
+ * (backend.h move_sum): written and waited for, so that a crash at any point leaves a
+ * record naming memory that is whole. */
+struct tier_commit {
+	struct tfsd_tensor *t;
+	int device;
+	const uint64_t *sum;
+	int rc, done;
+};
+
+static void tier_commit(void *arg)
+{
+	struct tier_commit *c = arg;
+	struct tfsd_tensor *t = c->t;
+
+	c->done = 1;
+	c->rc = export(t);
+	/* Writers it keeps (the mover's own open or hold) may change the bytes asleep. */
+	t->meta.sum = c->device == TFS_DEVICE_CPU && !has_writer(t) ? *c->sum : 0;
+	t->meta.device = c->device;
+	snprintf(t->meta.backend, sizeof(t->meta.backend), "%s",
+		 tfs_mem_backend_name(c->device));
+	clock_gettime(CLOCK_REALTIME, &t->ctime);
+	if (c->rc == 0)
+		c->rc = tfs_tensor_save(t);
+	/* Made: the answer says so. Redis gone meanwhile holds the record back until it
+	 * returns; a crash before then adopts neither object (the record outlives both). */
+	if (c->rc == 0 && tfs_writer_sync())
+		tfs_log(LOG_WARNING, "%s: moved, but Redis has not got its record yet", t->name);
+}
+
 int tfs_tensor_set_device(struct tfsd_tensor *t, int device, pid_t pid)
 {
 	const struct tfs_backend_ops *be = tfs_mem.ops;
@@ -387,24 +429,47 @@ int tfs_tensor_set_device(struct tfsd_tensor *t, int device, pid_t pid)
 
 	if (!tfs_device_served(device))
 		return -EINVAL;
+	uint64_t sum = 0;
+	char tier[TFS_TIER_NAME_MAX];
+
 	if (device == t->meta.device)
 		return 0;
 	if (t->alloc) {
 		/* Others' mappings name the old memory: it never moves under them. */
-		if (!be->move || (pid && tfs_tensor_busy(t, pid)))
+		if ((!be->move && !be->move_sum) || (pid && tfs_tensor_busy(t, pid)))
 			return -EBUSY;
 		if ((rc = tfs_conn_ok()))
 			return rc;
+		/* Waking from the host tier: the bytes must be those that went to sleep. */
+		sum = t->meta.device == TFS_DEVICE_CPU ? t->meta.sum : 0;
+		struct tier_commit c = { .t = t, .device = device, .sum = &sum };
+
 		pthread_rwlock_wrlock(&t->io);
-		rc = be->move(tfs_mem.be, t->alloc, device);
+		if (be->move_sum) {
+			rc = be->move_sum(tfs_mem.be, t->alloc, device, &sum, tier_commit, &c);
+		} else {
+			rc = be->move(tfs_mem.be, t->alloc, device);
+			sum = 0;
+		}
 		moved = rc == 0;
+		if (moved && c.done) {
+			pthread_rwlock_unlock(&t->io);
+			return c.rc;
+		}
 		if (moved)
 			rc = export(t);
 		pthread_rwlock_unlock(&t->io);
+		if (!moved && rc == -EBADMSG)
+			tfs_log(LOG_ERR, "%s: its bytes in host memory are not those that went to "
+				"sleep (checksum mismatch): it stays in the host tier, not moved to "
+				"device %s", t->name, tfs_tier_name(device, tier, sizeof(tier)));
 		if (!moved)
 			return rc == -ENOMEM ? -ENOSPC : rc;     /* nothing changed */
 	}
+	/* Writers it keeps (the mover's own open or hold) may change the bytes asleep. */
+	t->meta.sum = device == TFS_DEVICE_CPU && !has_writer(t) ? sum : 0;
 	t->meta.device = device;
+	snprintf(t->meta.backend, sizeof(t->meta.backend), "%s", tfs_mem_backend_name(device));
 	clock_gettime(CLOCK_REALTIME, &t->ctime);
 	return rc ? rc : tfs_tensor_save(t);
 }
@@ -519,9 +584,21 @@ int tfs_tensor_resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid)
 	return tfs_tensor_save(t);
 }
 
+void tfs_tensor_unsum(struct tfsd_tensor *t)
+{
+	if (!t->meta.sum)
+		return;
+	t->meta.sum = 0;
+	tfs_log(LOG_INFO, "%s: may be written in the host tier: its next wake is unchecked",
+		t->name);
+	tfs_tensor_save(t);
+}
+
 int tfs_tensor_get_open(struct tfsd_tensor *t, struct tfs_file *f)
 {
 	attach(t, f);
+	if (f->writable)
+		tfs_tensor_unsum(t);
 	t->opens++;
 	return save_refcount(t);
 }

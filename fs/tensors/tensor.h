@@ -119,8 +119,15 @@ int tfs_tensor_set_dir(struct tfsd_tensor *t, uint64_t dir, pid_t pid);
  * moves there (a device-to-device copy; its handle and offset change) unless a process
  * other than pid's holds it (open, or through the queue; pid 0: no check): -EBUSY, as
  * for a backend that cannot move. -EINVAL for a device not served, -ENOSPC when the device
- * is full, -EIO; on error nothing changed. Writes the record. Caller holds ns. */
+ * is full, -EIO; on error nothing changed. Writes the record. Caller holds ns.
+ * device may be TFS_DEVICE_CPU, the host tier (docs/tiers.md): moving there records the
+ * checksum of the bytes moved (meta.sum); moving away checks it: -EBADMSG (logged, naming
+ * the tensor) when the bytes changed meanwhile, the tensor staying where it is. */
 int tfs_tensor_set_device(struct tfsd_tensor *t, int device, pid_t pid);
+/* The tensor may be written while asleep in the host tier (opened for writing, written,
+ * held through the queue): its sleep checksum goes (meta.sum 0, the record written), so
+ * that its next wake is not refused for bytes its writers changed. Caller holds ns. */
+void tfs_tensor_unsum(struct tfsd_tensor *t);
 /* chmod/chown of a tensor: the backend follows (its memory may move: the handle is taken
  * again under the io lock). When the backend refuses, nothing changed. Caller holds ns. */
 int tfs_tensor_set_owner(struct tfsd_tensor *t, uid_t uid, gid_t gid, mode_t mode);

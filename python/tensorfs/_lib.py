@@ -13,7 +13,7 @@ import ctypes.util
 import os
 from ctypes import (POINTER, Structure, c_char_p, c_int, c_int64, c_size_t, c_uint64,
                     c_void_p)
-from typing import List, Optional
+from typing import Any, List, Optional
 
 MAX_DIMS = 16
 
@@ -123,3 +123,26 @@ tfs_load = _fn("tfs_load", c_int, c_char_p, c_char_p, POINTER(LoadOpts))
 tfs_save = _fn("tfs_save", c_int, c_char_p, c_char_p, POINTER(SaveOpts))
 tfs_wait_written = _fn("tfs_wait_written", c_int, c_void_p, c_void_p)
 tfs_load_release = _fn("tfs_load_release", None)
+
+# The host tier's device number (tensorfs.h TFS_DEVICE_CPU).
+DEVICE_CPU = -2
+
+
+class MoveOpts(Structure):
+    """struct tfs_move_opts (tensorfs.h)."""
+    _fields_ = [("threads", c_int), ("progress", c_void_p), ("arg", c_void_p)]
+
+
+tfs_move = _fn("tfs_move", c_int, c_char_p, c_int, POINTER(MoveOpts))
+
+
+def device_code(device: Any) -> int:
+    """device as libtensorfs takes it: None -> -1 (the default), "cpu" -> DEVICE_CPU (the
+    host tier), a GPU ordinal >= 0 as it is; anything else raises ValueError."""
+    if device is None:
+        return -1
+    if isinstance(device, str) and device == "cpu":
+        return DEVICE_CPU
+    if isinstance(device, bool) or not isinstance(device, int) or device < 0:
+        raise ValueError('device must be "cpu" or a GPU ordinal >= 0, not %r' % (device,))
+    return device

@@ -7,7 +7,7 @@ delete(name) releases it, or until the daemon sees the process gone.
 import json
 import os
 from ctypes import byref, c_int64, c_void_p
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 from . import _lib, dtypes
 from .errors import lib_error
@@ -79,18 +79,16 @@ class Client:
         return self._h
 
     def create(self, name: str, dtype: Any, shape: Sequence[int],
-               device: Optional[int] = None) -> Tensor:
+               device: Optional[Union[int, str]] = None) -> Tensor:
         """Makes the tensor name (zero-filled) through the queue, then gets it: the
         Tensor returned is held by this process (release it with delete(name); a second
         delete removes the name). Raises FileExistsError, ENOENT (no parent directory),
         ENOSPC, ETIMEDOUT (no daemon serves the queue) as tensorfs.Error."""
         dt = dtypes.code(dtype)
         dims = shape_tuple(shape)
-        if device is not None and (isinstance(device, bool) or int(device) < 0):
-            raise ValueError("device must be a GPU ordinal >= 0, not %r" % (device,))
+        dev = _lib.device_code(device)
         arr = (c_int64 * max(len(dims), 1))(*dims)
-        rc = _lib.tfs_create(self._handle(), _name(name), dt, len(dims), arr,
-                             -1 if device is None else int(device))
+        rc = _lib.tfs_create(self._handle(), _name(name), dt, len(dims), arr, dev)
         if rc:
             raise lib_error(rc, name)
         return self.get(name)

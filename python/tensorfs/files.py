@@ -95,7 +95,7 @@ def _abs(p: str) -> str:
 
 
 def load(file: PathLike, dest: PathLike, format: Optional[str] = None, dtype: Any = None,
-         shape: Optional[Sequence[int]] = None, device: Optional[int] = None,
+         shape: Optional[Sequence[int]] = None, device: Optional[Any] = None,
          merge: bool = False) -> Optional[Tensor]:
     """Copies a .safetensors, .npy or raw file into the mount at dest (which must not
     exist). A .safetensors file becomes the directory dest with one tensor per entry
@@ -125,7 +125,7 @@ def load(file: PathLike, dest: PathLike, format: Optional[str] = None, dtype: An
         for i, n in enumerate(dims):
             o.shape[i] = n
     if device is not None:
-        o.device = int(device)
+        o.device = _lib.device_code(device)
     d = _abs(_fspath(dest))
     rc = _lib.tfs_load(os.fsencode(_abs(_fspath(file))), os.fsencode(d), o)
     if rc:
@@ -158,3 +158,20 @@ def release_buffers() -> None:
     """Frees the pinned host buffers that load() and save() keep for their next calls
     (tfs_load_release). Call it when no load or save runs in this process."""
     _lib.tfs_load_release()
+
+
+def move(path: PathLike, device: Any, threads: int = 0) -> None:
+    """Moves the tensor at path, or every tensor under the directory path, to device:
+    "cpu" (host memory: sleep) or a GPU ordinal (wake), several at once, all or none
+    (libtensorfs's tfs_move, docs/tiers.md): when one move fails, those made go back and
+    tensorfs.Error names the tensor that failed (EBUSY: another process holds it; ENOSPC:
+    the tier is full; EBADMSG: its bytes changed in host memory while it slept)."""
+    dev = _lib.device_code(device)
+    if dev < 0 and dev != _lib.DEVICE_CPU:
+        raise ValueError('device must be "cpu" or a GPU ordinal >= 0, not None')
+    o = _lib.MoveOpts()
+    o.threads = int(threads)
+    p = _abs(_fspath(path))
+    rc = _lib.tfs_move(os.fsencode(p), dev, o)
+    if rc:
+        raise lib_error(rc, p)

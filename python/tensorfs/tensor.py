@@ -40,7 +40,7 @@ class Tensor:
         self.shape: Tuple[int, ...] = tuple(info.shape[:info.ndim])
         self.nbytes: int = info.bytes
         self.on_host: bool = bool(info.on_host)
-        self.device_index: int = info.device
+        self.device_index: int = info.device if info.device >= 0 else 0
         self.device: str = "cpu" if info.on_host else "cuda:%d" % info.device
         self.writable: bool = bool(info.writable)
         self.data_ptr: int = info.data or 0
@@ -279,7 +279,7 @@ def _setxattr(p: str, name: str, value: str) -> None:
                          p) from None
 
 
-def _make(p: str, dt: int, dims: Sequence[int], device: Optional[int]) -> Tensor:
+def _make(p: str, dt: int, dims: Sequence[int], device: Optional[Union[int, str]]) -> Tensor:
     """Creates the file with dtype, shape (and device), opened read-write. On failure
     nothing is left."""
     try:
@@ -289,7 +289,7 @@ def _make(p: str, dt: int, dims: Sequence[int], device: Optional[int]) -> Tensor
     os.close(fd)
     try:
         if device is not None:
-            _setxattr(p, "device", str(int(device)))
+            _setxattr(p, "device", "cpu" if device == "cpu" else str(int(device)))
         _setxattr(p, "dtype", dtypes.short_name(dt))
         _setxattr(p, "shape", "[" + ",".join(str(d) for d in dims) + "]")
         return open(p, "r+")
@@ -302,16 +302,16 @@ def _make(p: str, dt: int, dims: Sequence[int], device: Optional[int]) -> Tensor
 
 
 def create(path: PathLike, dtype: Any, shape: Sequence[int],
-           device: Optional[int] = None) -> Tensor:
+           device: Optional[Union[int, str]] = None) -> Tensor:
     """Makes a zero-filled tensor file at path (which must not exist) and opens it
     read-write. dtype: a numpy/torch name or dtype, or tensorfs' short name; shape: ints;
-    device: the GPU ordinal (default: the directory's, else the mount's). Raises
+    device: the GPU ordinal, or "cpu" for host memory (default: the directory's, else
+    the mount's). Raises
     FileExistsError (a tensorfs.Error), ENOSPC/EFBIG when it does not fit, ValueError or
     TypeError for a bad dtype or shape; nothing is left behind on failure."""
     dt = dtypes.code(dtype)
     dims = shape_tuple(shape)
-    if device is not None and (isinstance(device, bool) or int(device) < 0):
-        raise ValueError("device must be a GPU ordinal >= 0, not %r" % (device,))
+    _lib.device_code(device)
     return _make(_fspath(path), dt, dims, device)
 
 
@@ -350,7 +350,7 @@ def _unmake(p: str, out: Tensor) -> None:
         pass
 
 
-def _publish_buffer(p: str, obj: Any, device: Optional[int]) -> Tensor:
+def _publish_buffer(p: str, obj: Any, device: Optional[Union[int, str]]) -> Tensor:
     mv = memoryview(obj)
     if not mv.c_contiguous:
         raise ValueError("publish() needs a C-contiguous array (numpy.ascontiguousarray)")
@@ -372,7 +372,7 @@ def _has_buffer(obj: Any) -> bool:
         return False
 
 
-def publish(path: PathLike, array: Any, device: Optional[int] = None) -> Tensor:
+def publish(path: PathLike, array: Any, device: Optional[Union[int, str]] = None) -> Tensor:
     """Copies array into a new tensor at path and returns it opened read-write. array is
     anything with __dlpack__ (numpy, torch, cupy, jax; on the CPU or a GPU) or, when it
     has none or refuses to export (numpy before 2.0 and a read-only array), the buffer

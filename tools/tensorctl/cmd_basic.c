@@ -18,17 +18,12 @@
 #include "ctl.h"
 #include "dtype.h"
 #include "secret.h"
+#include "tier.h"
 
-static int parse_device(const char *s, int *out)
+int parse_device(const char *s, int *out)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < 0 || v > 1 << 20)
-		return usage_error("--device '%s': not a GPU ordinal", s);
-	*out = (int)v;
+	if (tfs_tier_parse(s, strlen(s), out))
+		return usage_error("--device '%s': not cpu nor a GPU ordinal", s);
 	return 0;
 }
 
@@ -70,7 +65,7 @@ static int ls_one(const char *path, const char *label, int lng)
 {
 	struct tfs_meta m;
 	struct stat st;
-	char shape[512];
+	char shape[512], dev[TFS_TIER_NAME_MAX];
 	int rc;
 
 	if (stat(path, &st))
@@ -87,8 +82,9 @@ static int ls_one(const char *path, const char *label, int lng)
 		return rc;
 	if (tfs_shape_format(&m.shape, shape, sizeof(shape)) < 0)
 		snprintf(shape, sizeof(shape), "[...]");
-	printf("%-6s %-20s %14llu %6d %8lld %-12s %s\n", tfs_dtype_name(m.dtype), shape,
-	       (unsigned long long)m.bytes, m.device, (long long)m.refcount, m.node, label);
+	printf("%-6s %-20s %14llu %6s %8lld %-12s %s\n", tfs_dtype_name(m.dtype), shape,
+	       (unsigned long long)m.bytes, tfs_tier_name(m.device, dev, sizeof(dev)),
+	       (long long)m.refcount, m.node, label);
 	return 0;
 }
 
@@ -183,7 +179,7 @@ int cmd_info(int argc, char **argv)
 		return usage_error("expected a NAME");
 	for (int i = optind; i < argc; i++) {
 		struct tfs_meta m;
-		char *js;
+		char *js, dev[TFS_TIER_NAME_MAX];
 		time_t t;
 
 		struct stat st;
@@ -208,7 +204,7 @@ int cmd_info(int argc, char **argv)
 		printf("%-12s %s\n", "dtype", tfs_dtype_name(m.dtype));
 		printf("%-12s %s\n", "shape", shape);
 		printf("%-12s %llu (%s)\n", "bytes", (unsigned long long)m.bytes, hb);
-		printf("%-12s %d\n", "device", m.device);
+		printf("%-12s %s\n", "device", tfs_tier_name(m.device, dev, sizeof(dev)));
 		printf("%-12s %s\n", "node", m.node);
 		printf("%-12s %s\n", "backend", m.backend);
 		printf("%-12s %lld\n", "refcount", (long long)m.refcount);
@@ -317,10 +313,12 @@ static void read_device_memory(const char *mnt, struct devsum *d, int *nd, int m
 		const cJSON *r = cJSON_GetObjectItemCaseSensitive(e, "reserved");
 		struct devsum *s;
 
-		if (!cJSON_IsNumber(dv) || !cJSON_IsNumber(t) || !cJSON_IsNumber(r) ||
-		    dv->valuedouble < 0 || dv->valuedouble >= 64 || t->valuedouble < 0 ||
-		    r->valuedouble < 0 || r->valuedouble > t->valuedouble ||
-		    !(s = dev_slot(d, nd, max, (int)dv->valuedouble)))
+		int cpu = cJSON_IsString(dv) && strcmp(dv->valuestring, "cpu") == 0;
+
+		if ((!cpu && !cJSON_IsNumber(dv)) || !cJSON_IsNumber(t) || !cJSON_IsNumber(r) ||
+		    (!cpu && (dv->valuedouble < 0 || dv->valuedouble >= 64)) ||
+		    t->valuedouble < 0 || r->valuedouble < 0 || r->valuedouble > t->valuedouble ||
+		    !(s = dev_slot(d, nd, max, cpu ? TFS_DEVICE_CPU : (int)dv->valuedouble)))
 			continue;
 		s->has_mem = 1;
 		s->total = (uint64_t)t->valuedouble;
@@ -359,9 +357,13 @@ static void walk_devices(const char *dir, struct devsum *d, int *nd, int max, in
 	closedir(dp);
 }
 
+/* GPUs by ordinal, then the host tier. */
 static int by_device(const void *a, const void *b)
 {
-	return ((const struct devsum *)a)->device - ((const struct devsum *)b)->device;
+	unsigned x = (unsigned)((const struct devsum *)a)->device;
+	unsigned y = (unsigned)((const struct devsum *)b)->device;
+
+	return x < y ? -1 : x > y;
 }
 
 int cmd_df(int argc, char **argv)
@@ -403,8 +405,14 @@ int cmd_df(int argc, char **argv)
 		       (unsigned long long)used, (unsigned long long)freeb,
 		       (unsigned long long)ntens);
 		for (int k = 0; k < nd; k++) {
-			printf("%s{\"device\":%d,\"tensors\":%llu,\"bytes\":%llu", k ? "," : "",
-			       d[k].device, (unsigned long long)d[k].tensors,
+			char tn[TFS_TIER_NAME_MAX + 2];
+
+			if (d[k].device == TFS_DEVICE_CPU)
+				snprintf(tn, sizeof(tn), "\"cpu\"");
+			else
+				snprintf(tn, sizeof(tn), "%d", d[k].device);
+			printf("%s{\"device\":%s,\"tensors\":%llu,\"bytes\":%llu", k ? "," : "",
+			       tn, (unsigned long long)d[k].tensors,
 			       (unsigned long long)d[k].bytes);
 			if (d[k].has_mem)
 				printf(",\"total\":%llu,\"used\":%llu,\"free\":%llu",
@@ -426,7 +434,10 @@ int cmd_df(int argc, char **argv)
 	for (int k = 0; k < nd; k++) {
 		char name[32];
 
-		snprintf(name, sizeof(name), "device %d", d[k].device);
+		if (d[k].device == TFS_DEVICE_CPU)
+			snprintf(name, sizeof(name), "cpu (host)");
+		else
+			snprintf(name, sizeof(name), "device %d", d[k].device);
 		human_bytes(d[k].bytes, b, sizeof(b));
 		if (d[k].has_mem) {
 			char t[32], f[32];

@@ -94,15 +94,7 @@ int cmd_load(int argc, char **argv)
 		case 's': shs = optarg; break;
 		case 'j': if ((rc = parse_threads(optarg, &o.threads))) return rc; break;
 		case 'q': quiet = 1; break;
-		case 'd': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-
-			if (*end || end == optarg || v < 0 || v > 1 << 20)
-				return usage_error("--device '%s': not a GPU ordinal", optarg);
-			o.device = (int)v;
-			break;
-		}
+		case 'd': if ((rc = parse_device(optarg, &o.device))) return rc; break;
 		default: return usage_error("bad option");
 		}
 	}

@@ -162,10 +162,17 @@ static void print_json(const char *mnt, const struct sample *s, const double *ra
 		printf("null");
 	}
 	printf(",\"devices\":[");
-	for (int k = 0; k < s->ndev; k++)
-		printf("%s{\"device\":%ld,\"tensors\":%llu,\"bytes\":%llu}", k ? "," : "",
-		       s->dev[k].key, (unsigned long long)s->dev[k].tensors,
+	for (int k = 0; k < s->ndev; k++) {
+		char dev[24];
+
+		if (s->dev[k].key == TFS_DEVICE_CPU)
+			snprintf(dev, sizeof(dev), "\"cpu\"");
+		else
+			snprintf(dev, sizeof(dev), "%ld", s->dev[k].key);
+		printf("%s{\"device\":%s,\"tensors\":%llu,\"bytes\":%llu}", k ? "," : "",
+		       dev, (unsigned long long)s->dev[k].tensors,
 		       (unsigned long long)s->dev[k].bytes);
+	}
 	printf("],\"owners\":[");
 	for (int k = 0; k < s->nown; k++) {
 		printf("%s{\"uid\":%ld,\"user\":", k ? "," : "", s->own[k].key);
@@ -207,8 +214,12 @@ static void print_screen(const char *mnt, const struct sample *s, const double *
 	printf("\n%-10s %10s %14s\n", "DEVICE", "TENSORS", "BYTES");
 	for (int k = 0; k < s->ndev; k++) {
 		human_bytes(s->dev[k].bytes, a, sizeof(a));
-		printf("%-10ld %10llu %14s\n", s->dev[k].key,
-		       (unsigned long long)s->dev[k].tensors, a);
+		if (s->dev[k].key == TFS_DEVICE_CPU)
+			printf("%-10s %10llu %14s\n", "cpu", (unsigned long long)s->dev[k].tensors,
+			       a);
+		else
+			printf("%-10ld %10llu %14s\n", s->dev[k].key,
+			       (unsigned long long)s->dev[k].tensors, a);
 	}
 	printf("\n%-10s %10s %14s\n", "OWNER", "TENSORS", "BYTES");
 	for (int k = 0; k < s->nown; k++) {

@@ -53,6 +53,9 @@ void progress_end(struct progress *p);
 
 /* Commands. */
 int cmd_create(int argc, char **argv);
+int cmd_mv(int argc, char **argv);
+/* --device's value: "cpu" or a GPU ordinal (TFS_DEVICE_CPU or the ordinal). */
+int parse_device(const char *s, int *out);
 int cmd_ls(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_rm(int argc, char **argv);

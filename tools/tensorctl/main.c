@@ -13,6 +13,7 @@
 
 #include "ctl.h"
 #include "dtype.h"
+#include "tier.h"
 
 const char *ctl_cmdname = "";
 volatile sig_atomic_t ctl_interrupted;
@@ -22,9 +23,16 @@ static const struct ctl_cmd *current;
 
 static const struct ctl_cmd cmds[] = {
 	{ "create", cmd_create,
-	  "create NAME --dtype DTYPE --shape DIMS [--device N]\n"
+	  "create NAME --dtype DTYPE --shape DIMS [--device N|cpu]\n"
 	  "Makes a tensor NAME of DTYPE (f32, bf16, int8, ...) and DIMS (2,3,4 or [2,3,4]),\n"
-	  "zero-filled, on GPU N (default: the directory's or the mount's default).\n" },
+	  "zero-filled, on GPU N or in host memory, cpu (default: the directory's or the\n"
+	  "mount's default).\n" },
+	{ "mv", cmd_mv,
+	  "mv [-q] [-j N] --device N|cpu PATH...\n"
+	  "Moves each tensor PATH, or every tensor under the directory PATH, to GPU N or to\n"
+	  "host memory (cpu: sleep; N: wake), several at once, all or none: when one move\n"
+	  "fails those made go back. A wake checks the checksum taken at sleep (docs/tiers.md).\n"
+	  "-j N: moves at once (default 8). -q: no progress bar (a terminal, 16 MiB or more).\n" },
 	{ "ls", cmd_ls,
 	  "ls [-l] [PATH...]\n"
 	  "Lists tensors and directories. -l: dtype, shape, bytes, device, refcount, node,\n"
@@ -298,10 +306,10 @@ int make_tensor(const char *path, tfs_dtype dt, const struct tfs_shape *sh, int 
 	if (fd < 0)
 		return err(-errno, "%s: %s", path, strerror(errno));
 	close(fd);
-	if (device >= 0) {
-		snprintf(dev, sizeof(dev), "%d", device);
+	if (device >= 0 || device == TFS_DEVICE_CPU) {
+		tfs_tier_name(device, dev, sizeof(dev));
 		if (setxattr(path, "user.tensor.device", dev, strlen(dev), 0)) {
-			rc = err(-errno, "%s: device %d: %s", path, device, strerror(errno));
+			rc = err(-errno, "%s: device %s: %s", path, dev, strerror(errno));
 			goto fail;
 		}
 	}

@@ -467,6 +467,8 @@ int tfs_cuda_list_found(struct tfs_backend *be)
 		struct kfound *f;
 
 		req.id = rep.id;
+		if (rep.device == TFS_DEVICE_CPU)
+			continue;       /* the host tier's: the host backend's to adopt */
 		if (be->nfound == cap) {
 			size_t ncap = cap ? cap * 2 : 64;
 			struct kfound *nf = realloc(be->found, ncap * sizeof(*nf));

@@ -140,4 +140,8 @@ const struct tfs_backend_ops tfs_backend_cuda = {
 	.move = tfs_cuda_move,
 	.adopt = tfs_cuda_adopt,
 	.adopt_end = tfs_cuda_adopt_end,
+	.host_register = tfs_cuda_host_register,
+	.host_unregister = tfs_cuda_host_unregister,
+	.copy_host_sum = tfs_cuda_copy_host_sum,
+	.release_cached = tfs_cuda_release_cached,
 };

@@ -257,6 +257,12 @@ int tfs_cuda_copy_in_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t of
 			uint64_t foff, size_t len);
 int tfs_cuda_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 		      void *dst, size_t len);
+/* backend.h's host_register, host_unregister and copy_host_sum (host_tier.c). */
+int tfs_cuda_host_register(struct tfs_backend *be, void *p, size_t len);
+void tfs_cuda_host_unregister(struct tfs_backend *be, void *p);
+int tfs_cuda_copy_host_sum(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
+			   void *host, size_t len, int to_dev, uint64_t *sum);
+int tfs_cuda_release_cached(struct tfs_backend *be, int device);
 int tfs_cuda_read_mem(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,
 		      const void **mem);
 int tfs_cuda_read_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,

@@ -102,13 +102,21 @@ static void describe(const struct kalloc *a, struct tfs_keeper_rep *rep)
 	memcpy(rep->handle, a->handle, sizeof(rep->handle));
 }
 
+/* The host tier's memory (device TFS_DEVICE_CPU) is the host backend's shared-memory
+ * objects whatever the mount's backend (docs/tiers.md). */
+static const struct tfs_keeper_mem *mem_of(int device)
+{
+	return device == TFS_DEVICE_CPU ? &tfs_keeper_mem_host : k.conf->mem;
+}
+
 static int do_alloc(const struct tfs_keeper_req *req, struct tfs_keeper_rep *rep, int *fd)
 {
-	const struct tfs_keeper_mem *mem = k.conf->mem;
+	const struct tfs_keeper_mem *mem = mem_of(req->device);
 	struct kalloc *a;
 	int rc;
 
-	if (req->size == 0 || req->size > KEEPER_SIZE_MAX || req->device < 0)
+	if (req->size == 0 || req->size > KEEPER_SIZE_MAX ||
+	    (req->device < 0 && req->device != TFS_DEVICE_CPU))
 		return -EINVAL;
 	if (k.n == k.cap) {
 		size_t cap = k.cap ? k.cap * 2 : 256;
@@ -135,7 +143,7 @@ static int do_alloc(const struct tfs_keeper_req *req, struct tfs_keeper_rep *rep
 
 static void release(struct kalloc *a)
 {
-	k.conf->mem->free(a->priv, a->size, a->device);
+	mem_of(a->device)->free(a->priv, a->size, a->device);
 }
 
 static int do_free(const struct tfs_keeper_req *req)
@@ -161,7 +169,7 @@ static int do_list(const struct tfs_keeper_req *req, struct tfs_keeper_rep *rep,
 		return -ENOENT;
 	a = &k.a[at];
 	describe(a, rep);
-	*fd = k.conf->mem->fd ? k.conf->mem->fd(a->priv) : -1;
+	*fd = mem_of(a->device)->fd ? mem_of(a->device)->fd(a->priv) : -1;
 	return 0;
 }
 
@@ -174,6 +182,8 @@ static int do_copy(const struct tfs_keeper_req *req)
 		return -ENOTSUP;
 	if (!src || !dst)
 		return -ENOENT;
+	if (src->device == TFS_DEVICE_CPU || dst->device == TFS_DEVICE_CPU)
+		return -ENOTSUP;
 	if (req->src_off > src->size || len > src->size - req->src_off ||
 	    req->dst_off > dst->size || len > dst->size - req->dst_off)
 		return -EINVAL;

@@ -166,7 +166,8 @@ static int host_mem_alloc(uint64_t size, int device, uid_t uid, gid_t gid, mode_
 	struct hobj *o;
 	int rc;
 
-	if (device != 0)
+	/* Host memory: the host backend's (0), or the host tier of any mount (docs/tiers.md). */
+	if (device != 0 && device != TFS_DEVICE_CPU)
 		return -EINVAL;
 	o = calloc(1, sizeof(*o));
 	if (!o)

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Sleep and wake of a model directory between GPU 0 and host memory (docs/tiers.md,
+issue 35), side by side with what a user does without tensorfs, in one run on one GPU:
+
+- tensorfs: tensorfs.move(DIR, "cpu") then tensorfs.move(DIR, 0) of N tensors of MIB MiB
+  (default 64 x 256 MiB = 16 GiB) made on GPU 0, twice (the first sleep registers new host
+  memory with the driver; the second shows the same again: each sleep makes new memory);
+  the bytes checked after each wake (a sum per tensor on the GPU before and after);
+- torch pageable: .to("cpu") of the same state dict, then .to("cuda") back;
+- torch pinned: copy_ into pinned host tensors allocated beforehand (their allocation
+  timed apart) and back, non_blocking, synchronized.
+
+Prints a Markdown table: seconds and GB/s each way, and tensorfs over the pinned copy.
+  tiers_bench.py [--build build] [--n 64] [--mib 256]
+Needs the cuda backend's build, redis-server, torch with CUDA (the GPU machine)."""
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--n", type=int, default=64)
+    ap.add_argument("--mib", type=int, default=256)
+    a = ap.parse_args()
+    os.environ.setdefault("TFS_BUILD", a.build)
+    os.environ.setdefault("TFS_BACKEND", "cuda")
+    os.environ.setdefault("TENSORFS_LIBRARY", os.path.join(ROOT, a.build, "libtensorfs.so"))
+    import torch
+
+    import conftest
+    import tensorfs
+
+    if not torch.cuda.is_available():
+        sys.exit("tiers_bench: no CUDA device visible to torch")
+    nbytes = a.mib << 20
+    total = a.n * nbytes
+    rows = []
+
+    def row(what, sleep_s, wake_s, note=""):
+        rows.append((what, sleep_s, wake_s, note))
+
+    def sync():
+        torch.cuda.synchronize()
+
+    # --- tensorfs
+    m = conftest.Mount(tempfile.mkdtemp(prefix="tfs-tiers."))
+    m.start()
+    try:
+        d = m.path("model")
+        os.mkdir(d)
+        sums = []
+        for i in range(a.n):
+            with tensorfs.create(os.path.join(d, "t%03d" % i), "u8", [nbytes], device=0) as t:
+                x = torch.from_dlpack(t)
+                x.random_(0, 256)
+                sums.append(int(x.view(torch.int64).sum()))
+                del x
+            sync()
+
+        def check():
+            bad = 0
+            for i in range(a.n):
+                with tensorfs.open(os.path.join(d, "t%03d" % i)) as t:
+                    x = torch.from_dlpack(t)
+                    bad += int(x.view(torch.int64).sum()) != sums[i]
+                    del x
+            return bad
+
+        for rnd in (1, 2):
+            t0 = time.perf_counter()
+            tensorfs.move(d, "cpu")
+            t1 = time.perf_counter()
+            free_gpu = torch.cuda.mem_get_info(0)[0]
+            tensorfs.move(d, 0)
+            t2 = time.perf_counter()
+            bad = check()
+            row("tensorfs.move, round %d" % rnd, t1 - t0, t2 - t1,
+                "bytes %s; GPU free while asleep %.1f GiB" %
+                ("ok" if bad == 0 else "DIFFER in %d tensors" % bad, free_gpu / 2**30))
+    finally:
+        m.stop()
+
+    # --- torch
+    sd = [torch.empty(nbytes, dtype=torch.uint8, device="cuda:0").random_(0, 256)
+          for _ in range(a.n)]
+    sync()
+    t0 = time.perf_counter()
+    cpu = [x.to("cpu") for x in sd]
+    sync()
+    t1 = time.perf_counter()
+    back = [x.to("cuda:0") for x in cpu]
+    sync()
+    t2 = time.perf_counter()
+    row("torch .to(\"cpu\") / .to(\"cuda\") (pageable)", t1 - t0, t2 - t1)
+    del cpu, back
+    t0 = time.perf_counter()
+    pinned = [torch.empty(nbytes, dtype=torch.uint8, pin_memory=True) for _ in range(a.n)]
+    tp = time.perf_counter() - t0
+    for rnd in (1, 2):
+        t0 = time.perf_counter()
+        for p, x in zip(pinned, sd):
+            p.copy_(x, non_blocking=True)
+        sync()
+        t1 = time.perf_counter()
+        for p, x in zip(pinned, sd):
+            x.copy_(p, non_blocking=True)
+        sync()
+        t2 = time.perf_counter()
+        row("torch pinned copy_, round %d" % rnd, t1 - t0, t2 - t1,
+            "pinned allocation %.2f s apart" % tp if rnd == 1 else "")
+    pin_sleep = min(r[1] for r in rows if r[0].startswith("torch pinned"))
+    pin_wake = min(r[2] for r in rows if r[0].startswith("torch pinned"))
+
+    print("# %s; %d x %d MiB = %.1f GiB; %d CPUs" % (torch.cuda.get_device_name(0), a.n, a.mib,
+                                                   total / 2**30, os.cpu_count()))
+    print()
+    print("| path | sleep s | sleep GB/s | wake s | wake GB/s | sleep, wake / pinned | note |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for what, s, w, note in rows:
+        print("| %s | %.3f | %.1f | %.3f | %.1f | %.2f, %.2f | %s |" % (
+            what, s, total / s / 1e9, w, total / w / 1e9, pin_sleep / s, pin_wake / w, note))
+
+
+if __name__ == "__main__":
+    main()
