@@ -265,6 +265,16 @@ static int peer_connect(struct peer *pr, const struct tfs_peer_rec *rec)
 	ep.err_handler.cb = ep_error;
 	ep.err_handler.arg = pr;
 	st = ucp_ep_create(nt.w, &ep, &pr->ep);
+	if (st == UCS_ERR_UNREACHABLE) {
+		/* Shared memory has no peer failure detection in UCX: without it, a dead peer
+		 * is noticed at the request's deadline instead (sweep). */
+		ep.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+		st = ucp_ep_create(nt.w, &ep, &pr->ep);
+		if (st == UCS_OK)
+			tfs_log(LOG_INFO, "node %s: reached over a transport without failure "
+				"detection: a dead daemon is noticed after %d ms", pr->node,
+				nt.timeout_ms);
+	}
 	if (st != UCS_OK) {
 		pr->ep = NULL;
 		tfs_log(LOG_WARNING, "node %s: cannot reach its daemon over UCX: %s", pr->node,
