@@ -65,5 +65,6 @@ int cmd_umount(int argc, char **argv);
 int cmd_load(int argc, char **argv);
 int cmd_save(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_cp(int argc, char **argv);
 
 #endif
