@@ -466,6 +466,7 @@ void tfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 	(void)ino;
 	if (!t) {
+		tfs_stats_io(TFS_ST_READS, size);
 		remote_io(req, f, 0, NULL, size, off);
 		return;
 	}
