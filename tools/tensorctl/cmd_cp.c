@@ -13,11 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include "ctl.h"
+#include "pull_ioctl.h"
 
 /* A worker's unit: CHUNK_SPAN bytes of one tensor, copied by IO_SIZE reads (the mount's
  * largest read). */
@@ -28,6 +30,7 @@
 struct item {
 	char *src, *dst;
 	uint64_t bytes;
+	uint64_t ino;                /* the source's, for the pull */
 };
 
 struct job {
@@ -40,9 +43,14 @@ struct job {
 	int failed;                   /* first failure's rc, under mu */
 	struct progress *bar;
 	uint64_t total;
+	/* The pull ioctl (core/pull_ioctl.h) when SRC and DEST share a mount: the daemon
+	 * fetches another node's bytes itself. pull_off once a daemon said it cannot. */
+	size_t mntlen;               /* SRC's mount point's length; 0: no pull */
+	int pull_off;
 };
 
-static int add_item(struct job *j, const char *src, const char *dst, uint64_t bytes)
+static int add_item(struct job *j, const char *src, const char *dst, uint64_t bytes,
+		    uint64_t ino)
 {
 	if (j->n == j->cap) {
 		size_t cap = j->cap ? j->cap * 2 : 64;
@@ -59,6 +67,7 @@ static int add_item(struct job *j, const char *src, const char *dst, uint64_t by
 	j->it[j->n].src = strdup(src);
 	j->it[j->n].dst = strdup(dst);
 	j->it[j->n].bytes = bytes;
+	j->it[j->n].ino = ino;
 	if (!j->it[j->n].src || !j->it[j->n].dst) {
 		free(j->it[j->n].src);
 		free(j->it[j->n].dst);
@@ -106,7 +115,7 @@ static int make_like(struct job *j, const char *src, const char *dst, int recurs
 			return rc;
 		if ((rc = make_tensor(dst, m.dtype, &m.shape, -1)))
 			return rc;
-		return add_item(j, src, dst, m.bytes);
+		return add_item(j, src, dst, m.bytes, st.st_ino);
 	}
 	if (!recurse)
 		return err(-EISDIR, "%s is a directory (use -r)", src);
@@ -132,16 +141,59 @@ static int make_like(struct job *j, const char *src, const char *dst, int recurs
 	return rc;
 }
 
+/* Asks DEST's daemon to fetch [off, end) of the source itself: 0, 1 when it cannot
+ * (then read and write it here), or the error. */
+static int pull(const struct item *it, uint64_t off, uint64_t end, int out, struct job *j)
+{
+	struct tfs_pull_req *q;
+	const char *rel = it->src + j->mntlen;
+	int rc = 0;
+
+	if (!j->mntlen || __atomic_load_n(&j->pull_off, __ATOMIC_RELAXED))
+		return 1;
+	while (*rel == '/')
+		rel++;
+	if (strlen(rel) > TFS_PULL_PATH || !(q = calloc(1, sizeof(*q))))
+		return 1;
+	q->ino = it->ino;
+	q->pathlen = (uint32_t)strlen(rel);
+	memcpy(q->path, rel, q->pathlen);
+	while (off < end && !rc) {
+		q->src_off = q->dst_off = off;
+		q->len = end - off < TFS_PULL_MAX ? end - off : TFS_PULL_MAX;
+		if (ctl_interrupted) {
+			rc = err(-EINTR, "interrupted");
+		} else if (ioctl(out, TFS_IOC_PULL, q)) {
+			if (errno == EXDEV || errno == ENOTTY)
+				rc = 1;
+			else
+				rc = err(-errno, "%s: %s", it->src, strerror(errno));
+			if (errno == ENOTTY)
+				__atomic_store_n(&j->pull_off, 1, __ATOMIC_RELAXED);
+		} else {
+			off += q->len;
+			pthread_mutex_lock(&j->mu);
+			progress_add(j->bar, q->len);
+			pthread_mutex_unlock(&j->mu);
+		}
+	}
+	free(q);
+	return rc;
+}
+
 static int copy_range(const struct item *it, uint64_t off, uint64_t end, char *buf,
 		      struct job *j)
 {
-	int in = open(it->src, O_RDONLY | O_CLOEXEC), out = -1, rc = 0;
+	int in = -1, out = open(it->dst, O_WRONLY | O_CLOEXEC), rc = 0;
 
-	if (in < 0)
-		return err(-errno, "%s: %s", it->src, strerror(errno));
-	out = open(it->dst, O_WRONLY | O_CLOEXEC);
-	if (out < 0) {
-		rc = err(-errno, "%s: %s", it->dst, strerror(errno));
+	if (out < 0)
+		return err(-errno, "%s: %s", it->dst, strerror(errno));
+	if ((rc = pull(it, off, end, out, j)) != 1)
+		goto out;
+	rc = 0;
+	in = open(it->src, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		rc = err(-errno, "%s: %s", it->src, strerror(errno));
 		goto out;
 	}
 	while (off < end && !rc) {
@@ -165,9 +217,9 @@ static int copy_range(const struct item *it, uint64_t off, uint64_t end, char *b
 		}
 	}
 out:
-	if (out >= 0)
-		close(out);
-	close(in);
+	close(out);
+	if (in >= 0)
+		close(in);
 	return rc;
 }
 
@@ -216,7 +268,7 @@ int cmd_cp(int argc, char **argv)
 		{ "recursive", no_argument, NULL, 'r' }, { "quiet", no_argument, NULL, 'q' },
 		{ "threads", required_argument, NULL, 'j' }, { NULL, 0, NULL, 0 } };
 	struct job j = { .mu = PTHREAD_MUTEX_INITIALIZER };
-	char src[PATH_MAX], dst[PATH_MAX];
+	char src[PATH_MAX], dst[PATH_MAX], smnt[PATH_MAX], dmnt[PATH_MAX], smnt_src[PATH_MAX];
 	pthread_t th[64];
 	int recurse = 0, quiet = 0, threads = 8, started = 0, rc, c;
 	struct stat st;
@@ -244,8 +296,15 @@ int cmd_cp(int argc, char **argv)
 		return usage_error("expected SRC and DEST");
 	ctl_path(argv[optind], src, sizeof(src));
 	ctl_path(argv[optind + 1], dst, sizeof(dst));
-	if ((rc = on_tensorfs(src, NULL, 0)) || (rc = on_tensorfs(dst, NULL, 0)))
+	if ((rc = on_tensorfs(src, smnt, sizeof(smnt))) ||
+	    (rc = on_tensorfs(dst, dmnt, sizeof(dmnt))))
 		return rc;
+	/* The pull names the source by its path under the mount: canonical from here on. */
+	if (realpath(src, smnt_src))
+		snprintf(src, sizeof(src), "%s", smnt_src);
+	if (!strcmp(smnt, dmnt) && !strncmp(src, smnt, strlen(smnt)) &&
+	    (src[strlen(smnt)] == '/' || !src[strlen(smnt)]))
+		j.mntlen = strlen(smnt);
 	if (lstat(dst, &st) == 0)
 		return err(-EEXIST, "%s exists", dst);
 	rc = make_like(&j, src, dst, recurse, 0);

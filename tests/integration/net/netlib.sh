@@ -28,3 +28,12 @@ rand_tensor() {
 	head -c "$2" /dev/urandom > "$T/$(basename "$1").src"
 	cp "$T/$(basename "$1").src" "$1"
 }
+# waiting PID: a thread of PID is in ioctl(2) (tensorctl cp's pull, which the daemon
+# answers once the other node did) or read(2): a transfer is under way and not done.
+waiting() {
+	local f
+	for f in /proc/"$1"/task/*/syscall; do
+		case $(cut -d' ' -f1 "$f" 2>/dev/null) in 16 | 17 | 0) return 0 ;; esac
+	done
+	return 1
+}

@@ -56,15 +56,12 @@ mkdir "$A/m"
 for i in 0 1; do rand_tensor "$A/m/w$i" $((4 * 1024 * 1024)); done
 check "a replica over the veth pair" inb "$CTL" cp -r -q "$T/b/m" "$T/b/r1"
 for i in 0 1; do check "  w$i" cmp "$T/w$i.src" "$B/r1/w$i"; done
-reads() { inb getfattr --absolute-names --only-values -n user.tensorfs.stats "$T/b" | grep -o '"reads":[0-9]*' | cut -d: -f2; }
 # The owner stalled while the copy starts, so the link surely goes down mid-transfer.
 d=$(pgrep -P "${NSPID[a]}" -x tensorfs | head -1)
 kill -STOP "$d"
-r0=$(reads)
-inb "$CTL" cp -r -q "$T/b/m" "$T/b/r2" > "$T/cp.out" 2> "$T/cp.err" &
+nsenter -t "${NSPID[b]}" -m "$CTL" cp -r -q "$T/b/m" "$T/b/r2" > "$T/cp.out" 2> "$T/cp.err" &
 cp_pid=$!
-reading() { [ "$(reads)" -gt "$r0" ]; }
-check "the copy is waiting for the owner" soon reading
+check "the copy waits for the stopped owner" soon waiting "$cp_pid"
 ip -n "$NA" link set "$VA" down
 kill -CONT "$d"
 wait "$cp_pid"; rc=$?

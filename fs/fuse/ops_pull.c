@@ -1,0 +1,104 @@
+/* The pull ioctl (core/pull_ioctl.h): another node's bytes straight into a tensor. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuse/ops.h"
+#include "mem/backend.h"
+#include "net/net.h"
+#include "pull_ioctl.h"
+#include "tensors/tensors.h"
+
+/* The source's node and inode number: 0, -EXDEV (this node's), -ENOENT, -ESTALE. */
+static int source(const char *path, uint64_t ino, char *node, uint64_t *rino)
+{
+	struct tfs_target x;
+	int rc;
+
+	tfs_ns_lock();
+	rc = tfs_ops_resolve_path(path, &x);
+	if (rc == 0 && x.kind == 'l')
+		rc = -EXDEV;
+	else if (rc == 0 && x.kind != 'r')
+		rc = -EINVAL;
+	else if (rc == 0 && ino && x.m.ino != ino)
+		rc = -ESTALE;
+	if (rc == 0) {
+		memcpy(node, x.m.node, TFS_NODE_MAX);
+		*rino = x.m.ino;
+	}
+	tfs_ns_unlock();
+	return rc;
+}
+
+static int pull(fuse_req_t req, fuse_ino_t ino, struct tfs_file *f,
+		const struct tfs_pull_req *q)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct tfs_net_cred cr = { .uid = ctx->uid, .gid = ctx->gid };
+	struct tfsd_tensor *t = f->t;
+	char path[TFS_PULL_PATH + 1], node[TFS_NODE_MAX];
+	uint64_t rino;
+	void *buf;
+	ssize_t n;
+	int rc, ng;
+
+	if (!t)
+		return -EREMOTE;
+	if (!f->writable)
+		return -EBADF;
+	if (q->flags || q->pathlen == 0 || q->pathlen > TFS_PULL_PATH || q->len == 0 ||
+	    q->len > TFS_PULL_MAX || memchr(q->path, '\0', q->pathlen))
+		return -EINVAL;
+	memcpy(path, q->path, q->pathlen);
+	path[q->pathlen] = '\0';
+	if ((rc = source(path, q->ino, node, &rino)))
+		return rc;
+	ng = fuse_req_getgroups(req, TFS_NET_GIDS, cr.gids);
+	cr.ngids = ng > 0 ? (uint32_t)(ng < TFS_NET_GIDS ? ng : TFS_NET_GIDS) : 0;
+	if (!(buf = malloc(q->len)))
+		return -ENOMEM;
+	n = tfs_net_io(node, path, rino, 0, buf, q->len, q->src_off, &cr);
+	if (n >= 0 && (uint64_t)n != q->len)
+		n = -ENODATA;
+	if (n >= 0) {
+		pthread_rwlock_rdlock(&t->io);
+		if (q->dst_off > t->meta.bytes || q->len > t->meta.bytes - q->dst_off)
+			n = -EINVAL;
+		else
+			n = tfs_mem.ops->copy_in(tfs_mem.be, t->alloc, q->dst_off, buf, q->len);
+		pthread_rwlock_unlock(&t->io);
+	}
+	free(buf);
+	if (n == 0)
+		tfs_ops_written(ino, t, 0);
+	return (int)n;
+}
+
+void tfs_op_pull(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, unsigned flags,
+		 const void *in_buf, size_t in_bufsz)
+{
+	struct tfs_pull_req *q;
+	int rc;
+
+	if ((flags & (FUSE_IOCTL_DIR | FUSE_IOCTL_COMPAT)) || !fi) {
+		fuse_reply_err(req, ENOTTY);
+		return;
+	}
+	if (in_bufsz != sizeof(*q)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	/* Copied: in_buf's alignment is libfuse's. */
+	if (!(q = malloc(sizeof(*q)))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	memcpy(q, in_buf, sizeof(*q));
+	rc = pull(req, ino, (struct tfs_file *)(uintptr_t)fi->fh, q);
+	free(q);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_ioctl(req, 0, NULL, 0);
+}
