@@ -1,5 +1,6 @@
 /* The pull ioctl (core/pull_ioctl.h): another node's bytes straight into a tensor. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,27 @@ static int source(const char *path, uint64_t ino, char *node, uint64_t *rino)
 	return rc;
 }
 
+struct sink {
+	struct tfsd_tensor *t;
+	uint64_t dst_off;
+};
+
+/* Each chunk straight from the request's buffer into the tensor. */
+static int put_chunk(void *arg, uint64_t at, const void *data, size_t n)
+{
+	struct sink *k = arg;
+	struct tfsd_tensor *t = k->t;
+	int rc;
+
+	pthread_rwlock_rdlock(&t->io);
+	if (k->dst_off + at > t->meta.bytes || n > t->meta.bytes - k->dst_off - at)
+		rc = -EINVAL;        /* it shrank meanwhile */
+	else
+		rc = tfs_mem.ops->copy_in(tfs_mem.be, t->alloc, k->dst_off + at, data, n);
+	pthread_rwlock_unlock(&t->io);
+	return rc;
+}
+
 static int pull(fuse_req_t req, fuse_ino_t ino, struct tfs_file *f,
 		const struct tfs_pull_req *q)
 {
@@ -38,8 +60,8 @@ static int pull(fuse_req_t req, fuse_ino_t ino, struct tfs_file *f,
 	struct tfs_net_cred cr = { .uid = ctx->uid, .gid = ctx->gid };
 	struct tfsd_tensor *t = f->t;
 	char path[TFS_PULL_PATH + 1], node[TFS_NODE_MAX];
-	uint64_t rino;
-	void *buf;
+	struct sink k = { t, q->dst_off };
+	uint64_t rino, bytes;
 	ssize_t n;
 	int rc, ng;
 
@@ -50,29 +72,23 @@ static int pull(fuse_req_t req, fuse_ino_t ino, struct tfs_file *f,
 	if (q->flags || q->pathlen == 0 || q->pathlen > TFS_PULL_PATH || q->len == 0 ||
 	    q->len > TFS_PULL_MAX || memchr(q->path, '\0', q->pathlen))
 		return -EINVAL;
+	pthread_rwlock_rdlock(&t->io);
+	bytes = t->meta.bytes;
+	pthread_rwlock_unlock(&t->io);
+	if (q->dst_off > bytes || q->len > bytes - q->dst_off)
+		return -EINVAL;
 	memcpy(path, q->path, q->pathlen);
 	path[q->pathlen] = '\0';
 	if ((rc = source(path, q->ino, node, &rino)))
 		return rc;
 	ng = fuse_req_getgroups(req, TFS_NET_GIDS, cr.gids);
 	cr.ngids = ng > 0 ? (uint32_t)(ng < TFS_NET_GIDS ? ng : TFS_NET_GIDS) : 0;
-	if (!(buf = malloc(q->len)))
-		return -ENOMEM;
-	n = tfs_net_io(node, path, rino, 0, buf, q->len, q->src_off, &cr);
+	n = tfs_net_read_each(node, path, rino, 0, NULL, q->len, q->src_off, &cr, put_chunk, &k);
 	if (n >= 0 && (uint64_t)n != q->len)
 		n = -ENODATA;
-	if (n >= 0) {
-		pthread_rwlock_rdlock(&t->io);
-		if (q->dst_off > t->meta.bytes || q->len > t->meta.bytes - q->dst_off)
-			n = -EINVAL;
-		else
-			n = tfs_mem.ops->copy_in(tfs_mem.be, t->alloc, q->dst_off, buf, q->len);
-		pthread_rwlock_unlock(&t->io);
-	}
-	free(buf);
-	if (n == 0)
+	if (n >= 0)
 		tfs_ops_written(ino, t, 0);
-	return (int)n;
+	return n < 0 ? (int)n : 0;
 }
 
 void tfs_op_pull(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, unsigned flags,

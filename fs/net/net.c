@@ -696,8 +696,22 @@ static int peer_get(const char *node, struct peer **out, uint64_t *epoch)
 	return rc;
 }
 
+static int copy_to(void *arg, uint64_t at, const void *data, size_t n)
+{
+	memcpy((char *)arg + at, data, n);
+	return 0;
+}
+
 ssize_t tfs_net_io(const char *node, const char *name, uint64_t ino, int wr, void *buf,
 		   size_t len, uint64_t off, const struct tfs_net_cred *cr)
+{
+	return tfs_net_read_each(node, name, ino, wr, wr ? buf : NULL, len, off, cr,
+				 wr ? NULL : copy_to, buf);
+}
+
+ssize_t tfs_net_read_each(const char *node, const char *name, uint64_t ino, int wr,
+			  const void *buf, size_t len, uint64_t off,
+			  const struct tfs_net_cred *cr, tfs_net_sink sink, void *arg)
 {
 	size_t namelen = strlen(name), nops = (len + TFS_NET_CHUNK - 1) / TFS_NET_CHUNK, i;
 	struct op **ops;
@@ -750,7 +764,7 @@ ssize_t tfs_net_io(const char *node, const char *name, uint64_t ino, int wr, voi
 		o->hdr->namelen = (uint32_t)namelen;
 		memcpy(o->hdr + 1, name, namelen);
 		if (wr)
-			memcpy(o->data, (char *)buf + at, n);
+			memcpy(o->data, (const char *)buf + at, n);
 		ops[i] = o;
 	}
 	pthread_mutex_lock(&nt.mu);
@@ -781,10 +795,10 @@ ssize_t tfs_net_io(const char *node, const char *name, uint64_t ino, int wr, voi
 		if (o->done && o->result < 0 && rc == 0)
 			rc = o->result;
 		if (o->done && o->result >= 0 && rc == 0) {
-			if (!wr)
-				memcpy((char *)buf + k * TFS_NET_CHUNK, o->data, (size_t)o->result);
+			if (!wr && o->result)
+				rc = sink(arg, k * TFS_NET_CHUNK, o->data, (size_t)o->result);
 			total += o->result;
-			if ((size_t)o->result < o->len)
+			if (rc == 0 && (size_t)o->result < o->len)
 				rc = 1;          /* short: the end of the tensor */
 		}
 		op_put(o);

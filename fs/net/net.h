@@ -53,6 +53,15 @@ int tfs_net_on(void);
 ssize_t tfs_net_io(const char *node, const char *name, uint64_t ino, int wr, void *buf,
 		   size_t len, uint64_t off, const struct tfs_net_cred *cr);
 
+/* tfs_net_io for a read whose chunks go to sink as each arrives (in order), from the
+ * request's own buffer, instead of one buffer of the caller's: sink(arg, at, data, n) puts
+ * n bytes that belong at at (from the start of the range); its non-zero return (-errno)
+ * ends the read with it. wr and buf are as tfs_net_io's when sink is NULL. */
+typedef int (*tfs_net_sink)(void *arg, uint64_t at, const void *data, size_t n);
+ssize_t tfs_net_read_each(const char *node, const char *name, uint64_t ino, int wr,
+			  const void *buf, size_t len, uint64_t off,
+			  const struct tfs_net_cred *cr, tfs_net_sink sink, void *arg);
+
 /* --- the server's side (serve.c), run on the network thread by net.c --- */
 struct tfs_net_serve;
 /* Answers a request that arrived (hdr and the name after it, hlen bytes in all; data the

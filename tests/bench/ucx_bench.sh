@@ -3,7 +3,8 @@
 # directory, over UCX) against ucx_perftest's UCP active-message bandwidth on the same
 # transport and a plain TCP stream (socat), in one run. Results: tests/bench/RESULTS-ucx.md.
 #   tests/bench/ucx_bench.sh [SIZE_MB] [TENSORS]     (default 2048 MB in 16 tensors)
-# UCX_TLS / UCX_NET_DEVICES as given (default tcp on lo). BUILD=build by default.
+# UCX_TLS / UCX_NET_DEVICES as given (default tcp on lo). BUILD=build by default;
+# TFS_BACKEND=cuda for tensors in GPU memory (default host).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -31,7 +32,7 @@ head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$T/key"; chmod 600 "$T/ke
 for n in a b; do
 	mkdir -p "$T/$n"
 	"$TFS" -f --redis "unix://$SOCK" --log "$T/$n.log" --node "n$n" --cluster-key "$T/key" \
-		--backend host "$T/$n" &
+		--backend "${TFS_BACKEND:-host}" "$T/$n" &
 	PIDS+=($!)
 done
 for n in a b; do
