@@ -1,5 +1,6 @@
 /* The network thread and this daemon's requests for other nodes' bytes (net.h). */
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -534,7 +535,7 @@ static void *thread_main(void *arg)
 		publish();
 		if (ucp_worker_arm(nt.w) == UCS_ERR_BUSY)
 			continue;
-		if (poll(pf, 2, 100) > 0 && (pf[1].revents & POLLIN))
+		if (poll(pf, 2, 1) > 0 && (pf[1].revents & POLLIN))
 			(void)!read(nt.wake, &v, sizeof(v));
 	}
 	for (int i = 0; i < nt.npeers; i++)
@@ -576,6 +577,8 @@ int tfs_net_start(int timeout_ms)
 	if (ucp_config_read(NULL, NULL, &cfg) != UCS_OK)
 		goto fail;
 	cp.field_mask = UCP_PARAM_FIELD_FEATURES;
+	mallopt(M_MMAP_THRESHOLD, 8 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	cp.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
 	st = ucp_init(&cp, cfg, &nt.ctx);
 	ucp_config_release(cfg);

@@ -4,7 +4,8 @@
 # transport and a plain TCP stream (socat), in one run. Results: tests/bench/RESULTS-ucx.md.
 #   tests/bench/ucx_bench.sh [SIZE_MB] [TENSORS]     (default 2048 MB in 16 tensors)
 # UCX_TLS / UCX_NET_DEVICES as given (default tcp on lo). BUILD=build by default;
-# TFS_BACKEND=cuda for tensors in GPU memory (default host).
+# TFS_BACKEND=cuda for tensors in GPU memory (default host); DEV_A / DEV_B: --devices of
+# node a and node b (a 2-GPU machine: DEV_A=0 DEV_B=1, one GPU per node).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -31,7 +32,8 @@ for _ in $(seq 100); do redis-cli -s "$SOCK" ping >/dev/null 2>&1 && break; slee
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$T/key"; chmod 600 "$T/key"
 for n in a b; do
 	mkdir -p "$T/$n"
-	"$TFS" -f --redis "unix://$SOCK" --log "$T/$n.log" --node "n$n" --cluster-key "$T/key" \
+	devs=DEV_${n^^}
+	"$TFS" ${!devs:+--devices "${!devs}"} -f --redis "unix://$SOCK" --log "$T/$n.log" --node "n$n" --cluster-key "$T/key" \
 		--backend "${TFS_BACKEND:-host}" "$T/$n" &
 	PIDS+=($!)
 done
