@@ -73,8 +73,9 @@ sleep 1
 pt=$(ucx_perftest 127.0.0.1 -p "$port" -t ucp_am_bw -s 1048576 -n 2048 -w 64 2>&1 |
 	awk '/Final:/ { print $0 }')
 wait "$sp" 2>/dev/null
-# The "Final:" line: iterations, latency..., bandwidth (MB/s average) in column 6.
-ptg=$(echo "$pt" | awk '{ printf "%.2f", $6 * 1048576 / 1e9 }')
+# The "Final:" line: iterations, three latencies, the bandwidth (MB/s) of the last
+# interval and of the whole run (column 7), message rates.
+ptg=$(echo "$pt" | awk '{ printf "%.2f", $7 * 1048576 / 1e9 }')
 echo "ucx_perftest ucp_am_bw 1 MiB: $ptg GB/s ($pt)"
 
 # 3. a plain TCP stream over the loopback (socat), 2 GB
