@@ -262,40 +262,18 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-int cmd_cp(int argc, char **argv)
+int ctl_copy(const char *src_arg, const char *dst_arg, int recurse, int quiet, int threads)
 {
-	static const struct option lo[] = {
-		{ "recursive", no_argument, NULL, 'r' }, { "quiet", no_argument, NULL, 'q' },
-		{ "threads", required_argument, NULL, 'j' }, { NULL, 0, NULL, 0 } };
 	struct job j = { .mu = PTHREAD_MUTEX_INITIALIZER };
 	char src[PATH_MAX], dst[PATH_MAX], smnt[PATH_MAX], dmnt[PATH_MAX], smnt_src[PATH_MAX];
 	pthread_t th[64];
-	int recurse = 0, quiet = 0, threads = 8, started = 0, rc, c;
+	int started = 0, rc;
 	struct stat st;
 
-	if (want_help(argc, argv))
-		return 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "rqj:", lo, NULL)) != -1) {
-		if (c == 'r')
-			recurse = 1;
-		else if (c == 'q')
-			quiet = 1;
-		else if (c == 'j') {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-
-			if (*end || v < 1 || v > 64)
-				return usage_error("-j '%s': expected 1 to 64", optarg);
-			threads = (int)v;
-		} else {
-			return usage_error("unknown option");
-		}
-	}
-	if (argc - optind != 2)
-		return usage_error("expected SRC and DEST");
-	ctl_path(argv[optind], src, sizeof(src));
-	ctl_path(argv[optind + 1], dst, sizeof(dst));
+	if (threads < 1 || threads > 64)
+		threads = 8;
+	ctl_path(src_arg, src, sizeof(src));
+	ctl_path(dst_arg, dst, sizeof(dst));
 	if ((rc = on_tensorfs(src, smnt, sizeof(smnt))) ||
 	    (rc = on_tensorfs(dst, dmnt, sizeof(dmnt))))
 		return rc;
@@ -330,4 +308,35 @@ int cmd_cp(int argc, char **argv)
 	}
 	free(j.it);
 	return rc;
+}
+
+int cmd_cp(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "recursive", no_argument, NULL, 'r' }, { "quiet", no_argument, NULL, 'q' },
+		{ "threads", required_argument, NULL, 'j' }, { NULL, 0, NULL, 0 } };
+	int recurse = 0, quiet = 0, threads = 8, c;
+
+	if (want_help(argc, argv))
+		return 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "rqj:", lo, NULL)) != -1) {
+		if (c == 'r')
+			recurse = 1;
+		else if (c == 'q')
+			quiet = 1;
+		else if (c == 'j') {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || v < 1 || v > 64)
+				return usage_error("-j '%s': expected 1 to 64", optarg);
+			threads = (int)v;
+		} else {
+			return usage_error("unknown option");
+		}
+	}
+	if (argc - optind != 2)
+		return usage_error("expected SRC and DEST");
+	return ctl_copy(argv[optind], argv[optind + 1], recurse, quiet, threads);
 }

@@ -64,6 +64,7 @@ static const struct ctl_cmd cmds[] = {
 	  "and its *.json, *.model, *.txt, *.jinja files beside them as u8 tensors of their\n"
 	  "bytes (cat DEST/config.json works). A key in two shards or named like one of\n"
 	  "those files is refused before anything is made.\n"
+	  "FILE|DIR on a tensorfs mount (another node's tensors): copied as cp -r does.\n"
 	  "--merge: DEST may be an existing directory; none of the names may exist in it,\n"
 	  "and a failure removes only what this load made.\n"
 	  "-j, --threads N: copy threads (default min(8, CPUs)).\n"

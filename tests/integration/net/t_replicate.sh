@@ -24,4 +24,6 @@ check "a single tensor without -r" "$CTL" cp -q "$B/m/f" "$B/f1"
 check "  its bytes" cmp "$A/m/f" "$B/f1"
 fails_with "a directory without -r: refused" "is a directory" "$CTL" cp "$B/m" "$B/r2"
 gone "$B/r2" "refused cp"
+check "tensorctl load of n1's directory: the same replica" "$CTL" load -q "$B/m" "$B/l"
+for f in layers/0/w config.json f; do check "  $f" cmp "$A/m/$f" "$B/l/$f"; done
 finish
