@@ -535,7 +535,8 @@ static void *thread_main(void *arg)
 		publish();
 		if (ucp_worker_arm(nt.w) == UCS_ERR_BUSY)
 			continue;
-		if (poll(pf, 2, 1) > 0 && (pf[1].revents & POLLIN))
+		/* UCX's events and the callers' wake it; 100 ms is the deadlines' cadence. */
+		if (poll(pf, 2, 100) > 0 && (pf[1].revents & POLLIN))
 			(void)!read(nt.wake, &v, sizeof(v));
 	}
 	for (int i = 0; i < nt.npeers; i++)
