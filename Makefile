@@ -23,7 +23,7 @@ CC?=cc
 OPTIMIZATION?=-O2
 WARNINGS=-Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes -Werror
 DEBUG_FLAGS?=-g -ggdb
-PKGS=fuse3 hiredis libcjson liburing
+PKGS=fuse3 hiredis libcjson liburing ucx
 PKG_CFLAGS:=$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS:=$(shell pkg-config --libs $(PKGS) 2>/dev/null)
 REAL_CFLAGS=-std=gnu11 -pthread -fPIC -D_GNU_SOURCE -DFUSE_USE_VERSION=312 $(OPTIMIZATION) $(WARNINGS) $(DEBUG_FLAGS) \

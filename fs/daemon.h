@@ -31,6 +31,8 @@ struct tfs_opts {
 	double entry_timeout;        /* -o entry_timeout: seconds the kernel keeps a name */
 	int io_uring;                /* -o io_uring: serve over io_uring where the kernel allows */
 	int io_uring_depth;          /* -o io_uring_depth=N: entries per queue */
+	char *cluster_key;       /* --cluster-key FILE: trust between daemons (net/auth.h) */
+	int net_timeout;             /* -o net_timeout=S: a wait for another node's daemon */
 	int show_help;
 	int show_version;
 	/* The bounds (tensors/quota.h struct tfs_limits), as given: NULL for the default. */

@@ -46,6 +46,8 @@
 #include "strutil.h"
 #include "mem/backend.h"
 #include "tensors/tensors.h"
+#include "net/auth.h"
+#include "net/net.h"
 
 struct tfs_daemon tfs_d;
 
@@ -76,6 +78,8 @@ static const struct fuse_opt opt_table[] = {
 	OPT("queue_max_batch=%s", queue_max_batch),
 	OPT("queue_max_forward=%d", queue_max_forward),
 	LONG_OPT("log", log),
+	LONG_OPT("cluster-key", cluster_key),
+	OPT("net_timeout=%d", net_timeout),
 	OPT("devices=%s", devices),          /* --devices: spell_devices */
 	OPT("host_devices=%d", host_devices),
 	OPT("--device=%d", device), OPT("--device %d", device), OPT("device=%d", device),
@@ -136,6 +140,9 @@ static void usage(const char *prog)
 	       "                        or per tier: cpu:64G,0:40G (-o max_bytes=cpu:64G/0:40G)\n"
 	       "                        (default: all of it)\n"
 	       "    --log FILE          log here instead of syslog when in the background\n"
+	       "    --cluster-key FILE  the cluster's secret (mode 600): serve this node's\n"
+	       "                        tensors to daemons with it, read and write theirs\n"
+	       "                        over UCX (docs/net.md); -o net_timeout=S (15)\n"
 	       "    --allow-other       let other users use the mount (permissions still apply)\n"
 	       "    --page-cache        read through the kernel page cache, dropped at each open\n"
 	       "                        (for benchmarks: misses writes made through a handle\n"
@@ -673,6 +680,9 @@ int main(int argc, char *argv[])
 	rc = 1;
 	if (check_options(o, restart))
 		goto out_args;
+	/* Before the daemon leaves its working directory: the file may be named from it. */
+	if (o->cluster_key && tfs_net_key_load(o->cluster_key))
+		goto out_args;
 	if (tfs_table_init(&tfs_tensors.table))
 		goto out_args;
 
@@ -776,6 +786,8 @@ int main(int argc, char *argv[])
 		goto out_signals;
 	if (tfs_queue_start())
 		goto out_signals;
+	if (tfs_net_start((o->net_timeout > 0 ? o->net_timeout : 15) * 1000))
+		goto out_signals;
 	tfs_log(LOG_INFO, "mounted %s: node %s, backend %s, redis %s", cmd.mountpoint, o->node,
 		tfs_mem.ops->name, tfs_url_redact(url, shown, sizeof(shown)));
 	tfs_stats_start();
@@ -805,6 +817,7 @@ int main(int argc, char *argv[])
 	keep = 0;
 	release_lease = 1;
 	tfs_log(LOG_INFO, "unmounting %s", cmd.mountpoint);
+	tfs_net_stop();
 	tfs_queue_stop();
 	tfs_ns_lock();
 	tfs_tensor_shutdown();
@@ -812,6 +825,7 @@ int main(int argc, char *argv[])
 out_signals:
 	if (keep)
 		leave_to_keeper(rc);
+	tfs_net_stop();
 	tfs_dircache_stop();
 	tfs_kcache_stop();
 	tfs_ns_stats_log();
@@ -866,5 +880,6 @@ out_args:
 	fuse_opt_free_args(&spelled);
 	free(o->redis); free(o->redis_password_file); free(o->backend); free(o->node); free(o->prefix); free(o->queue); free(o->queue_users);
 	free(o->max_bytes); free(o->queue_max_command); free(o->queue_max_batch); free(o->log); free(o->devices);
+	free(o->cluster_key);
 	return rc;
 }

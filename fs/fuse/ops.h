@@ -110,6 +110,9 @@ void tfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void tfs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void tfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		 struct fuse_file_info *fi);
+/* The pull ioctl (core/pull_ioctl.h, ops_pull.c), which tfs_op_ioctl hands on. */
+void tfs_op_pull(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, unsigned flags,
+		 const void *in_buf, size_t in_bufsz);
 void tfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		  struct fuse_file_info *fi, unsigned flags, const void *in_buf,
 		  size_t in_bufsz, size_t out_bufsz);

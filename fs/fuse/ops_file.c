@@ -14,6 +14,7 @@
 #include "store/claims.h"
 #include "util/clock.h"
 #include "mem/backend.h"
+#include "net/net.h"
 #include "tensors/tensors.h"
 
 static struct tfs_file *file_of(const struct fuse_file_info *fi)
@@ -274,7 +275,41 @@ static void put_file(struct tfs_file *f)
 		tfs_tensor_put_open(f);
 		tfs_ns_unlock();
 	}
+	free(f->rname);
 	free(f);
+}
+
+/* Another node's tensor's bytes (net/net.h), for the request's process: its ids travel
+ * with the request and its owning node checks them. */
+static void remote_io(fuse_req_t req, struct tfs_file *f, int wr, const char *wbuf,
+		      size_t size, off_t off)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct tfs_net_cred cr = { .uid = ctx->uid, .gid = ctx->gid };
+	void *buf = wr ? (void *)wbuf : (size ? malloc(size) : NULL);
+	ssize_t n;
+	int ng;
+
+	if (!f->rname) {
+		fuse_reply_err(req, EREMOTE);
+		return;
+	}
+	if (!buf && size) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	ng = fuse_req_getgroups(req, TFS_NET_GIDS, cr.gids);
+	cr.ngids = ng > 0 ? (uint32_t)(ng < TFS_NET_GIDS ? ng : TFS_NET_GIDS) : 0;
+	n = off < 0 ? -EINVAL : tfs_net_io(f->rnode, f->rname, f->rino, wr, buf, size,
+					    (uint64_t)off, &cr);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else if (wr)
+		fuse_reply_write(req, (size_t)n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	if (!wr)
+		free(buf);
 }
 
 void tfs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
@@ -346,7 +381,15 @@ void tfs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 				tfs_tensor_put_open(f);
 		}
 	}
-	/* Another node's tensor opens (its xattrs are readable) but its bytes are not here. */
+	/* Another node's tensor opens (its xattrs are readable); its bytes are not here but
+	 * may be asked of its node. */
+	if (rc == 0 && x.kind == 'r' && w.path && tfs_net_on()) {
+		f->rname = strdup(w.path);
+		snprintf(f->rnode, sizeof(f->rnode), "%s", x.m.node);
+		f->rino = x.m.ino;
+		if (!f->rname)
+			rc = -ENOMEM;
+	}
 	tfs_ns_unlock();
 	tfs_where_free(&w);
 out:
@@ -423,7 +466,8 @@ void tfs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 	(void)ino;
 	if (!t) {
-		fuse_reply_err(req, EREMOTE);
+		tfs_stats_io(TFS_ST_READS, size);
+		remote_io(req, f, 0, NULL, size, off);
 		return;
 	}
 	lock_after_mark(t);
@@ -512,7 +556,7 @@ void tfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
 
 	tfs_stats_io(TFS_ST_WRITES, size);
 	if (!t) {
-		fuse_reply_err(req, EREMOTE);
+		remote_io(req, f, 1, buf, size, off);
 		return;
 	}
 	if (off < 0) {

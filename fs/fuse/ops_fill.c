@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "fill_ioctl.h"
+#include "pull_ioctl.h"
 #include "util/mountinfo.h"
 #include "fuse/ops.h"
 #include "util/proc.h"
@@ -170,6 +171,10 @@ void tfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 
 	(void)arg;
 	(void)out_bufsz;
+	if (cmd == TFS_IOC_PULL) {
+		tfs_op_pull(req, ino, fi, flags, in_buf, in_bufsz);
+		return;
+	}
 	/* Only the fill, only on files (a directory's fh is not a struct tfs_file), only from
 	 * 64-bit callers (a 32-bit one would lay the request out the same, but is untested). */
 	if (cmd != TFS_IOC_FILL || (flags & (FUSE_IOCTL_DIR | FUSE_IOCTL_COMPAT)) ||

@@ -121,3 +121,8 @@ void tfs_store_alive_key(char *buf, size_t size, const char *node)
 {
 	snprintf(buf, size, "%s:alive:%s", tfs_schema.prefix, node);
 }
+
+void tfs_store_peer_key(char *buf, size_t size, const char *node)
+{
+	snprintf(buf, size, "%s:ucx:%s", tfs_schema.prefix, node);
+}

@@ -69,5 +69,8 @@ int tfs_store_reply_key_ok(const char *key);
 int tfs_store_reply_key_for(const char *key, uid_t uid);
 /* The live-node registry key of node: <prefix>:alive:<node>. */
 void tfs_store_alive_key(char *buf, size_t size, const char *node);
+/* <prefix>:ucx:<node>: where the node's daemon answers for its tensors' bytes over UCX
+ * (store/peer.c; its value's format is fs/net/peer_rec.h's). */
+void tfs_store_peer_key(char *buf, size_t size, const char *node);
 
 #endif

@@ -59,6 +59,11 @@ struct tfs_file {
 	pid_t pid;
 	int writable;                /* opened for writing (fills need it: fill_ioctl.h) */
 	struct tfs_file *next;       /* the tensor's other open files */
+	/* Another node's tensor (t NULL): its name, node and inode number when opened, for
+	 * its bytes over the network (net/net.h); rname NULL otherwise. */
+	char *rname;
+	char rnode[TFS_NODE_MAX];
+	uint64_t rino;
 };
 
 struct tfs_table {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include "ctl.h"
 #include "tensorfs.h"
@@ -82,6 +83,7 @@ int cmd_load(int argc, char **argv)
 	struct bar b = { 0 };
 	struct tfs_shape sh;
 	struct stat st;
+	struct statfs sf;
 	int c, quiet = 0, rc;
 
 	tfs_load_opts_init(&o);
@@ -122,6 +124,11 @@ int cmd_load(int argc, char **argv)
 	if (!lstat(dst, &st) && !(o.merge && S_ISDIR(st.st_mode)))
 		return err(-EEXIST, "%s: %s%s", dst, strerror(EEXIST),
 			   S_ISDIR(st.st_mode) ? " (--merge loads into an existing directory)" : "");
+	/* Tensors already on a tensorfs mount (another node's, typically): a replica, as
+	 * tensorctl cp -r makes it. */
+	if (!o.merge && o.format == TFS_FORMAT_AUTO && !statfs(file, &sf) &&
+	    sf.f_type == 0x65735546)
+		return ctl_copy(file, dst, 1, quiet, o.threads > 0 ? o.threads : 8);
 	b.label = dst;
 	b.quiet = quiet;
 	/* Through the files, which the daemon fills from the file itself (fill_ioctl.h): it

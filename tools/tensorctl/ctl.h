@@ -65,5 +65,9 @@ int cmd_umount(int argc, char **argv);
 int cmd_load(int argc, char **argv);
 int cmd_save(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_cp(int argc, char **argv);
+/* tensorctl cp's copy (cmd_cp.c): SRC (with recurse, a directory tree) into new tensors
+ * DEST, threads copy threads; all or nothing. 0 or the first error (recorded by err()). */
+int ctl_copy(const char *src, const char *dst, int recurse, int quiet, int threads);
 
 #endif

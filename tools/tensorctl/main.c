@@ -64,6 +64,7 @@ static const struct ctl_cmd cmds[] = {
 	  "and its *.json, *.model, *.txt, *.jinja files beside them as u8 tensors of their\n"
 	  "bytes (cat DEST/config.json works). A key in two shards or named like one of\n"
 	  "those files is refused before anything is made.\n"
+	  "FILE|DIR on a tensorfs mount (another node's tensors): copied as cp -r does.\n"
 	  "--merge: DEST may be an existing directory; none of the names may exist in it,\n"
 	  "and a failure removes only what this load made.\n"
 	  "-j, --threads N: copy threads (default min(8, CPUs)).\n"
@@ -79,6 +80,15 @@ static const struct ctl_cmd cmds[] = {
 	  "(metadata.total_size updated), else into one model.safetensors: a directory\n"
 	  "transformers' from_pretrained(DIR) reads. DIR must not exist unless -f.\n"
 	  "-j N: copy threads (default min(32, 2 x CPUs) into a local file system, else min(8, CPUs)).\n" },
+	{ "cp", cmd_cp,
+	  "cp [-r] [-q] [-j N] SRC DEST\n"
+	  "Copies tensor SRC (-r: a directory and everything under it) into new tensors DEST\n"
+	  "on DEST's mount, same dtype and shape. SRC may be another node's: its daemon sends\n"
+	  "the bytes over UCX (both daemons need the same --cluster-key), so a node takes a\n"
+	  "replica of another's model from its memory. DEST must not exist. All or nothing:\n"
+	  "a failure (the other node gone, a timeout, an interrupt) removes what was made.\n"
+	  "-j N: copy threads, each keeping one request in flight (default 8).\n"
+	  "-q: no progress bar (it shows only on a terminal, for 16 MiB or more).\n" },
 	{ "top", cmd_top,
 	  "top [--json] [--interval S] [--count N] [PATH]\n"
 	  "Live figures of the mount holding PATH, redrawn every S seconds (default 1) on a\n"

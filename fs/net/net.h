@@ -1,0 +1,74 @@
+/* Another node's tensor bytes over UCX (net.c, serve.c).
+ *
+ * With a cluster key (--cluster-key), each daemon runs one network thread that owns a UCX
+ * context and worker (UCS_THREAD_MODE_SINGLE: only that thread calls UCX). It publishes the
+ * worker's address beside its node lease (store/peer.h, fs/net/peer_rec.h), answers other
+ * daemons' reads and writes of its own tensors (serve.c), and carries this daemon's
+ * requests for other nodes' tensors (tfs_net_io), which FUSE workers hand it through a
+ * queue and wait for, each with a deadline.
+ *
+ * Active messages, not tag matching or streams: a request is one message (header, name,
+ * and for a write its bytes), its reply another, matched by the request's id; UCX picks
+ * eager or rendezvous (zero-copy over transports that have it) by size, and a reply carries
+ * the reply endpoint, so the server needs no connection of its own back. Requests are
+ * chunked (TFS_NET_CHUNK) and all chunks of one call are in flight together.
+ *
+ * Without a key nothing starts, and other nodes' bytes stay EREMOTE (logged once, saying
+ * why). Locks: tfs_net_io takes no lock of the daemon's and must be called without ns; the
+ * network thread takes ns and a tensor's io lock (in that order) to serve. */
+#ifndef TFS_NET_NET_H
+#define TFS_NET_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "net/wire.h"
+
+#define TFS_NET_CHUNK (1u << 20)
+/* Requests of this daemon in flight at once, over all peers; more wait their turn. */
+#define TFS_NET_INFLIGHT 64
+
+/* Who asks: the requesting process's ids, checked by the owning node as its own mount
+ * would (mode bits; root may do anything). */
+struct tfs_net_cred {
+	uint32_t uid, gid;
+	uint32_t ngids;
+	uint32_t gids[TFS_NET_GIDS];
+};
+
+/* Starts the network thread when a key was loaded (auth.h): 0, or -errno (logged) when
+ * UCX cannot start. timeout_ms bounds each wait for a peer. Without a key: 0, logged. */
+int tfs_net_start(int timeout_ms);
+/* Stops the thread and closes UCX. Requests in flight fail with -ESHUTDOWN. */
+void tfs_net_stop(void);
+/* Whether other nodes' bytes can be asked for. */
+int tfs_net_on(void);
+/* Reads (wr 0) or writes len bytes at off of node's tensor name (whose inode number is
+ * ino), for cr. Returns the bytes moved (a read past the end is short), or -EREMOTE (no
+ * key, or node publishes no address: logged), -EACCES (cr may not, or the peer failed the
+ * key's challenge), -ENOENT/-ESTALE (no such tensor there now), -ETIMEDOUT (no answer by
+ * the deadline), -ECONNRESET (the peer went away), -EIO. buf is the caller's again when it
+ * returns, whatever the result. */
+ssize_t tfs_net_io(const char *node, const char *name, uint64_t ino, int wr, void *buf,
+		   size_t len, uint64_t off, const struct tfs_net_cred *cr);
+
+/* tfs_net_io for a read whose chunks go to sink as each arrives (in order), from the
+ * request's own buffer, instead of one buffer of the caller's: sink(arg, at, data, n) puts
+ * n bytes that belong at at (from the start of the range); its non-zero return (-errno)
+ * ends the read with it. wr and buf are as tfs_net_io's when sink is NULL. */
+typedef int (*tfs_net_sink)(void *arg, uint64_t at, const void *data, size_t n);
+ssize_t tfs_net_read_each(const char *node, const char *name, uint64_t ino, int wr,
+			  const void *buf, size_t len, uint64_t off,
+			  const struct tfs_net_cred *cr, tfs_net_sink sink, void *arg);
+
+/* --- the server's side (serve.c), run on the network thread by net.c --- */
+struct tfs_net_serve;
+/* Answers a request that arrived (hdr and the name after it, hlen bytes in all; data the
+ * bytes, or UCX's rendezvous descriptor when rndv). reply_ep is where the answer goes. */
+void tfs_net_serve_request(void *worker, void *reply_ep, const void *hdr, size_t hlen,
+			   void *data, size_t len, int rndv);
+/* Drops every session and what they hold (at stop). */
+void tfs_net_serve_fini(void);
+
+#endif

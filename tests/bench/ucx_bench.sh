@@ -1,0 +1,97 @@
+#!/bin/bash
+# Replication between two nodes on this machine (tensorctl cp -r of another node's
+# directory, over UCX) against ucx_perftest's UCP active-message bandwidth on the same
+# transport and a plain TCP stream (socat), in one run. Results: tests/bench/RESULTS-ucx.md.
+#   tests/bench/ucx_bench.sh [SIZE_MB] [TENSORS]     (default 2048 MB in 16 tensors)
+# UCX_TLS / UCX_NET_DEVICES as given (default tcp on lo). BUILD=build by default;
+# TFS_BACKEND=cuda for tensors in GPU memory (default host); DEV_A / DEV_B: --devices of
+# node a and node b (a 2-GPU machine: DEV_A=0 DEV_B=1, one GPU per node).
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-build}
+SIZE_MB=${1:-2048}
+N=${2:-16}
+export UCX_TLS=${UCX_TLS:-tcp} UCX_NET_DEVICES=${UCX_NET_DEVICES:-lo} UCX_WARN_UNUSED_ENV_VARS=n
+TFS=$ROOT/$BUILD/tensorfs CTL=$ROOT/$BUILD/tensorctl
+T=$(mktemp -d /tmp/tfs-ucxbench.XXXXXX)
+SOCK=$T/redis.sock
+PIDS=()
+cleanup() {
+	for d in "$T/a" "$T/b"; do fusermount3 -u "$d" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+now() { date +%s.%N; }
+rate() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.2f", b / s / 1e9 }'; }
+
+redis-server --port 0 --unixsocket "$SOCK" --save "" --appendonly no --dir "$T" >/dev/null &
+PIDS+=($!)
+for _ in $(seq 100); do redis-cli -s "$SOCK" ping >/dev/null 2>&1 && break; sleep 0.05; done
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$T/key"; chmod 600 "$T/key"
+for n in a b; do
+	mkdir -p "$T/$n"
+	devs=DEV_${n^^}
+	"$TFS" ${!devs:+--devices "${!devs}"} -f --redis "unix://$SOCK" --log "$T/$n.log" --node "n$n" --cluster-key "$T/key" \
+		--backend "${TFS_BACKEND:-host}" "$T/$n" &
+	PIDS+=($!)
+done
+for n in a b; do
+	for _ in $(seq 400); do mountpoint -q "$T/$n" && break; sleep 0.05; done
+	mountpoint -q "$T/$n" || { echo "mount of $n failed"; cat "$T/$n.log"; exit 1; }
+done
+for _ in $(seq 100); do [ -n "$(redis-cli -s "$SOCK" get tensorfs:ucx:na)" ] && break; sleep 0.05; done
+
+per=$((SIZE_MB / N))
+bytes=$((per * N * 1024 * 1024))
+echo "# $SIZE_MB MB in $N tensors of $per MiB; UCX_TLS=$UCX_TLS UCX_NET_DEVICES=$UCX_NET_DEVICES; $(nproc) CPUs"
+head -c $((per * 1024 * 1024)) /dev/urandom > "$T/blob"
+mkdir "$T/a/model"
+for i in $(seq 0 $((N - 1))); do cp "$T/blob" "$T/a/model/w$i"; done
+rm -f "$T/blob"
+
+# 1. tensorctl cp -r from the other node, best of 3 (each into a fresh directory)
+best=
+for r in 1 2 3; do
+	t0=$(now)
+	"$CTL" cp -r -q "$T/b/model" "$T/b/r$r" || { echo "cp failed"; exit 1; }
+	t1=$(now)
+	s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+	g=$(rate "$bytes" "$s")
+	echo "tensorctl cp -r run $r: $s s, $g GB/s"
+	best=$(awk -v a="${best:-0}" -v b="$g" 'BEGIN { print (b > a) ? b : a }')
+	rm -rf "$T/b/r$r"
+done
+cmp "$T/a/model/w0" "$T/b/model/w0" >/dev/null || echo "WARNING: bytes differ"
+
+# 2. ucx_perftest, UCP active messages of 1 MiB (the chunk the daemons send), one flow
+port=$((20000 + RANDOM % 20000))
+ucx_perftest -p "$port" >/dev/null 2>&1 &
+sp=$!
+sleep 1
+pt=$(ucx_perftest 127.0.0.1 -p "$port" -t ucp_am_bw -s 1048576 -n 2048 -w 64 2>&1 |
+	awk '/Final:/ { print $0 }')
+wait "$sp" 2>/dev/null
+# The "Final:" line: iterations, three latencies, the bandwidth (MB/s) of the last
+# interval and of the whole run (column 7), message rates.
+ptg=$(echo "$pt" | awk '{ printf "%.2f", $7 * 1048576 / 1e9 }')
+echo "ucx_perftest ucp_am_bw 1 MiB: $ptg GB/s ($pt)"
+
+# 3. a plain TCP stream over the loopback (socat), 2 GB
+port2=$((port + 1))
+socat -u TCP-LISTEN:"$port2",bind=127.0.0.1,reuseaddr - > /dev/null &
+sp=$!
+sleep 0.5
+t0=$(now)
+head -c "$bytes" /dev/zero | socat -u - TCP:127.0.0.1:"$port2"
+t1=$(now)
+wait "$sp" 2>/dev/null
+tcp=$(rate "$bytes" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')")
+echo "socat TCP stream: $tcp GB/s"
+echo
+echo "| path | GB/s | of ucx_perftest |"
+echo "| --- | --- | --- |"
+echo "| tensorctl cp -r (best of 3) | $best | $(awk -v a="$best" -v b="$ptg" 'BEGIN { printf "%.0f%%", 100 * a / b }') |"
+echo "| ucx_perftest ucp_am_bw 1 MiB | $ptg | 100% |"
+echo "| socat TCP stream | $tcp | $(awk -v a="$tcp" -v b="$ptg" 'BEGIN { printf "%.0f%%", 100 * a / b }') |"

@@ -1,0 +1,53 @@
+/* fs/net/peer_rec.c: the record of a node's UCX address, as Redis hands it back (anyone who
+ * writes there may have put anything in it). */
+#include <errno.h>
+#include <string.h>
+
+#include "../../fs/net/peer_rec.c"
+#include "tap.h"
+
+static int parse(const char *s, struct tfs_peer_rec *r)
+{
+	return tfs_peer_rec_parse(s, strlen(s), r);
+}
+
+int main(void)
+{
+	static struct tfs_peer_rec r, back;
+	static char buf[TFS_NET_REC_MAX], big[TFS_NET_REC_MAX + 16];
+	const char *bad[] = {
+		"", "tfs-ucx1", "tfs-ucx1 ", "tfs-ucx2 0123456789abcdef 00",
+		"tfs-ucx1 0123456789abcdef", "tfs-ucx1 0123456789abcdef ",
+		"tfs-ucx1 0123456789abcdeg 00", "tfs-ucx1 0123456789ABCDEF 00",
+		"tfs-ucx1 0123456789abcdef 0", "tfs-ucx1 0123456789abcdef 0g",
+		"tfs-ucx1 0123456789abcdef 00 ", "tfs-ucx1 0123456789abcdef 00\n",
+		"tfs-ucx1  0123456789abcdef 00", "tfs-ucx1 0123456789abcde 00",
+	};
+
+	r.epoch = 0x0123456789abcdefULL;
+	r.addrlen = 3;
+	memcpy(r.addr, "\x00\xff\x10", 3);
+	ok(tfs_peer_rec_format(&r, buf, sizeof(buf)) == 0 &&
+	   !strcmp(buf, "tfs-ucx1 0123456789abcdef 00ff10"), "formats: %s", buf);
+	ok(parse(buf, &back) == 0 && back.epoch == r.epoch && back.addrlen == 3 &&
+	   !memcmp(back.addr, r.addr, 3), "parses back what it formats");
+	ok(tfs_peer_rec_format(&r, buf, 20) == -ENOSPC, "too small a buffer: -ENOSPC");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		back.epoch = 7;
+		ok(parse(bad[i], &back) == -EINVAL && back.epoch == 7, "refused, unchanged: '%s'",
+		   bad[i]);
+	}
+	/* The longest address, then one byte more. */
+	memcpy(big, "tfs-ucx1 0123456789abcdef ", 26);
+	memset(big + 26, 'a', 2 * TFS_NET_ADDR_MAX);
+	big[26 + 2 * TFS_NET_ADDR_MAX] = '\0';
+	ok(parse(big, &back) == 0 && back.addrlen == TFS_NET_ADDR_MAX, "the longest address");
+	memset(big + 26, 'a', 2 * TFS_NET_ADDR_MAX + 2);
+	big[26 + 2 * TFS_NET_ADDR_MAX + 2] = '\0';
+	back.epoch = 7;
+	ok(parse(big, &back) == -E2BIG && back.epoch == 7, "one byte longer: -E2BIG, unchanged");
+	ok(tfs_peer_rec_parse("tfs-ucx1 0123456789abcdef 00\0" "00", 31, &back) == -EINVAL,
+	   "a NUL inside: refused");
+	printf("%d checks, %d failed\n", checks, failures);
+	return failures != 0;
+}
