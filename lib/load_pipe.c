@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "client_internal.h"
+#include "direct_io.h"
 #include "fileio.h"
 #include "fill_ioctl.h"
 #include "load_pipe.h"
@@ -61,11 +62,61 @@ struct run {
 	size_t chunk;
 	int fill;                      /* loads through the mount ask the daemon to fill */
 	struct tfs_pipe_src own;       /* the pipe's file, for items with no src of their own */
+	int *dfd;                      /* loads: per item, its file open with O_DIRECT, or -1 */
+	int *dfds;                     /* the descriptors dfd names, each once, to close */
+	size_t ndfds;
+	int profile;                   /* TFS_LOAD_PROFILE=1: time per stage, printed */
+	uint64_t ns[6];                /* atomics: nanoseconds of all threads, per stage */
 	int stop;                      /* atomic: a failure or a cancel */
 	int running;                   /* threads not yet finished; under mu */
 	int err;                       /* the first failure; under mu */
 	char msg[512];
 };
+
+/* ---- the per-stage profile (TFS_LOAD_PROFILE=1) ---- */
+enum stage { ST_PREPARE, ST_READ, ST_H2D_WAIT, ST_FILL, ST_MOUNT_WRITE, ST_HOST_COPY,
+	     ST_COUNT };
+static const char *const stage_name[ST_COUNT] = {
+	"prepare (creates, opens)", "file reads", "waits for H2D copies",
+	"daemon fills", "writes through the mount", "host copies",
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Starts timing a stage: 0 when not profiling, so the clock is read only then. */
+static uint64_t tick(const struct run *r)
+{
+	return r->profile ? now_ns() : 0;
+}
+
+static void tock(struct run *r, enum stage st, uint64_t t0)
+{
+	if (t0)
+		__atomic_fetch_add(&r->ns[st], now_ns() - t0, __ATOMIC_RELAXED);
+}
+
+static void profile_print(const struct run *r, int nthreads, uint64_t wall)
+{
+	double w = (double)wall * 1e-9;
+
+	fprintf(stderr, "tfs_load profile: %s: %.3f s, %llu bytes, %.2f GB/s, %d copy "
+		"threads, %zu pieces of %zu MiB, %s\n", r->p->fname ? r->p->fname : "-", w,
+		(unsigned long long)r->total, w > 0 ? (double)r->total / w / 1e9 : 0.0,
+		nthreads, r->npieces, r->chunk >> 20,
+		r->ndfds ? "O_DIRECT reads" : "page-cache reads");
+	for (int i = 0; i < ST_COUNT; i++)
+		if (r->ns[i])
+			fprintf(stderr, "tfs_load profile:   %-26s %8.3f thread-s (%5.1f%% of "
+				"wall x threads)\n", stage_name[i], (double)r->ns[i] * 1e-9,
+				w > 0 && nthreads > 0 ? 100.0 * (double)r->ns[i] * 1e-9 /
+				(w * nthreads) : 0.0);
+}
 
 /* ---- pinned buffers, kept for the process (tfs_load_release frees them) ---- */
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -234,7 +285,10 @@ static void *prep_main(void *arg)
 		while (i >= r->finished + TFS_PIPE_WINDOW && !r->stop)
 			pthread_cond_wait(&r->cv, &r->mu);
 		pthread_mutex_unlock(&r->mu);
+		uint64_t t0 = tick(r);
+
 		rc = stopped(r) ? -ECANCELED : p->prepare(p->arg, i);
+		tock(r, ST_PREPARE, t0);
 		if (rc && rc != -ECANCELED)
 			fail(r, rc, "%s", tfs_errmsg());
 		pthread_mutex_lock(&r->mu);
@@ -264,6 +318,8 @@ struct worker {
 	size_t witem[NBUF];
 	unsigned k;
 	char *fbuf;                    /* through FUSE */
+	char *dbuf;                    /* direct reads not into a pinned buffer */
+	int no_direct;                 /* the file system refused a direct read */
 	int pipe[2];                   /* a load through FUSE by splice; -1: none yet */
 	int no_splice;                 /* splice is not possible here: pread/pwrite */
 	int no_fill;                   /* the daemon refused a fill: writes from then on */
@@ -277,8 +333,12 @@ static int drain(struct worker *w, int b)
 
 	if (!w->busy[b])
 		return 0;
+	uint64_t t0 = tick(r);
+
 	w->busy[b] = 0;
-	if ((e = w->cu->EventSynchronize(w->ev[b]))) {
+	e = w->cu->EventSynchronize(w->ev[b]);
+	tock(r, ST_H2D_WAIT, t0);
+	if (e) {
 		fail(r, -EIO, "cudaMemcpyAsync: %s", w->cu->GetErrorString(e));
 		return -EIO;
 	}
@@ -329,7 +389,9 @@ static int cuda_setup(struct worker *w, int dev)
 			w->ev[b] = NULL;
 			goto fail;
 		}
-		if (!w->buf[b].p && (rc = pinned_get(w->cu, r->chunk, &w->buf[b]))) {
+		/* room for a direct read's alignment around the piece */
+		if (!w->buf[b].p &&
+		    (rc = pinned_get(w->cu, r->chunk + TFS_DIO_PAD, &w->buf[b]))) {
 			fail(r, rc, "%s", tfs_errmsg());
 			return rc;
 		}
@@ -341,6 +403,51 @@ fail:
 	return -EIO;
 }
 
+/* The worker's buffer for direct reads that land elsewhere (host memory, the mount):
+ * NULL when out of memory (then the page cache serves). */
+static char *direct_buf(struct worker *w)
+{
+	if (!w->dbuf && posix_memalign((void **)&w->dbuf, TFS_DIO_ALIGN,
+				       w->r->chunk + TFS_DIO_PAD))
+		w->dbuf = NULL;
+	return w->dbuf;
+}
+
+/* Whether item's file is read directly by this worker. */
+static int direct_for(const struct worker *w, size_t item)
+{
+	return w->r->dfd && w->r->dfd[item] >= 0 && !w->no_direct;
+}
+
+/* Reads len bytes of item's file at foff: with O_DIRECT into buf (aligned, len +
+ * TFS_DIO_PAD bytes; *at where the bytes start in it) when the item's file is read
+ * directly, else through the page cache into dst (*at = dst). A file system that refuses
+ * the direct read sends this worker to the page cache from then on. 0 or -errno. */
+static int read_piece(struct worker *w, size_t item, char *buf, char *dst, uint64_t foff,
+		      size_t len, char **at)
+{
+	struct run *r = w->r;
+	uint64_t t0 = tick(r);
+	int rc;
+
+	if (buf && direct_for(w, item)) {
+		rc = tfs_dio_read(r->dfd[item], buf, foff, len, at);
+		if (rc != -EINVAL) {
+			tock(r, ST_READ, t0);
+			return rc;
+		}
+		w->no_direct = 1;
+		if (!dst) {
+			tock(r, ST_READ, t0);
+			return rc;
+		}
+	}
+	rc = tfs_pread_full(src_of(r, item)->fd, dst, len, foff);
+	*at = dst;
+	tock(r, ST_READ, t0);
+	return rc;
+}
+
 static int copy_cuda(struct worker *w, char *dev, const struct piece *pc, uint64_t foff)
 {
 	struct run *r = w->r;
@@ -349,11 +456,13 @@ static int copy_cuda(struct worker *w, char *dev, const struct piece *pc, uint64
 	if ((rc = drain(w, b)))
 		return rc;
 	if (r->p->to_tensor) {
-		if ((rc = tfs_pread_full(src_of(r, pc->item)->fd, w->buf[b].p, pc->len, foff))) {
+		char *at;
+
+		if ((rc = read_piece(w, pc->item, w->buf[b].p, w->buf[b].p, foff, pc->len, &at))) {
 			fail_file(r, pc->item, rc);
 			return rc;
 		}
-		e = w->cu->MemcpyAsync(dev, w->buf[b].p, pc->len, CUDA_H2D, w->stream);
+		e = w->cu->MemcpyAsync(dev, at, pc->len, CUDA_H2D, w->stream);
 	} else {
 		e = w->cu->MemcpyAsync(w->buf[b].p, dev, pc->len, CUDA_D2H, w->stream);
 		w->wfoff[b] = foff;
@@ -374,8 +483,19 @@ static int copy_host(struct worker *w, char *mem, const struct piece *pc, uint64
 	int rc;
 
 	(void)tfs_populate(mem, pc->len, r->p->to_tensor ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
-	rc = r->p->to_tensor ? tfs_pread_full(src_of(r, pc->item)->fd, mem, pc->len, foff)
-			     : file_put(r, mem, pc->len, foff);
+	if (r->p->to_tensor) {
+		char *at, *buf = direct_for(w, pc->item) ? direct_buf(w) : NULL;
+
+		rc = read_piece(w, pc->item, buf, mem, foff, pc->len, &at);
+		if (!rc && at != mem) {
+			uint64_t t0 = tick(r);
+
+			memcpy(mem, at, pc->len);
+			tock(r, ST_HOST_COPY, t0);
+		}
+	} else {
+		rc = file_put(r, mem, pc->len, foff);
+	}
 	if (rc)
 		fail_file(r, pc->item, rc);
 	return rc;
@@ -468,10 +588,34 @@ static int copy_file(struct worker *w, int tfd, const struct piece *pc, uint64_t
 	int in = to_tensor ? src_of(r, pc->item)->fd : tfd, out = to_tensor ? tfd : r->p->fd;
 	int rc;
 
+	/* Read directly: the whole piece in one request, then written through the mount
+	 * (a cold file is read at the disk's speed, which the mount's writes outrun). */
+	if (to_tensor && direct_for(w, pc->item) && direct_buf(w)) {
+		char *at;
+		uint64_t t0;
+
+		rc = read_piece(w, pc->item, w->dbuf, NULL, foff, pc->len, &at);
+		if (rc && rc != -EINVAL) {
+			fail_file(r, pc->item, rc);
+			return rc;
+		}
+		if (!rc) {
+			t0 = tick(r);
+			rc = tfs_pwrite_full(tfd, at, pc->len, pc->off);
+			tock(r, ST_MOUNT_WRITE, t0);
+			if (rc)
+				fail(r, rc, "a tensor of %s: write through the mount: %s",
+				     src_of(r, pc->item)->name, tfs_strerror(rc));
+			return rc ? rc : stopped(r) ? -ECANCELED : 0;
+		}
+	}
 	/* Whatever the daemon refuses goes by write(), which reports a failure as the file's
 	 * or the tensor's. EBUSY is for this piece only: as many fills run as it allows. */
 	if (to_tensor && r->fill && !w->no_fill) {
+		uint64_t t0 = tick(r);
+
 		rc = fill_piece(w, tfd, pc, foff);
+		tock(r, ST_FILL, t0);
 		if (rc == 0)
 			return stopped(r) ? -ECANCELED : 0;
 		if (rc != -EBUSY)
@@ -580,6 +724,8 @@ static void *copy_main(void *arg)
 		pinned_put(&w->buf[b]);
 	free(w->fbuf);
 	w->fbuf = NULL;
+	free(w->dbuf);
+	w->dbuf = NULL;
 	if (w->pipe[0] >= 0) {
 		close(w->pipe[0]);
 		close(w->pipe[1]);
@@ -655,6 +801,43 @@ static int cut_spans(struct run *r, int threads)
 	return 0;
 }
 
+/* A load's O_DIRECT descriptors (direct_io.h), one per file, where p->direct asks for
+ * them. 0 or -ENOMEM. */
+static int open_direct(struct run *r)
+{
+	struct tfs_pipe *p = r->p;
+	const struct tfs_pipe_src *last = NULL;
+	int last_dfd = -1;
+
+	if (!p->to_tensor || p->direct == 0 || !p->n)
+		return 0;
+	if (!(r->dfd = malloc(p->n * sizeof(*r->dfd))) ||
+	    !(r->dfds = malloc(p->n * sizeof(*r->dfds))))
+		return tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
+	for (size_t i = 0; i < p->n; i++) {
+		const struct tfs_pipe_src *s = src_of(r, i);
+		struct stat st;
+		size_t k;
+
+		/* Items of one file come together: the last file answers most lookups. */
+		if (s != last) {
+			last_dfd = -1;
+			for (k = 0; k < i && src_of(r, k) != s; k++)
+				;
+			if (k < i) {
+				last_dfd = r->dfd[k];
+			} else if (s->fd >= 0 && fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode) &&
+				   (last_dfd = tfs_dio_open(s->fd, (uint64_t)st.st_size,
+							    p->direct)) >= 0) {
+				r->dfds[r->ndfds++] = last_dfd;
+			}
+			last = s;
+		}
+		r->dfd[i] = last_dfd;
+	}
+	return 0;
+}
+
 int tfs_pipe_run(struct tfs_pipe *p)
 {
 	struct run r = { .p = p, .chunk = chunk_size(p->via_file),
@@ -662,6 +845,7 @@ int tfs_pipe_run(struct tfs_pipe *p)
 	struct worker *w = NULL;
 	pthread_t *th = NULL;
 	int nthreads = p->threads, nprep = 0, started = 0, rc;
+	uint64_t t_start = 0;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	/* A save into a mapping gains from 16 (9.8 against 8.0 GB/s for tensorctl save on the
@@ -687,6 +871,9 @@ int tfs_pipe_run(struct tfs_pipe *p)
 	}
 	pthread_mutex_init(&r.mu, NULL);
 	pthread_cond_init(&r.cv, NULL);
+	r.profile = getenv("TFS_LOAD_PROFILE") && !strcmp(getenv("TFS_LOAD_PROFILE"), "1");
+	if (r.profile)
+		t_start = now_ns();
 	for (size_t i = 0; i < p->n; i++) {
 		p->items[i].state = p->prepare ? 0 : 1;
 		p->items[i].left = p->items[i].bytes;
@@ -696,7 +883,7 @@ int tfs_pipe_run(struct tfs_pipe *p)
 			moved(&r, i, 0);
 	if (p->prepare)
 		nprep = p->n < 4 ? (int)p->n : 4;
-	if ((rc = cut(&r)))
+	if ((rc = cut(&r)) || (rc = open_direct(&r)))
 		goto out;
 	if ((size_t)nthreads > r.npieces)
 		nthreads = r.npieces ? (int)r.npieces : 0;
@@ -767,7 +954,13 @@ int tfs_pipe_run(struct tfs_pipe *p)
 		if (p->items[i].state == 0)
 			p->items[i].state = -ECANCELED;
 	rc = r.err ? tfs_seterr(r.err, "%s", r.msg) : 0;
+	if (r.profile)
+		profile_print(&r, nthreads, now_ns() - t_start);
 out:
+	for (size_t i = 0; i < r.ndfds; i++)
+		close(r.dfds[i]);
+	free(r.dfds);
+	free(r.dfd);
 	pthread_cond_destroy(&r.cv);
 	pthread_mutex_destroy(&r.mu);
 	free(r.pieces);

@@ -242,6 +242,15 @@ struct tfs_load_opts {
 				       * none of its names existing there yet; a failure
 				       * removes only what this load made. 0 (default):
 				       * dest must not exist */
+	int direct;                   /* how the file is read: 1 with O_DIRECT (large
+				       * aligned requests from every copy thread, no copy
+				       * through the page cache) where the file system
+				       * allows it, else through the page cache; 0 through
+				       * the page cache; -1 (default) with O_DIRECT when at
+				       * most a tenth of the file is in the page cache (a
+				       * cold file). TFS_LOAD_DIRECT=0|1 in the environment
+				       * overrides -1. TFS_LOAD_PROFILE=1 prints the time of
+				       * each stage (reads, copies, creates) to stderr */
 };
 /* Fills *o with the defaults above. */
 void tfs_load_opts_init(struct tfs_load_opts *o);
