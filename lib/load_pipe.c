@@ -35,7 +35,9 @@
 #include "direct_io.h"
 #include "fileio.h"
 #include "fill_ioctl.h"
+#include "load_files.h"
 #include "load_pipe.h"
+#include "pinned.h"
 
 #define NBUF 2
 #define MAX_THREADS 64
@@ -62,11 +64,9 @@ struct run {
 	size_t chunk;
 	int fill;                      /* loads through the mount ask the daemon to fill */
 	struct tfs_pipe_src own;       /* the pipe's file, for items with no src of their own */
-	int *dfd;                      /* loads: per item, its file open with O_DIRECT, or -1 */
-	int *dfds;                     /* the descriptors dfd names, each once, to close */
-	size_t ndfds;
+	struct tfs_load_files files;   /* loads: how each item's file is read */
 	int profile;                   /* TFS_LOAD_PROFILE=1: time per stage, printed */
-	uint64_t ns[6];                /* atomics: nanoseconds of all threads, per stage */
+	uint64_t ns[7];                /* atomics: nanoseconds of all threads, per stage */
 	int stop;                      /* atomic: a failure or a cancel */
 	int running;                   /* threads not yet finished; under mu */
 	int err;                       /* the first failure; under mu */
@@ -75,11 +75,13 @@ struct run {
 
 /* ---- the per-stage profile (TFS_LOAD_PROFILE=1) ---- */
 enum stage { ST_PREPARE, ST_READ, ST_H2D_WAIT, ST_FILL, ST_MOUNT_WRITE, ST_HOST_COPY,
-	     ST_COUNT };
+	     ST_REGISTER, ST_COUNT };
 static const char *const stage_name[ST_COUNT] = {
 	"prepare (creates, opens)", "file reads", "waits for H2D copies",
 	"daemon fills", "writes through the mount", "host copies",
+	"file set-up (O_DIRECT, registering)",
 };
+
 
 static uint64_t now_ns(void)
 {
@@ -109,7 +111,8 @@ static void profile_print(const struct run *r, int nthreads, uint64_t wall)
 		"threads, %zu pieces of %zu MiB, %s\n", r->p->fname ? r->p->fname : "-", w,
 		(unsigned long long)r->total, w > 0 ? (double)r->total / w / 1e9 : 0.0,
 		nthreads, r->npieces, r->chunk >> 20,
-		r->ndfds ? "O_DIRECT reads" : "page-cache reads");
+		r->files.nregs ? "DMA from the registered page cache" :
+		r->files.ndfds ? "O_DIRECT reads" : "page-cache reads");
 	for (int i = 0; i < ST_COUNT; i++)
 		if (r->ns[i])
 			fprintf(stderr, "tfs_load profile:   %-26s %8.3f thread-s (%5.1f%% of "
@@ -117,75 +120,6 @@ static void profile_print(const struct run *r, int nthreads, uint64_t wall)
 				w > 0 && nthreads > 0 ? 100.0 * (double)r->ns[i] * 1e-9 /
 				(w * nthreads) : 0.0);
 }
-
-/* ---- pinned buffers, kept for the process (tfs_load_release frees them) ---- */
-static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
-struct pinned { struct pinned *next; size_t size; };
-static struct pinned *pool;            /* free buffers, each behind its 4 KiB header */
-struct pinbuf { void *p; size_t size; };
-
-static int pinned_get(const struct tfs_cudart *cu, size_t size, struct pinbuf *b)
-{
-	struct pinned **pp, *e;
-	int e2;
-
-	pthread_mutex_lock(&pool_mu);
-	for (pp = &pool; *pp; pp = &(*pp)->next)
-		if ((*pp)->size == size)
-			break;
-	e = *pp;
-	if (e)
-		*pp = e->next;
-	pthread_mutex_unlock(&pool_mu);
-	if (e) {
-		b->p = (char *)e + 4096;
-		b->size = size;
-		return 0;
-	}
-	/* the header sits in front of the buffer, inside the pinned allocation: one page */
-	if ((e2 = cu->HostAlloc((void **)&e, size + 4096, TFS_CUDA_HOST_ALLOC_PORTABLE)))
-		return tfs_seterr(-ENOMEM, "cudaHostAlloc(%zu): %s", size, cu->GetErrorString(e2));
-	e->size = size;
-	b->p = (char *)e + 4096;
-	b->size = size;
-	return 0;
-}
-
-static void pinned_put(struct pinbuf *b)
-{
-	struct pinned *e;
-
-	if (!b->p)
-		return;
-	e = (struct pinned *)((char *)b->p - 4096);
-	pthread_mutex_lock(&pool_mu);
-	e->next = pool;
-	pool = e;
-	pthread_mutex_unlock(&pool_mu);
-	b->p = NULL;
-}
-
-void tfs_load_release(void)
-{
-	const struct tfs_cudart *cu;
-	struct pinned *e;
-	int rc;
-
-	pthread_mutex_lock(&pool_mu);
-	e = pool;
-	pool = NULL;
-	pthread_mutex_unlock(&pool_mu);
-	if (!e || !(cu = tfs_cudart_get(&rc)))
-		return;
-	while (e) {
-		struct pinned *next = e->next;
-
-		cu->FreeHost(e);
-		e = next;
-	}
-}
-/* Headers are 4096 bytes: the buffer starts page-aligned, as O_DIRECT and DMA like. */
-_Static_assert(sizeof(struct pinned) <= 4096, "pinned header");
 
 /* ---- failures ---- */
 static void fail(struct run *r, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -391,7 +325,7 @@ static int cuda_setup(struct worker *w, int dev)
 		}
 		/* room for a direct read's alignment around the piece */
 		if (!w->buf[b].p &&
-		    (rc = pinned_get(w->cu, r->chunk + TFS_DIO_PAD, &w->buf[b]))) {
+		    (rc = tfs_pinned_get(w->cu, r->chunk + TFS_DIO_PAD, &w->buf[b]))) {
 			fail(r, rc, "%s", tfs_errmsg());
 			return rc;
 		}
@@ -416,7 +350,7 @@ static char *direct_buf(struct worker *w)
 /* Whether item's file is read directly by this worker. */
 static int direct_for(const struct worker *w, size_t item)
 {
-	return w->r->dfd && w->r->dfd[item] >= 0 && !w->no_direct;
+	return w->r->files.dfd && w->r->files.dfd[item] >= 0 && !w->no_direct;
 }
 
 /* Reads len bytes of item's file at foff: with O_DIRECT into buf (aligned, len +
@@ -431,7 +365,7 @@ static int read_piece(struct worker *w, size_t item, char *buf, char *dst, uint6
 	int rc;
 
 	if (buf && direct_for(w, item)) {
-		rc = tfs_dio_read(r->dfd[item], buf, foff, len, at);
+		rc = tfs_dio_read(r->files.dfd[item], buf, foff, len, at);
 		if (rc != -EINVAL) {
 			tock(r, ST_READ, t0);
 			return rc;
@@ -455,7 +389,11 @@ static int copy_cuda(struct worker *w, char *dev, const struct piece *pc, uint64
 
 	if ((rc = drain(w, b)))
 		return rc;
-	if (r->p->to_tensor) {
+	if (r->p->to_tensor && r->files.imap && r->files.imap[pc->item]) {
+		/* straight from the registered page cache: no read, no staging copy */
+		e = w->cu->MemcpyAsync(dev, r->files.imap[pc->item] + foff, pc->len, CUDA_H2D,
+				       w->stream);
+	} else if (r->p->to_tensor) {
 		char *at;
 
 		if ((rc = read_piece(w, pc->item, w->buf[b].p, w->buf[b].p, foff, pc->len, &at))) {
@@ -721,7 +659,7 @@ static void *copy_main(void *arg)
 	if (w->dev >= 0)
 		cuda_drop(w);
 	for (int b = 0; b < NBUF; b++)
-		pinned_put(&w->buf[b]);
+		tfs_pinned_put(&w->buf[b]);
 	free(w->fbuf);
 	w->fbuf = NULL;
 	free(w->dbuf);
@@ -801,42 +739,6 @@ static int cut_spans(struct run *r, int threads)
 	return 0;
 }
 
-/* A load's O_DIRECT descriptors (direct_io.h), one per file, where p->direct asks for
- * them. 0 or -ENOMEM. */
-static int open_direct(struct run *r)
-{
-	struct tfs_pipe *p = r->p;
-	const struct tfs_pipe_src *last = NULL;
-	int last_dfd = -1;
-
-	if (!p->to_tensor || p->direct == 0 || !p->n)
-		return 0;
-	if (!(r->dfd = malloc(p->n * sizeof(*r->dfd))) ||
-	    !(r->dfds = malloc(p->n * sizeof(*r->dfds))))
-		return tfs_seterr(-ENOMEM, "%s", tfs_strerror(ENOMEM));
-	for (size_t i = 0; i < p->n; i++) {
-		const struct tfs_pipe_src *s = src_of(r, i);
-		struct stat st;
-		size_t k;
-
-		/* Items of one file come together: the last file answers most lookups. */
-		if (s != last) {
-			last_dfd = -1;
-			for (k = 0; k < i && src_of(r, k) != s; k++)
-				;
-			if (k < i) {
-				last_dfd = r->dfd[k];
-			} else if (s->fd >= 0 && fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode) &&
-				   (last_dfd = tfs_dio_open(s->fd, (uint64_t)st.st_size,
-							    p->direct)) >= 0) {
-				r->dfds[r->ndfds++] = last_dfd;
-			}
-			last = s;
-		}
-		r->dfd[i] = last_dfd;
-	}
-	return 0;
-}
 
 int tfs_pipe_run(struct tfs_pipe *p)
 {
@@ -883,8 +785,16 @@ int tfs_pipe_run(struct tfs_pipe *p)
 			moved(&r, i, 0);
 	if (p->prepare)
 		nprep = p->n < 4 ? (int)p->n : 4;
-	if ((rc = cut(&r)) || (rc = open_direct(&r)))
+	if ((rc = cut(&r)))
 		goto out;
+	{
+		uint64_t t0 = tick(&r);
+
+		rc = tfs_load_files_open(&r.files, p, &r.own, r.profile);
+		tock(&r, ST_REGISTER, t0);
+		if (rc)
+			goto out;
+	}
 	if ((size_t)nthreads > r.npieces)
 		nthreads = r.npieces ? (int)r.npieces : 0;
 	if (p->fmap && nthreads > 1 && (rc = cut_spans(&r, nthreads)))
@@ -957,10 +867,7 @@ int tfs_pipe_run(struct tfs_pipe *p)
 	if (r.profile)
 		profile_print(&r, nthreads, now_ns() - t_start);
 out:
-	for (size_t i = 0; i < r.ndfds; i++)
-		close(r.dfds[i]);
-	free(r.dfds);
-	free(r.dfd);
+	tfs_load_files_close(&r.files);
 	pthread_cond_destroy(&r.cv);
 	pthread_mutex_destroy(&r.mu);
 	free(r.pieces);
