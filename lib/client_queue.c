@@ -430,7 +430,7 @@ static int batch_roundtrip(tfs_client *c, char **json, size_t n, const char *rep
 	struct timeval now;
 	redisReply *r;
 	size_t got = 0;
-	int rc = 0;
+	int rc = 0, no_count = 0;
 
 	argv = malloc((n + 2) * sizeof(*argv));
 	done = calloc(n, 1);
@@ -482,13 +482,19 @@ static int batch_roundtrip(tfs_client *c, char **json, size_t n, const char *rep
 		}
 		got += batch_collect(r->element[1], prefix, base, n, metas, rcs, done);
 		freeReplyObject(r);
-		if (got == n)
-			break;
-		/* What else has come, without waiting: one more round trip for many. */
+		if (got == n || no_count)
+			continue;
+		/* What else has come, without waiting: one more round trip for many (Redis
+		 * 6.2 on; before, an error, and each answer takes its own BRPOP). */
 		snprintf(count, sizeof(count), "%zu", n - got);
 		a[0] = "RPOP";
 		a[2] = count;
 		r = tfs_redis_cmdv(c->ctx, 3, a, NULL, &rc);
+		if (!r && rc == -EPROTO) {
+			no_count = 1;
+			rc = 0;
+			continue;
+		}
 		if (!r) {
 			rc = tfs_seterr(rc, "reading replies on %s failed: %s", reply,
 					c->ctx->errstr);

@@ -107,7 +107,7 @@ class LoadOpts(Structure):
     _fields_ = [("format", c_int), ("dtype", c_int), ("ndim", c_int),
                 ("shape", c_int64 * MAX_DIMS), ("device", c_int), ("threads", c_int),
                 ("via_file", c_int), ("progress", c_void_p), ("progress_arg", c_void_p),
-                ("cancel", c_void_p), ("merge", c_int)]
+                ("cancel", c_void_p), ("merge", c_int), ("direct", c_int)]
 
 
 class SaveOpts(Structure):
