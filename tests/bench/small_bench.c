@@ -5,7 +5,11 @@
  *
  *   small_bench lib URL N THREADS BATCH BYTES    tfs_create_many (the handle in the
  *                                                answer) -> tfs_write -> tfs_close ->
- *                                                tfs_unlink_many, BATCH at a time
+ *                                                tfs_unlink_many, BATCH at a time;
+ *                                                BATCH 0: one at a time without them,
+ *                                                tfs_create -> tfs_get -> tfs_write ->
+ *                                                tfs_close -> tfs_delete (the hold) ->
+ *                                                tfs_delete (the name)
  *   small_bench files DIR N THREADS BYTES        open(O_CREAT) -> pwrite -> close -> unlink
  *
  * N is the total number of tensors, shared out between the threads. SMALL_NODE: the
@@ -26,6 +30,7 @@ struct job {
 	int k;
 	long n;
 	int batch;
+	int old;                     /* lib: tfs_create, tfs_get, tfs_delete x 2 per tensor */
 	size_t bytes;
 	const char *where;
 	int rc;
@@ -53,7 +58,25 @@ static void *lib_thread(void *arg)
 		j->rc = rc;
 		goto out;
 	}
-	for (long done = 0; done < j->n; ) {
+	for (long done = 0; j->old && done < j->n; done++) {
+		tfs_tensor *t;
+
+		snprintf(names[0], 64, "sb%d_%d_%ld", (int)getpid(), j->k, done);
+		if ((rc = tfs_create(c, names[0], TFS_U8, 1, shape, -1)) ||
+		    (rc = tfs_get(c, names[0], &t))) {
+			fprintf(stderr, "create/get: %s\n", tfs_errmsg());
+			j->rc = rc;
+			goto out;
+		}
+		rc = tfs_write(t, 0, buf, j->bytes);
+		tfs_close(t);
+		if (rc || (rc = tfs_delete(c, names[0])) || (rc = tfs_delete(c, names[0]))) {
+			fprintf(stderr, "write/delete: %s\n", tfs_errmsg());
+			j->rc = rc;
+			goto out;
+		}
+	}
+	for (long done = 0; !j->old && done < j->n; ) {
 		size_t b = (size_t)(j->n - done < j->batch ? j->n - done : j->batch);
 
 		for (size_t i = 0; i < b; i++) {
@@ -139,12 +162,15 @@ static int run(const char *what, const char *where, long n, int threads, int bat
 	double t0, dt;
 	int rc = 0;
 
-	if (threads < 1 || threads > 256 || n < threads || batch < 1 || batch > TFS_BATCH_MAX ||
+	if (threads < 1 || threads > 256 || n < threads || batch < 0 || batch > TFS_BATCH_MAX ||
 	    bytes < 1)
 		return fprintf(stderr, "bad arguments\n"), 2;
 	t0 = bench_now();
 	for (int k = 0; k < threads; k++) {
-		jobs[k] = (struct job){ k, n / threads + (k < n % threads), batch, bytes, where, 0 };
+		jobs[k] = (struct job){ k, n / threads + (k < n % threads), batch, batch == 0,
+					bytes, where, 0 };
+		if (!batch)
+			jobs[k].batch = 1;
 		pthread_create(&th[k], NULL, fn, &jobs[k]);
 	}
 	for (int k = 0; k < threads; k++) {

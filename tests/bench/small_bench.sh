@@ -36,6 +36,7 @@ mount -t tmpfs -o size=1g tmpfs "$T/tmpfs"
 
 val() { "$BIN" "$@" | awk '{print $2}'; }
 export SMALL_NODE=small1
+lib0=$(val lib "unix://$SOCK" "$N" "$TH" 0 "$BYTES")
 lib1=$(val lib "unix://$SOCK" "$N" "$TH" 1 "$BYTES")
 libb=$(val lib "unix://$SOCK" "$N" "$TH" "$B" "$BYTES")
 mnt=$(val files "$T/mnt" "$N" "$TH" "$BYTES")
@@ -46,6 +47,7 @@ echo "$N tensors of $BYTES bytes, $TH clients/threads, backend ${SMALL_BACKEND:-
 echo
 echo "| create -> write -> unlink, tensors per s | tensorfs | baseline: tmpfs files |"
 echo "| --- | --- | --- |"
+echo "| library, queue, before: tfs_create, tfs_get, tfs_delete x 2 (5 commands) | $lib0 | |"
 echo "| library, queue, 1 per round trip (tfs_create_many n=1) | $lib1 | |"
 echo "| library, queue, $B per round trip (tfs_create_many / tfs_unlink_many) | $libb | |"
 echo "| mount: open(O_CREAT) -> pwrite -> close -> unlink | $mnt | $tmp |"
