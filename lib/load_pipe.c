@@ -13,6 +13,10 @@
  * holds at most TFS_PIPE_WINDOW / threads tensors, so every thread's first tensor is
  * inside the window of prepared ones and a file of many small tensors keeps its threads.
  *
+ * A load reads a file that is not in the page cache with O_DIRECT, or DMAs from the
+ * page cache registered with CUDA (TFS_LOAD_REGISTER=1): load_files.h decides per file.
+ * TFS_LOAD_PROFILE=1 times each stage and prints the sums at the end.
+ *
  * Host backend: pread/pwrite straight between the file and the mapped shared memory.
  * cuda: each copy thread owns a stream and NBUF pinned buffers (from a process-wide cache,
  * allocated once); a load reads piece k into buffer k % NBUF and queues its
@@ -50,6 +54,10 @@ struct piece {
 	uint64_t off, len;             /* inside the tensor */
 };
 
+/* The stages of a load the profile times (TFS_LOAD_PROFILE=1). */
+enum stage { ST_PREPARE, ST_READ, ST_H2D_WAIT, ST_FILL, ST_MOUNT_WRITE, ST_HOST_COPY,
+	     ST_REGISTER, ST_COUNT };
+
 struct run {
 	struct tfs_pipe *p;
 	pthread_mutex_t mu;
@@ -66,7 +74,7 @@ struct run {
 	struct tfs_pipe_src own;       /* the pipe's file, for items with no src of their own */
 	struct tfs_load_files files;   /* loads: how each item's file is read */
 	int profile;                   /* TFS_LOAD_PROFILE=1: time per stage, printed */
-	uint64_t ns[7];                /* atomics: nanoseconds of all threads, per stage */
+	uint64_t ns[ST_COUNT];         /* atomics: nanoseconds of all threads, per stage */
 	uint64_t first_ns;             /* profile: when the first item finished; under mu */
 	int stop;                      /* atomic: a failure or a cancel */
 	int running;                   /* threads not yet finished; under mu */
@@ -75,14 +83,11 @@ struct run {
 };
 
 /* ---- the per-stage profile (TFS_LOAD_PROFILE=1) ---- */
-enum stage { ST_PREPARE, ST_READ, ST_H2D_WAIT, ST_FILL, ST_MOUNT_WRITE, ST_HOST_COPY,
-	     ST_REGISTER, ST_COUNT };
 static const char *const stage_name[ST_COUNT] = {
 	"prepare (creates, opens)", "file reads", "waits for H2D copies",
 	"daemon fills", "writes through the mount", "host copies",
 	"opening files (O_DIRECT)",
 };
-
 
 static uint64_t now_ns(void)
 {
@@ -132,7 +137,7 @@ static void profile_print(const struct run *r, int nthreads, uint64_t start, uin
 	for (int i = 0; i < ST_COUNT; i++)
 		if (r->ns[i])
 			fprintf(stderr, "tfs_load profile:   %-26s %8.3f thread-s (%5.1f%% of "
-				"wall x threads)\n", stage_name[i], (double)r->ns[i] * 1e-9,
+				"wall x copy threads)\n", stage_name[i], (double)r->ns[i] * 1e-9,
 				w > 0 && nthreads > 0 ? 100.0 * (double)r->ns[i] * 1e-9 /
 				(w * nthreads) : 0.0);
 }
