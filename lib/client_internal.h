@@ -38,7 +38,11 @@ struct tfs_cudart {
 	int (*StreamSynchronize)(void *stream);
 	int (*EventSynchronize)(void *ev);
 	int (*MemcpyAsync)(void *dst, const void *src, size_t n, int kind, void *stream);
+	int (*HostRegister)(void *p, size_t n, unsigned int flags);
+	int (*HostUnregister)(void *p);
 };
+#define TFS_CUDA_HOST_REGISTER_PORTABLE 1   /* cudaHostRegisterPortable */
+#define TFS_CUDA_HOST_REGISTER_READ_ONLY 8  /* cudaHostRegisterReadOnly (CUDA 11.1) */
 #define TFS_CUDA_MEMCPY_DEFAULT 4           /* cudaMemcpyDefault */
 #define TFS_CUDA_HOST_ALLOC_PORTABLE 1      /* cudaHostAllocPortable */
 #define TFS_CUDA_STREAM_NON_BLOCKING 1      /* cudaStreamNonBlocking */

@@ -55,6 +55,8 @@ static void load(void)
 	SYM(StreamSynchronize, "cudaStreamSynchronize");
 	SYM(EventSynchronize, "cudaEventSynchronize");
 	SYM(MemcpyAsync, "cudaMemcpyAsync");
+	SYM(HostRegister, "cudaHostRegister");
+	SYM(HostUnregister, "cudaHostUnregister");
 	load_rc = 0;
 	return;
 fail:

@@ -14,6 +14,9 @@
 #include "client_internal.h"
 #include "host_handle.h"
 
+/* Host objects up to this size are mapped with MAP_POPULATE (map_host). */
+#define POPULATE_MAX (1u << 20)
+
 
 struct tfs_ipc_entry {
 	struct tfs_ipc_entry *next;
@@ -85,7 +88,10 @@ static int map_host(struct tfs_ipc_entry *e, const struct tfs_meta *m)
 		goto out;
 	}
 	e->size = (size_t)st.st_size;
-	e->base = mmap(NULL, e->size, PROT_READ | (e->writable ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
+	/* A small object's pages are mapped at once: one call instead of a fault per page,
+	 * which a virtual machine makes dear; a large one's as they are used. */
+	e->base = mmap(NULL, e->size, PROT_READ | (e->writable ? PROT_WRITE : 0),
+		       MAP_SHARED | (e->size <= POPULATE_MAX ? MAP_POPULATE : 0), fd, 0);
 	if (e->base == MAP_FAILED) {
 		saved = errno;
 		e->base = NULL;

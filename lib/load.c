@@ -56,6 +56,7 @@ void tfs_load_opts_init(struct tfs_load_opts *o)
 	o->ndim = -1;
 	o->device = -1;
 	o->via_file = 1;
+	o->direct = -1;
 }
 
 static int read_fd(int fd, const char *file, void *buf, size_t n, uint64_t off)
@@ -798,7 +799,7 @@ int tfs_load(const char *file, const char *dest, const struct tfs_load_opts *opt
 			       .items = l.items, .prepare = make_one, .finish = done_one, .arg = &l,
 			       .threads = opts->threads, .progress = opts->progress,
 			       .progress_arg = opts->progress_arg, .cancel = opts->cancel,
-			       .via_file = opts->via_file };
+			       .via_file = opts->via_file, .direct = opts->direct };
 	rc = tfs_pipe_run(&p);
 out:
 	{

@@ -13,6 +13,10 @@
  * holds at most TFS_PIPE_WINDOW / threads tensors, so every thread's first tensor is
  * inside the window of prepared ones and a file of many small tensors keeps its threads.
  *
+ * A load reads a file that is not in the page cache with O_DIRECT, or DMAs from the
+ * page cache registered with CUDA (TFS_LOAD_REGISTER=1): load_files.h decides per file.
+ * TFS_LOAD_PROFILE=1 times each stage and prints the sums at the end.
+ *
  * Host backend: pread/pwrite straight between the file and the mapped shared memory.
  * cuda: each copy thread owns a stream and NBUF pinned buffers (from a process-wide cache,
  * allocated once); a load reads piece k into buffer k % NBUF and queues its
@@ -32,9 +36,12 @@
 #include <unistd.h>
 
 #include "client_internal.h"
+#include "direct_io.h"
 #include "fileio.h"
 #include "fill_ioctl.h"
+#include "load_files.h"
 #include "load_pipe.h"
+#include "pinned.h"
 
 #define NBUF 2
 #define MAX_THREADS 64
@@ -46,6 +53,10 @@ struct piece {
 	size_t item;
 	uint64_t off, len;             /* inside the tensor */
 };
+
+/* The stages of a load the profile times (TFS_LOAD_PROFILE=1). */
+enum stage { ST_PREPARE, ST_READ, ST_H2D_WAIT, ST_FILL, ST_MOUNT_WRITE, ST_HOST_COPY,
+	     ST_REGISTER, ST_COUNT };
 
 struct run {
 	struct tfs_pipe *p;
@@ -61,80 +72,75 @@ struct run {
 	size_t chunk;
 	int fill;                      /* loads through the mount ask the daemon to fill */
 	struct tfs_pipe_src own;       /* the pipe's file, for items with no src of their own */
+	struct tfs_load_files files;   /* loads: how each item's file is read */
+	int profile;                   /* TFS_LOAD_PROFILE=1: time per stage, printed */
+	uint64_t ns[ST_COUNT];         /* atomics: nanoseconds of all threads, per stage */
+	uint64_t first_ns;             /* profile: when the first item finished; under mu */
 	int stop;                      /* atomic: a failure or a cancel */
 	int running;                   /* threads not yet finished; under mu */
 	int err;                       /* the first failure; under mu */
 	char msg[512];
 };
 
-/* ---- pinned buffers, kept for the process (tfs_load_release frees them) ---- */
-static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
-struct pinned { struct pinned *next; size_t size; };
-static struct pinned *pool;            /* free buffers, each behind its 4 KiB header */
-struct pinbuf { void *p; size_t size; };
+/* ---- the per-stage profile (TFS_LOAD_PROFILE=1) ---- */
+static const char *const stage_name[ST_COUNT] = {
+	"prepare (creates, opens)", "file reads", "waits for H2D copies",
+	"daemon fills", "writes through the mount", "host copies",
+	"opening files (O_DIRECT)",
+};
 
-static int pinned_get(const struct tfs_cudart *cu, size_t size, struct pinbuf *b)
+static uint64_t now_ns(void)
 {
-	struct pinned **pp, *e;
-	int e2;
+	struct timespec ts;
 
-	pthread_mutex_lock(&pool_mu);
-	for (pp = &pool; *pp; pp = &(*pp)->next)
-		if ((*pp)->size == size)
-			break;
-	e = *pp;
-	if (e)
-		*pp = e->next;
-	pthread_mutex_unlock(&pool_mu);
-	if (e) {
-		b->p = (char *)e + 4096;
-		b->size = size;
-		return 0;
-	}
-	/* the header sits in front of the buffer, inside the pinned allocation: one page */
-	if ((e2 = cu->HostAlloc((void **)&e, size + 4096, TFS_CUDA_HOST_ALLOC_PORTABLE)))
-		return tfs_seterr(-ENOMEM, "cudaHostAlloc(%zu): %s", size, cu->GetErrorString(e2));
-	e->size = size;
-	b->p = (char *)e + 4096;
-	b->size = size;
-	return 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void pinned_put(struct pinbuf *b)
-{
-	struct pinned *e;
+/* When the process started using the library, near enough: the profile tells how long a
+ * command took before its first tensor was in place. */
+static uint64_t lib_start_ns;
 
-	if (!b->p)
-		return;
-	e = (struct pinned *)((char *)b->p - 4096);
-	pthread_mutex_lock(&pool_mu);
-	e->next = pool;
-	pool = e;
-	pthread_mutex_unlock(&pool_mu);
-	b->p = NULL;
+__attribute__((constructor)) static void mark_start(void)
+{
+	lib_start_ns = now_ns();
 }
 
-void tfs_load_release(void)
+/* Starts timing a stage: 0 when not profiling, so the clock is read only then. */
+static uint64_t tick(const struct run *r)
 {
-	const struct tfs_cudart *cu;
-	struct pinned *e;
-	int rc;
-
-	pthread_mutex_lock(&pool_mu);
-	e = pool;
-	pool = NULL;
-	pthread_mutex_unlock(&pool_mu);
-	if (!e || !(cu = tfs_cudart_get(&rc)))
-		return;
-	while (e) {
-		struct pinned *next = e->next;
-
-		cu->FreeHost(e);
-		e = next;
-	}
+	return r->profile ? now_ns() : 0;
 }
-/* Headers are 4096 bytes: the buffer starts page-aligned, as O_DIRECT and DMA like. */
-_Static_assert(sizeof(struct pinned) <= 4096, "pinned header");
+
+static void tock(struct run *r, enum stage st, uint64_t t0)
+{
+	if (t0)
+		__atomic_fetch_add(&r->ns[st], now_ns() - t0, __ATOMIC_RELAXED);
+}
+
+static void profile_print(const struct run *r, int nthreads, uint64_t start, uint64_t wall)
+{
+	double w = (double)wall * 1e-9;
+
+	if (r->first_ns)
+		fprintf(stderr, "tfs_load profile: first tensor in place %.1f ms after the "
+			"copy began, %.1f ms after the process began\n",
+			(double)(r->first_ns - start) * 1e-6,
+			(double)(r->first_ns - lib_start_ns) * 1e-6);
+
+	fprintf(stderr, "tfs_load profile: %s: %.3f s, %llu bytes, %.2f GB/s, %d copy "
+		"threads, %zu pieces of %zu MiB, %s\n", r->p->fname ? r->p->fname : "-", w,
+		(unsigned long long)r->total, w > 0 ? (double)r->total / w / 1e9 : 0.0,
+		nthreads, r->npieces, r->chunk >> 20,
+		r->files.nregs ? "DMA from the registered page cache" :
+		r->files.ndfds ? "O_DIRECT reads" : "page-cache reads");
+	for (int i = 0; i < ST_COUNT; i++)
+		if (r->ns[i])
+			fprintf(stderr, "tfs_load profile:   %-26s %8.3f thread-s (%5.1f%% of "
+				"wall x copy threads)\n", stage_name[i], (double)r->ns[i] * 1e-9,
+				w > 0 && nthreads > 0 ? 100.0 * (double)r->ns[i] * 1e-9 /
+				(w * nthreads) : 0.0);
+}
 
 /* ---- failures ---- */
 static void fail(struct run *r, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -171,7 +177,8 @@ static void moved(struct run *r, size_t i, uint64_t len)
 	if (r->p->finish)
 		r->p->finish(r->p->arg, i);
 	pthread_mutex_lock(&r->mu);
-	r->finished++;
+	if (r->finished++ == 0 && r->profile)
+		r->first_ns = now_ns();
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
 }
@@ -234,7 +241,10 @@ static void *prep_main(void *arg)
 		while (i >= r->finished + TFS_PIPE_WINDOW && !r->stop)
 			pthread_cond_wait(&r->cv, &r->mu);
 		pthread_mutex_unlock(&r->mu);
+		uint64_t t0 = tick(r);
+
 		rc = stopped(r) ? -ECANCELED : p->prepare(p->arg, i);
+		tock(r, ST_PREPARE, t0);
 		if (rc && rc != -ECANCELED)
 			fail(r, rc, "%s", tfs_errmsg());
 		pthread_mutex_lock(&r->mu);
@@ -264,6 +274,8 @@ struct worker {
 	size_t witem[NBUF];
 	unsigned k;
 	char *fbuf;                    /* through FUSE */
+	char *dbuf;                    /* direct reads not into a pinned buffer */
+	int no_direct;                 /* the file system refused a direct read */
 	int pipe[2];                   /* a load through FUSE by splice; -1: none yet */
 	int no_splice;                 /* splice is not possible here: pread/pwrite */
 	int no_fill;                   /* the daemon refused a fill: writes from then on */
@@ -277,8 +289,12 @@ static int drain(struct worker *w, int b)
 
 	if (!w->busy[b])
 		return 0;
+	uint64_t t0 = tick(r);
+
 	w->busy[b] = 0;
-	if ((e = w->cu->EventSynchronize(w->ev[b]))) {
+	e = w->cu->EventSynchronize(w->ev[b]);
+	tock(r, ST_H2D_WAIT, t0);
+	if (e) {
 		fail(r, -EIO, "cudaMemcpyAsync: %s", w->cu->GetErrorString(e));
 		return -EIO;
 	}
@@ -329,7 +345,9 @@ static int cuda_setup(struct worker *w, int dev)
 			w->ev[b] = NULL;
 			goto fail;
 		}
-		if (!w->buf[b].p && (rc = pinned_get(w->cu, r->chunk, &w->buf[b]))) {
+		/* room for a direct read's alignment around the piece */
+		if (!w->buf[b].p &&
+		    (rc = tfs_pinned_get(w->cu, r->chunk + TFS_DIO_PAD, &w->buf[b]))) {
 			fail(r, rc, "%s", tfs_errmsg());
 			return rc;
 		}
@@ -341,6 +359,51 @@ fail:
 	return -EIO;
 }
 
+/* The worker's buffer for direct reads that land elsewhere (host memory, the mount):
+ * NULL when out of memory (then the page cache serves). */
+static char *direct_buf(struct worker *w)
+{
+	if (!w->dbuf && posix_memalign((void **)&w->dbuf, TFS_DIO_ALIGN,
+				       w->r->chunk + TFS_DIO_PAD))
+		w->dbuf = NULL;
+	return w->dbuf;
+}
+
+/* Whether item's file is read directly by this worker. */
+static int direct_for(const struct worker *w, size_t item)
+{
+	return w->r->files.dfd && w->r->files.dfd[item] >= 0 && !w->no_direct;
+}
+
+/* Reads len bytes of item's file at foff: with O_DIRECT into buf (aligned, len +
+ * TFS_DIO_PAD bytes; *at where the bytes start in it) when the item's file is read
+ * directly, else through the page cache into dst (*at = dst). A file system that refuses
+ * the direct read sends this worker to the page cache from then on. 0 or -errno. */
+static int read_piece(struct worker *w, size_t item, char *buf, char *dst, uint64_t foff,
+		      size_t len, char **at)
+{
+	struct run *r = w->r;
+	uint64_t t0 = tick(r);
+	int rc;
+
+	if (buf && direct_for(w, item)) {
+		rc = tfs_dio_read(r->files.dfd[item], buf, foff, len, at);
+		if (rc != -EINVAL) {
+			tock(r, ST_READ, t0);
+			return rc;
+		}
+		w->no_direct = 1;
+		if (!dst) {
+			tock(r, ST_READ, t0);
+			return rc;
+		}
+	}
+	rc = tfs_pread_full(src_of(r, item)->fd, dst, len, foff);
+	*at = dst;
+	tock(r, ST_READ, t0);
+	return rc;
+}
+
 static int copy_cuda(struct worker *w, char *dev, const struct piece *pc, uint64_t foff)
 {
 	struct run *r = w->r;
@@ -348,12 +411,18 @@ static int copy_cuda(struct worker *w, char *dev, const struct piece *pc, uint64
 
 	if ((rc = drain(w, b)))
 		return rc;
-	if (r->p->to_tensor) {
-		if ((rc = tfs_pread_full(src_of(r, pc->item)->fd, w->buf[b].p, pc->len, foff))) {
+	if (r->p->to_tensor && r->files.imap && r->files.imap[pc->item]) {
+		/* straight from the registered page cache: no read, no staging copy */
+		e = w->cu->MemcpyAsync(dev, r->files.imap[pc->item] + foff, pc->len, CUDA_H2D,
+				       w->stream);
+	} else if (r->p->to_tensor) {
+		char *at;
+
+		if ((rc = read_piece(w, pc->item, w->buf[b].p, w->buf[b].p, foff, pc->len, &at))) {
 			fail_file(r, pc->item, rc);
 			return rc;
 		}
-		e = w->cu->MemcpyAsync(dev, w->buf[b].p, pc->len, CUDA_H2D, w->stream);
+		e = w->cu->MemcpyAsync(dev, at, pc->len, CUDA_H2D, w->stream);
 	} else {
 		e = w->cu->MemcpyAsync(w->buf[b].p, dev, pc->len, CUDA_D2H, w->stream);
 		w->wfoff[b] = foff;
@@ -374,8 +443,19 @@ static int copy_host(struct worker *w, char *mem, const struct piece *pc, uint64
 	int rc;
 
 	(void)tfs_populate(mem, pc->len, r->p->to_tensor ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
-	rc = r->p->to_tensor ? tfs_pread_full(src_of(r, pc->item)->fd, mem, pc->len, foff)
-			     : file_put(r, mem, pc->len, foff);
+	if (r->p->to_tensor) {
+		char *at, *buf = direct_for(w, pc->item) ? direct_buf(w) : NULL;
+
+		rc = read_piece(w, pc->item, buf, mem, foff, pc->len, &at);
+		if (!rc && at != mem) {
+			uint64_t t0 = tick(r);
+
+			memcpy(mem, at, pc->len);
+			tock(r, ST_HOST_COPY, t0);
+		}
+	} else {
+		rc = file_put(r, mem, pc->len, foff);
+	}
 	if (rc)
 		fail_file(r, pc->item, rc);
 	return rc;
@@ -468,10 +548,34 @@ static int copy_file(struct worker *w, int tfd, const struct piece *pc, uint64_t
 	int in = to_tensor ? src_of(r, pc->item)->fd : tfd, out = to_tensor ? tfd : r->p->fd;
 	int rc;
 
+	/* Read directly: the whole piece in one request, then written through the mount
+	 * (a cold file is read at the disk's speed, which the mount's writes outrun). */
+	if (to_tensor && direct_for(w, pc->item) && direct_buf(w)) {
+		char *at;
+		uint64_t t0;
+
+		rc = read_piece(w, pc->item, w->dbuf, NULL, foff, pc->len, &at);
+		if (rc && rc != -EINVAL) {
+			fail_file(r, pc->item, rc);
+			return rc;
+		}
+		if (!rc) {
+			t0 = tick(r);
+			rc = tfs_pwrite_full(tfd, at, pc->len, pc->off);
+			tock(r, ST_MOUNT_WRITE, t0);
+			if (rc)
+				fail(r, rc, "a tensor of %s: write through the mount: %s",
+				     src_of(r, pc->item)->name, tfs_strerror(rc));
+			return rc ? rc : stopped(r) ? -ECANCELED : 0;
+		}
+	}
 	/* Whatever the daemon refuses goes by write(), which reports a failure as the file's
 	 * or the tensor's. EBUSY is for this piece only: as many fills run as it allows. */
 	if (to_tensor && r->fill && !w->no_fill) {
+		uint64_t t0 = tick(r);
+
 		rc = fill_piece(w, tfd, pc, foff);
+		tock(r, ST_FILL, t0);
 		if (rc == 0)
 			return stopped(r) ? -ECANCELED : 0;
 		if (rc != -EBUSY)
@@ -577,9 +681,11 @@ static void *copy_main(void *arg)
 	if (w->dev >= 0)
 		cuda_drop(w);
 	for (int b = 0; b < NBUF; b++)
-		pinned_put(&w->buf[b]);
+		tfs_pinned_put(&w->buf[b]);
 	free(w->fbuf);
 	w->fbuf = NULL;
+	free(w->dbuf);
+	w->dbuf = NULL;
 	if (w->pipe[0] >= 0) {
 		close(w->pipe[0]);
 		close(w->pipe[1]);
@@ -655,6 +761,7 @@ static int cut_spans(struct run *r, int threads)
 	return 0;
 }
 
+
 int tfs_pipe_run(struct tfs_pipe *p)
 {
 	struct run r = { .p = p, .chunk = chunk_size(p->via_file),
@@ -662,6 +769,7 @@ int tfs_pipe_run(struct tfs_pipe *p)
 	struct worker *w = NULL;
 	pthread_t *th = NULL;
 	int nthreads = p->threads, nprep = 0, started = 0, rc;
+	uint64_t t_start = 0;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	/* A save into a mapping gains from 16 (9.8 against 8.0 GB/s for tensorctl save on the
@@ -687,6 +795,9 @@ int tfs_pipe_run(struct tfs_pipe *p)
 	}
 	pthread_mutex_init(&r.mu, NULL);
 	pthread_cond_init(&r.cv, NULL);
+	r.profile = getenv("TFS_LOAD_PROFILE") && !strcmp(getenv("TFS_LOAD_PROFILE"), "1");
+	if (r.profile)
+		t_start = now_ns();
 	for (size_t i = 0; i < p->n; i++) {
 		p->items[i].state = p->prepare ? 0 : 1;
 		p->items[i].left = p->items[i].bytes;
@@ -698,6 +809,14 @@ int tfs_pipe_run(struct tfs_pipe *p)
 		nprep = p->n < 4 ? (int)p->n : 4;
 	if ((rc = cut(&r)))
 		goto out;
+	{
+		uint64_t t0 = tick(&r);
+
+		rc = tfs_load_files_open(&r.files, p, &r.own, r.profile);
+		tock(&r, ST_REGISTER, t0);
+		if (rc)
+			goto out;
+	}
 	if ((size_t)nthreads > r.npieces)
 		nthreads = r.npieces ? (int)r.npieces : 0;
 	if (p->fmap && nthreads > 1 && (rc = cut_spans(&r, nthreads)))
@@ -767,7 +886,10 @@ int tfs_pipe_run(struct tfs_pipe *p)
 		if (p->items[i].state == 0)
 			p->items[i].state = -ECANCELED;
 	rc = r.err ? tfs_seterr(r.err, "%s", r.msg) : 0;
+	if (r.profile)
+		profile_print(&r, nthreads, t_start, now_ns() - t_start);
 out:
+	tfs_load_files_close(&r.files);
 	pthread_cond_destroy(&r.cv);
 	pthread_mutex_destroy(&r.mu);
 	free(r.pieces);

@@ -49,6 +49,8 @@ struct tfs_pipe {
 	int threads;            /* copy threads; <= 0: min(8, CPUs) */
 	int via_file;           /* most items go through their files: pieces sized for the
 				 * daemon's fills (TFS_LOAD_CHUNK_MB overrides either size) */
+	int direct;             /* loads: read the files with O_DIRECT: 1 always, 0 never,
+				 * -1 when cold (direct_io.h, tfs_dio_open) */
 	void (*progress)(void *arg, uint64_t done, uint64_t total);
 	void *progress_arg;
 	const volatile int *cancel;

@@ -166,6 +166,33 @@ int tfs_delete(tfs_client *c, const char *name);
  * the errors above. */
 int tfs_renew(tfs_client *c, const char *name);
 
+/* Batches (docs/queue-batch.md): n commands pushed in one LPUSH and answered on one
+ * reply key, so n creates or unlinks cost one round trip instead of n. Each item is its
+ * own command and gets its own answer: not all-or-nothing, items that succeed stay done
+ * when others fail. rcs (n ints, may be NULL) receives each item's result: 0, the errno
+ * the daemon answered, or -ETIMEDOUT when its answer did not come within the client's
+ * timeout (the command may still be served later). Returns 0 when every item succeeded,
+ * else the first failing item's error with its message. Every argument is checked before
+ * anything is sent: -EINVAL (NULL, n not 1..TFS_BATCH_MAX, a bad name, dtype or shape in
+ * any item) sends nothing. -EIO: the connection broke (what was sent may be served). */
+#define TFS_BATCH_MAX 1024
+struct tfs_create_req {
+	const char *name;
+	tfs_dtype dtype;
+	int ndim;
+	const int64_t *shape;
+	int device;                  /* < 0: the default */
+};
+/* Creates n tensors. out (n pointers, may be NULL) gets each made tensor mapped from its
+ * create's answer, no further request (NULL for a failed item): the mapping is not a hold,
+ * the name's reference keeps the tensor, as with tfs_open_meta; release with tfs_close. A
+ * tensor made whose mapping failed stays made (its rcs says the mapping's error). */
+int tfs_create_many(tfs_client *c, size_t n, const struct tfs_create_req *reqs, int *rcs,
+		    tfs_tensor **out);
+/* Drops the names' references, as rm does (a hold of this process is not released:
+ * tfs_delete does that). */
+int tfs_unlink_many(tfs_client *c, size_t n, const char *const *names, int *rcs);
+
 /* Cross-process ordering (cuda backend): tfs_mark_written records an interprocess CUDA
  * event on stream (a cudaStream_t, NULL = default stream) and stores its handle in the
  * user xattr "user.tensorfs.event" of the tensor's file; tfs_wait_written makes stream
@@ -215,6 +242,15 @@ struct tfs_load_opts {
 				       * none of its names existing there yet; a failure
 				       * removes only what this load made. 0 (default):
 				       * dest must not exist */
+	int direct;                   /* how the file is read: 1 with O_DIRECT (large
+				       * aligned requests from every copy thread, no copy
+				       * through the page cache) where the file system
+				       * allows it, else through the page cache; 0 through
+				       * the page cache; -1 (default) with O_DIRECT when at
+				       * most a tenth of the file is in the page cache (a
+				       * cold file). TFS_LOAD_DIRECT=0|1 in the environment
+				       * overrides -1. TFS_LOAD_PROFILE=1 prints the time of
+				       * each stage (reads, copies, creates) to stderr */
 };
 /* Fills *o with the defaults above. */
 void tfs_load_opts_init(struct tfs_load_opts *o);

@@ -625,11 +625,16 @@ static void process(struct qcmd *q, redisReply **el, size_t n, int again)
 		for (size_t j = 0; again && j < k; j++)
 			if (!q[j].rc && q[j].c.op == TFS_OP_CREATE && local_create(&q[j].c, q[j].node_q))
 				tfs_store_claim_maybe_lost(q[j].c.name, 't');
+		/* The writer is woken once for the chunk's writes and answers, not once per
+		 * command: each wake is a futex call on this thread's path. A wait for the
+		 * writer inside (a claim's answer) wakes it first (writer.c). */
+		tfs_writer_defer_wakes(1);
 		tfs_ns_lock();
 		preclaim(q, k);
 		for (size_t j = 0; j < k; j++)
 			process_one(&q[j]);
 		tfs_ns_unlock();
+		tfs_writer_defer_wakes(0);
 	}
 }
 

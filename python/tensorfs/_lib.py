@@ -98,6 +98,18 @@ tfs_client_set_lease = _fn("tfs_client_set_lease", c_int, c_void_p, c_int)
 tfs_create = _fn("tfs_create", c_int, c_void_p, c_char_p, c_int, c_int, POINTER(c_int64), c_int)
 tfs_get = _fn("tfs_get", c_int, c_void_p, c_char_p, _p)
 tfs_delete = _fn("tfs_delete", c_int, c_void_p, c_char_p)
+
+
+class CreateReq(Structure):
+    """struct tfs_create_req (tensorfs.h): one item of tfs_create_many."""
+    _fields_ = [("name", c_char_p), ("dtype", c_int), ("ndim", c_int),
+                ("shape", POINTER(c_int64)), ("device", c_int)]
+
+
+tfs_create_many = _fn("tfs_create_many", c_int, c_void_p, c_size_t, POINTER(CreateReq),
+                      POINTER(c_int), POINTER(c_void_p))
+tfs_unlink_many = _fn("tfs_unlink_many", c_int, c_void_p, c_size_t, POINTER(c_char_p),
+                      POINTER(c_int))
 tfs_renew = _fn("tfs_renew", c_int, c_void_p, c_char_p)
 tfs_mark_written = _fn("tfs_mark_written", c_int, c_void_p, c_void_p)
 
@@ -107,7 +119,7 @@ class LoadOpts(Structure):
     _fields_ = [("format", c_int), ("dtype", c_int), ("ndim", c_int),
                 ("shape", c_int64 * MAX_DIMS), ("device", c_int), ("threads", c_int),
                 ("via_file", c_int), ("progress", c_void_p), ("progress_arg", c_void_p),
-                ("cancel", c_void_p), ("merge", c_int)]
+                ("cancel", c_void_p), ("merge", c_int), ("direct", c_int)]
 
 
 class SaveOpts(Structure):

@@ -3,6 +3,7 @@
 #include <dlpack/dlpack.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,114 @@ static int unhex(const char *s, unsigned char *out, size_t *n)
 	if (l % 2 || l / 2 > 4096 || tfs_hex_decode(s, l, out, l / 2))
 		return -EINVAL;
 	*n = l / 2;
+	return 0;
+}
+
+/* qmany: see main. Items that fail print their errno name; returns 0 unless the calls'
+ * arguments were refused (then nothing was sent). */
+static int many(tfs_client *c, int n, char **args)
+{
+	struct tfs_create_req reqs[64];
+	char names[64][256];
+	const char *np[64];
+	int64_t dims[64];
+	tfs_tensor *out[64];
+	int rcs[64], urcs[64], rc;
+
+	if (n < 1 || n > 64)
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		char *colon;
+
+		snprintf(names[i], sizeof(names[i]), "%s", args[i]);
+		colon = strrchr(names[i], ':');
+		dims[i] = colon ? strtoll(colon + 1, NULL, 0) : 8;
+		if (colon)
+			*colon = '\0';
+		np[i] = names[i];
+		reqs[i] = (struct tfs_create_req){ names[i], TFS_U8, 1, &dims[i], -1 };
+	}
+	for (int i = 0; i < n; i++)
+		rcs[i] = 1;              /* not sent: the call refused its arguments */
+	rc = tfs_create_many(c, (size_t)n, reqs, rcs, out);
+	if (rcs[0] == 1)
+		return rc;
+	for (int i = 0; i < n; i++) {
+		unsigned char b = (unsigned char)(i + 1), back = 0;
+
+		if (!rcs[i] && dims[i] > 0 &&
+		    (tfs_write(out[i], 0, &b, 1) || tfs_read(out[i], 0, &back, 1) || back != b))
+			rcs[i] = -EIO;
+		tfs_close(out[i]);
+	}
+	tfs_unlink_many(c, (size_t)n, np, urcs);
+	for (int i = 0; i < n; i++)
+		printf("%s %s %s\n", names[i], rcs[i] ? tfs_errno_name(rcs[i]) : "ok",
+		       urcs[i] ? tfs_errno_name(urcs[i]) : "ok");
+	return 0;
+}
+
+struct qthread {
+	const char *url;
+	int k, n, bad;
+};
+
+/* One client per thread, all in this process: each tensor's answer must be its own. */
+static void *qthread_main(void *arg)
+{
+	struct qthread *q = arg;
+	struct tfs_create_req reqs[8];
+	char names[8][64];
+	const char *np[8];
+	int64_t dim = q->k + 1;
+	tfs_tensor *out[8];
+	tfs_client *c;
+
+	if (tfs_connect(q->url, 10000, &c) ||
+	    (getenv("TFS_NODE") && tfs_client_set_node(c, getenv("TFS_NODE")))) {
+		q->bad = q->n;
+		return NULL;
+	}
+	for (int r = 0; r < q->n; r++) {
+		for (int i = 0; i < 8; i++) {
+			snprintf(names[i], sizeof(names[i]), "th%d_%d_%d", q->k, r, i);
+			np[i] = names[i];
+			reqs[i] = (struct tfs_create_req){ names[i], TFS_U8, 1, &dim, -1 };
+		}
+		if (tfs_create_many(c, 8, reqs, NULL, out)) {
+			q->bad++;
+			continue;
+		}
+		for (int i = 0; i < 8; i++) {
+			struct tfs_tensor_info info;
+
+			if (tfs_tensor_get_info(out[i], &info) || info.bytes != (uint64_t)dim)
+				q->bad++;
+			tfs_close(out[i]);
+		}
+		if (tfs_unlink_many(c, 8, np, NULL))
+			q->bad++;
+	}
+	tfs_disconnect(c);
+	return NULL;
+}
+
+/* qthreads: 4 threads, n batches of 8 each; prints the failures. */
+static int threads(const char *url, int n)
+{
+	struct qthread q[4];
+	pthread_t th[4];
+	int bad = 0;
+
+	for (int k = 0; k < 4; k++) {
+		q[k] = (struct qthread){ url, k, n, 0 };
+		pthread_create(&th[k], NULL, qthread_main, &q[k]);
+	}
+	for (int k = 0; k < 4; k++) {
+		pthread_join(th[k], NULL);
+		bad += q[k].bad;
+	}
+	printf("failures %d\n", bad);
 	return 0;
 }
 
@@ -392,6 +501,20 @@ int main(int argc, char **argv)
 			rc = tfs_delete(c, argv[3]);
 		} else if (!strcmp(cmd, "qdelete")) {
 			rc = tfs_delete(c, argv[3]);
+		} else if (!strcmp(cmd, "qmany")) {             /* qmany URL NAME[:BYTES]...: */
+			/* tfs_create_many of u8 [BYTES] (default 8) tensors, each written with its
+			 * index + 1 through the mapping the answer gave and read back; then
+			 * tfs_unlink_many of the same names. Prints each item's two results. */
+			rc = many(c, argc - 3, argv + 3);
+		} else if (!strcmp(cmd, "qunlinkmany")) {       /* qunlinkmany URL NAME... */
+			int rcs[64], n = argc - 3 > 64 ? 64 : argc - 3;
+
+			tfs_unlink_many(c, (size_t)n, (const char *const *)argv + 3, rcs);
+			for (int i = 0; i < n; i++)
+				printf("%s %s\n", argv[3 + i], rcs[i] ? tfs_errno_name(rcs[i]) : "ok");
+			rc = 0;
+		} else if (!strcmp(cmd, "qthreads")) {          /* qthreads URL N */
+			rc = threads(argv[2], atoi(argv[3]));
 		} else if (!strcmp(cmd, "qconnect")) {
 			rc = 0;
 		} else {
