@@ -329,6 +329,11 @@ int tfs_xattr_set(const struct tfs_where *w, const char *name, const char *value
 				   tfs_limits.xattr_user);
 	if (rc)
 		goto out;
+	/* A mark takes the tensor's io, which a move holds while it copies. */
+	if (x.kind == 'l' && x.t->moving && strcmp(name, TFS_EVENT_XATTR) == 0) {
+		rc = -EBUSY;
+		goto out;
+	}
 	rc = tfs_store_user_set(x.key, owner, name + 5, value, size, !!(flags & XATTR_CREATE),
 				!!(flags & XATTR_REPLACE));
 	if (rc == 0)

@@ -47,6 +47,8 @@ int tfs_tensor_hold(struct tfsd_tensor *t, const char *node, int64_t pid, int64_
 			break;
 	if (h && h->uid != uid)
 		return -EPERM;
+	if (t->moving)
+		return -EBUSY;  /* its handle is about to change */
 	if ((uint64_t)holds_of(t) >= tfs_limits.holds)
 		return -EMLINK;
 	if ((rc = tfs_quota_holds_check(uid, 1)))

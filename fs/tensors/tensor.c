@@ -126,6 +126,8 @@ static void destroy(struct tfsd_tensor *t)
 
 void tfs_tensor_drop_if_unused(struct tfsd_tensor *t)
 {
+	if (t->moving)
+		return;         /* the mover drops it when the move ends */
 	if (tfs_tensor_refcount(t) == 0)
 		destroy(t);
 	else
@@ -320,6 +322,8 @@ static int realloc_bytes(struct tfsd_tensor *t, uint64_t bytes)
 
 	if (bytes == t->meta.bytes)
 		return 0;
+	if (t->moving)
+		return -EBUSY;
 	pthread_rwlock_wrlock(&t->io);
 	if (bytes == 0) {
 		be->free(tfs_mem.be, t->alloc);
@@ -357,6 +361,10 @@ static int rekey(struct tfsd_tensor *t, uid_t uid, gid_t gid, mode_t mode, uint6
 	*moved = 1;
 	if (!t->alloc || !be->set_owner)
 		return 0;
+	if (t->moving) {
+		*moved = 0;
+		return -EBUSY;
+	}
 	pthread_rwlock_wrlock(&t->io);
 	rc = be->set_owner(tfs_mem.be, t->alloc, uid, gid, mode, dir, flags);
 	*moved = rc == 0;
@@ -393,7 +401,10 @@ static int has_writer(const struct tfsd_tensor *t)
 
 /* The record of a tensor moved between tiers names its new memory before the old goes
  * (backend.h move_sum): written and waited for, so that a crash at any point leaves a
- * record naming memory that is whole. */
+ * record naming memory that is whole. Runs on the mover's thread, io held exclusive:
+ * the one place a thread holding io takes ns (tensors.h), which is why every path that
+ * takes a tensor's io under ns first refuses a moving one. The wait for Redis runs with
+ * ns released. */
 struct tier_commit {
 	struct tfsd_tensor *t;
 	int device;
@@ -401,77 +412,107 @@ struct tier_commit {
 	int rc, done;
 };
 
-static void tier_commit(void *arg)
+/* The tensor's metadata follows its memory (device, backend, handle, sum, ctime). Caller
+ * holds ns and io. */
+static int follow(struct tfsd_tensor *t, int device, uint64_t sum)
 {
-	struct tier_commit *c = arg;
-	struct tfsd_tensor *t = c->t;
+	int rc = export(t);
 
-	c->done = 1;
-	c->rc = export(t);
-	/* Writers it keeps (the mover's own open or hold) may change the bytes asleep. */
-	t->meta.sum = c->device == TFS_DEVICE_CPU && !has_writer(t) ? *c->sum : 0;
-	t->meta.device = c->device;
-	snprintf(t->meta.backend, sizeof(t->meta.backend), "%s",
-		 tfs_mem_backend_name(c->device));
-	clock_gettime(CLOCK_REALTIME, &t->ctime);
-	if (c->rc == 0)
-		c->rc = tfs_tensor_save(t);
-	/* Made: the answer says so. Redis gone meanwhile holds the record back until it
-	 * returns; a crash before then adopts neither object (the record outlives both). */
-	if (c->rc == 0 && tfs_writer_sync())
-		tfs_log(LOG_WARNING, "%s: moved, but Redis has not got its record yet", t->name);
-}
-
-int tfs_tensor_set_device(struct tfsd_tensor *t, int device, pid_t pid)
-{
-	const struct tfs_backend_ops *be = tfs_mem.ops;
-	int moved, rc = 0;
-
-	if (!tfs_device_served(device))
-		return -EINVAL;
-	uint64_t sum = 0;
-	char tier[TFS_TIER_NAME_MAX];
-
-	if (device == t->meta.device)
-		return 0;
-	if (t->alloc) {
-		/* Others' mappings name the old memory: it never moves under them. */
-		if ((!be->move && !be->move_sum) || (pid && tfs_tensor_busy(t, pid)))
-			return -EBUSY;
-		if ((rc = tfs_conn_ok()))
-			return rc;
-		/* Waking from the host tier: the bytes must be those that went to sleep. */
-		sum = t->meta.device == TFS_DEVICE_CPU ? t->meta.sum : 0;
-		struct tier_commit c = { .t = t, .device = device, .sum = &sum };
-
-		pthread_rwlock_wrlock(&t->io);
-		if (be->move_sum) {
-			rc = be->move_sum(tfs_mem.be, t->alloc, device, &sum, tier_commit, &c);
-		} else {
-			rc = be->move(tfs_mem.be, t->alloc, device);
-			sum = 0;
-		}
-		moved = rc == 0;
-		if (moved && c.done) {
-			pthread_rwlock_unlock(&t->io);
-			return c.rc;
-		}
-		if (moved)
-			rc = export(t);
-		pthread_rwlock_unlock(&t->io);
-		if (!moved && rc == -EBADMSG)
-			tfs_log(LOG_ERR, "%s: its bytes in host memory are not those that went to "
-				"sleep (checksum mismatch): it stays in the host tier, not moved to "
-				"device %s", t->name, tfs_tier_name(device, tier, sizeof(tier)));
-		if (!moved)
-			return rc == -ENOMEM ? -ENOSPC : rc;     /* nothing changed */
-	}
 	/* Writers it keeps (the mover's own open or hold) may change the bytes asleep. */
 	t->meta.sum = device == TFS_DEVICE_CPU && !has_writer(t) ? sum : 0;
 	t->meta.device = device;
 	snprintf(t->meta.backend, sizeof(t->meta.backend), "%s", tfs_mem_backend_name(device));
 	clock_gettime(CLOCK_REALTIME, &t->ctime);
 	return rc ? rc : tfs_tensor_save(t);
+}
+
+static void tier_commit(void *arg)
+{
+	struct tier_commit *c = arg;
+	struct tfsd_tensor *t = c->t;
+
+	c->done = 1;
+	tfs_ns_lock();
+	c->rc = follow(t, c->device, *c->sum);
+	tfs_ns_unlock();
+	/* Made: the answer says so. Redis gone meanwhile holds the record back until it
+	 * returns; a crash before then adopts neither object (the record outlives both). */
+	if (c->rc == 0 && tfs_writer_sync())
+		tfs_log(LOG_WARNING, "%s: moved, but Redis has not got its record yet", t->name);
+}
+
+/* The copy of a move, ns released: t->moving keeps t alive and everything that would
+ * take its io under ns away. Returns with ns held again. */
+static int move_unlocked(struct tfsd_tensor *t, int device, uint64_t *sum)
+{
+	const struct tfs_backend_ops *be = tfs_mem.ops;
+	struct tier_commit c = { .t = t, .device = device, .sum = sum };
+	char tier[TFS_TIER_NAME_MAX];
+	int rc;
+
+	t->moving = 1;
+	tfs_ns_unlock();
+	pthread_rwlock_wrlock(&t->io);
+	if (be->move_sum) {
+		rc = be->move_sum(tfs_mem.be, t->alloc, device, sum, tier_commit, &c);
+	} else {
+		rc = be->move(tfs_mem.be, t->alloc, device);
+		*sum = 0;
+	}
+	if (rc == 0 && c.done) {
+		pthread_rwlock_unlock(&t->io);
+		tfs_ns_lock();
+		rc = c.rc;
+	} else if (rc == 0) {
+		/* No commit (a move within one side): the record follows, io still held. */
+		tfs_ns_lock();
+		rc = follow(t, device, *sum);
+		pthread_rwlock_unlock(&t->io);
+	} else {
+		/* Nothing changed. */
+		pthread_rwlock_unlock(&t->io);
+		tfs_ns_lock();
+		if (rc == -ENOMEM)
+			rc = -ENOSPC;
+		if (rc == -EBADMSG)
+			tfs_log(LOG_ERR, "%s: its bytes in host memory are not those that went to "
+				"sleep (checksum mismatch): it stays in the host tier, not moved to "
+				"device %s", t->name, tfs_tier_name(device, tier, sizeof(tier)));
+	}
+	t->moving = 0;
+	if (tfs_tensor_refcount(t) == 0)
+		destroy(t);     /* unlinked and closed while it moved */
+	return rc;
+}
+
+int tfs_tensor_set_device(struct tfsd_tensor *t, int device, pid_t pid)
+{
+	const struct tfs_backend_ops *be = tfs_mem.ops;
+	uint64_t sum;
+	int rc;
+
+	if (!tfs_device_served(device))
+		return -EINVAL;
+	if (t->moving)
+		return -EBUSY;
+	if (device == t->meta.device)
+		return 0;
+	if (!t->alloc) {
+		t->meta.sum = 0;
+		t->meta.device = device;
+		snprintf(t->meta.backend, sizeof(t->meta.backend), "%s",
+			 tfs_mem_backend_name(device));
+		clock_gettime(CLOCK_REALTIME, &t->ctime);
+		return tfs_tensor_save(t);
+	}
+	/* Others' mappings name the old memory: it never moves under them. */
+	if ((!be->move && !be->move_sum) || (pid && tfs_tensor_busy(t, pid)))
+		return -EBUSY;
+	if ((rc = tfs_conn_ok()))
+		return rc;
+	/* Waking from the host tier: the bytes must be those that went to sleep. */
+	sum = t->meta.device == TFS_DEVICE_CPU ? t->meta.sum : 0;
+	return move_unlocked(t, device, &sum);
 }
 
 int tfs_tensor_set_dir(struct tfsd_tensor *t, uint64_t dir, pid_t pid)
@@ -596,6 +637,9 @@ void tfs_tensor_unsum(struct tfsd_tensor *t)
 
 int tfs_tensor_get_open(struct tfsd_tensor *t, struct tfs_file *f)
 {
+	/* Its handle is about to change: no new mapping of the old memory. */
+	if (t->moving)
+		return -EBUSY;
 	attach(t, f);
 	if (f->writable)
 		tfs_tensor_unsum(t);
@@ -673,7 +717,7 @@ int tfs_tensor_unlink(struct tfsd_tensor *t, char **ukey)
 		return rc;
 	}
 	t->linked = 0;
-	if (tfs_tensor_refcount(t) == 0) {
+	if (tfs_tensor_refcount(t) == 0 && !t->moving) {
 		free(key);
 		destroy(t);
 		return 0;

@@ -50,6 +50,10 @@ struct tfsd_tensor {
 	uint8_t mark[TFS_IPC_HANDLE_SIZE];  /* IPC event); reads wait for it. Under io. */
 	pthread_rwlock_t io;         /* read/write copies share it; resize/free take it alone */
 	size_t resync_slot;          /* 1 + its place in a resync under way, 0: none */
+	int moving;                  /* a move between devices copies it, ns released
+	                                (tfs_tensor_set_device): what would take io under
+	                                ns, open it or hold it answers EBUSY meanwhile, and
+	                                it is not freed until the move ends */
 	struct tfsd_tensor *next;     /* hash chain */
 };
 
@@ -124,7 +128,10 @@ int tfs_tensor_set_dir(struct tfsd_tensor *t, uint64_t dir, pid_t pid);
  * moves there (a device-to-device copy; its handle and offset change) unless a process
  * other than pid's holds it (open, or through the queue; pid 0: no check): -EBUSY, as
  * for a backend that cannot move. -EINVAL for a device not served, -ENOSPC when the device
- * is full, -EIO; on error nothing changed. Writes the record. Caller holds ns.
+ * is full, -EIO; on error nothing changed. Writes the record. Caller holds ns; the copy
+ * runs with ns released (t->moving set, the io lock held exclusive), so t may be gone
+ * when it returns, ns held again: the caller must not touch t afterwards. -EBUSY when t
+ * is moving already.
  * device may be TFS_DEVICE_CPU, the host tier (docs/tiers.md): moving there records the
  * checksum of the bytes moved (meta.sum); moving away checks it: -EBADMSG (logged, naming
  * the tensor) when the bytes changed meanwhile, the tensor staying where it is. */

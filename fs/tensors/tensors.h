@@ -10,7 +10,12 @@
  *   2. tensor->io        a tensor's rwlock. read/write hold it shared while copying, without
  *                        ns; resizing, freeing, owner moves and written marks hold it
  *                        exclusive, always under ns. So a thread holding io never takes ns
- *                        (op_write lets go of io before it takes ns to grow the tensor).
+ *                        (op_write lets go of io before it takes ns to grow the tensor),
+ *                        with one exception: a move between devices (tensor.c
+ *                        move_unlocked) marks the tensor moving under ns, copies holding
+ *                        its io exclusive without ns, and takes ns to commit. Every path
+ *                        that would take a tensor's io under ns refuses a moving one first
+ *                        (EBUSY), so no ns holder ever waits for that io.
  *   2b. dirh->mu         an open directory's (fuse/ops_dir.c): a READDIR holds it, without
  *                        ns, while it fills the listing (kernel/node.c, store/dircache.c,
  *                        Redis) and replies.
