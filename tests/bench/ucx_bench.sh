@@ -4,6 +4,7 @@
 # transport and a plain TCP stream (socat), in one run. Results: tests/bench/RESULTS-ucx.md.
 #   tests/bench/ucx_bench.sh [SIZE_MB] [TENSORS]     (default 2048 MB in 16 tensors)
 # UCX_TLS / UCX_NET_DEVICES as given (default tcp on lo). BUILD=build by default;
+# PERF_OUT=FILE: perf record of both daemons during the first copy.
 # TFS_BACKEND=cuda for tensors in GPU memory (default host); DEV_A / DEV_B: --devices of
 # node a and node b (a 2-GPU machine: DEV_A=0 DEV_B=1, one GPU per node).
 set -u
@@ -24,9 +25,13 @@ cleanup() {
 }
 trap cleanup EXIT
 now() { date +%s.%N; }
-# CPU seconds (user + system) a process has used: a measure that a loaded machine's
-# other work does not inflate, unlike wall time.
-cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"; }
+# CPU seconds (user + system) a daemon has used, its keeper's child included: a measure
+# that a loaded machine's other work does not inflate, unlike wall time.
+cpu() {
+	local f=("/proc/$1/stat")
+	for c in $(ps -o pid= --ppid "$1"); do f+=("/proc/$c/stat"); done
+	cat "${f[@]}" 2>/dev/null | awk -v hz="$(getconf CLK_TCK)" '{ s += $14 + $15 } END { printf "%.2f", s / hz }'
+}
 rate() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.2f", b / s / 1e9 }'; }
 
 redis-server --port 0 --unixsocket "$SOCK" --save "" --appendonly no --dir "$T" >/dev/null &
@@ -59,9 +64,16 @@ rm -f "$T/blob"
 best=
 for r in 1 2 3; do
 	ca=$(cpu "$PID_a") cb=$(cpu "$PID_b")
+	if [ -n "${PERF_OUT:-}" ] && [ "$r" = 1 ]; then
+		# A profile of both daemons (keepers' children) during the first copy.
+		perf record -F 999 -g -o "$PERF_OUT" -p "$(ps -o pid= --ppid "$PID_a" --ppid "$PID_b" | tr -s ' \n' ',' | sed 's/^,//; s/,$//')" >/dev/null 2>&1 &
+		perfpid=$!
+		sleep 1
+	fi
 	t0=$(now)
 	"$CTL" cp -r -q "$T/b/model" "$T/b/r$r" || { echo "cp failed"; exit 1; }
 	t1=$(now)
+	[ -n "${perfpid:-}" ] && { kill -INT "$perfpid"; wait "$perfpid"; perfpid=; }
 	s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
 	g=$(rate "$bytes" "$s")
 	echo "tensorctl cp -r run $r: $s s, $g GB/s; CPU s per GB: owner $(awk -v a="$ca" -v b="$(cpu "$PID_a")" -v n="$bytes" 'BEGIN { printf "%.2f", (b - a) / (n / 1e9) }'), puller $(awk -v a="$cb" -v b="$(cpu "$PID_b")" -v n="$bytes" 'BEGIN { printf "%.2f", (b - a) / (n / 1e9) }')"
