@@ -116,11 +116,12 @@ if ! command -v socat >/dev/null; then
 	echo "socat: not installed: no TCP stream figure"
 else
 	port2=$((20000 + RANDOM % 20000))
-	socat -u TCP-LISTEN:"$port2",bind=127.0.0.1,reuseaddr - | wc -c > "$T/tcp.count" &
+	# Bounded: a sender that never connects must not leave the listener waiting for ever.
+	timeout 600 socat -u TCP-LISTEN:"$port2",bind=127.0.0.1,reuseaddr - | wc -c > "$T/tcp.count" &
 	sp=$!
 	sleep 0.5
 	t0=$(now)
-	head -c "$bytes" /dev/zero | socat -u - TCP:127.0.0.1:"$port2"
+	head -c "$bytes" /dev/zero | timeout 600 socat -u - TCP:127.0.0.1:"$port2"
 	wait "$sp" 2>/dev/null
 	t1=$(now)
 	got=$(cat "$T/tcp.count" 2>/dev/null)
