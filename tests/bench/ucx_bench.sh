@@ -94,10 +94,10 @@ if ! command -v ucx_perftest >/dev/null; then
 	echo "ucx_perftest: not installed (package ucx-utils): no reference figure"
 else
 	port=$((20000 + RANDOM % 20000))
-	ucx_perftest -p "$port" >/dev/null 2>&1 &
+	timeout 600 ucx_perftest -p "$port" >/dev/null 2>&1 &
 	sp=$!
 	sleep 1
-	pt=$(ucx_perftest 127.0.0.1 -p "$port" -t ucp_am_bw -s "$CHUNK" -n $((bytes / CHUNK)) -w 64 2>&1 |
+	pt=$(timeout 600 ucx_perftest 127.0.0.1 -p "$port" -t ucp_am_bw -s "$CHUNK" -n $((bytes / CHUNK)) -w 64 2>&1 |
 		awk '/Final:/ { print $0 }')
 	wait "$sp" 2>/dev/null
 	# The "Final:" line: iterations, three latencies, the bandwidth (MB/s) of the last
