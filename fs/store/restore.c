@@ -236,8 +236,8 @@ int tfs_store_restore_dirs(void)
 	if ((n = tfs_mirror_snapshot(kp, 0, &it)) < 0)
 		return n;
 	if (n > 0) {
-		tfs_log(LOG_WARNING, "Redis lost records: writing back those of the %d "
-			"directories this node knows that it lacks", n);
+		tfs_log(LOG_WARNING, "Redis lost records: the %d directories this node "
+			"knows written back where missing", n);
 		qsort(it, n, sizeof(*it), depth_cmp);
 	}
 	rc = 0;
