@@ -4,8 +4,13 @@
 # PID_P (the first primary), PORT_R and PID_R (the replica), SPORT[0..2]; pcli runs
 # redis-cli on whichever server the sentinels name the primary now.
 MASTER=tfsm
+# GROUP_PASS (set before sentinel_group): the password of every server and sentinel of the
+# group (requirepass, masterauth, the sentinels' auth-pass and requirepass).
+GROUP_PASS=${GROUP_PASS:-}
 PIDS_GROUP=()
 SPORT=()
+
+gcli() { redis-cli --no-auth-warning ${GROUP_PASS:+-a "$GROUP_PASS"} "$@"; }
 
 # A port nobody listens on now; the server started on it may still lose it to another
 # process, so start_server tries again with another.
@@ -25,14 +30,15 @@ start_server() {
 		else
 			mkdir -p "$T/$name"
 			redis-server --port "$port" --bind 127.0.0.1 --dir "$T/$name" --save "" \
-				--appendonly no --logfile "$T/$name.log" --daemonize no "$@" \
+				--appendonly no --logfile "$T/$name.log" --daemonize no \
+				${GROUP_PASS:+--requirepass "$GROUP_PASS" --masterauth "$GROUP_PASS"} "$@" \
 				>/dev/null 2>&1 3<&- 4<&- 5<&- 6<&- 7<&- 8<&- 9<&- &
 		fi
 		pid=$!
 		PIDS_GROUP+=("$pid")
 		for _ in $(seq 400); do
 			kill -0 "$pid" 2>/dev/null || break
-			redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && {
+			gcli -p "$port" ping 2>/dev/null | grep -q PONG && {
 				LAST_PORT=$port; LAST_PID=$pid; return 0; }
 			sleep 0.05
 		done
@@ -56,13 +62,13 @@ waits_for() {
 	return 1
 }
 
-replica_linked() { redis-cli -p "$PORT_R" info replication | grep -q "master_link_status:up"; }
+replica_linked() { gcli -p "$PORT_R" info replication | grep -q "master_link_status:up"; }
 # Every sentinel sees the replica and enough of the others to fail over.
 group_ready() {
 	local s
 	for s in "${SPORT[@]}"; do
-		redis-cli -p "$s" sentinel ckquorum "$MASTER" | grep -q '^OK' || return 1
-		redis-cli -p "$s" sentinel replicas "$MASTER" | grep -qx "127.0.0.1:$PORT_R" || return 1
+		gcli -p "$s" sentinel ckquorum "$MASTER" | grep -q '^OK' || return 1
+		gcli -p "$s" sentinel replicas "$MASTER" | grep -qx "127.0.0.1:$PORT_R" || return 1
 	done
 }
 
@@ -85,6 +91,8 @@ sentinel_group() {
 		sentinel failover-timeout $MASTER 4000
 		sentinel parallel-syncs $MASTER 1
 		EOF
+		[ -z "$GROUP_PASS" ] || printf 'sentinel auth-pass %s %s\nrequirepass %s\n' \
+			"$MASTER" "$GROUP_PASS" "$GROUP_PASS" >> "$T/sentinel$i.conf.in"
 		start_server "sentinel$i" --sentinel || return 1
 		SPORT[$i]=$LAST_PORT
 	done
@@ -96,21 +104,21 @@ sentinel_group() {
 primary_port() {
 	local s a
 	for s in "${SPORT[@]}"; do
-		a=$(redis-cli -p "$s" sentinel get-master-addr-by-name "$MASTER" 2>/dev/null | sed -n 2p)
+		a=$(gcli -p "$s" sentinel get-master-addr-by-name "$MASTER" 2>/dev/null | sed -n 2p)
 		[ -n "$a" ] && { echo "$a"; return 0; }
 	done
 	return 1
 }
-pcli() { redis-cli -p "$(primary_port)" "$@"; }
+pcli() { gcli -p "$(primary_port)" "$@"; }
 rcli() { tfs_flush; pcli "$@"; }
 
 # Every sentinel names the replica, and the replica says it is the primary.
 failed_over() {
 	local s
 	for s in "${SPORT[@]}"; do
-		[ "$(redis-cli -p "$s" sentinel get-master-addr-by-name "$MASTER" | sed -n 2p)" = "$PORT_R" ] || return 1
+		[ "$(gcli -p "$s" sentinel get-master-addr-by-name "$MASTER" | sed -n 2p)" = "$PORT_R" ] || return 1
 	done
-	redis-cli -p "$PORT_R" role | head -1 | grep -qx master
+	gcli -p "$PORT_R" role | head -1 | grep -qx master
 }
 # wait_failover: after the primary's death, the replica promoted (a long deadline: the
 # sentinels need down-after-milliseconds, an election and the promotion).
