@@ -9,7 +9,8 @@
 #   - bytes per tensor: MEMORY USAGE of the records, and used_memory per tensor (records,
 #     directory entries and Redis's own overhead);
 #   - what one idle node costs the primary per second (its lease, its queue): commands
-#     and CPU, so how many nodes one primary serves at a given share of its CPU.
+#     and CPU, so how many nodes one primary serves at a given share of its CPU;
+#   - the same creates from a second daemon given the primary's redis:// address.
 # Usage: tests/bench/sentinel_bench.sh [BUILD] (N=10000 tensors, IDLE_S=20).
 BUILD=${1:-build}
 export BUILD
@@ -57,7 +58,26 @@ printf '# bytes per tensor: MEMORY USAGE of a record %d, its directory entry %.0
 c0=$(info stats total_commands_processed); u0=$(cpu)
 sleep "$IDLE_S"
 c1=$(info stats total_commands_processed); u1=$(cpu)
+idle_c=$(echo "($c1 - $c0) / $IDLE_S - $base_c" | bc -l); idle_u=$(echo "($u1 - $u0) * 1000 / $IDLE_S - $base_u" | bc -l)
+# The same creates from a second daemon given the primary's address (redis://), in the
+# same run: what the sentinel:// resolution costs, which is nothing once connected.
+URL=redis://127.0.0.1:$(primary_port)
+M2=$T/m2
+mount_tfs "$M2" --node n2 --prefix direct --backend host || exit 1
+mkdir "$M2/b"
+t0=$(date +%s.%N)
+/usr/bin/python3 - "$M2/b" "$N" <<'PY'
+import sys
+d, n = sys.argv[1], int(sys.argv[2])
+data = b"x" * 64
+for i in range(n):
+    with open("%s/t%d" % (d, i), "xb") as f:
+        f.write(data)
+PY
+tfs_flush
+t1=$(date +%s.%N)
+printf '# the same %d creates through redis://127.0.0.1:PORT (no sentinel): %.0f creates/s\n' \
+	"$N" "$(echo "$N / ($t1 - $t0)" | bc -l)"
 printf '# the group alone: %.1f commands/s, %.2f ms CPU/s of the primary\n' "$base_c" "$base_u"
-printf '# one idle node more: %.1f commands/s, %.2f ms CPU/s of the primary\n' \
-	"$(echo "($c1 - $c0) / $IDLE_S - $base_c" | bc -l)" "$(echo "($u1 - $u0) * 1000 / $IDLE_S - $base_u" | bc -l)"
+printf '# one idle node more: %.1f commands/s, %.2f ms CPU/s of the primary\n' "$idle_c" "$idle_u"
 finish
