@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "redisconn.h"
+#include "sentinel.h"
 #include "strutil.h"
 
 static int url_err(char *err, size_t errlen, const char *why)
@@ -19,6 +20,8 @@ int tfs_url_parse(const char *url, struct tfs_redis_url *u, char *err, size_t er
 	uint64_t v;
 
 	memset(u, 0, sizeof(*u));
+	if (strncmp(url, "sentinel://", 11) == 0)
+		return tfs_sentinel_url_parse(url + 11, u, err, errlen);
 	if (strncmp(url, "unix://", 7) == 0) {
 		const char *q;
 		size_t n;
@@ -56,7 +59,7 @@ int tfs_url_parse(const char *url, struct tfs_redis_url *u, char *err, size_t er
 		return 0;
 	}
 	if (strncmp(url, "redis://", 8) != 0)
-		return url_err(err, errlen, "URL must start with redis:// or unix://");
+		return url_err(err, errlen, "URL must start with redis://, unix:// or sentinel://");
 	p = url + 8;
 	slash = strchr(p, '/');
 	/* The last '@' before the path: a host has none, a password may. */
@@ -106,6 +109,8 @@ redisContext *tfs_redis_connect(const struct tfs_redis_url *u, int timeout_ms, i
 	char dbs[16];
 	int saved;
 
+	if (u->nsentinels)
+		return tfs_sentinel_connect(u, timeout_ms, rc, err, errlen);
 	c = u->is_unix ? redisConnectUnixWithTimeout(u->path, tv)
 		       : redisConnectWithTimeout(u->host, u->port, tv);
 	if (!c) {
@@ -171,10 +176,16 @@ redisReply *tfs_redis_cmdv(redisContext *c, int argc, const char **argv, const s
 		return NULL;
 	}
 	if (r->type == REDIS_REPLY_ERROR) {
+		*rc = tfs_redis_err_failover(r) ? -EIO : -EPROTO;
 		freeReplyObject(r);
-		*rc = -EPROTO;
 		return NULL;
 	}
 	*rc = 0;
 	return r;
+}
+
+int tfs_redis_err_failover(const redisReply *r)
+{
+	return r && r->type == REDIS_REPLY_ERROR && r->str &&
+	       (strncmp(r->str, "READONLY", 8) == 0 || strncmp(r->str, "MASTERDOWN", 10) == 0);
 }

@@ -37,7 +37,9 @@ static int secret_at(const char *url, const char *sep, size_t *off, size_t *len)
 		return 0;
 	colon = memchr(p, ':', (size_t)(at - p));
 	/* Without a colon, a redis:// URL's credentials are the password; a unix:// one
-	 * without it is refused, and all of it is hidden. */
+	 * without it is refused, and all of it is hidden; a sentinel:// one names a user. */
+	if (!colon && sep - url >= 8 && memcmp(sep - 8, "sentinel", 8) == 0)
+		return 0;
 	if (colon)
 		p = colon + 1;
 	*off = (size_t)(p - url);

@@ -14,7 +14,7 @@
 /* The longest password (struct tfs_redis_url's field, less its NUL). */
 #define TFS_PASSWORD_MAX 255
 
-/* Where the password lies in url, a redis:// or unix:// URL as tfs_url_parse reads it
+/* Where the password lies in url, a redis://, unix:// or sentinel:// URL as tfs_url_parse reads it
  * (also an unparsable one, so that an error message can quote it): 1 with *off and *len
  * set when it has one (len may be 0: "user:@"), else 0. */
 int tfs_url_secret(const char *url, size_t *off, size_t *len);

@@ -123,14 +123,16 @@ int tfs_write(tfs_tensor *t, uint64_t off, const void *src, size_t len);
  * kDLFloat8_e5m2 = 12), -ENOMEM. */
 int tfs_to_dlpack(tfs_tensor *t, struct DLManagedTensor **out);
 
-/* Connects to the Redis a tensorfs daemon uses: redis://[[user]:password@]host[:port][/db]
- * or unix://[[user]:password@]/path/to/sock. A URL without a password (or with an empty
- * one: redis://user:@host) takes the environment's TENSORFS_REDIS_PASSWORD, if set, so that
+/* Connects to the Redis a tensorfs daemon uses: redis://[[user]:password@]host[:port][/db],
+ * unix://[[user]:password@]/path/to/sock or
+ * sentinel://[[user]:password@]host:port[,host:port...]/mastername[?db=N] (the primary
+ * Redis Sentinel names, asked again at each reconnection). A URL without a password (or
+ * with an empty one: redis://user:@host) takes the environment's TENSORFS_REDIS_PASSWORD, if set, so that
  * no password need be on a command line. With the credentials of a per-user queue
  * (the daemon's --user-queues) the client sends to that user's queue. timeout_ms (<= 0: 5000) bounds connecting and how
  * long each queue command waits for its reply. *out is released with tfs_disconnect.
  * Errors: -EINVAL (bad URL), -ECONNREFUSED/-ENOENT/-ETIMEDOUT (unreachable), -EACCES
- * (password refused), -ENOMEM, -EIO. */
+ * (password refused), -ENXIO (no sentinel knows mastername), -ENOMEM, -EIO. */
 int tfs_connect(const char *url, int timeout_ms, tfs_client **out);
 /* Closes the connection; NULL is a no-op. Tensors got through it stay valid. */
 void tfs_disconnect(tfs_client *c);

@@ -683,20 +683,28 @@ static int recover(struct qcmd *q)
 static void housekeeping(int64_t *last_reap)
 {
 	static uint64_t drops_mended;
+	static unsigned failovers_mended;
 	static int resync_owed;
 	int64_t now = tfs_now();
 	uint64_t drops = tfs_writer_drops();
+	unsigned failovers;
 	int rc;
 
 	/* First: nothing of the node is rewritten unless its lease is ours. */
 	tfs_lease_tick();
-	/* Writes dropped for the queue's bound: the records of tensors freed meanwhile are
-	 * removed first, then every record is rewritten (a tensor made in between is in the
-	 * table by then). */
-	if ((tfs_redis.down || drops != drops_mended ||
+	failovers = tfs_conn_failovers();
+	/* Writes dropped for the queue's bound, or lost with a primary whose replica took
+	 * over: the records of tensors freed meanwhile are removed first, then every record
+	 * and directory is rewritten (a tensor made in between is in the table by then). */
+	if ((tfs_redis.down || drops != drops_mended || failovers != failovers_mended ||
 	     __atomic_load_n(&tfs_redis.moves_pending, __ATOMIC_ACQUIRE)) && tfs_conn_get()) {
 		tfs_redis.down = 0;
-		rc = drops != drops_mended ? tfs_tensor_purge_stale() : 0;
+		/* The connection just made may be the one that saw the failover. */
+		failovers = tfs_conn_failovers();
+		if (failovers != failovers_mended)
+			tfs_store_restore_all();
+		rc = drops != drops_mended || failovers != failovers_mended ?
+		     tfs_tensor_purge_stale() : 0;
 		if (rc == 0)
 			rc = tfs_tensor_resync();
 		if (rc == 0) {
@@ -708,6 +716,7 @@ static void housekeeping(int64_t *last_reap)
 			if (drops != drops_mended)
 				tfs_writer_repaired();
 			drops_mended = drops;
+			failovers_mended = failovers;
 			tfs_log(LOG_NOTICE, "Redis is back: records of this node rewritten");
 		} else {
 			tfs_redis.down = 1;

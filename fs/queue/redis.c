@@ -317,7 +317,7 @@ static void sub_open(void)
 	long long id;
 	int rc;
 
-	qr.sub = tfs_redis_connect(&tfs_redis.url, 1000, &rc, err, sizeof(err));
+	qr.sub = tfs_conn_open(1000, &rc, err, sizeof(err));
 	if (!qr.sub)
 		return;
 	r = redisCommand(qr.sub, "CLIENT ID");
@@ -402,12 +402,13 @@ int tfs_store_queue_acl(uid_t uid, const char *password)
 	snprintf(pass, sizeof(pass), ">%s", password);
 	/* Rules reset first (wider ones someone added go), passwords added: daemons of other
 	 * nodes serving the same list keep theirs; each takes its own back at unmount. Only
-	 * what a queue client needs: push commands, pop replies, connect, ask who it is. */
+	 * what a queue client needs: push commands, pop replies, connect, ask who it is and
+	 * whether the server is a primary (a sentinel:// client). */
 	r = tfs_writer_read(&rc, "ACL SETUSER %s on resetkeys resetchannels %s %s %s -@all +lpush "
 			  "+rpush +brpop "
 			  "+blpop +rpop +lpop +llen +lrange +del +exists +ping +echo +hello "
 			  "+auth +select +acl|whoami +client|setname +client|id "
-			  "+quit +reset", name, pass, keys, replies);
+			  "+quit +reset +role", name, pass, keys, replies);
 	if (!r)
 		return rc == -EPROTO ? -EACCES : rc;
 	rc = r->type == REDIS_REPLY_STATUS ? 0 : -EIO;

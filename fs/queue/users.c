@@ -164,7 +164,15 @@ static int user_url(char *buf, size_t size, uid_t uid, const char *password)
 	int n;
 
 	tfs_store_queue_acl_name(name, sizeof(name), uid);
-	if (u->is_unix)
+	if (u->nsentinels) {
+		int m = snprintf(buf, size, "sentinel://%s:%s@", name, password);
+
+		for (int i = 0; i < u->nsentinels && m > 0 && (size_t)m < size; i++)
+			m += snprintf(buf + m, size - (size_t)m, "%s%s:%d", i ? "," : "",
+				      u->sentinel[i].host, u->sentinel[i].port);
+		n = m < 0 || (size_t)m >= size ? -1 :
+		    m + snprintf(buf + m, size - (size_t)m, "/%s?db=%d", u->master, u->db);
+	} else if (u->is_unix)
 		n = u->db ? snprintf(buf, size, "unix://%s:%s@%s?db=%d", name, password, u->path, u->db)
 			  : snprintf(buf, size, "unix://%s:%s@%s", name, password, u->path);
 	else

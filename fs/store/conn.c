@@ -12,6 +12,7 @@
 #include "store/conn.h"
 #include "store/store.h"
 #include "log.h"
+#include "sentinel.h"
 #include "util/clock.h"
 
 struct tfs_redis tfs_redis;
@@ -24,6 +25,42 @@ static int64_t last_complaint;
  * does not fail the first request after recovery. */
 static unsigned down_epoch;
 static __thread unsigned conn_epoch;
+
+/* The run id of the primary reached last through the sentinels, and the failovers seen. */
+static pthread_mutex_t primary_mu = PTHREAD_MUTEX_INITIALIZER;
+static char primary_id[64];
+static unsigned failovers;
+
+static void note_primary(redisContext *c)
+{
+	char id[64];
+
+	if (tfs_redis_run_id(c, id, sizeof(id)))
+		return;
+	pthread_mutex_lock(&primary_mu);
+	if (primary_id[0] && strcmp(primary_id, id)) {
+		__atomic_add_fetch(&failovers, 1, __ATOMIC_RELEASE);
+		tfs_log(LOG_WARNING, "Redis failed over: the primary of '%s' is now %s:%d (run id "
+			"%.12s): this node's records are written again on it", tfs_redis.url.master,
+			c->tcp.host ? c->tcp.host : "?", c->tcp.port, id);
+	}
+	snprintf(primary_id, sizeof(primary_id), "%s", id);
+	pthread_mutex_unlock(&primary_mu);
+}
+
+redisContext *tfs_conn_open(int timeout_ms, int *rc, char *err, size_t errlen)
+{
+	redisContext *c = tfs_redis_connect(&tfs_redis.url, timeout_ms, rc, err, errlen);
+
+	if (c && tfs_redis.url.nsentinels)
+		note_primary(c);
+	return c;
+}
+
+unsigned tfs_conn_failovers(void)
+{
+	return __atomic_load_n(&failovers, __ATOMIC_ACQUIRE);
+}
 
 static void conn_free(void *c)
 {
@@ -68,7 +105,7 @@ redisContext *tfs_conn_get(void)
 	if (c)
 		tfs_conn_close_thread();
 	conn_epoch = epoch;
-	c = tfs_redis_connect(&tfs_redis.url, 1000, &rc, err, sizeof(err));
+	c = tfs_conn_open(1000, &rc, err, sizeof(err));
 	if (!c) {
 		tfs_conn_mark_down(err);
 		return NULL;
@@ -114,6 +151,14 @@ static redisReply *run(int *rc, const char *cmd, size_t len)
 	    redisGetReply(c, (void **)&r) != REDIS_OK || !r) {
 		*rc = -EIO;
 		tfs_conn_mark_down(c->errstr);
+		tfs_conn_close_thread();
+		return NULL;
+	}
+	if (tfs_redis_err_failover(r)) {
+		/* A primary turned replica: the next connection asks the sentinels. */
+		*rc = -EIO;
+		tfs_conn_mark_down(r->str);
+		freeReplyObject(r);
 		tfs_conn_close_thread();
 		return NULL;
 	}

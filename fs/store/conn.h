@@ -22,6 +22,14 @@ struct tfs_redis {
 };
 extern struct tfs_redis tfs_redis;
 
+/* A new connection to the daemon's Redis (tfs_redis.url; a sentinel:// URL is resolved
+ * anew), for a thread that keeps its own (the writer, the lease, the trackers): the
+ * caller owns it. tfs_redis_connect's errors. Through a sentinel group, a primary with
+ * another run id than the last one reached counts as a failover (tfs_conn_failovers). */
+redisContext *tfs_conn_open(int timeout_ms, int *rc, char *err, size_t errlen);
+/* Failovers seen so far: the new primary may lack the last writes the old one took (its
+ * replication is asynchronous), so the queue thread rewrites what this node knows. */
+unsigned tfs_conn_failovers(void);
 /* The calling thread's connection, or NULL while Redis is unreachable (logged once) or
  * another daemon holds this node's lease (tfs_redis.lease_lost, lease.h). */
 redisContext *tfs_conn_get(void);

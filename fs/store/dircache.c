@@ -430,7 +430,7 @@ static redisContext *subscribe(void)
 	uint64_t id;
 	int rc;
 
-	c = tfs_redis_connect(&tfs_redis.url, 1000, &rc, err, sizeof(err));
+	c = tfs_conn_open(1000, &rc, err, sizeof(err));
 	if (!c)
 		return NULL;
 	if (subscribe_conn(c, &id)) {

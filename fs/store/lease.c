@@ -131,7 +131,7 @@ static redisContext *conn(void)
 	int rc;
 
 	if (!ls.c)
-		ls.c = tfs_redis_connect(&tfs_redis.url, 1000, &rc, err, sizeof(err));
+		ls.c = tfs_conn_open(1000, &rc, err, sizeof(err));
 	return ls.c;
 }
 
@@ -282,7 +282,9 @@ int tfs_store_lease_take(redisContext *c, const char *token, const char *who, in
 	r = redisCommand(c, "EVAL %s 1 %s %s %s %s", lease_take_lua, key, token, who, t);
 	if (!r)
 		return -EIO;
-	if (r->type == REDIS_REPLY_INTEGER && (r->integer == 1 || r->integer == 2))
+	if (tfs_redis_err_failover(r))
+		rc = -EIO;           /* a primary turned replica: the next connection follows */
+	else if (r->type == REDIS_REPLY_INTEGER && (r->integer == 1 || r->integer == 2))
 		rc = r->integer == 2;
 	else if (r->type == REDIS_REPLY_STRING) {
 		snprintf(holder, hsize, "%.*s", (int)r->len, r->str);

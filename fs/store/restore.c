@@ -214,6 +214,11 @@ int tfs_store_lost(void)
 	return lost || __atomic_load_n(&root_lost, __ATOMIC_ACQUIRE);
 }
 
+void tfs_store_restore_all(void)
+{
+	__atomic_store_n(&root_lost, 1, __ATOMIC_RELEASE);
+}
+
 int tfs_store_restore_dirs(void)
 {
 	char kp[TFS_KEYMAX];
@@ -231,8 +236,8 @@ int tfs_store_restore_dirs(void)
 	if ((n = tfs_mirror_snapshot(kp, 0, &it)) < 0)
 		return n;
 	if (n > 0) {
-		tfs_log(LOG_WARNING, "Redis lost the root's record: writing back the %d directories "
-			"this node knows", n);
+		tfs_log(LOG_WARNING, "Redis lost records: the %d directories this node "
+			"knows written back where missing", n);
 		qsort(it, n, sizeof(*it), depth_cmp);
 	}
 	rc = 0;

@@ -8,6 +8,10 @@
  * with its record, user attributes and entry in its parent, parents first; each in one
  * script that leaves an existing record alone. 0, -EIO (retried at the next call), -ENOMEM. */
 int tfs_store_restore_dirs(void);
+/* Redis may have lost any of the records this node wrote (a failover to a replica that
+ * lagged): the next tfs_store_restore_dirs writes back every directory the mirror knows
+ * that Redis lacks, as after a loss of the root's record. */
+void tfs_store_restore_all(void);
 /* Whether Redis lost the root's record (missing now, or found missing by a lookup since
  * the last tfs_store_restore_dirs): 1, 0, -EIO. A round trip. */
 int tfs_store_lost(void);

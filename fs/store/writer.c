@@ -529,7 +529,7 @@ static int flush_batch(void)
 	}
 	if (!wb.c) {
 		wb.epoch = tfs_conn_epoch();
-		wb.c = tfs_redis_connect(&tfs_redis.url, 1000, &rc, err, sizeof(err));
+		wb.c = tfs_conn_open(1000, &rc, err, sizeof(err));
 		if (!wb.c) {
 			tfs_conn_mark_down(err);
 			return -EIO;
@@ -571,8 +571,14 @@ static int flush_batch(void)
 	for (; answered < n; answered++) {
 		it = batch[answered];
 		r = NULL;
-		if (redisGetReply(wb.c, (void **)&r) != REDIS_OK || !r) {
-			drop_conn(wb.c->errstr);
+		if (redisGetReply(wb.c, (void **)&r) != REDIS_OK || !r ||
+		    tfs_redis_err_failover(r)) {
+			/* A primary turned replica refuses every write: as good as a broken
+			 * connection, this item and the rest go again to the new primary. */
+			if (r)
+				snprintf(err, sizeof(err), "%s", r->str);
+			freeReplyObject(r);
+			drop_conn(r ? err : wb.c->errstr);
 			rc = -EIO;
 			/* A group whose EXEC was not answered went with the connection: all of
 			 * it goes again. */

@@ -178,8 +178,10 @@ def mount_node(path: Any) -> str:
 
 def connect(url: str, timeout_ms: int = 5000, queue: Optional[str] = None,
             node: Optional[str] = None, mount: Any = None, lease: int = 0) -> Client:
-    """Connects to a tensorfs daemon's Redis: redis://[[user]:password@]host[:port][/db] or
-    unix://[[user]:password@]/path/to/socket. A URL without a password takes the
+    """Connects to a tensorfs daemon's Redis: redis://[[user]:password@]host[:port][/db],
+    unix://[[user]:password@]/path/to/socket or
+    sentinel://[[user]:password@]host:port[,host:port...]/mastername[?db=N] (the primary
+    Redis Sentinel names, asked again at each reconnection). A URL without a password takes the
     environment's TENSORFS_REDIS_PASSWORD, if set (keep passwords off command lines).
     timeout_ms bounds connecting and each command's wait; queue (default
     "tensor_lifecycle") as in tfs_client_set_queue; lease as in Client.set_lease.
