@@ -19,6 +19,7 @@
 #include "daemon.h"
 #include "tensors/adopt.h"
 #include "tensors/quota.h"
+#include "mem/keeper/handover.h"
 #include "mem/keeper/keeper.h"
 #include "store/conn.h"
 #include "mem/devices.h"
@@ -571,12 +572,16 @@ static int check_options(struct tfs_opts *o, int restarted)
 	return 0;
 }
 
+/* What the memory keeper is started with: by this daemon now, or by the daemon for a new
+ * one when it dies (handover.h), so it lives as long as the daemon. */
+static struct tfs_keeper_conf kconf;
+
 /* Start-up step: the memory keeper, forked from the daemon that mounted (never from a
- * restarted one: its keeper is the one that started it). 0, or -1 after logging why. */
+ * restarted one: its keeper is the one that started it); in every daemon, what a new keeper
+ * would be started with. 0, or -1 after logging why. */
 static int start_keeper(struct fuse_session *se, const struct fuse_cmdline_opts *cmd,
-			char *argv[], int notify_fd)
+			char *argv[], int notify_fd, int restart)
 {
-	struct tfs_keeper_conf kconf = { 0 };
 	const struct tfs_opts *o = &tfs_d.o;
 
 	kconf.mem = &tfs_keeper_mem_host;
@@ -594,7 +599,9 @@ static int start_keeper(struct fuse_session *se, const struct fuse_cmdline_opts 
 	kconf.stderr_is_log = o->log != NULL;
 	kconf.lease = tfs_lease_token();
 	kconf.secret = tfs_redis.url.password;
-	if (tfs_keeper_fork(&kconf)) {
+	kconf.syslog = !cmd->foreground && !o->log;
+	tfs_keeper_set_conf(&kconf);
+	if (!restart && tfs_keeper_fork(&kconf)) {
 		tfs_log(LOG_ERR, "cannot start the memory keeper: %s", strerror(errno));
 		return -1;
 	}
@@ -642,6 +649,15 @@ static int check_devices(const struct tfs_opts *o)
 	return 0;
 }
 
+/* The keeper memories of this build, for a keeper started by exec (handover.h). */
+static const struct tfs_keeper_mem *const keeper_mems[] = {
+	&tfs_keeper_mem_host,
+#ifdef TFS_HAVE_CUDA
+	&tfs_keeper_mem_cuda,
+#endif
+	NULL
+};
+
 int main(int argc, char *argv[])
 {
 	/* The arguments as spelled (spell_args), kept to the end: the words opt_proc keeps
@@ -658,6 +674,8 @@ int main(int argc, char *argv[])
 	int dead;
 	redisContext *c;
 
+	/* A keeper the daemon started in place of one that died (handover.h): nothing else. */
+	tfs_handover_keeper_main(argv, keeper_mems);
 	/* Secrets first: passwords out of argv (/proc/PID/cmdline shows it to every user;
 	 * parsing reads the copies spell_args makes), out of the environment. */
 	if (spell_args(argc, argv, &spelled))
@@ -749,7 +767,7 @@ int main(int argc, char *argv[])
 	if (!cmd.foreground && !o->log)
 		tfs_log_to_syslog("tensorfs");
 	/* The keeper forks before CUDA starts: it starts CUDA itself, in its own process. */
-	if (!restart && start_keeper(se, &cmd, argv, notify_fd))
+	if (start_keeper(se, &cmd, argv, notify_fd, restart))
 		goto out_unmount;
 	/* CUDA (and so the backend) starts only now, in the process that will serve. */
 	if (start_backend(o))

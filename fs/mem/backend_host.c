@@ -166,6 +166,9 @@ static int host_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 		return -ENOMEM;
 	be->ndev = ndev;
 	pthread_mutex_init(&be->lock, NULL);
+	/* Before the list: the daemon keeps a descriptor of every object, so that a keeper
+	 * that dies hands nothing to the kernel (handover.h). */
+	tfs_keeper_two_holders();
 	sweep_orphans();
 	if ((rc = list_found(be))) {
 		free(be->found);
