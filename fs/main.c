@@ -19,6 +19,7 @@
 #include "daemon.h"
 #include "tensors/adopt.h"
 #include "tensors/quota.h"
+#include "handles/server.h"
 #include "mem/keeper/handover.h"
 #include "mem/keeper/keeper.h"
 #include "store/conn.h"
@@ -89,6 +90,8 @@ static const struct fuse_opt opt_table[] = {
 	OPT("--restart-delay-max=%d", restart_delay_max),
 	OPT("--restart-delay-max %d", restart_delay_max),
 	OPT("restart_delay_max=%d", restart_delay_max),
+	LONG_OPT("handle-socket", handle_socket),
+	OPT("handle_socket=%s", handle_socket),
 	OPT("--allow-other", allow_other),
 	OPT("allow_other", allow_other),
 	OPT("--page-cache", page_cache),
@@ -145,6 +148,8 @@ static void usage(const char *prog)
 	       "                        tensors to daemons with it, read and write theirs\n"
 	       "                        over UCX (docs/net.md); -o net_timeout=S (15)\n"
 	       "    --allow-other       let other users use the mount (permissions still apply)\n"
+	       "    --handle-socket PATH the socket that hands out descriptors of tensors' memory\n"
+	       "                        (docs/holders.md; default /run/tensorfs/handles.<hash>.sock)\n"
 	       "    --page-cache        read through the kernel page cache, dropped at each open\n"
 	       "                        (for benchmarks: misses writes made through a handle\n"
 	       "                        while the file is open; the default is direct I/O)\n"
@@ -806,6 +811,8 @@ int main(int argc, char *argv[])
 		goto out_signals;
 	if (tfs_net_start((o->net_timeout > 0 ? o->net_timeout : 15) * 1000))
 		goto out_signals;
+	/* Optional: without it, handles are opened by name as before. */
+	tfs_handles_start(o->handle_socket, cmd.mountpoint, o->allow_other);
 	tfs_log(LOG_INFO, "mounted %s: node %s, backend %s, redis %s", cmd.mountpoint, o->node,
 		tfs_mem.ops->name, tfs_url_redact(url, shown, sizeof(shown)));
 	tfs_stats_start();
@@ -835,6 +842,7 @@ int main(int argc, char *argv[])
 	keep = 0;
 	release_lease = 1;
 	tfs_log(LOG_INFO, "unmounting %s", cmd.mountpoint);
+	tfs_handles_stop();
 	tfs_net_stop();
 	tfs_queue_stop();
 	tfs_ns_lock();
@@ -898,6 +906,6 @@ out_args:
 	fuse_opt_free_args(&spelled);
 	free(o->redis); free(o->redis_password_file); free(o->backend); free(o->node); free(o->prefix); free(o->queue); free(o->queue_users);
 	free(o->max_bytes); free(o->queue_max_command); free(o->queue_max_batch); free(o->log); free(o->devices);
-	free(o->cluster_key);
+	free(o->cluster_key); free(o->handle_socket);
 	return rc;
 }
