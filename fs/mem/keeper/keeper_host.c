@@ -37,7 +37,8 @@ struct adir {
 
 struct hobj {
 	int fd;
-	struct adir *ad;                /* NULL: in our own directory */
+	struct adir *ad;                /* NULL: in our own directory, or nameless */
+	int nameless;                   /* adopted after its name went: only fd holds it */
 	ino_t ino;                      /* adopted objects: to tell them from orphans */
 	char path[TFS_HOST_PATH_MAX];   /* "/tensorfs.<pid>.<hex>/<hex>", relative to /dev/shm */
 };
@@ -255,7 +256,9 @@ static void host_mem_free(void *priv, uint64_t size, int device)
 	(void)size;
 	(void)device;
 	close(o->fd);
-	if (o->ad) {
+	if (o->nameless) {
+		/* nothing in /dev/shm to remove */
+	} else if (o->ad) {
 		if (unlinkat(o->ad->fd, strrchr(o->path, '/') + 1, 0) && errno != ENOENT)
 			tfs_log(LOG_WARNING, "host: cannot remove %s%s: %s", TFS_HOST_SHM_ROOT,
 				o->path, strerror(errno));
@@ -347,14 +350,23 @@ static int host_mem_adopt(int fd, const uint8_t handle[TFS_IPC_HANDLE_SIZE], uin
 		rc = -ENOMEM;
 		goto fail;
 	}
-	if (!(o->ad = adir_get(name))) {
-		rc = -errno;
-		goto fail;
-	}
 	o->fd = fd;
 	o->ino = st.st_ino;
 	snprintf(o->path, sizeof(o->path), "%s", path);
-	o->ad->objects++;
+	if (!(o->ad = adir_get(name))) {
+		if (errno != ENOENT) {
+			rc = -errno;
+			goto fail;
+		}
+		/* Its name went (a sweep of a version that knows no marks, or by hand): the
+		 * memory lives in the descriptor, and the daemon serves it; only mapping it by
+		 * its handle is over. Kept, or the bytes would go with the handover. */
+		tfs_log(LOG_WARNING, "host: %s%s is gone from /dev/shm: kept by its descriptor "
+			"(processes cannot map it by its handle)", TFS_HOST_SHM_ROOT, path);
+		o->nameless = 1;
+	} else {
+		o->ad->objects++;
+	}
 	taken[ntaken++] = o;
 	*priv = o;
 	return 0;
@@ -368,7 +380,7 @@ fail:
 static int held(const struct adir *ad, const char *name, ino_t ino)
 {
 	for (size_t i = 0; i < ntaken; i++)
-		if (taken[i]->ad == ad && taken[i]->ino == ino &&
+		if (!taken[i]->nameless && taken[i]->ad == ad && taken[i]->ino == ino &&
 		    strcmp(strrchr(taken[i]->path, '/') + 1, name) == 0)
 			return 1;
 	return 0;
