@@ -2,7 +2,9 @@
 # /dev/shm after all (by hand, or by the start-up sweep of a tensorfs that knows no
 # marks): the memory lives in the descriptors the daemon and the new keeper hold, so a
 # further SIGKILL of the keeper, then of the daemon, loses no tensor's bytes through the
-# mount; only mapping by the old handle is over.
+# mount; mapping by the old name is over, and libtensorfs's tfs_open maps the memory
+# through the handle socket instead (lib/handle_socket.c), as another uid may only where
+# the mount lets it read.
 EXPECT_RESTARTS=1
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/holders.sh"
@@ -22,5 +24,11 @@ for f in "${NAMES[@]}"; do
 done
 eq "every tensor has its bytes, inode, size, mode and owner through the mount" "${#NAMES[@]}" "$same"
 eq "the queue hold still counts" 2 "$(xget "$M/a/t4" refcount)"
+check "the name is gone" test ! -e "$dir"
+client_tools
+hexsum() { od -An -v -tx1 | tr -d ' \n' | md5sum; }
+eq "tfs_open of a new process maps a/t1 through the handle socket" \
+	"$(hexsum < "$M/a/t1")" "$("$TOOL" read "$M/a/t1" 0 "$(stat -c %s "$M/a/t1")" | head -1 | tr -d '\n' | md5sum)"
+eq "and t0" "$(hexsum < "$M/t0")" "$("$TOOL" read "$M/t0" 0 4096 | head -1 | tr -d '\n' | md5sum)"
 holders_end "$M"
 finish
