@@ -8,11 +8,23 @@
 proc_of() {
 	local p
 	for p in $(pgrep -x "$1"); do
-		tr '\0' '\n' < "/proc/$p/cmdline" 2>/dev/null | grep -qxF "$2" && { echo "$p"; return 0; }
+		{ tr '\0' '\n' < "/proc/$p/cmdline"; } 2>/dev/null | grep -qxF "$2" && { echo "$p"; return 0; }
 	done
 	return 1
 }
 keeper_of() { proc_of tensorfs-keeper "$1"; }
+
+# A mount whose first keeper is gone is no longer in MNT_PID (lib.sh's exit trap would
+# signal a pid that may be reused): HOLDER_MOUNTS has it, and the exit trap detaches it,
+# which ends its daemon and the keeper that replaced the first one.
+HOLDER_MOUNTS=()
+holders_guard() {
+	local prev
+	prev=$(trap -p EXIT)
+	prev=${prev#"trap -- '"}
+	eval "trap -- 'for d in \"\${HOLDER_MOUNTS[@]}\"; do fusermount3 -uz \"\$d\" 2>/dev/null; done; $prev"
+}
+holders_guard
 daemon_of() { proc_of tensorfs "$1"; }
 
 # holders_setup DIR: tensors of known bytes and metadata, one held through the queue
@@ -71,7 +83,7 @@ kill_keeper() {
 	n=$(grep -c "took over" "$log")
 	k=$(keeper_of "$1") || return 1
 	kill -9 "$k"
-	[ "$k" = "${MNT_PID[$1]:-}" ] && { wait "$k" 2>/dev/null; unset "MNT_PID[$1]"; }
+	[ "$k" = "${MNT_PID[$1]:-}" ] && { wait "$k" 2>/dev/null; unset "MNT_PID[$1]"; HOLDER_MOUNTS+=("$1"); }
 	for _ in $(seq 1200); do
 		k2=$(keeper_of "$1") && [ "$k2" != "$k" ] && [ "$(grep -c "took over" "$log")" -gt "$n" ] && return 0
 		sleep 0.05
