@@ -43,9 +43,14 @@ void tfs_keeper_set_conf(const struct tfs_keeper_conf *conf)
 	ho.conf = conf;
 }
 
-void tfs_handover_enable(void)
+int tfs_handover_enable(void)
 {
 	struct rlimit rl;
+
+	/* A cuda daemon's host tier (docs/tiers.md) has host objects, but its keeper's
+	 * memory is the cuda one, which dies with it: no handover. */
+	if (!ho.conf || !ho.conf->mem->adopt)
+		return -ENOTSUP;
 
 	/* The registry doubles the daemon's descriptors of memory: the soft limit (1024 under
 	 * systemd) goes up to the hard one, as the memory it bounds is bounded elsewhere. */
@@ -54,6 +59,7 @@ void tfs_handover_enable(void)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	__atomic_store_n(&ho.enabled, 1, __ATOMIC_RELEASE);
+	return 0;
 }
 
 int tfs_handover_enabled(void)

@@ -63,10 +63,11 @@ struct tfs_handover_item {
 /* What a new keeper is started with (main.c, in every daemon, before the backend starts).
  * conf and what it points to stay valid while the daemon runs. */
 void tfs_keeper_set_conf(const struct tfs_keeper_conf *conf);
-/* Whether a new keeper may be started when this one dies: the backend's memory outlives its
- * allocator while a descriptor of it is held (the host backend; CUDA legacy IPC memory dies
- * with the keeper). */
-void tfs_handover_enable(void);
+/* A new keeper may be started when this one dies: the keeper's memory outlives its
+ * allocator while a descriptor of it is held (the host keeper memory, whose adopt is set;
+ * CUDA legacy IPC memory dies with the keeper). 0, or -ENOTSUP (nothing changed) when the
+ * keeper's memory (tfs_keeper_set_conf) cannot be handed over. */
+int tfs_handover_enable(void);
 int tfs_handover_enabled(void);
 /* The registry: a copy (dup) of fd for allocation id, noted from the keeper's ALLOC and
  * LIST replies; forgotten (closed) at FREE. note does nothing with fd < 0 or when not

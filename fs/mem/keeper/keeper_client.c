@@ -99,9 +99,8 @@ void tfs_keeper_two_holders(void)
 	pthread_attr_t at;
 	pthread_t t;
 
-	if (kc.fd < 0 || kc.watching)
+	if (kc.fd < 0 || kc.watching || tfs_handover_enable())
 		return;
-	tfs_handover_enable();
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&t, &at, watch, NULL))
