@@ -701,8 +701,15 @@ void tfs_keeper_resume(const struct tfs_keeper_conf *conf, int sock, pid_t daemo
 			continue;
 		}
 		memset(a, 0, sizeof(*a));
-		rc = conf->mem->adopt(fds[i], items[i].handle, items[i].size, items[i].device,
-				      &a->priv);
+		if ((items[i].device < 0 && items[i].device != TFS_DEVICE_CPU) ||
+		    !mem_of(items[i].device)->adopt) {
+			close(fds[i]);
+			rc = -EINVAL;
+		} else {
+			rc = mem_of(items[i].device)->adopt(fds[i], items[i].handle,
+							    items[i].size, items[i].device,
+							    &a->priv);
+		}
 		if (rc) {
 			tfs_log(LOG_ERR, "keeper: cannot take allocation %llu over: %s",
 				(unsigned long long)items[i].id, strerror(-rc));

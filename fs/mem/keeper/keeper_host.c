@@ -328,7 +328,8 @@ static int host_mem_adopt(int fd, const uint8_t handle[TFS_IPC_HANDLE_SIZE], uin
 	int rc;
 
 	(void)size;
-	if (device != 0 || tfs_host_handle_path(handle + 0, path, sizeof(path)) ||
+	if ((device != 0 && device != TFS_DEVICE_CPU) ||
+	    tfs_host_handle_path(handle, path, sizeof(path)) ||
 	    fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		rc = -EINVAL;
 		goto fail;
