@@ -20,7 +20,6 @@
 #include "tensors/adopt.h"
 #include "tensors/quota.h"
 #include "handles/server.h"
-#include "mem/keeper/handover.h"
 #include "mem/keeper/keeper.h"
 #include "store/conn.h"
 #include "mem/devices.h"
@@ -40,6 +39,7 @@
 #include "store/writer.h"
 #include "log.h"
 #include "kernel/node.h"
+#include "keeper_start.h"
 #include "mountpoint.h"
 #include "notify.h"
 #include "fuse/ops.h"
@@ -577,42 +577,6 @@ static int check_options(struct tfs_opts *o, int restarted)
 	return 0;
 }
 
-/* What the memory keeper is started with: by this daemon now, or by the daemon for a new
- * one when it dies (handover.h), so it lives as long as the daemon. */
-static struct tfs_keeper_conf kconf;
-
-/* Start-up step: the memory keeper, forked from the daemon that mounted (never from a
- * restarted one: its keeper is the one that started it); in every daemon, what a new keeper
- * would be started with. 0, or -1 after logging why. */
-static int start_keeper(struct fuse_session *se, const struct fuse_cmdline_opts *cmd,
-			char *argv[], int notify_fd, int restart)
-{
-	const struct tfs_opts *o = &tfs_d.o;
-
-	kconf.mem = &tfs_keeper_mem_host;
-#ifdef TFS_HAVE_CUDA
-	if (strcmp(tfs_mem.ops->name, "cuda") == 0)
-		kconf.mem = &tfs_keeper_mem_cuda;
-#endif
-	kconf.argv = argv;
-	kconf.mountpoint = cmd->mountpoint;
-	kconf.rundir = tfs_redis.rundir;
-	kconf.close_fd = fuse_session_fd(se);
-	kconf.notify_fd = notify_fd;
-	kconf.delay_max_ms = (unsigned)o->restart_delay_max * 1000;
-	kconf.detach_stdio = !cmd->foreground;
-	kconf.stderr_is_log = o->log != NULL;
-	kconf.lease = tfs_lease_token();
-	kconf.secret = tfs_redis.url.password;
-	kconf.syslog = !cmd->foreground && !o->log;
-	tfs_keeper_set_conf(&kconf);
-	if (!restart && tfs_keeper_fork(&kconf)) {
-		tfs_log(LOG_ERR, "cannot start the memory keeper: %s", strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 /* Start-up step: the memory backend (CUDA, when it is cuda). 0, or -1 after logging why
  * (nothing started). */
 static int start_backend(const struct tfs_opts *o)
@@ -654,15 +618,6 @@ static int check_devices(const struct tfs_opts *o)
 	return 0;
 }
 
-/* The keeper memories of this build, for a keeper started by exec (handover.h). */
-static const struct tfs_keeper_mem *const keeper_mems[] = {
-	&tfs_keeper_mem_host,
-#ifdef TFS_HAVE_CUDA
-	&tfs_keeper_mem_cuda,
-#endif
-	NULL
-};
-
 int main(int argc, char *argv[])
 {
 	/* The arguments as spelled (spell_args), kept to the end: the words opt_proc keeps
@@ -680,7 +635,7 @@ int main(int argc, char *argv[])
 	redisContext *c;
 
 	/* A keeper the daemon started in place of one that died (handover.h): nothing else. */
-	tfs_handover_keeper_main(argv, keeper_mems);
+	tfs_keeper_exec_main(argv);
 	/* Secrets first: passwords out of argv (/proc/PID/cmdline shows it to every user;
 	 * parsing reads the copies spell_args makes), out of the environment. */
 	if (spell_args(argc, argv, &spelled))
@@ -772,7 +727,10 @@ int main(int argc, char *argv[])
 	if (!cmd.foreground && !o->log)
 		tfs_log_to_syslog("tensorfs");
 	/* The keeper forks before CUDA starts: it starts CUDA itself, in its own process. */
-	if (start_keeper(se, &cmd, argv, notify_fd, restart))
+	if (tfs_start_keeper(argv, &(struct tfs_keeper_start){ .mountpoint = cmd.mountpoint,
+			.foreground = cmd.foreground, .log_to_file = o->log != NULL,
+			.restart_delay_max = o->restart_delay_max, .fuse_fd = fuse_session_fd(se),
+			.notify_fd = notify_fd }, restart))
 		goto out_unmount;
 	/* CUDA (and so the backend) starts only now, in the process that will serve. */
 	if (start_backend(o))
