@@ -27,6 +27,7 @@ struct tfs_opts {
 	int foreground;
 	int debug;
 	int allow_other;
+	char *handle_socket;         /* -o handle_socket=PATH: the handle socket's path */
 	int page_cache;              /* --page-cache: no direct_io (measurement only) */
 	double entry_timeout;        /* -o entry_timeout: seconds the kernel keeps a name */
 	int io_uring;                /* -o io_uring: serve over io_uring where the kernel allows */

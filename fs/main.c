@@ -19,6 +19,7 @@
 #include "daemon.h"
 #include "tensors/adopt.h"
 #include "tensors/quota.h"
+#include "handles/server.h"
 #include "mem/keeper/keeper.h"
 #include "store/conn.h"
 #include "mem/devices.h"
@@ -38,6 +39,7 @@
 #include "store/writer.h"
 #include "log.h"
 #include "kernel/node.h"
+#include "keeper_start.h"
 #include "mountpoint.h"
 #include "notify.h"
 #include "fuse/ops.h"
@@ -88,6 +90,8 @@ static const struct fuse_opt opt_table[] = {
 	OPT("--restart-delay-max=%d", restart_delay_max),
 	OPT("--restart-delay-max %d", restart_delay_max),
 	OPT("restart_delay_max=%d", restart_delay_max),
+	LONG_OPT("handle-socket", handle_socket),
+	OPT("handle_socket=%s", handle_socket),
 	OPT("--allow-other", allow_other),
 	OPT("allow_other", allow_other),
 	OPT("--page-cache", page_cache),
@@ -144,6 +148,8 @@ static void usage(const char *prog)
 	       "                        tensors to daemons with it, read and write theirs\n"
 	       "                        over UCX (docs/net.md); -o net_timeout=S (15)\n"
 	       "    --allow-other       let other users use the mount (permissions still apply)\n"
+	       "    --handle-socket PATH the socket that hands out descriptors of tensors' memory\n"
+	       "                        (docs/holders.md; default /run/tensorfs/handles.<hash>.sock)\n"
 	       "    --page-cache        read through the kernel page cache, dropped at each open\n"
 	       "                        (for benchmarks: misses writes made through a handle\n"
 	       "                        while the file is open; the default is direct I/O)\n"
@@ -571,36 +577,6 @@ static int check_options(struct tfs_opts *o, int restarted)
 	return 0;
 }
 
-/* Start-up step: the memory keeper, forked from the daemon that mounted (never from a
- * restarted one: its keeper is the one that started it). 0, or -1 after logging why. */
-static int start_keeper(struct fuse_session *se, const struct fuse_cmdline_opts *cmd,
-			char *argv[], int notify_fd)
-{
-	struct tfs_keeper_conf kconf = { 0 };
-	const struct tfs_opts *o = &tfs_d.o;
-
-	kconf.mem = &tfs_keeper_mem_host;
-#ifdef TFS_HAVE_CUDA
-	if (strcmp(tfs_mem.ops->name, "cuda") == 0)
-		kconf.mem = &tfs_keeper_mem_cuda;
-#endif
-	kconf.argv = argv;
-	kconf.mountpoint = cmd->mountpoint;
-	kconf.rundir = tfs_redis.rundir;
-	kconf.close_fd = fuse_session_fd(se);
-	kconf.notify_fd = notify_fd;
-	kconf.delay_max_ms = (unsigned)o->restart_delay_max * 1000;
-	kconf.detach_stdio = !cmd->foreground;
-	kconf.stderr_is_log = o->log != NULL;
-	kconf.lease = tfs_lease_token();
-	kconf.secret = tfs_redis.url.password;
-	if (tfs_keeper_fork(&kconf)) {
-		tfs_log(LOG_ERR, "cannot start the memory keeper: %s", strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 /* Start-up step: the memory backend (CUDA, when it is cuda). 0, or -1 after logging why
  * (nothing started). */
 static int start_backend(const struct tfs_opts *o)
@@ -658,6 +634,8 @@ int main(int argc, char *argv[])
 	int dead;
 	redisContext *c;
 
+	/* A keeper the daemon started in place of one that died (handover.h): nothing else. */
+	tfs_keeper_exec_main(argv);
 	/* Secrets first: passwords out of argv (/proc/PID/cmdline shows it to every user;
 	 * parsing reads the copies spell_args makes), out of the environment. */
 	if (spell_args(argc, argv, &spelled))
@@ -749,7 +727,10 @@ int main(int argc, char *argv[])
 	if (!cmd.foreground && !o->log)
 		tfs_log_to_syslog("tensorfs");
 	/* The keeper forks before CUDA starts: it starts CUDA itself, in its own process. */
-	if (!restart && start_keeper(se, &cmd, argv, notify_fd))
+	if (tfs_start_keeper(argv, &(struct tfs_keeper_start){ .mountpoint = cmd.mountpoint,
+			.foreground = cmd.foreground, .log_to_file = o->log != NULL,
+			.restart_delay_max = o->restart_delay_max, .fuse_fd = fuse_session_fd(se),
+			.notify_fd = notify_fd }, restart))
 		goto out_unmount;
 	/* CUDA (and so the backend) starts only now, in the process that will serve. */
 	if (start_backend(o))
@@ -788,6 +769,8 @@ int main(int argc, char *argv[])
 		goto out_signals;
 	if (tfs_net_start((o->net_timeout > 0 ? o->net_timeout : 15) * 1000))
 		goto out_signals;
+	/* Optional: without it, handles are opened by name as before. */
+	tfs_handles_start(o->handle_socket, cmd.mountpoint, o->allow_other);
 	tfs_log(LOG_INFO, "mounted %s: node %s, backend %s, redis %s", cmd.mountpoint, o->node,
 		tfs_mem.ops->name, tfs_url_redact(url, shown, sizeof(shown)));
 	tfs_stats_start();
@@ -817,6 +800,7 @@ int main(int argc, char *argv[])
 	keep = 0;
 	release_lease = 1;
 	tfs_log(LOG_INFO, "unmounting %s", cmd.mountpoint);
+	tfs_handles_stop();
 	tfs_net_stop();
 	tfs_queue_stop();
 	tfs_ns_lock();
@@ -880,6 +864,6 @@ out_args:
 	fuse_opt_free_args(&spelled);
 	free(o->redis); free(o->redis_password_file); free(o->backend); free(o->node); free(o->prefix); free(o->queue); free(o->queue_users);
 	free(o->max_bytes); free(o->queue_max_command); free(o->queue_max_batch); free(o->log); free(o->devices);
-	free(o->cluster_key);
+	free(o->cluster_key); free(o->handle_socket);
 	return rc;
 }

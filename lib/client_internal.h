@@ -61,6 +61,16 @@ struct tfs_ipc_entry;
  * that ipc_offset + bytes lies inside. Errors as tfs_open. */
 int tfs_ipc_acquire(const struct tfs_meta *m, struct tfs_ipc_entry **out, void **base,
 		    int *writable);
+/* As tfs_ipc_acquire; tfd, an open file of the tensor in the mount (-1 when none), lets a
+ * host handle whose shared-memory name is gone be mapped through the handle socket. */
+int tfs_ipc_acquire_fd(const struct tfs_meta *m, int tfd, struct tfs_ipc_entry **out,
+		       void **base, int *writable);
+
+/* ---- the handle socket (handle_socket.c) ---- */
+/* The memory of the tensor open as tfd, from the daemon's handle socket: read-write when
+ * *writable and allowed (else read-only, *writable cleared). 0 with *memfd (the caller's),
+ * -ENOTSUP when the mount serves no socket, or -errno (EACCES: refused). */
+int tfs_hsock_fetch(int tfd, int *writable, int *memfd);
 /* Drops one user; the last one unmaps / closes the handle. 0 or a negative errno. */
 int tfs_ipc_release(struct tfs_ipc_entry *e);
 /* 1 when the handle of m is mapped in this process now (a hint: it may change at once). */

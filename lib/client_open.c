@@ -32,7 +32,7 @@ int tfs_tensor_from_meta(const struct tfs_meta *m, int fd, int want_write, tfs_t
 	t->meta = *m;
 	t->fd = fd;
 	if (m->bytes > 0) {
-		if ((rc = tfs_ipc_acquire(m, &t->map, &base, &writable)))
+		if ((rc = tfs_ipc_acquire_fd(m, fd, &t->map, &base, &writable)))
 			goto fail_struct;
 		t->data = (char *)base + m->ipc_offset;
 	}

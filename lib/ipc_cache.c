@@ -56,7 +56,7 @@ static int open_host(const char *path, int *writable)
 	return fd < 0 ? -saved : fd;
 }
 
-static int map_host(struct tfs_ipc_entry *e, const struct tfs_meta *m)
+static int map_host(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd)
 {
 	char name[TFS_HOST_PATH_MAX];
 	struct stat st;
@@ -66,6 +66,18 @@ static int map_host(struct tfs_ipc_entry *e, const struct tfs_meta *m)
 		return tfs_seterr(-EBADMSG, "malformed host IPC handle (expected TFSHOST1"
 				  "/tensorfs.<pid>.<8 hex>/<24 hex>)");
 	fd = open_host(name, &e->writable);
+	if (fd == -ENOENT && tfd >= 0) {
+		/* The name went, not necessarily the memory (docs/holders.md): the daemon
+		 * hands it out on its socket. */
+		int w = 1, memfd;
+
+		if ((rc = tfs_hsock_fetch(tfd, &w, &memfd)) == 0) {
+			fd = memfd;
+			e->writable = w;
+		} else if (rc == -EACCES) {
+			fd = rc;
+		}
+	}
 	if (fd < 0) {
 		saved = -fd;
 		if (saved == ENOENT)
@@ -158,6 +170,12 @@ static struct tfs_ipc_entry *find(const struct tfs_meta *m, int cuda)
 int tfs_ipc_acquire(const struct tfs_meta *m, struct tfs_ipc_entry **out, void **base,
 		    int *writable)
 {
+	return tfs_ipc_acquire_fd(m, -1, out, base, writable);
+}
+
+int tfs_ipc_acquire_fd(const struct tfs_meta *m, int tfd, struct tfs_ipc_entry **out,
+		       void **base, int *writable)
+{
 	int cuda = strcmp(m->backend, "cuda") == 0;
 	struct tfs_ipc_entry *e;
 	int rc;
@@ -189,7 +207,7 @@ int tfs_ipc_acquire(const struct tfs_meta *m, struct tfs_ipc_entry **out, void *
 	e->cuda = cuda;
 	e->device = m->device;
 	memcpy(e->handle, m->ipc_handle, TFS_IPC_HANDLE_SIZE);
-	rc = cuda ? map_cuda(e) : map_host(e, m);
+	rc = cuda ? map_cuda(e) : map_host(e, m, tfd);
 	if (rc) {
 		free(e);
 		goto out;

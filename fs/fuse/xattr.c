@@ -21,6 +21,7 @@
 #include "store/schema.h"
 #include "store/records.h"
 #include "tensors/tensors.h"
+#include "handles/server.h"
 
 #define TP "user.tensor."
 #define XATTR_MAX 65536
@@ -100,6 +101,12 @@ static int get_builtin(struct xtarget *x, const char *attr, char *value, size_t 
 	char buf[512];
 	int n, rc;
 
+	if (strcmp(attr, "handle_socket") == 0) {
+		/* Not listed: the handle socket of this mount, on every name of it. */
+		const char *hp = tfs_handles_path();
+
+		return hp ? put(value, size, hp, strlen(hp)) : -ENODATA;
+	}
 	if (x->kind == 'd') {
 		if (strcmp(attr, "dtype") == 0 && x->d.has_dtype)
 			return put(value, size, tfs_dtype_name(x->d.dtype), strlen(tfs_dtype_name(x->d.dtype)));
@@ -131,6 +138,14 @@ static int get_builtin(struct xtarget *x, const char *attr, char *value, size_t 
 		return put(value, size, m->node, strlen(m->node));
 	if (strcmp(attr, "ipc_handle") == 0)
 		return m->has_handle ? put(value, size, m->ipc_handle, TFS_IPC_HANDLE_SIZE) : -ENODATA;
+	if (strcmp(attr, "handle_type") == 0) {
+		/* Not listed: what memory the handle names, by its magic (docs/holders.md). */
+		const char *ty = !m->has_handle ? NULL :
+				 memcmp(m->ipc_handle, TFS_HOST_MAGIC, 8) == 0 ? "posix_fd" :
+				 "cuda_ipc";
+
+		return ty ? put(value, size, ty, strlen(ty)) : -ENODATA;
+	}
 	if (strcmp(attr, "holds") == 0) {
 		size_t len;
 		char *text;

@@ -167,6 +167,12 @@ struct tfs_backend_ops {
 	 * freed so far is back (after a sleep: the GPU memory shows free to every program,
 	 * nvidia-smi included). 0, -EINVAL. May be NULL. */
 	int (*release_cached)(struct tfs_backend *be, int device);
+
+	/* A descriptor of the tensor's memory for another process (the handle socket,
+	 * handles/server.h): *fd, the caller's to close, opened read-only unless writable.
+	 * The caller checked that the process may have that access. -errno on failure. May be
+	 * NULL: the memory has no descriptor (cuda legacy IPC). */
+	int (*export_fd)(struct tfs_backend *be, struct tfs_alloc *a, int writable, int *fd);
 };
 
 extern const struct tfs_backend_ops tfs_backend_host;

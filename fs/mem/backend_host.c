@@ -166,6 +166,9 @@ static int host_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 		return -ENOMEM;
 	be->ndev = ndev;
 	pthread_mutex_init(&be->lock, NULL);
+	/* Before the list: the daemon keeps a descriptor of every object, so that a keeper
+	 * that dies hands nothing to the kernel (handover.h). */
+	tfs_keeper_two_holders();
 	sweep_orphans();
 	if ((rc = list_found(be))) {
 		free(be->found);
@@ -678,7 +681,24 @@ static int host_adopt_end(struct tfs_backend *be)
 	return n;
 }
 
+/* A read-only descriptor is a new open of the object (through /proc/self/fd), not a dup of
+ * ours: a dup would share our read-write access. */
+static int host_export_fd(struct tfs_backend *be, struct tfs_alloc *a, int writable, int *fd)
+{
+	char proc[32];
+
+	(void)be;
+	if (writable) {
+		*fd = fcntl(a->fd, F_DUPFD_CLOEXEC, 3);
+	} else {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", a->fd);
+		*fd = open(proc, O_RDONLY | O_CLOEXEC);
+	}
+	return *fd < 0 ? -errno : 0;
+}
+
 const struct tfs_backend_ops tfs_backend_host = {
+	.export_fd = host_export_fd,
 	.adopt = host_adopt,
 	.adopt_end = host_adopt_end,
 	.name = "host",

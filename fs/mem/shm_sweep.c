@@ -2,6 +2,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -36,6 +38,37 @@ static int remove_dir(int root, const char *name)
 	return unlinkat(root, name, AT_REMOVEDIR) ? -errno : 0;
 }
 
+/* Does a live keeper hold the objects of directory name in root (its mark)? */
+static int marked_live(int root, const char *name)
+{
+	size_t plen = sizeof(TFS_HOST_KEEPER_MARK) - 1;
+	struct dirent *e;
+	int fd, live = 0;
+	DIR *d;
+
+	fd = openat(root, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return 0;
+	}
+	while (!live && (e = readdir(d))) {
+		char *end;
+		long pid;
+
+		if (strncmp(e->d_name, TFS_HOST_KEEPER_MARK, plen))
+			continue;
+		errno = 0;
+		pid = strtol(e->d_name + plen, &end, 10);
+		if (*end || errno || pid <= 0 || pid > 0x7fffffff)
+			continue;
+		live = kill((pid_t)pid, 0) == 0 || errno == EPERM;
+	}
+	closedir(d);
+	return live;
+}
+
 int tfs_shm_sweep(int (*stale)(pid_t pid, void *arg), void *arg)
 {
 	struct dirent *e;
@@ -52,6 +85,8 @@ int tfs_shm_sweep(int (*stale)(pid_t pid, void *arg), void *arg)
 		if (pid <= 0 || !stale(pid, arg))
 			continue;
 		if (fstatat(root, e->d_name, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		if (S_ISDIR(st.st_mode) && marked_live(root, e->d_name))
 			continue;
 		if (S_ISDIR(st.st_mode))
 			rc = remove_dir(root, e->d_name);

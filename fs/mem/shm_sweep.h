@@ -7,8 +7,13 @@
 
 #include <sys/types.h>
 
+/* In a directory of a keeper that died: "<mark><pid>" says that the live keeper pid took
+ * its objects over (handover.h), so no sweep removes it. */
+#define TFS_HOST_KEEPER_MARK ".keeper."
+
 /* Removes each entry of /dev/shm named "tensorfs.<pid>." ... for which stale(pid, arg)
- * returns 1: a file is unlinked; a directory loses the files in it, then goes itself.
+ * returns 1, unless it is a directory marked by a live keeper (TFS_HOST_KEEPER_MARK): a
+ * file is unlinked; a directory loses the files in it, then goes itself.
  * Nothing is followed: a directory is opened with O_NOFOLLOW and its entries are unlinked,
  * never opened, so links planted there remove only themselves; a directory holding
  * anything but files stays (and is logged). Returns how many entries went; entries that

@@ -244,6 +244,13 @@ static int tiers_read_mem(struct tfs_backend *be, struct tfs_alloc *w, uint64_t 
 	return SIDE(w)->read_mem(BE(be, w), w->in, off, len, mem);
 }
 
+static int tiers_export_fd(struct tfs_backend *be, struct tfs_alloc *w, int writable, int *fd)
+{
+	if (!SIDE(w)->export_fd)
+		return -ENOTSUP;
+	return SIDE(w)->export_fd(BE(be, w), w->in, writable, fd);
+}
+
 static int tiers_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out)
 {
 	int host = m->device == TFS_DEVICE_CPU;
@@ -370,4 +377,5 @@ const struct tfs_backend_ops tfs_backend_tiers = {
 	.read_mem = tiers_read_mem,
 	.adopt = tiers_adopt,
 	.adopt_end = tiers_adopt_end,
+	.export_fd = tiers_export_fd,
 };

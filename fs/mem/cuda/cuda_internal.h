@@ -169,6 +169,9 @@ int tfs_cuda_dev_get(struct tfs_backend *be, int ordinal, struct cdev **out);
 /* Stops d's zeroing thread and frees d with its pool and slots (fini; a failed start-up).
  * NULL: nothing. */
 void tfs_cuda_dev_destroy(struct cdev *d);
+/* vmm_caps.c: logs whether device ordinal offers VMM, POSIX fd and fabric handles
+ * (issue 36). Needs the device's context current; nothing fails. */
+void tfs_cuda_vmm_report(int ordinal);
 
 /* Makes d current on the calling thread, which every call on d's memory needs first (FUSE
  * calls come from many threads). 0 or a negative errno. */

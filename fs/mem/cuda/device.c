@@ -155,6 +155,7 @@ static int dev_init(struct tfs_backend *be, int ordinal, struct cdev **out)
 	tfs_log(LOG_INFO, "cuda: device %d: %zu MiB total, %zu MiB free, staging %d x %zu MiB",
 		ordinal, totalb / (size_t)MiB, freeb / (size_t)MiB, STAGING_SLOTS,
 		SLOT_BYTES / (size_t)MiB);
+	tfs_cuda_vmm_report(ordinal);
 	*out = d;
 	return 0;
 fail:

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mem/keeper/handover.h"
 #include "mem/keeper/keeper.h"
 #include "log.h"
 #include "secret.h"
@@ -53,7 +54,8 @@ static struct {
 	int pending;            /* no daemon runs: one starts at restart_at */
 	struct timespec restart_at;
 	int redis_pidfd;        /* the private redis-server (REDIS), -1 when none is known */
-} k = { .sock = -1, .next_id = 1, .redis_pidfd = -1 };
+	int daemon_pidfd;       /* a daemon that is not our child (handover.h), else -1 */
+} k = { .sock = -1, .next_id = 1, .redis_pidfd = -1, .daemon_pidfd = -1 };
 
 static struct kalloc *find(uint64_t id, size_t *at)
 {
@@ -296,7 +298,7 @@ static void free_all(void)
 
 /* Everything above fd 2 that the keeper inherited is the daemon's (the FUSE device, the
  * Redis connections, pipes): a keeper holding /dev/fuse would keep a dead mount alive. */
-static void close_inherited(int keep)
+void tfs_keeper_close_inherited(int keep)
 {
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *e;
@@ -515,9 +517,10 @@ static void restart_now(void)
 	schedule_restart(ms);
 }
 
-/* The daemon exited with status st. Returns -1 to go on (a restart is scheduled) or the
- * keeper's exit code. */
-static int daemon_exited(int st)
+/* The daemon exited with status st (known: 0 for one that is not our child, whose status
+ * nobody tells us). Returns -1 to go on (a restart is scheduled) or the keeper's exit
+ * code. */
+static int daemon_exited(int st, int known)
 {
 	int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	struct timespec now;
@@ -544,7 +547,9 @@ static int daemon_exited(int st)
 	if (k.ready && now.tv_sec - k.ready_at.tv_sec >= KEEPER_BACKOFF_RESET)
 		k.fails = 0;
 	ms = next_delay();
-	if (WIFSIGNALED(st))
+	if (!known)
+		snprintf(why, sizeof(why), "ended without unmounting");
+	else if (WIFSIGNALED(st))
 		snprintf(why, sizeof(why), "died of signal %d", WTERMSIG(st));
 	else if (k.ready)
 		snprintf(why, sizeof(why), "exited %d without unmounting", code);
@@ -592,9 +597,20 @@ static int reap(void)
 		while (k.sock >= 0 && poll(&(struct pollfd){ .fd = k.sock, .events = POLLIN }, 1,
 					   0) > 0 && serve_one() == 0)
 			;
-		code = daemon_exited(st);
+		code = daemon_exited(st, 1);
 	}
 	return code;
+}
+
+/* The daemon that is not our child ended (its pidfd said so). Returns as reap does. */
+static int daemon_gone(void)
+{
+	while (k.sock >= 0 && poll(&(struct pollfd){ .fd = k.sock, .events = POLLIN }, 1, 0) > 0 &&
+	       serve_one() == 0)
+		;
+	close(k.daemon_pidfd);
+	k.daemon_pidfd = -1;
+	return daemon_exited(0, 0);
 }
 
 static void keeper_main(void)
@@ -618,11 +634,12 @@ static void keeper_main(void)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	prctl(PR_SET_NAME, "tensorfs-keeper");
 	while (code < 0) {
-		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
-				       { .fd = k.sock, .events = POLLIN } };
+		struct pollfd p[3] = { { .fd = sfd, .events = POLLIN },
+				       { .fd = k.sock, .events = POLLIN },
+				       { .fd = k.daemon_pidfd, .events = POLLIN } };
 		struct signalfd_siginfo si;
 
-		if (poll(p, k.sock >= 0 ? 2 : 1, k.pending ? ms_until(&k.restart_at) : -1) < 0) {
+		if (poll(p, 3, k.pending ? ms_until(&k.restart_at) : -1) < 0) {
 			/* Ending here would lose the memory: wait and try again. */
 			if (errno != EINTR) {
 				tfs_log(LOG_ERR, "keeper: poll: %s", strerror(errno));
@@ -634,6 +651,8 @@ static void keeper_main(void)
 			close(k.sock);
 			k.sock = -1;
 		}
+		if (k.daemon_pidfd >= 0 && p[2].revents)
+			code = daemon_gone();
 		/* Every pending signal before a restart: a stop that came with the daemon's
 		 * death must not start another. */
 		while (code < 0 && p[0].revents && read(sfd, &si, sizeof(si)) == sizeof(si)) {
@@ -646,6 +665,92 @@ static void keeper_main(void)
 			restart_now();
 	}
 	_exit(code);
+}
+
+void tfs_keeper_resume(const struct tfs_keeper_conf *conf, int sock, pid_t daemon,
+		       const struct tfs_handover_item *items, const int *fds, size_t n)
+{
+	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP };
+	struct tfs_keeper_rep rep = { 0 };
+	size_t kept = 0;
+
+	/* What the daemon ignored is ignored still after exec: a SIGCHLD ignored would reap
+	 * the daemons this keeper starts before it learns how they ended. */
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], SIG_DFL);
+	k.conf = conf;
+	k.sock = sock;
+	k.daemon = daemon;
+	k.served = k.ready = 1;
+	clock_gettime(CLOCK_MONOTONIC, &k.ready_at);
+	k.a = calloc(n ? n : 1, sizeof(*k.a));
+	if (!k.a) {
+		rep.rc = -ENOMEM;
+		send_rep(&rep, -1);
+		_exit(1);
+	}
+	k.cap = n ? n : 1;
+	for (size_t i = 0; i < n; i++) {
+		struct kalloc *a = &k.a[k.n];
+		int rc;
+
+		/* Ids only grow, and the daemon's registry is sorted: a repeated or smaller
+		 * id is refused (its descriptor goes). */
+		if (k.n && items[i].id <= k.a[k.n - 1].id) {
+			close(fds[i]);
+			continue;
+		}
+		memset(a, 0, sizeof(*a));
+		if ((items[i].device < 0 && items[i].device != TFS_DEVICE_CPU) ||
+		    !mem_of(items[i].device)->adopt) {
+			close(fds[i]);
+			rc = -EINVAL;
+		} else {
+			rc = mem_of(items[i].device)->adopt(fds[i], items[i].handle,
+							    items[i].size, items[i].device,
+							    &a->priv);
+		}
+		if (rc) {
+			tfs_log(LOG_ERR, "keeper: cannot take allocation %llu over: %s",
+				(unsigned long long)items[i].id, strerror(-rc));
+			continue;
+		}
+		a->id = items[i].id;
+		a->size = items[i].size;
+		a->device = items[i].device;
+		memcpy(a->handle, items[i].handle, sizeof(a->handle));
+		k.n++;
+		kept++;
+	}
+	if (conf->mem->adopt_done)
+		conf->mem->adopt_done();
+	k.next_id = k.n ? k.a[k.n - 1].id + 1 : 1;
+	k.daemon_pidfd = (int)syscall(SYS_pidfd_open, daemon, 0);
+	if (conf->detach_stdio) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			if (!conf->stderr_is_log)
+				dup2(null, 2);
+			close(null);
+		}
+	}
+	rep.id = (uint64_t)getpid();
+	send_rep(&rep, -1);
+	tfs_log(LOG_NOTICE, "keeper: took over %zu allocation(s) of %zu from a keeper that died; "
+		"supervising the daemon (pid %d)", kept, n, (int)daemon);
+	if (k.daemon_pidfd < 0) {
+		/* Gone already (or no pidfd): as if it had just died. */
+		tfs_log(LOG_ERR, "keeper: cannot follow the daemon: %s", strerror(errno));
+		k.daemon = 0;
+		close(k.sock);
+		k.sock = -1;
+		schedule_restart(0);
+	}
+	keeper_main();
+	_exit(0);               /* not reached */
 }
 
 int tfs_keeper_fork(const struct tfs_keeper_conf *conf)
@@ -663,7 +768,7 @@ int tfs_keeper_fork(const struct tfs_keeper_conf *conf)
 	k.conf = conf;
 	k.daemon = pid;
 	k.sock = sv[0];
-	close_inherited(sv[0]);
+	tfs_keeper_close_inherited(sv[0]);
 	if (conf->detach_stdio) {
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 

@@ -93,6 +93,13 @@ struct tfs_keeper_mem {
 	 * gets a copy staged through host memory (tests/bench/RESULTS-gpu.md, issue 18).
 	 * May be NULL. */
 	int (*copy)(void *dst, uint64_t dst_off, void *src, uint64_t src_off, uint64_t len);
+	/* A new keeper takes an allocation a dead one made (handover.h): fd (taken over, even
+	 * on error), the handle, size and device its record had; fills *priv as alloc does.
+	 * 0, or -errno (the allocation is not taken). adopt_done runs once after the last.
+	 * NULL for memory that dies with its allocator: no keeper is started again then. */
+	int (*adopt)(int fd, const uint8_t handle[TFS_IPC_HANDLE_SIZE], uint64_t size,
+		     int device, void **priv);
+	void (*adopt_done)(void);
 };
 
 extern const struct tfs_keeper_mem tfs_keeper_mem_host;
@@ -118,6 +125,8 @@ struct tfs_keeper_conf {
 				 * (TFS_LEASE) so that it takes the lease over (lease.h) */
 	const char *secret;     /* the Redis password, NULL or "" when none: passed to a
 				 * restarted daemon on a pipe (secret.h), never in argv */
+	int syslog;             /* the daemon logs to syslog: a keeper started by exec does
+				 * too (handover.h) */
 };
 
 /* Called by the process that is about to serve, after it forked into the background and
@@ -127,6 +136,21 @@ struct tfs_keeper_conf {
  * while no daemon ran). The keeper's pid names the host backend's objects. -errno when the
  * fork fails (nothing changed). */
 int tfs_keeper_fork(const struct tfs_keeper_conf *conf);
+
+/* A keeper started by a daemon whose keeper died (handover.h): closes every descriptor
+ * above 2 but keep, which it inherited from the daemon. */
+void tfs_keeper_close_inherited(int keep);
+
+struct tfs_handover_item;
+/* Runs the keeper for a daemon that is not its child (handover.h): sock is its socket to
+ * the daemon, items[i] with fds[i] the allocations the daemon handed over (taken by
+ * conf->mem->adopt; the ids stay). Answers the daemon with its pid, then serves as
+ * tfs_keeper_fork's parent does, following the daemon through a pidfd until it dies.
+ * Never returns. */
+void __attribute__((noreturn)) tfs_keeper_resume(const struct tfs_keeper_conf *conf, int sock,
+						 pid_t daemon,
+						 const struct tfs_handover_item *items,
+						 const int *fds, size_t n);
 
 /* Detaches the mount at mnt, never one a symlink there leads to (umount2 with
  * UMOUNT_NOFOLLOW, else fusermount3 -u -z for a user who may not); nothing when it
@@ -151,7 +175,13 @@ int tfs_keeper_call(const struct tfs_keeper_req *req, struct tfs_keeper_rep *rep
  * mutex until the copy is done, so other keeper calls wait for it. */
 int tfs_keeper_copy(uint64_t dst_id, uint64_t dst_off, uint64_t src_id, uint64_t src_off,
 		    uint64_t len);
-/* READY and BYE (see enum tfs_keeper_op); nothing without a keeper. */
+/* Two holders (handover.h): the daemon keeps a descriptor of each allocation the keeper
+ * sends, and a thread starts a new keeper when this one dies. For memory that outlives its
+ * allocator while a descriptor of it is held (the host backend). Nothing without a
+ * keeper. */
+void tfs_keeper_two_holders(void);
+/* READY and BYE (see enum tfs_keeper_op); nothing without a keeper. After BYE no keeper
+ * is started again. */
 void tfs_keeper_tell(uint32_t op);
 /* REDIS (see enum tfs_keeper_op): sends a copy of pidfd, which stays the caller's;
  * nothing without a keeper or with pidfd < 0. */

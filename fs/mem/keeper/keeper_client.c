@@ -1,7 +1,11 @@
 /* The daemon's end of the keeper's socket (keeper.h). One request at a time: the mutex is a
- * leaf lock (the order of tensors/tensors.h, level 3: taken inside backend calls). */
+ * leaf lock (the order of tensors/tensors.h, level 3: taken inside backend calls; the
+ * handover registry's is taken under it). With two holders (handover.h) a keeper that
+ * died is replaced under the mutex: by the watcher thread as soon as its socket hangs up,
+ * or by the call that found it gone, which then sends its request again. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "mem/keeper/handover.h"
 #include "mem/keeper/keeper.h"
 #include "log.h"
 #include "strutil.h"
@@ -17,7 +22,94 @@ static struct {
 	pthread_mutex_t mu;
 	int fd;                 /* -1: no keeper */
 	pid_t pid;
+	int bye;                /* BYE sent: no keeper is started again */
+	int watching;
+	unsigned gen;           /* counts the sockets: the watcher's may be closed under it */
+	struct timespec tried;  /* the last start of a new keeper */
 } kc = { .mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+
+/* Starts a new keeper in place of the one that is gone (handover.h). Called with kc.mu.
+ * At most one try a second, so that calls while none can start do not each fork. 0 with
+ * kc.fd the new keeper's socket, or -EPIPE. */
+static int replace_keeper(void)
+{
+	struct timespec now;
+	pid_t pid;
+	int sock, rc;
+
+	if (kc.fd >= 0) {
+		close(kc.fd);
+		kc.fd = -1;
+	}
+	if (kc.bye || !tfs_handover_enabled())
+		return -EPIPE;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (kc.tried.tv_sec && now.tv_sec - kc.tried.tv_sec < 1)
+		return -EPIPE;
+	kc.tried = now;
+	tfs_log(LOG_ERR, "the memory keeper (pid %d) is gone: starting a new one, which the "
+		"daemon hands its memory", (int)kc.pid);
+	if ((rc = tfs_handover_spawn(&sock, &pid))) {
+		tfs_log(LOG_ERR, "cannot start a new memory keeper: %s (trying again)",
+			strerror(-rc));
+		return -EPIPE;
+	}
+	kc.fd = sock;
+	kc.gen++;
+	__atomic_store_n(&kc.pid, pid, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Follows the keeper's socket: a hang-up is its death, and a new one starts at once. */
+static void *watch(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct pollfd p = { .events = POLLRDHUP };
+		unsigned gen;
+		int gone;
+
+		pthread_mutex_lock(&kc.mu);
+		if (kc.bye) {
+			pthread_mutex_unlock(&kc.mu);
+			return NULL;
+		}
+		if (kc.fd < 0)
+			replace_keeper();
+		p.fd = kc.fd;
+		gen = kc.gen;
+		pthread_mutex_unlock(&kc.mu);
+		if (p.fd < 0) {
+			sleep(1);
+			continue;
+		}
+		/* A second at most: a call may replace the socket meanwhile. */
+		if (poll(&p, 1, 1000) <= 0)
+			continue;
+		gone = p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL);
+		pthread_mutex_lock(&kc.mu);
+		if (gone && kc.gen == gen && kc.fd == p.fd && !kc.bye)
+			replace_keeper();
+		pthread_mutex_unlock(&kc.mu);
+	}
+}
+
+void tfs_keeper_two_holders(void)
+{
+	pthread_attr_t at;
+	pthread_t t;
+
+	if (kc.fd < 0 || kc.watching || tfs_handover_enable())
+		return;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &at, watch, NULL))
+		tfs_log(LOG_WARNING, "keeper: no thread to follow the keeper: a new one starts "
+			"at the next call after it died");
+	else
+		kc.watching = 1;
+	pthread_attr_destroy(&at);
+}
 
 int tfs_keeper_from_env(void)
 {
@@ -48,7 +140,7 @@ int tfs_keeper_present(void)
 
 pid_t tfs_keeper_pid(void)
 {
-	return kc.fd >= 0 ? kc.pid : getpid();
+	return kc.fd >= 0 || kc.watching ? __atomic_load_n(&kc.pid, __ATOMIC_RELAXED) : getpid();
 }
 
 static int recv_rep(struct tfs_keeper_rep *rep, int *fd)
@@ -79,23 +171,42 @@ static int recv_rep(struct tfs_keeper_rep *rep, int *fd)
 	return 0;
 }
 
+/* One exchange. Called with kc.mu. */
+static int exchange(const struct tfs_keeper_req *req, struct tfs_keeper_rep *rep, int *fd)
+{
+	int rc;
+
+	if (fd && *fd >= 0)
+		close(*fd);
+	if (fd)
+		*fd = -1;
+	memset(rep, 0, sizeof(*rep));
+	if (kc.fd < 0)
+		return -EPIPE;
+	if (send(kc.fd, req, sizeof(*req), MSG_NOSIGNAL) != (ssize_t)sizeof(*req))
+		return -EPIPE;
+	rc = recv_rep(rep, fd);
+	return rc ? rc : rep->rc;
+}
+
 int tfs_keeper_call(const struct tfs_keeper_req *req, struct tfs_keeper_rep *rep, int *fd)
 {
 	int rc;
 
 	if (fd)
 		*fd = -1;
-	memset(rep, 0, sizeof(*rep));
 	pthread_mutex_lock(&kc.mu);
-	if (kc.fd < 0) {
-		rc = -EPIPE;
-	} else if (send(kc.fd, req, sizeof(*req), MSG_NOSIGNAL) != (ssize_t)sizeof(*req)) {
-		rc = -EPIPE;
-	} else {
-		rc = recv_rep(rep, fd);
-		if (rc == 0)
-			rc = rep->rc;
-	}
+	rc = exchange(req, rep, fd);
+	/* The keeper died under the call (or before it): a new one holds the same memory
+	 * under the same ids, so the request goes again. An ALLOC the dead one answered
+	 * never reached us, and the new keeper removes its object (keeper_host.c). */
+	if (rc == -EPIPE && replace_keeper() == 0)
+		rc = exchange(req, rep, fd);
+	if (rc == 0 && fd && *fd >= 0 &&
+	    (req->op == TFS_KEEPER_ALLOC || req->op == TFS_KEEPER_LIST))
+		tfs_handover_note(rep, *fd);
+	if (req->op == TFS_KEEPER_FREE)
+		tfs_handover_forget(req->id);
 	pthread_mutex_unlock(&kc.mu);
 	if (rc == -EPIPE)
 		tfs_log(LOG_ERR, "the memory keeper does not answer");
@@ -123,6 +234,8 @@ void tfs_keeper_tell(uint32_t op)
 	struct tfs_keeper_req req = { .op = op };
 
 	pthread_mutex_lock(&kc.mu);
+	if (op == TFS_KEEPER_BYE)
+		kc.bye = 1;
 	if (kc.fd >= 0 && send(kc.fd, &req, sizeof(req), MSG_NOSIGNAL) < 0)
 		tfs_log(LOG_WARNING, "cannot reach the memory keeper: %s", strerror(errno));
 	pthread_mutex_unlock(&kc.mu);

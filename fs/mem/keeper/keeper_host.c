@@ -8,6 +8,7 @@
  * its owner. The directory is made with the first object and removed with the last, so an
  * idle keeper leaves nothing in /dev/shm; the pid in its name lets backend_host.c's
  * start-up sweep tell a live keeper's directory from a dead one's. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -25,10 +26,28 @@
 #include "mem/shm_sweep.h"
 #include "strutil.h"
 
+/* A directory of a keeper that died whose objects this keeper took over (handover.h),
+ * marked TFS_HOST_KEEPER_MARK<our pid> while it holds any; removed with its last. */
+struct adir {
+	struct adir *next;
+	int fd;
+	size_t objects;
+	char name[32];
+};
+
 struct hobj {
 	int fd;
+	struct adir *ad;                /* NULL: in our own directory, or nameless */
+	int nameless;                   /* adopted after its name went: only fd holds it */
+	ino_t ino;                      /* adopted objects: to tell them from orphans */
 	char path[TFS_HOST_PATH_MAX];   /* "/tensorfs.<pid>.<hex>/<hex>", relative to /dev/shm */
 };
+
+/* The adopted directories, and the objects taken until adopt_done (the keeper is
+ * single-threaded: no lock). */
+static struct adir *adirs;
+static struct hobj **taken;
+static size_t ntaken, taken_cap;
 
 /* The directory. Without a keeper (a backend used on its own) the daemon's threads
  * allocate at once, hence the lock; the keeper is single-threaded. */
@@ -206,6 +225,30 @@ fail_struct:
 	return rc;
 }
 
+static void mark_name(char *buf, size_t size)
+{
+	snprintf(buf, size, TFS_HOST_KEEPER_MARK "%d", (int)getpid());
+}
+
+/* An adopted directory's last object went: the mark and the directory go too. */
+static void adir_release(struct adir *ad)
+{
+	char mark[32], path[64];
+
+	mark_name(mark, sizeof(mark));
+	unlinkat(ad->fd, mark, 0);
+	close(ad->fd);
+	snprintf(path, sizeof(path), TFS_HOST_SHM_ROOT "/%s", ad->name);
+	if (rmdir(path) && errno != ENOENT)
+		tfs_log(LOG_WARNING, "host: cannot remove %s: %s", path, strerror(errno));
+	for (struct adir **pp = &adirs; *pp; pp = &(*pp)->next)
+		if (*pp == ad) {
+			*pp = ad->next;
+			break;
+		}
+	free(ad);
+}
+
 static void host_mem_free(void *priv, uint64_t size, int device)
 {
 	struct hobj *o = priv;
@@ -213,8 +256,172 @@ static void host_mem_free(void *priv, uint64_t size, int device)
 	(void)size;
 	(void)device;
 	close(o->fd);
-	destroy(o);
+	if (o->nameless) {
+		/* nothing in /dev/shm to remove */
+	} else if (o->ad) {
+		if (unlinkat(o->ad->fd, strrchr(o->path, '/') + 1, 0) && errno != ENOENT)
+			tfs_log(LOG_WARNING, "host: cannot remove %s%s: %s", TFS_HOST_SHM_ROOT,
+				o->path, strerror(errno));
+		if (--o->ad->objects == 0)
+			adir_release(o->ad);
+	} else {
+		destroy(o);
+	}
 	free(o);
+}
+
+/* The adopted directory called name (opened, checked to be ours and marked when it is
+ * new). NULL with errno. */
+static struct adir *adir_get(const char *name)
+{
+	char path[64], mark[32];
+	struct adir *ad;
+	struct stat st;
+	int fd;
+
+	for (ad = adirs; ad; ad = ad->next)
+		if (strcmp(ad->name, name) == 0)
+			return ad;
+	snprintf(path, sizeof(path), TFS_HOST_SHM_ROOT "/%s", name);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	/* Another user's directory of that name is not one a keeper of ours made. */
+	if (fstat(fd, &st) || st.st_uid != geteuid()) {
+		close(fd);
+		errno = EPERM;
+		return NULL;
+	}
+	mark_name(mark, sizeof(mark));
+	ad = calloc(1, sizeof(*ad));
+	if (!ad) {
+		close(fd);
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* Before anything is taken: a sweep from now on sees a live keeper's mark. */
+	int mfd = openat(fd, mark, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (mfd < 0) {
+		int e = errno;
+
+		close(fd);
+		free(ad);
+		errno = e;
+		return NULL;
+	}
+	close(mfd);
+	ad->fd = fd;
+	snprintf(ad->name, sizeof(ad->name), "%s", name);
+	ad->next = adirs;
+	adirs = ad;
+	return ad;
+}
+
+static int host_mem_adopt(int fd, const uint8_t handle[TFS_IPC_HANDLE_SIZE], uint64_t size,
+			  int device, void **priv)
+{
+	char path[TFS_HOST_PATH_MAX], name[32];
+	struct hobj *o = NULL, **nt;
+	struct stat st;
+	const char *slash;
+	int rc;
+
+	(void)size;
+	if ((device != 0 && device != TFS_DEVICE_CPU) ||
+	    tfs_host_handle_path(handle, path, sizeof(path)) ||
+	    fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
+		goto fail;
+	}
+	slash = strchr(path + 1, '/');
+	snprintf(name, sizeof(name), "%.*s", (int)(slash - path - 1), path + 1);
+	if (ntaken == taken_cap) {
+		size_t cap = taken_cap ? taken_cap * 2 : 256;
+
+		if (!(nt = realloc(taken, cap * sizeof(*nt)))) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+		taken = nt;
+		taken_cap = cap;
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	o->fd = fd;
+	o->ino = st.st_ino;
+	snprintf(o->path, sizeof(o->path), "%s", path);
+	if (!(o->ad = adir_get(name))) {
+		if (errno != ENOENT) {
+			rc = -errno;
+			goto fail;
+		}
+		/* Its name went (a sweep of a version that knows no marks, or by hand): the
+		 * memory lives in the descriptor, and the daemon serves it; only mapping it by
+		 * its handle is over. Kept, or the bytes would go with the handover. */
+		tfs_log(LOG_WARNING, "host: %s%s is gone from /dev/shm: kept by its descriptor "
+			"(processes cannot map it by its handle)", TFS_HOST_SHM_ROOT, path);
+		o->nameless = 1;
+	} else {
+		o->ad->objects++;
+	}
+	taken[ntaken++] = o;
+	*priv = o;
+	return 0;
+fail:
+	free(o);
+	close(fd);
+	return rc;
+}
+
+/* Whether the entry name of ad is an object some adopted descriptor holds. */
+static int held(const struct adir *ad, const char *name, ino_t ino)
+{
+	for (size_t i = 0; i < ntaken; i++)
+		if (!taken[i]->nameless && taken[i]->ad == ad && taken[i]->ino == ino &&
+		    strcmp(strrchr(taken[i]->path, '/') + 1, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* What else the dead keepers' directories hold is nobody's: an allocation whose answer the
+ * dead keeper never sent, older marks. It goes, or the directory would outlive its last
+ * object with its pages. */
+static void host_mem_adopt_done(void)
+{
+	char mark[32];
+
+	mark_name(mark, sizeof(mark));
+	for (struct adir *ad = adirs; ad; ad = ad->next) {
+		int dfd = dup(ad->fd);
+		DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+		struct dirent *e;
+		struct stat st;
+
+		if (!d) {
+			if (dfd >= 0)
+				close(dfd);
+			continue;
+		}
+		rewinddir(d);
+		while ((e = readdir(d))) {
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+			    !strcmp(e->d_name, mark) ||
+			    fstatat(ad->fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+			    held(ad, e->d_name, st.st_ino))
+				continue;
+			if (unlinkat(ad->fd, e->d_name, 0) == 0)
+				tfs_log(LOG_NOTICE, "host: removed %s/%s/%s, which no daemon held",
+					TFS_HOST_SHM_ROOT, ad->name, e->d_name);
+		}
+		closedir(d);
+	}
+	free(taken);
+	taken = NULL;
+	ntaken = taken_cap = 0;
 }
 
 static int host_mem_fd(void *priv)
@@ -227,4 +434,6 @@ const struct tfs_keeper_mem tfs_keeper_mem_host = {
 	.alloc = host_mem_alloc,
 	.free = host_mem_free,
 	.fd = host_mem_fd,
+	.adopt = host_mem_adopt,
+	.adopt_done = host_mem_adopt_done,
 };

@@ -17,7 +17,7 @@ build = sys.argv[1]
 # Bottom to top. Folders of one rank may use each other, but no circle of files may
 # cross them (mem/cuda and mem/keeper are of mem's rank). "" is fs/ itself: main.c,
 # daemon.h, notify.c.
-ORDER = ["util", "mem", "kernel", "store", "tensors", "net", "transport", "queue", "fuse", ""]
+ORDER = ["util", "mem", "kernel", "store", "tensors", "net", "transport", "queue", "handles", "fuse", ""]
 MAXLINES = 900
 # Folders whose files must not call each other in a circle either (one leaf each for what
 # every file of the folder needs, e.g. error reporting).

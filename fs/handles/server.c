@@ -1,0 +1,379 @@
+/* The handle socket's server (server.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/fsuid.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fd_request.h"
+#include "handles/server.h"
+#include "log.h"
+#include "mem/backend.h"
+#include "tensors/tensors.h"
+
+#define GROUPS_MAX 256
+
+struct conn {
+	int fd;
+	uid_t uid;
+	gid_t gid;
+	int ngroups;            /* -1: SO_PEERGROUPS unknown: no supplementary groups */
+	gid_t groups[GROUPS_MAX];
+	int64_t deadline_ms;
+	size_t len;
+	char buf[TFS_FDREQ_MAX];
+};
+
+static struct {
+	int listen, wake;
+	int allow_other;
+	pthread_t thread;
+	int running;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char *mountpoint;
+	struct conn *c[HANDLES_CONN_MAX];
+	gid_t own_groups[GROUPS_MAX];
+	int own_ngroups;
+} hs = { .listen = -1, .wake = -1 };
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+int tfs_handles_default_path(const char *mountpoint, char *buf, size_t size)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	int n;
+
+	for (const char *p = mountpoint; *p; p++)
+		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+	if (geteuid() == 0)
+		n = snprintf(buf, size, "/run/tensorfs/handles.%016llx.sock", (unsigned long long)h);
+	else if (xdg && xdg[0] == '/')
+		n = snprintf(buf, size, "%s/tensorfs/handles.%016llx.sock", xdg,
+			     (unsigned long long)h);
+	else
+		n = snprintf(buf, size, "/tmp/tensorfs-%u/handles.%016llx.sock",
+			     (unsigned)geteuid(), (unsigned long long)h);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+const char *tfs_handles_path(void)
+{
+	return __atomic_load_n(&hs.running, __ATOMIC_ACQUIRE) ? hs.path : NULL;
+}
+
+/* Makes the socket's folder (0755 for root, whose others must reach it; else 0700) when
+ * it is missing. */
+static void make_dir(const char *path)
+{
+	char dir[sizeof(hs.path)], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return;
+	*slash = '\0';
+	if (mkdir(dir, geteuid() == 0 ? 0755 : 0700) && errno != EEXIST)
+		tfs_log(LOG_WARNING, "handles: cannot make %s: %s", dir, strerror(errno));
+}
+
+/* The peer's file-system identity on this thread (per thread: raw syscalls, not glibc's
+ * process-wide wrappers). 0, or -EACCES when it cannot be taken (a daemon not run by root
+ * serves its own user only). */
+static int become(const struct conn *c)
+{
+	if (c->uid == geteuid() && c->gid == getegid() && c->ngroups <= 0)
+		return 0;
+	if (geteuid() != 0)
+		return c->uid == geteuid() ? 0 : -EACCES;
+	if (syscall(SYS_setgroups, (size_t)(c->ngroups > 0 ? c->ngroups : 0), c->groups))
+		return -EACCES;
+	syscall(SYS_setfsgid, c->gid);
+	syscall(SYS_setfsuid, c->uid);
+	if ((uid_t)syscall(SYS_setfsuid, -1) != c->uid || (gid_t)syscall(SYS_setfsgid, -1) != c->gid)
+		return -EACCES;
+	return 0;
+}
+
+static void unbecome(void)
+{
+	if (geteuid() != 0)
+		return;
+	syscall(SYS_setfsuid, geteuid());
+	syscall(SYS_setfsgid, getegid());
+	syscall(SYS_setgroups, (size_t)hs.own_ngroups, hs.own_groups);
+}
+
+/* May the peer have access to rel through the mount? 0 or -errno (EACCES, ENOENT, ...).
+ * By the mount point's path, never a descriptor of the mount kept open: it would keep the
+ * mount busy at the unmount. */
+static int allowed(const struct conn *c, const char *rel, int access)
+{
+	char *full;
+	int rc;
+
+	if (!hs.allow_other && c->uid != geteuid())
+		return -EACCES;
+	if (asprintf(&full, "%s/%s", hs.mountpoint, rel) < 0)
+		return -ENOMEM;
+	if ((rc = become(c)) == 0)
+		rc = faccessat(AT_FDCWD, full, access == TFS_FDREQ_WRITE ? R_OK | W_OK : R_OK,
+			       AT_EACCESS | AT_SYMLINK_NOFOLLOW) ? -errno : 0;
+	unbecome();
+	free(full);
+	return rc;
+}
+
+/* The descriptor of rel's memory for access: 0 with *fd and *bytes, or -errno. */
+static int lookup(const char *rel, int access, int *fd, uint64_t *bytes)
+{
+	struct tfsd_tensor *t;
+	int rc;
+
+	if (!tfs_mem.ops->export_fd)
+		return -ENOTSUP;
+	tfs_ns_lock();
+	t = tfs_table_find(rel);
+	if (!t || !t->linked)
+		rc = -ENOENT;
+	else if (!t->alloc)
+		rc = -ENODATA;
+	else
+		rc = tfs_mem.ops->export_fd(tfs_mem.be, t->alloc, access == TFS_FDREQ_WRITE, fd);
+	if (rc == 0)
+		*bytes = t->meta.bytes;
+	tfs_ns_unlock();
+	return rc;
+}
+
+/* One reply, with fd when fd >= 0. 0 or -1 (the connection goes). */
+static int reply(struct conn *c, int rc, uint64_t bytes, int fd)
+{
+	char line[TFS_FDREP_MAX], cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = line };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	iov.iov_len = (size_t)tfs_fdrep_format(line, rc, bytes);
+	if (fd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	/* Non-blocking: a client that does not read its replies loses its connection. */
+	return sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)iov.iov_len ? 0 : -1;
+}
+
+static void drop(int i)
+{
+	close(hs.c[i]->fd);
+	free(hs.c[i]);
+	hs.c[i] = NULL;
+}
+
+/* Reads what c sent and answers every complete request. -1 when it goes. */
+static int serve(struct conn *c)
+{
+	struct tfs_fdreq req;
+	ssize_t n;
+	int rc;
+
+	n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - c->len, MSG_DONTWAIT);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		return -1;
+	if (n > 0)
+		c->len += (size_t)n;
+	while ((rc = tfs_fdreq_parse(c->buf, c->len, &req)) != -EAGAIN) {
+		uint64_t bytes = 0;
+		int fd = -1;
+
+		if (rc) {
+			reply(c, rc, 0, -1);
+			return -1;      /* the stream cannot be trusted past garbage */
+		}
+		rc = allowed(c, req.path, req.access);
+		if (rc == 0)
+			rc = lookup(req.path, req.access, &fd, &bytes);
+		if (rc == -EPERM)
+			rc = -EACCES;
+		n = reply(c, rc, bytes, fd);
+		if (fd >= 0)
+			close(fd);
+		memmove(c->buf, c->buf + req.used, c->len - req.used);
+		c->len -= req.used;
+		c->deadline_ms = now_ms() + HANDLES_IDLE_MS;
+		if (n)
+			return -1;
+	}
+	return 0;
+}
+
+static void take(void)
+{
+	struct ucred cred;
+	socklen_t cl = sizeof(cred), gl;
+	struct conn *c;
+	int fd, slot = -1;
+
+	fd = accept4(hs.listen, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (int i = 0; i < HANDLES_CONN_MAX && slot < 0; i++)
+		if (!hs.c[i])
+			slot = i;
+	c = slot >= 0 ? calloc(1, sizeof(*c)) : NULL;
+	if (!c || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl)) {
+		/* Full: the client hears why at once rather than waiting. */
+		struct conn tmp = { .fd = fd };
+
+		reply(&tmp, slot < 0 ? -EAGAIN : -ENOMEM, 0, -1);
+		close(fd);
+		free(c);
+		return;
+	}
+	c->fd = fd;
+	c->uid = cred.uid;
+	c->gid = cred.gid;
+	gl = sizeof(c->groups);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, c->groups, &gl) == 0)
+		c->ngroups = (int)(gl / sizeof(gid_t));
+	else
+		c->ngroups = -1;
+	c->deadline_ms = now_ms() + HANDLES_IDLE_MS;
+	hs.c[slot] = c;
+}
+
+static void *loop(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct pollfd p[2 + HANDLES_CONN_MAX];
+		int idx[HANDLES_CONN_MAX], np = 2, timeout = -1;
+		int64_t now = now_ms();
+
+		p[0] = (struct pollfd){ .fd = hs.wake, .events = POLLIN };
+		p[1] = (struct pollfd){ .fd = hs.listen, .events = POLLIN };
+		for (int i = 0; i < HANDLES_CONN_MAX; i++) {
+			int64_t left;
+
+			if (!hs.c[i])
+				continue;
+			left = hs.c[i]->deadline_ms - now;
+			if (left <= 0) {
+				drop(i);
+				continue;
+			}
+			if (timeout < 0 || left < timeout)
+				timeout = (int)left;
+			idx[np - 2] = i;
+			p[np++] = (struct pollfd){ .fd = hs.c[i]->fd, .events = POLLIN };
+		}
+		if (poll(p, (nfds_t)np, timeout) < 0)
+			continue;
+		if (p[0].revents)
+			break;
+		for (int j = 2; j < np; j++)
+			if (p[j].revents && serve(hs.c[idx[j - 2]]))
+				drop(idx[j - 2]);
+		if (p[1].revents)
+			take();
+	}
+	for (int i = 0; i < HANDLES_CONN_MAX; i++)
+		if (hs.c[i])
+			drop(i);
+	return NULL;
+}
+
+int tfs_handles_start(const char *path, const char *mountpoint, int allow_other)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int rc;
+
+	if (path) {
+		if (strlen(path) >= sizeof(hs.path) || path[0] != '/') {
+			tfs_log(LOG_ERR, "handles: handle_socket takes an absolute path under %zu "
+				"bytes", sizeof(hs.path));
+			return -ENAMETOOLONG;
+		}
+		snprintf(hs.path, sizeof(hs.path), "%s", path);
+	} else if ((rc = tfs_handles_default_path(mountpoint, hs.path, sizeof(hs.path)))) {
+		return rc;
+	}
+	hs.mountpoint = strdup(mountpoint);
+	hs.allow_other = allow_other;
+	hs.own_ngroups = getgroups(GROUPS_MAX, hs.own_groups);
+	if (hs.own_ngroups < 0)
+		hs.own_ngroups = 0;
+	make_dir(hs.path);
+	/* A socket a daemon of this mount left behind (a crash) goes; anything else there
+	 * stays, and the start fails. */
+	if (lstat(hs.path, &st) == 0 && S_ISSOCK(st.st_mode))
+		unlink(hs.path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", hs.path);
+	hs.listen = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	hs.wake = eventfd(0, EFD_CLOEXEC);
+	if (!hs.mountpoint || hs.listen < 0 || hs.wake < 0 ||
+	    bind(hs.listen, (struct sockaddr *)&sa, sizeof(sa)) || chmod(hs.path, 0666) ||
+	    listen(hs.listen, HANDLES_CONN_MAX)) {
+		rc = -errno;
+		tfs_log(LOG_ERR, "handles: cannot serve %s: %s", hs.path, strerror(-rc));
+		goto fail;
+	}
+	if ((rc = -pthread_create(&hs.thread, NULL, loop, NULL))) {
+		unlink(hs.path);
+		goto fail;
+	}
+	__atomic_store_n(&hs.running, 1, __ATOMIC_RELEASE);
+	tfs_log(LOG_INFO, "handles: descriptors of tensors served on %s", hs.path);
+	return 0;
+fail:
+	if (hs.listen >= 0)
+		close(hs.listen);
+	if (hs.wake >= 0)
+		close(hs.wake);
+	hs.listen = hs.wake = -1;
+	free(hs.mountpoint);
+	hs.mountpoint = NULL;
+	return rc ? rc : -EIO;
+}
+
+void tfs_handles_stop(void)
+{
+	uint64_t one = 1;
+
+	if (!__atomic_load_n(&hs.running, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&hs.running, 0, __ATOMIC_RELEASE);
+	if (write(hs.wake, &one, sizeof(one)) != sizeof(one))
+		tfs_log(LOG_WARNING, "handles: cannot wake the server");
+	pthread_join(hs.thread, NULL);
+	unlink(hs.path);
+	close(hs.listen);
+	close(hs.wake);
+	hs.listen = hs.wake = -1;
+	free(hs.mountpoint);
+	hs.mountpoint = NULL;
+}

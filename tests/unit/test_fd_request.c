@@ -1,0 +1,109 @@
+/* Unit tests of the handle socket's messages (core/fd_request.h) on raw bytes: the forms
+ * the client writes are read back; partial, oversize and malformed requests and replies
+ * are told apart and refuse without writing the output. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fd_request.h"
+
+static int fails;
+
+#define CHECK(cond, ...)                                           \
+	do {                                                       \
+		int ok_ = !!(cond);                                \
+		printf(ok_ ? "ok - " : "not ok - ");               \
+		printf(__VA_ARGS__);                               \
+		printf("\n");                                      \
+		fails += !ok_;                                     \
+	} while (0)
+
+static struct tfs_fdreq rq;
+
+static int parse(const char *s)
+{
+	memset(&rq, 0x5a, sizeof(rq));
+	return tfs_fdreq_parse(s, strlen(s), &rq);
+}
+
+static int untouched(void)
+{
+	return rq.access == 0x5a5a5a5a;
+}
+
+static int rep(const char *s, uint64_t *b)
+{
+	*b = 77;
+	return tfs_fdrep_parse(s, strlen(s), b);
+}
+
+int main(void)
+{
+	static char big[TFS_FDREQ_MAX + 16];
+	char buf[TFS_FDREQ_MAX + 1];
+	uint64_t b;
+	int n;
+
+	CHECK(parse("r a/b/t1\n") == 0 && rq.access == TFS_FDREQ_READ &&
+	      !strcmp(rq.path, "a/b/t1") && rq.used == 9, "a read request");
+	CHECK(parse("w t\nr u\n") == 0 && rq.access == TFS_FDREQ_WRITE && !strcmp(rq.path, "t") &&
+	      rq.used == 4, "a write request, the next one left in the buffer");
+	CHECK(parse("r a/b") == -EAGAIN && untouched(), "no newline yet: wait for more");
+	CHECK(parse("") == -EAGAIN, "nothing yet: wait");
+	CHECK(parse("x a\n") == -EINVAL && untouched(), "unknown access");
+	CHECK(parse("rw a\n") == -EINVAL, "two letters of access");
+	CHECK(parse("r\n") == -EINVAL && parse("r \n") == -EINVAL, "no path");
+	CHECK(parse("r /a\n") == -EINVAL, "a leading slash");
+	CHECK(parse("r a//b\n") == -EINVAL && parse("r a/\n") == -EINVAL, "an empty component");
+	CHECK(parse("r ../etc/passwd\n") == -EINVAL && parse("r a/../b\n") == -EINVAL &&
+	      parse("r a/./b\n") == -EINVAL && parse("r .\n") == -EINVAL, "dot components");
+	CHECK(parse("r ...\n") == 0 && parse("r .a/..b\n") == 0, "names that only begin with dots");
+	CHECK(tfs_fdreq_parse("r a\0b\n", 6, &rq) == -EINVAL, "a NUL in the path");
+	memset(big, 'a', sizeof(big));
+	big[0] = 'r';
+	big[1] = ' ';
+	for (int i = 2; i < (int)sizeof(big); i += 200)
+		big[i] = '/';
+	big[2] = 'a';
+	CHECK(tfs_fdreq_parse(big, TFS_FDREQ_MAX, &rq) == -ENAMETOOLONG,
+	      "TFS_FDREQ_MAX bytes without a newline: too long, not wait");
+	CHECK(tfs_fdreq_parse(big, sizeof(big), &rq) == -ENAMETOOLONG,
+	      "a newline past the bound is not looked for");
+	memset(big, 'a', sizeof(big));
+	big[1] = ' ';
+	for (int i = 2; i < TFS_FDREQ_MAX - 1; i += 256)
+		big[i + 255] = '/';
+	big[TFS_FDREQ_MAX - 1] = '\n';
+	CHECK(tfs_fdreq_parse(big, TFS_FDREQ_MAX, &rq) == -EINVAL || rq.used == TFS_FDREQ_MAX,
+	      "the longest line is parsed (or refused on its grammar), never overrun");
+	memset(big, 'a', 300);
+	memcpy(big, "r ", 2);
+	big[300] = '\n';
+	CHECK(tfs_fdreq_parse(big, 301, &rq) == -EINVAL, "a component over 255 bytes");
+
+	n = tfs_fdreq_format(buf, sizeof(buf), TFS_FDREQ_WRITE, "a/b/c");
+	CHECK(n == 8 && !memcmp(buf, "w a/b/c\n", 8), "format writes the request");
+	CHECK(tfs_fdreq_parse(buf, (size_t)n, &rq) == 0 && !strcmp(rq.path, "a/b/c"),
+	      "and the parser reads it back");
+	CHECK(tfs_fdreq_format(buf, sizeof(buf), TFS_FDREQ_READ, "../x") == -EINVAL &&
+	      tfs_fdreq_format(buf, sizeof(buf), 3, "x") == -EINVAL &&
+	      tfs_fdreq_format(buf, 4, TFS_FDREQ_READ, "xy") == -EINVAL,
+	      "format refuses bad paths, access and small buffers");
+
+	CHECK(rep("0 4096\n", &b) == 0 && b == 4096, "a reply with the size");
+	CHECK(rep("-13\n", &b) == -EACCES && b == 77, "EACCES");
+	CHECK(rep("-0\n", &b) == -EBADMSG && rep("-4096\n", &b) == -EBADMSG,
+	      "errnos out of range");
+	CHECK(rep("0\n", &b) == -EBADMSG && rep("1 5\n", &b) == -EBADMSG &&
+	      rep("0 \n", &b) == -EBADMSG && rep("0 5", &b) == -EBADMSG &&
+	      rep("0 05\n", &b) == -EBADMSG && rep("00 5\n", &b) == -EBADMSG &&
+	      rep("0 5 \n", &b) == -EBADMSG && rep("0 99999999999999999999\n", &b) == -EBADMSG,
+	      "malformed replies");
+	CHECK(b == 77, "which leave the size alone");
+	n = tfs_fdrep_format(buf, 0, 123);
+	CHECK(tfs_fdrep_parse(buf, (size_t)n, &b) == 0 && b == 123, "format 0 round-trips");
+	n = tfs_fdrep_format(buf, -EACCES, 0);
+	CHECK(tfs_fdrep_parse(buf, (size_t)n, &b) == -EACCES, "format -EACCES round-trips");
+	printf("# %d failed\n", fails);
+	return fails ? 1 : 0;
+}
