@@ -56,7 +56,7 @@ void tfs_load_opts_init(struct tfs_load_opts *o)
 	o->ndim = -1;
 	o->device = -1;
 	o->via_file = 1;
-	o->direct = -1;
+	o->direct = 0;
 }
 
 static int read_fd(int fd, const char *file, void *buf, size_t n, uint64_t off)

@@ -248,10 +248,11 @@ struct tfs_load_opts {
 				       * aligned requests from every copy thread, no copy
 				       * through the page cache) where the file system
 				       * allows it, else through the page cache; 0 through
-				       * the page cache; -1 (default) with O_DIRECT when at
-				       * most a tenth of the file is in the page cache (a
-				       * cold file). TFS_LOAD_DIRECT=0|1 in the environment
-				       * overrides -1. TFS_LOAD_PROFILE=1 prints the time of
+				       * the page cache (default: faster than O_DIRECT on the
+				       * GPU machine's disk, tests/bench/RESULTS.md); -1 with
+				       * O_DIRECT when at most a tenth of the file is in the
+				       * page cache (a cold file). TFS_LOAD_DIRECT=0|1 in the
+				       * environment overrides -1. TFS_LOAD_PROFILE=1 prints the time of
 				       * each stage (reads, copies, creates) to stderr */
 };
 /* Fills *o with the defaults above. */

@@ -9,8 +9,8 @@
 #     file registered with CUDA (TFS_LOAD_REGISTER=1: DMA from the page cache); beside
 #     safetensors.torch.load_file(device="cuda") (once);
 #   - the same file cold (echo 3 > /proc/sys/vm/drop_caches before each): `tensorctl
-#     load` by default (O_DIRECT when cold), --no-direct (the page cache), and mapped with
-#     --direct; beside dd iflag=direct bs=16M and buffered dd of the file;
+#     load` by default (the page cache), with --direct (O_DIRECT), -j 16 both ways, and
+#     mapped with --direct; beside dd iflag=direct bs=16M and buffered dd of the file;
 #   - a 1.7 GB checkpoint (SMALL_GB), warm, best of 3, and the time to its first tensor;
 #   - each tensorfs row's per-stage profile (TFS_LOAD_PROFILE=1) of its best pass.
 # Prints a Markdown table, then the profiles. Needs root, the cuda backend, python3 with
@@ -67,26 +67,28 @@ ROWS=$T/rows
 row() { echo "| $1 | $2 | $3 | $4 |" >> "$ROWS"; }   # what, s, GB/s, of ceiling
 # best NAME BYTES CMD...: best of PASSES (each loads into $M/x, removed after); the best
 # pass's profile kept
+# calc EXPR: floating-point arithmetic by awk (the GPU machine has no bc)
+calc() { awk "BEGIN { print $1 }"; }
 best() {
 	local name=$1 bytes=$2 b= t0 t1 dt; shift 2
 	for _ in $(seq "$PASSES"); do
 		t0=$(now)
 		TFS_LOAD_PROFILE=1 "$@" 2> "$PROF/cur" || { echo "$name failed:"; cat "$PROF/cur"; return 1; }
 		t1=$(now)
-		dt=$(echo "$t1 - $t0" | bc -l)
-		if [ -z "$b" ] || [ "$(echo "$dt < $b" | bc -l)" = 1 ]; then b=$dt; cp "$PROF/cur" "$PROF/$name"; fi
+		dt=$(calc "$t1 - $t0")
+		if [ -z "$b" ] || [ "$(calc "($dt < $b) ? 1 : 0")" = 1 ]; then b=$dt; cp "$PROF/cur" "$PROF/$name"; fi
 		"$CTL" rm -r "$M/x" > /dev/null
 	done
-	gbs=$(echo "$bytes / $b / 1000000000" | bc -l)
-	row "$name" "$(printf %.3f "$b")" "$(printf %.2f "$gbs")" "$(printf %.0f%% "$(echo "100 * $gbs / $CEIL" | bc -l)")"
+	gbs=$(calc "$bytes / $b / 1000000000")
+	row "$name" "$(printf %.3f "$b")" "$(printf %.2f "$gbs")" "$(printf %.0f%% "$(calc "100 * $gbs / $CEIL")")"
 }
 drop() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 once() {   # once NAME BYTES CMD...: one cold pass
 	local name=$1 bytes=$2 t0 t1 dt; shift 2
 	drop; t0=$(now)
 	TFS_LOAD_PROFILE=1 "$@" 2> "$PROF/$name" > /dev/null || { echo "$name failed:"; cat "$PROF/$name"; }
-	t1=$(now); dt=$(echo "$t1 - $t0" | bc -l)
-	row "$name" "$(printf %.3f "$dt")" "$(printf %.2f "$(echo "$bytes / $dt / 1000000000" | bc -l)")" "(cold)"
+	t1=$(now); dt=$(calc "$t1 - $t0")
+	row "$name" "$(printf %.3f "$dt")" "$(printf %.2f "$(calc "$bytes / $dt / 1000000000")")" "(cold)"
 	"$CTL" rm -r "$M/x" > /dev/null 2>&1 || true
 }
 
@@ -108,7 +110,7 @@ PY
 )
 CEIL=${CEILS%% *}
 row "pinned H2D ceiling, whole 4 GiB (torch)" - "$CEIL" 100%
-row "pinned H2D, 1 MiB pieces (torch)" - "${CEILS##* }" "$(printf %.0f%% "$(echo "100 * ${CEILS##* } / $CEIL" | bc -l)")"
+row "pinned H2D, 1 MiB pieces (torch)" - "${CEILS##* }" "$(printf %.0f%% "$(calc "100 * ${CEILS##* } / $CEIL")")"
 
 cat "$BIG" "$SMALL" > /dev/null                  # warm
 best "tensorctl load ${BIG_GB} GB (default: daemon fills)" "$BSZ" "$CTL" load -q "$BIG" "$M/x"
@@ -129,9 +131,10 @@ best "tensorctl load ${SMALL_GB} GB mapped" "$SSZ" env TENSORCTL_COPY=direct "$C
 if [ "${COLD:-1}" = 1 ]; then
 	once "cold: dd iflag=direct bs=16M" "$BSZ" dd if="$BIG" of=/dev/null bs=16M iflag=direct status=none
 	once "cold: dd bs=16M (page cache)" "$BSZ" dd if="$BIG" of=/dev/null bs=16M status=none
-	once "cold: tensorctl load (default: O_DIRECT when cold)" "$BSZ" "$CTL" load -q "$BIG" "$M/x"
-	once "cold: tensorctl load --no-direct" "$BSZ" "$CTL" load -q --no-direct "$BIG" "$M/x"
-	once "cold: tensorctl load -j 16 (O_DIRECT)" "$BSZ" "$CTL" load -q -j 16 "$BIG" "$M/x"
+	once "cold: tensorctl load (default: the page cache)" "$BSZ" "$CTL" load -q "$BIG" "$M/x"
+	once "cold: tensorctl load --direct" "$BSZ" "$CTL" load -q --direct "$BIG" "$M/x"
+	once "cold: tensorctl load -j 16 --direct" "$BSZ" "$CTL" load -q -j 16 --direct "$BIG" "$M/x"
+	once "cold: tensorctl load -j 16 (the page cache)" "$BSZ" "$CTL" load -q -j 16 "$BIG" "$M/x"
 	once "cold: tensorctl load mapped --direct" "$BSZ" env TENSORCTL_COPY=direct "$CTL" load -q --direct "$BIG" "$M/x"
 fi
 echo

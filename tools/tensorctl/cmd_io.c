@@ -76,7 +76,7 @@ int cmd_load(int argc, char **argv)
 		{ "format", required_argument, NULL, 'F' }, { "dtype", required_argument, NULL, 't' },
 		{ "shape", required_argument, NULL, 's' }, { "device", required_argument, NULL, 'd' },
 		{ "threads", required_argument, NULL, 'j' }, { "quiet", no_argument, NULL, 'q' },
-		{ "merge", no_argument, NULL, 'm' }, { "direct", no_argument, NULL, 'D' },
+		{ "merge", no_argument, NULL, 'm' }, { "direct", optional_argument, NULL, 'D' },
 		{ "no-direct", no_argument, NULL, 'N' }, { NULL, 0, NULL, 0 } };
 	const char *dts = NULL, *shs = NULL, *file;
 	char dst[PATH_MAX];
@@ -92,7 +92,11 @@ int cmd_load(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "F:t:s:d:j:qm", lo, NULL)) != -1) {
 		switch (c) {
 		case 'm': o.merge = 1; break;
-		case 'D': o.direct = 1; break;
+		case 'D':
+			if (optarg && strcmp(optarg, "auto"))
+				return usage_error("--direct takes no value but auto, not '%s'", optarg);
+			o.direct = optarg ? -1 : 1;
+			break;
 		case 'N': o.direct = 0; break;
 		case 'F': if ((rc = parse_fmt(optarg, &o.format))) return rc; break;
 		case 't': dts = optarg; break;

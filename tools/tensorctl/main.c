@@ -53,7 +53,7 @@ static const struct ctl_cmd cmds[] = {
 	  "free memory (as the daemon reports it), tensors and their bytes.\n" },
 	{ "stat", cmd_df, "stat [--json] [PATH]\nThe same as df.\n" },
 	{ "load", cmd_load,
-	  "load [-q] [--merge] [--direct|--no-direct] [--format raw|npy|safetensors] [--dtype DT --shape DIMS] [--device N] [-j N] FILE|DIR DEST\n"
+	  "load [-q] [--merge] [--direct[=auto]|--no-direct] [--format raw|npy|safetensors] [--dtype DT --shape DIMS] [--device N] [-j N] FILE|DIR DEST\n"
 	  "Copies FILE into a new tensor DEST (.npy: dtype and shape from its header; raw:\n"
 	  "--dtype (default u8) and --shape (default 1-D)). A .safetensors file becomes the\n"
 	  "directory DEST with one tensor per entry; its __metadata__ is kept as the\n"
@@ -69,7 +69,8 @@ static const struct ctl_cmd cmds[] = {
 	  "and a failure removes only what this load made.\n"
 	  "-j, --threads N: copy threads (default min(8, CPUs)).\n"
 	  "--direct, --no-direct: read FILE with O_DIRECT (where its file system allows)\n"
-	  "or through the page cache; by default O_DIRECT when FILE is mostly not cached.\n"
+	  "or through the page cache (the default); --direct=auto: O_DIRECT when FILE is\n"
+	  "mostly not cached.\n"
 	  "TFS_LOAD_PROFILE=1 prints the time of each stage to stderr.\n"
 	  "-q: no progress bar (it shows only on a terminal, for 16 MiB or more).\n" },
 	{ "save", cmd_save,
