@@ -34,20 +34,6 @@ static const struct tfs_backend_ops *B = &tfs_backend_cuda;
 static int npass, nfail, quick, device, throughput_only;
 static char consumer[PATH_MAX];
 
-/* The daemon's logger is in libtensorfs; this program links without it. */
-void tfs_log(int level, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (level > LOG_WARNING && !getenv("TFS_TEST_VERBOSE"))
-		return;
-	fprintf(stderr, "# log(%d): ", level);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 static int check(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int check(int cond, const char *fmt, ...)
 {

@@ -18,7 +18,7 @@ LIBS="-L$CUDA_HOME/lib64 -Wl,-rpath,$CUDA_HOME/lib64 -lcudart -pthread"
 
 mkdir -p "$O"
 set -x
-$CC $CFLAGS -o "$O/backend_cuda_test" tests/gpu/backend_cuda_test.c fs/mem/cuda/*.c fs/mem/keeper/keeper_client.c core/strutil.c core/fileio.c core/tier.c \
+$CC $CFLAGS -o "$O/backend_cuda_test" tests/gpu/backend_cuda_test.c fs/mem/cuda/*.c fs/mem/keeper/keeper_client.c fs/mem/keeper/handover.c fs/mem/keeper/keeper.c fs/mem/keeper/keeper_host.c core/log.c core/host_handle.c fs/mem/shm_sweep.c core/strutil.c core/fileio.c core/tier.c \
 	fs/mem/pool.c fs/mem/pool_check.c $LIBS
 if [ -x "$NVCC" ] || command -v "$NVCC" >/dev/null 2>&1; then
 	# Default architecture plus its PTX, which the driver compiles for newer GPUs.
