@@ -2,7 +2,7 @@
 # Installs what tensorfs needs to build, run and test on Debian 12 (bookworm).
 # Skips apt when everything is already there, so it is cheap to run every time.
 set -e
-PKGS="build-essential pkg-config fuse3 libfuse3-dev libhiredis-dev libcjson-dev liburing-dev libucx-dev ucx-utils socat redis-server attr libdlpack-dev util-linux python3 python3-numpy valgrind python3-venv python3-pytest python3-setuptools python3-dev"
+PKGS="build-essential pkg-config fuse3 libfuse3-dev libhiredis-dev libcjson-dev liburing-dev libucx-dev ucx-utils socat iproute2 redis-server attr libdlpack-dev util-linux python3 python3-numpy valgrind python3-venv python3-pytest python3-setuptools python3-dev"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
