@@ -241,6 +241,18 @@ int main(int argc, char **argv)
 			goto err;
 		}
 		memset(tfs_tensor_data(t), (int)strtol(argv[3], NULL, 0), t->meta.bytes);
+	} else if (!strcmp(cmd, "data") && argc == 3) {          /* data PATH: the pointer */
+		struct tfs_tensor_info in;
+
+		if ((rc = tfs_open(argv[2], O_RDWR, &t)))
+			goto err;
+		tfs_tensor_get_info(t, &in);
+		printf("info.data %s, mapped %d\n", in.data ? "set" : "NULL", tfs_ipc_cache_size());
+		if (!tfs_tensor_data(t)) {
+			rc = t->meta.remote ? -EREMOTE : -ENODATA;
+			goto err;
+		}
+		printf("data set\n");
 	} else if (!strcmp(cmd, "mark") && argc == 3) {          /* mark PATH */
 		if ((rc = tfs_open(argv[2], O_RDWR, &t)) || (rc = tfs_mark_written(t, NULL)))
 			goto err;
