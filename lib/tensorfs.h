@@ -346,6 +346,33 @@ struct tfs_move_opts {
 };
 int tfs_move(const char *path, int device, const struct tfs_move_opts *opts);
 
+/* ---- Replicas: tfs_copy (copy_tree.c) ----
+ * Copies the tensor src, or with recursive the directory src and every tensor under it,
+ * into new tensors at dest (which must not exist; its parent on a tensorfs mount): each
+ * made first with its source's dtype and shape on dest's mount's default device (a
+ * directory's own user attributes, user.safetensors.metadata among them, copied), then
+ * the bytes moved by several threads, 16 MiB at a time. src may be another node's
+ * (docs/net.md): when src and dest are on one mount, dest's daemon fetches the bytes
+ * from the owning node itself (the pull ioctl, core/pull_ioctl.h); else they are read and
+ * written through the mounts. All or nothing: on any failure or cancel everything made
+ * is removed, src untouched. Errors: -EEXIST (dest exists), -EISDIR (src a directory
+ * without recursive), -ENOTSUP (src or dest not on a tensorfs mount), -ENODATA (a file
+ * under src that is not a tensor), -EINVAL (dest inside src), -EINTR (cancelled),
+ * -E2BIG (over 2^20 tensors), -ELOOP (deeper than 256), -ENOSPC, -ETIMEDOUT or
+ * -EREMOTE (the owning node did not answer, or this daemon has no cluster key), -EIO
+ * (src changed size meanwhile), the errnos of open(2), read(2), write(2), setxattr(2). */
+struct tfs_copy_opts {
+	int recursive;                /* 1: src may be a directory (copied whole) */
+	int threads;                  /* copy threads; 0 (default): 8; at most 64 */
+	/* Called from the calling thread about ten times a second, and once at the end. */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
+	const volatile int *cancel;   /* when *cancel becomes nonzero: stop, -EINTR */
+};
+/* Fills *o with the defaults above (all 0). */
+void tfs_copy_opts_init(struct tfs_copy_opts *o);
+int tfs_copy(const char *src, const char *dest, const struct tfs_copy_opts *opts);
+
 /* Frees the cached pinned buffers (none in use: call it when no tfs_load/tfs_save runs). */
 void tfs_load_release(void);
 
