@@ -52,6 +52,16 @@ ssize_t getxattr(const char *path, const char *name, void *value, size_t size)
 	return n;
 }
 
+/* copy: done and total of the last progress report. */
+static uint64_t copy_done, copy_total;
+
+static void copy_progress(void *arg, uint64_t done, uint64_t total)
+{
+	(void)arg;
+	copy_done = done;
+	copy_total = total;
+}
+
 static int fail(int rc)
 {
 	const char *name = strerrorname_np(-rc);   /* EBADF, ESTALE...: every errno */
@@ -253,6 +263,19 @@ int main(int argc, char **argv)
 			goto err;
 		}
 		printf("data set\n");
+	} else if (!strcmp(cmd, "copy") && (argc == 4 || argc == 5)) {   /* copy SRC DEST [cancel] */
+		struct tfs_copy_opts o;
+		volatile int cancel = argc == 5;   /* cancel: set before the copy starts */
+
+		tfs_copy_opts_init(&o);
+		o.recursive = 1;
+		o.threads = 2;
+		o.progress = copy_progress;
+		o.cancel = &cancel;
+		if ((rc = tfs_copy(argv[2], argv[3], &o)))
+			return fail(rc);
+		printf("copied %llu of %llu\n", (unsigned long long)copy_done,
+		       (unsigned long long)copy_total);
 	} else if (!strcmp(cmd, "mark") && argc == 3) {          /* mark PATH */
 		if ((rc = tfs_open(argv[2], O_RDWR, &t)) || (rc = tfs_mark_written(t, NULL)))
 			goto err;
