@@ -422,10 +422,20 @@ static int mount_of(const char *abs, char *mnt, size_t size)
 }
 
 /* dest's parent resolved, with dest's last name: where dest would be. */
-static int resolve_dest(const char *dest, char *out, size_t size)
+static int resolve_dest(const char *dest_arg, char *out, size_t size)
 {
-	char dir[PATH_MAX], real[PATH_MAX];
-	const char *slash = strrchr(dest, '/'), *base = slash ? slash + 1 : dest;
+	char dest[PATH_MAX], dir[PATH_MAX], real[PATH_MAX];
+	const char *slash, *base;
+	size_t n;
+
+	/* "dest/" names dest, as for mkdir(1). */
+	if ((n = strlen(dest_arg)) >= sizeof(dest))
+		return tfs_seterr(-ENAMETOOLONG, "%s: name too long", dest_arg);
+	memcpy(dest, dest_arg, n + 1);
+	while (n > 1 && dest[n - 1] == '/')
+		dest[--n] = '\0';
+	slash = strrchr(dest, '/');
+	base = slash ? slash + 1 : dest;
 
 	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
 		return tfs_seterr(-EINVAL, "%s: not a name to make", dest);

@@ -41,6 +41,8 @@ PYEOF
 client_tools
 eq "tfs_copy from C: progress to the total" "copied $((3 * 1024 * 1024 + 305)) of $((3 * 1024 * 1024 + 305))" "$(out "$TOOL" copy "$B/m" "$B/c" | head -1)"
 check "  its bytes" cmp "$A/m/layers/0/w" "$B/c/layers/0/w"
+check "DEST with a trailing slash names DEST" "$TOOL" copy "$B/m/" "$B/c2/"
+check "  its bytes" cmp "$A/m/config.json" "$B/c2/config.json"
 # The cancel flag already set when the copy starts (deterministic; each thread also
 # checks it before every 1 MiB it moves and every pull request).
 check_err "cancelled through the cancel flag: EINTR" "EINTR" "$TOOL" copy "$B/m" "$B/x" cancel
