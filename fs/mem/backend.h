@@ -204,6 +204,8 @@ struct tfs_mem {
 	int cpu_served;              /* the host tier "cpu" is served (docs/tiers.md) */
 	int host_devices;            /* -o host_devices: the host backend's stand-in GPUs */
 	int device;                  /* --device: where a tensor goes when nothing says */
+	int vmm;                     /* --memory vmm: the cuda backend makes each tensor a
+				      * VMM allocation (mem/cuda/vmm.c, docs/vmm.md) */
 };
 extern struct tfs_mem tfs_mem;
 

@@ -170,7 +170,7 @@ int tfs_cuda_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t uid
 		return -ENOMEM;
 	a->dev = d;
 	a->key = tfs_pool_reader_key(uid, gid, mode, dir);
-	rc = pool_alloc(d, a->key, bytes, &a->chunk);
+	rc = tfs_mem.vmm ? tfs_cuda_vmm_alloc(d, bytes, a) : pool_alloc(d, a->key, bytes, &a->chunk);
 	if (rc < 0) {
 		tfs_log(rc == -ENOSPC ? LOG_INFO : LOG_ERR, "cuda: device %d: allocating %" PRIu64
 			" bytes: %s", d->ordinal, bytes, strerror(-rc));
@@ -188,6 +188,11 @@ void tfs_cuda_free(struct tfs_backend *be, struct tfs_alloc *a)
 	(void)be;
 	if (!a)
 		return;
+	if (a->vmm) {
+		tfs_cuda_vmm_free(a);
+		free(a);
+		return;
+	}
 	/* cudaFree, when the pool releases a block, acts on the current device. */
 	if (tfs_cuda_dev_current(a->dev) == 0)
 		tfs_cuda_chunk_release(a->dev, a->chunk);
@@ -207,6 +212,8 @@ int tfs_cuda_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t new_
 	(void)be;
 	if (!a || !new_bytes)
 		return -EINVAL;
+	if (a->vmm)
+		return tfs_cuda_vmm_resize(a, new_bytes);
 	d = a->dev;
 	old = tfs_pool_chunk_bytes(a->chunk);
 	if (new_bytes == old)
@@ -270,6 +277,11 @@ int tfs_cuda_export_handle(struct tfs_backend *be, struct tfs_alloc *a,
 	(void)be;
 	if (!a || !handle || !offset)
 		return -EINVAL;
+	if (a->vmm) {
+		tfs_cuda_vmm_handle(a, handle);
+		*offset = 0;
+		return 0;
+	}
 	d = a->dev;
 	rc = tfs_cuda_dev_current(d);
 	if (rc < 0)
@@ -302,6 +314,10 @@ int tfs_cuda_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, g
 	(void)be;
 	if (!a)
 		return -EINVAL;
+	/* A VMM tensor shares its memory with no other: who may have it is checked at each
+	 * fetch from the handle socket. */
+	if (a->vmm)
+		return 0;
 	d = a->dev;
 	rc = tfs_pool_rekey(d->pool, a->chunk, key);
 	if (rc != -EBUSY) {
@@ -397,6 +413,21 @@ int tfs_cuda_move(struct tfs_backend *be, struct tfs_alloc *a, int device)
 	if (rc < 0)
 		return rc;
 	peer_enable(to, from);
+	if (a->vmm) {
+		struct tfs_alloc na = { .dev = to };
+
+		if ((rc = tfs_cuda_vmm_alloc(to, a->vmm->bytes, &na)) < 0)
+			return rc;
+		rc = tfs_cuda_peer_copy(to, na.vmm->va, from, a->vmm->va, a->vmm->bytes);
+		if (rc < 0) {
+			tfs_cuda_vmm_free(&na);
+			return rc;
+		}
+		tfs_cuda_vmm_free(a);
+		a->vmm = na.vmm;
+		a->dev = to;
+		return 0;
+	}
 	bytes = tfs_pool_chunk_bytes(a->chunk);
 	rc = pool_alloc(to, a->key, bytes, &nc);
 	if (rc < 0) {

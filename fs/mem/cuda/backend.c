@@ -144,4 +144,5 @@ const struct tfs_backend_ops tfs_backend_cuda = {
 	.host_unregister = tfs_cuda_host_unregister,
 	.copy_host_sum = tfs_cuda_copy_host_sum,
 	.release_cached = tfs_cuda_release_cached,
+	.export_fd = tfs_cuda_vmm_export_fd,
 };
