@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mem/cuda/cuda_internal.h"
 #include "mem/keeper/keeper.h"
@@ -490,22 +491,38 @@ int tfs_cuda_list_found(struct tfs_backend *be)
 	struct tfs_keeper_req req = { .op = TFS_KEEPER_LIST };
 	struct tfs_keeper_rep rep;
 	size_t cap = 0;
-	int rc;
+	int rc, fd = -1;
 
 	if (!tfs_keeper_present())
 		return 0;
-	while ((rc = tfs_keeper_call(&req, &rep, NULL)) == 0) {
+	while ((rc = tfs_keeper_call(&req, &rep, &fd)) == 0) {
 		struct kfound *f;
+		int vmm = memcmp(rep.handle, TFS_VMM_MAGIC, 8) == 0;
 
 		req.id = rep.id;
-		if (rep.device == TFS_DEVICE_CPU)
-			continue;       /* the host tier's: the host backend's to adopt */
+		/* The host tier's are the host backend's to adopt (the handover registry
+		 * kept its copy of their descriptors); a VMM allocation needs its own. */
+		if (rep.device == TFS_DEVICE_CPU || !vmm || fd < 0) {
+			if (fd >= 0)
+				close(fd);
+			fd = -1;
+			if (rep.device == TFS_DEVICE_CPU)
+				continue;
+			if (vmm) {
+				tfs_log(LOG_ERR, "cuda: a VMM allocation of the keeper came without "
+					"its descriptor");
+				continue;
+			}
+		}
 		if (be->nfound == cap) {
 			size_t ncap = cap ? cap * 2 : 64;
 			struct kfound *nf = realloc(be->found, ncap * sizeof(*nf));
 
-			if (!nf)
+			if (!nf) {
+				if (fd >= 0)
+					close(fd);
 				return -ENOMEM;
+			}
 			be->found = nf;
 			cap = ncap;
 		}
@@ -514,6 +531,8 @@ int tfs_cuda_list_found(struct tfs_backend *be)
 		f->id = rep.id;
 		f->size = rep.size;
 		f->device = rep.device;
+		f->vfd = fd;
+		fd = -1;
 		memcpy(&f->handle, rep.handle, sizeof(f->handle));
 	}
 	return rc == -ENOENT ? 0 : rc;
@@ -536,6 +555,24 @@ int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_
 	rc = tfs_cuda_dev_get(be, m->device, &d);
 	if (rc < 0)
 		return rc;
+	if (f->vfd >= 0) {
+		/* A VMM allocation is one tensor's: adopted once. */
+		if (f->used)
+			return -EINVAL;
+		if (!(a = calloc(1, sizeof(*a))))
+			return -ENOMEM;
+		a->dev = d;
+		rc = tfs_cuda_vmm_adopt(d, f->vfd, f->id, f->size, m, a);
+		if (rc < 0) {
+			free(a);
+			return rc;
+		}
+		close(f->vfd);
+		f->vfd = -1;
+		f->used = 1;
+		*out = a;
+		return 0;
+	}
 	if (!f->cb) {
 		struct cblock *cb = calloc(1, sizeof(*cb));
 
@@ -583,6 +620,8 @@ void tfs_cuda_found_forget(struct tfs_backend *be)
 	for (size_t i = 0; i < be->nfound; i++) {
 		struct kfound *f = &be->found[i];
 
+		if (f->vfd >= 0)
+			close(f->vfd);
 		if (f->used || !f->cb)
 			continue;
 		cudaSetDevice(f->device);
@@ -603,6 +642,8 @@ int tfs_cuda_adopt_end(struct tfs_backend *be)
 		struct tfs_keeper_req req = { .op = TFS_KEEPER_FREE, .id = f->id };
 		struct tfs_keeper_rep rep;
 
+		if (f->vfd >= 0)
+			close(f->vfd);
 		if (f->used)
 			continue;
 		if (f->cb) {

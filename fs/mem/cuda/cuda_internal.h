@@ -102,6 +102,7 @@ struct kfound {
 	int used;               /* a tensor of it was adopted: the pool owns cb */
 	cudaIpcMemHandle_t handle;
 	struct cblock *cb;      /* opened here, NULL until a record names it */
+	int vfd;                /* a VMM allocation's descriptor (--memory vmm), else -1 */
 };
 
 /* A tensor's VMM allocation (--memory vmm, vmm.c): the driver's handle, its exported
@@ -111,9 +112,11 @@ struct tfs_vmm {
 	uint64_t va;                 /* CUdeviceptr, mapped read-write for every device */
 	uint64_t size;               /* the allocation: bytes rounded up to the granularity */
 	uint64_t bytes;              /* the tensor's */
-	unsigned long long h;        /* CUmemGenericAllocationHandle */
-	int have_h;
-	int fd;
+	unsigned long long h;        /* CUmemGenericAllocationHandle, imported or made here */
+	int have_h, mapped;
+	int fd;                      /* the exported descriptor: this daemon's hold */
+	uint64_t kid;                /* the keeper's id of it, 0: made here */
+	uint8_t handle[TFS_IPC_HANDLE_SIZE];   /* TFS_VMM_MAGIC ... (meta.h) */
 };
 
 struct tfs_alloc {
@@ -213,6 +216,10 @@ void tfs_cuda_slot_put(struct cdev *d, struct slot *s);
  * descriptor. 0, -ENOSPC (device full or be->cap), -EIO (driver), -ENOSYS (no libcuda VMM
  * API); on error a is unchanged. */
 int tfs_cuda_vmm_alloc(struct cdev *d, uint64_t bytes, struct tfs_alloc *a);
+/* A restart: a->vmm from the keeper's allocation kid of size (its descriptor fd, which
+ * stays the caller's), for the record m. 0, -EINVAL when m does not fit, -errno. */
+int tfs_cuda_vmm_adopt(struct cdev *d, int fd, uint64_t kid, uint64_t size,
+		       const struct tfs_meta *m, struct tfs_alloc *a);
 /* Unmaps and releases a->vmm and closes its descriptor (importers keep theirs). */
 void tfs_cuda_vmm_free(struct tfs_alloc *a);
 /* Within the allocation the size changes in place; beyond it a new allocation takes the
