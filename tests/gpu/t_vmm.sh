@@ -1,0 +1,66 @@
+# --memory vmm (docs/vmm.md): every tensor its own VMM allocation, exported as a POSIX
+# descriptor that the handle socket hands out after its permission check. A new process
+# opens tensors with libtensorfs (tfs_open: descriptor from the socket, import, map, then
+# tfs_read); handle_type is posix_fd; SIGKILL of the keeper, then of the daemon, loses no
+# tensor (the two holders); a process without read permission is refused with EACCES; a
+# truncate to a larger size keeps the bytes.
+EXPECT_RESTARTS=1
+. "$(dirname "$0")/gpulib.sh"
+gpu_tests "vmm: handle_type posix_fd" "vmm: a new process reads equal bytes (tfs_open + tfs_read)" \
+	"vmm: keeper killed: every tensor back" "vmm: daemon killed: every tensor back" \
+	"vmm: no read permission: EACCES from the socket" "vmm: truncate larger keeps the bytes"
+. "$GROOT/tests/integration/crash/holders.sh"
+start_redis || exit 1
+M=$T/m
+SOCKP=$T/handles.sock
+mount_cuda "$M" --node n1 --memory vmm --allow-other --handle-socket "$SOCKP" || exit 1
+chmod 755 "$T"
+client_tools
+cp "$GROOT/tests/integration/handle_get.py" "$T/"
+G="/usr/bin/python3 $T/handle_get.py"
+# hexof FILE: the md5 of its bytes as hex; tfsread FILE: the same of what a new process
+# reads with libtensorfs (tfs_open, tfs_read)
+hexof() { od -An -v -tx1 < "$1" | tr -d ' \n' | md5sum; }
+tfsread() { "$TOOL" read "$1" 0 "$(stat -c %s "$1")" | tr -d '\n' | md5sum; }
+
+head -c 3000000 /dev/urandom > "$T/r"
+check "cp a 3 MB file in" cp "$T/r" "$M/w"
+eq "vmm: handle_type posix_fd" posix_fd "$(xget "$M/w" handle_type)"
+eq "the handle is a VMM one" TFSVMM01 "$(xget "$M/w" ipc_handle | head -c 8)"
+eq "ipc_offset 0" 0 "$(xget "$M/w" ipc_offset)"
+eq "read() through the mount" "$(md5sum < "$T/r")" "$(md5sum < "$M/w")"
+eq "vmm: a new process reads equal bytes (tfs_open + tfs_read)" "$(hexof "$T/r")" "$(tfsread "$M/w")"
+eq "the socket hands out the descriptor" "0 3000000" "$($G "$SOCKP" r w | head -1)"
+eq "tfs_open of a VMM tensor is on the device" cuda "$("$TOOL" info "$M/w" | awk '{print $(NF-1)}')"
+
+# permission: the socket's check, and the mount's
+cp "$T/r" "$M/priv"; chmod 600 "$M/priv"
+eq "vmm: no read permission: EACCES from the socket" "-13" "$($NOBODY $G "$SOCKP" r priv)"
+check_err "no read permission: tfs_open fails" "EACCES" $NOBODY "$TOOL" read "$M/priv" 0 16
+chmod 644 "$M/priv"
+eq "another uid with read permission gets the descriptor" "0 3000000" "$($NOBODY $G "$SOCKP" r priv | head -1)"
+eq "and reads it with tfs_open" "$(hexof "$T/r")" "$($NOBODY "$TOOL" read "$M/priv" 0 3000000 | tr -d '\n' | md5sum)"
+
+# growth: within the allocation (3 MB rounds up to 4 MiB) in place, past it by a new one
+h0=$(xget "$M/w" ipc_handle | md5sum)
+truncate -s 4000000 "$M/w"
+eq "growth within the allocation keeps the handle" "$h0" "$(xget "$M/w" ipc_handle | md5sum)"
+{ cat "$T/r"; head -c 1000000 /dev/zero; } > "$T/r4"
+eq "growth within: bytes kept, zeros behind" "$(md5sum < "$T/r4")" "$(md5sum < "$M/w")"
+truncate -s 9000000 "$M/w"
+{ cat "$T/r"; head -c 6000000 /dev/zero; } > "$T/r9"
+eq "vmm: truncate larger keeps the bytes" "$(md5sum < "$T/r9")" "$(md5sum < "$M/w")"
+eq "and a new process reads them" "$(hexof "$T/r9")" "$(tfsread "$M/w")"
+rm -f "$M/w" "$M/priv"
+
+# the two holders
+holders_setup "$M"
+check "the keeper is replaced after its SIGKILL" kill_keeper "$M"
+holders_check "$M" "vmm: keeper killed: every tensor back"
+check "the daemon starts again after its SIGKILL" kill_daemon "$M"
+holders_check "$M" "vmm: daemon killed: every tensor back"
+check "the log says vmm allocations were adopted" grep -q "adopted" "$T/m.log"
+kill "$HOLDER"; wait "$HOLDER" 2>/dev/null
+fusermount3 -u "$M"
+cd /
+finish
