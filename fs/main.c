@@ -573,6 +573,9 @@ static int check_options(struct tfs_opts *o, int restarted)
 			return -1;
 		}
 		tfs_mem.vmm = 1;
+#ifdef TFS_HAVE_CUDA
+		tfs_cuda_set_vmm(1);
+#endif
 	}
 	if (!o->backend && strcmp(tfs_mem.ops->name, "host") == 0)
 		tfs_log(LOG_NOTICE, "no CUDA device: using the host backend (POSIX shared memory)");

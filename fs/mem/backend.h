@@ -178,6 +178,9 @@ struct tfs_backend_ops {
 extern const struct tfs_backend_ops tfs_backend_host;
 #ifdef TFS_HAVE_CUDA
 extern const struct tfs_backend_ops tfs_backend_cuda;
+/* --memory vmm (docs/vmm.md): on, the cuda backend makes each new tensor a VMM
+ * allocation. Set once at start-up, before init. */
+void tfs_cuda_set_vmm(int on);
 #endif
 
 #define TFS_DEVICES_MAX 64      /* ordinals the mask can name */
@@ -204,8 +207,8 @@ struct tfs_mem {
 	int cpu_served;              /* the host tier "cpu" is served (docs/tiers.md) */
 	int host_devices;            /* -o host_devices: the host backend's stand-in GPUs */
 	int device;                  /* --device: where a tensor goes when nothing says */
-	int vmm;                     /* --memory vmm: the cuda backend makes each tensor a
-				      * VMM allocation (mem/cuda/vmm.c, docs/vmm.md) */
+	int vmm;                     /* --memory vmm (tfs_cuda_set_vmm, docs/vmm.md): the
+				      * keeper's memory is then the cuda_vmm one */
 };
 extern struct tfs_mem tfs_mem;
 

@@ -134,9 +134,8 @@ static struct tfs_alloc *talloc(struct tfs_backend *be, uint64_t bytes, uid_t ui
 	return a;
 }
 
-/* What the backend reaches of the daemon, which this program is not: its memory settings
- * (tfs_mem.vmm: --memory vmm) and the keeper's handover, never used without a keeper. */
-struct tfs_mem tfs_mem;
+/* What the backend reaches of the daemon, which this program is not: the keeper's
+ * handover, never used without a keeper. */
 const struct tfs_keeper_mem tfs_keeper_mem_host = { .name = "host" };
 int tfs_handover_enable(void) { return -ENOTSUP; }
 int tfs_handover_enabled(void) { return 0; }
@@ -539,7 +538,7 @@ static void test_vmm(struct tfs_backend *be)
 	uint64_t off = 1;
 	int fd = -1;
 
-	tfs_mem.vmm = 1;
+	tfs_cuda_set_vmm(1);
 	a = talloc(be, 5 * MiB, 4000, 4000, 0600);
 	if (!check(a != NULL, "vmm: alloc of 5 MiB"))
 		goto out;
@@ -561,7 +560,7 @@ static void test_vmm(struct tfs_backend *be)
 	      "vmm: shrink then grow zero-fills");
 	B->free(be, a);
 out:
-	tfs_mem.vmm = 0;
+	tfs_cuda_set_vmm(0);
 }
 
 static void test_enospc(void)

@@ -171,7 +171,7 @@ int tfs_cuda_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t uid
 		return -ENOMEM;
 	a->dev = d;
 	a->key = tfs_pool_reader_key(uid, gid, mode, dir);
-	rc = tfs_mem.vmm ? tfs_cuda_vmm_alloc(d, bytes, a) : pool_alloc(d, a->key, bytes, &a->chunk);
+	rc = tfs_cuda_vmm ? tfs_cuda_vmm_alloc(d, bytes, a) : pool_alloc(d, a->key, bytes, &a->chunk);
 	if (rc < 0) {
 		tfs_log(rc == -ENOSPC ? LOG_INFO : LOG_ERR, "cuda: device %d: allocating %" PRIu64
 			" bytes: %s", d->ordinal, bytes, strerror(-rc));

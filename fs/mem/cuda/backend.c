@@ -65,7 +65,7 @@ int tfs_cuda_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 	rc = tfs_cuda_dev_get(be, device, &d);
 	/* VMM memory lives while a descriptor of it does: the daemon keeps one beside the
 	 * keeper's (handover.h), from the first listed on. */
-	if (rc == 0 && tfs_mem.vmm)
+	if (rc == 0 && tfs_cuda_vmm)
 		tfs_keeper_two_holders();
 	if (rc == 0)
 		rc = tfs_cuda_list_found(be);

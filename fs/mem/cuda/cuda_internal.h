@@ -212,6 +212,9 @@ void tfs_cuda_slot_put(struct cdev *d, struct slot *s);
 
 /* ---- vmm.c (--memory vmm; docs/vmm.md) ---- */
 
+/* tfs_cuda_set_vmm's: new tensors are VMM allocations. */
+extern int tfs_cuda_vmm;
+
 /* a->vmm: a new zeroed allocation of at least bytes on d, mapped here, exported as a
  * descriptor. 0, -ENOSPC (device full or be->cap), -EIO (driver), -ENOSYS (no libcuda VMM
  * API); on error a is unchanged. */

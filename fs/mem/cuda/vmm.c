@@ -22,6 +22,13 @@
 #include "log.h"
 #include "meta.h"          /* TFS_VMM_MAGIC */
 
+int tfs_cuda_vmm;
+
+void tfs_cuda_set_vmm(int on)
+{
+	tfs_cuda_vmm = !!on;
+}
+
 /* Read-write access for every device of the machine (so that any GPU's kernels and this
  * daemon's copies reach it), or, where the driver refuses that (no peer access between
  * some pair), for the allocation's own device only. */
