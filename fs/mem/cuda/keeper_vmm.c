@@ -6,6 +6,7 @@
  * without CUDA. The host tier's allocations are the host keeper memory's (keeper.c
  * mem_of), whose adoption this memory's adopt_done finishes too. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -21,6 +22,8 @@ struct kvmm {
 	CUmemGenericAllocationHandle h;
 	int device;
 };
+
+static void vmm_mem_free(void *priv, uint64_t size, int device);
 
 static int vmm_mem_alloc(uint64_t size, int device, uid_t uid, gid_t gid, mode_t mode,
 			 uint8_t handle[TFS_IPC_HANDLE_SIZE], int *fd, void **priv)
@@ -44,8 +47,14 @@ static int vmm_mem_alloc(uint64_t size, int device, uid_t uid, gid_t gid, mode_t
 	}
 	m->have_h = 1;
 	m->device = device;
+	/* keeper.c sends the descriptor and closes it: a copy; m keeps its own. */
+	*fd = fcntl(m->fd, F_DUPFD_CLOEXEC, 3);
+	if (*fd < 0) {
+		rc = -errno;
+		vmm_mem_free(m, size, device);
+		return rc;
+	}
 	tfs_vmm_handle_make(handle, size, device);
-	*fd = m->fd;        /* sent as a copy; m keeps its own */
 	*priv = m;
 	return 0;
 }
