@@ -179,7 +179,13 @@ static int map_imported(const struct tfs_cudrv *dv, struct tfs_ipc_entry *e)
 	unsigned long long va = 0;
 	int r, n = 0, i;
 
-	if ((r = dv->MemAddressReserve(&va, e->size, 0, 0, 0)) != 0)
+	/* Aligned to the largest power of two dividing the size, a multiple of the
+	 * granularity the size was rounded to (the driver's default may be finer). */
+	size_t align = e->size & -e->size;
+
+	if (align > ((size_t)1 << 30))
+		align = (size_t)1 << 30;
+	if ((r = dv->MemAddressReserve(&va, e->size, align, 0, 0)) != 0)
 		return tfs_seterr(-ENOMEM, "cuMemAddressReserve(%zu): %s", e->size,
 				  tfs_cudrv_error(dv, r));
 	if ((r = dv->MemMap(va, e->size, 0, e->h, 0)) != 0) {
