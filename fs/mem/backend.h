@@ -173,6 +173,11 @@ struct tfs_backend_ops {
 	 * The caller checked that the process may have that access. -errno on failure. May be
 	 * NULL: the memory has no descriptor (cuda legacy IPC). */
 	int (*export_fd)(struct tfs_backend *be, struct tfs_alloc *a, int writable, int *fd);
+
+	/* 1 when resize to new_bytes (larger than now) keeps a's memory, address and handle,
+	 * so that processes that mapped it see the growth (a VMM allocation with room, docs/
+	 * vmm.md): the tensor may then grow while held. 0 otherwise. May be NULL: never. */
+	int (*grows_in_place)(struct tfs_backend *be, struct tfs_alloc *a, uint64_t new_bytes);
 };
 
 extern const struct tfs_backend_ops tfs_backend_host;

@@ -3,12 +3,14 @@
 # opens tensors with libtensorfs (tfs_open: descriptor from the socket, import, map, then
 # tfs_read); handle_type is posix_fd; SIGKILL of the keeper, then of the daemon, loses no
 # tensor (the two holders); a process without read permission is refused with EACCES; a
-# truncate to a larger size keeps the bytes.
+# truncate to a larger size keeps the bytes; growth within the allocation is allowed while
+# another process holds the tensor.
 EXPECT_RESTARTS=1
 . "$(dirname "$0")/gpulib.sh"
 gpu_tests "vmm: handle_type posix_fd" "vmm: a new process reads equal bytes (tfs_open + tfs_read)" \
 	"vmm: keeper killed: every tensor back" "vmm: daemon killed: every tensor back" \
-	"vmm: no read permission: EACCES from the socket" "vmm: truncate larger keeps the bytes"
+	"vmm: no read permission: EACCES from the socket" "vmm: truncate larger keeps the bytes" \
+	"vmm: growth while held, within the allocation"
 . "$GROOT/tests/integration/crash/holders.sh"
 start_redis || exit 1
 M=$T/m
@@ -49,7 +51,17 @@ truncate -s 9000000 "$M/w"
 { cat "$T/r"; head -c 6000000 /dev/zero; } > "$T/r9"
 eq "vmm: truncate larger keeps the bytes" "$(md5sum < "$T/r9")" "$(md5sum < "$M/w")"
 eq "and a new process reads them" "$(hexof "$T/r9")" "$(tfsread "$M/w")"
-rm -f "$M/w" "$M/priv"
+# growth while another process holds the tensor open (mapped): in place it may grow, and
+# the holder's mapping covers it; past the allocation it would move: EBUSY
+head -c 1000 /dev/urandom > "$M/h"
+"$TOOL" hold "$M/h" 60 > "$T/hold.out" 2>&1 &
+hp=$!
+wait_for grep -q held "$T/hold.out"
+check "vmm: growth while held, within the allocation" truncate -s 1500000 "$M/h"
+eq "its size" 1500000 "$(stat -c %s "$M/h")"
+check_err "growth while held past the allocation: EBUSY" "busy" truncate -s 3000000 "$M/h"
+kill "$hp"; wait "$hp" 2>/dev/null
+rm -f "$M/w" "$M/priv" "$M/h"
 
 # the two holders
 holders_setup "$M"

@@ -150,4 +150,5 @@ const struct tfs_backend_ops tfs_backend_cuda = {
 	.copy_host_sum = tfs_cuda_copy_host_sum,
 	.release_cached = tfs_cuda_release_cached,
 	.export_fd = tfs_cuda_vmm_export_fd,
+	.grows_in_place = tfs_cuda_vmm_grows_in_place,
 };

@@ -233,6 +233,8 @@ void tfs_cuda_vmm_handle(const struct tfs_alloc *a, uint8_t handle[TFS_IPC_HANDL
 /* backend.h's export_fd: a duplicate of the allocation's descriptor; -ENOTSUP for legacy
  * memory. */
 int tfs_cuda_vmm_export_fd(struct tfs_backend *be, struct tfs_alloc *a, int writable, int *fd);
+/* backend.h's grows_in_place: a VMM allocation with room for new_bytes. */
+int tfs_cuda_vmm_grows_in_place(struct tfs_backend *be, struct tfs_alloc *a, uint64_t new_bytes);
 
 /* ---- zero.c ---- */
 

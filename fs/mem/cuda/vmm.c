@@ -287,6 +287,12 @@ void tfs_cuda_vmm_handle(const struct tfs_alloc *a, uint8_t handle[TFS_IPC_HANDL
 	memcpy(handle, a->vmm->handle, TFS_IPC_HANDLE_SIZE);
 }
 
+int tfs_cuda_vmm_grows_in_place(struct tfs_backend *be, struct tfs_alloc *a, uint64_t new_bytes)
+{
+	(void)be;
+	return a && a->vmm && new_bytes > a->vmm->bytes && new_bytes <= a->vmm->size;
+}
+
 int tfs_cuda_vmm_export_fd(struct tfs_backend *be, struct tfs_alloc *a, int writable, int *fd)
 {
 	int nfd;
