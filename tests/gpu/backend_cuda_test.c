@@ -21,8 +21,6 @@
 #include <cuda_runtime_api.h>
 
 #include "mem/backend.h"
-#include "mem/keeper/handover.h"
-#include "mem/keeper/keeper.h"
 #include "log.h"
 #include "meta.h"           /* TFS_VMM_MAGIC */
 #include "../testrand.h"
@@ -134,14 +132,6 @@ static struct tfs_alloc *talloc(struct tfs_backend *be, uint64_t bytes, uid_t ui
 	return a;
 }
 
-/* What the backend reaches of the daemon, which this program is not: the keeper's
- * handover, never used without a keeper. */
-const struct tfs_keeper_mem tfs_keeper_mem_host = { .name = "host" };
-int tfs_handover_enable(void) { return -ENOTSUP; }
-int tfs_handover_enabled(void) { return 0; }
-void tfs_handover_note(const struct tfs_keeper_rep *rep, int fd) { (void)rep; (void)fd; }
-void tfs_handover_forget(uint64_t id) { (void)id; }
-int tfs_handover_spawn(int *sock, pid_t *pid) { (void)sock; (void)pid; return -ENOTSUP; }
 
 static int handle_of(struct tfs_backend *be, struct tfs_alloc *a, uint8_t h[TFS_IPC_HANDLE_SIZE],
 		     uint64_t *off)
