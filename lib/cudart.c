@@ -57,7 +57,6 @@ static void load(void)
 	SYM(MemcpyAsync, "cudaMemcpyAsync");
 	SYM(HostRegister, "cudaHostRegister");
 	SYM(HostUnregister, "cudaHostUnregister");
-	SYM(Free, "cudaFree");
 	load_rc = 0;
 	return;
 fail:
