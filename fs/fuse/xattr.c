@@ -159,12 +159,7 @@ static int get_builtin(struct xtarget *x, const char *attr, char *value, size_t 
 		return rc;
 	}
 	if (strcmp(attr, "meta") == 0) {
-		struct tfs_meta mm = *m;
-		char *json;
-
-		/* Tells clients to go through the descriptor, not the handle. */
-		mm.remote = x->kind == 'r';
-		json = tfs_meta_to_json(&mm, NULL);
+		char *json = tfs_meta_to_json(m, NULL);
 		if (!json)
 			return -ENOMEM;
 		rc = put(value, size, json, strlen(json));
