@@ -286,7 +286,7 @@ static void remote_io(fuse_req_t req, struct tfs_file *f, int wr, const char *wb
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	struct tfs_net_cred cr = { .uid = ctx->uid, .gid = ctx->gid };
-	void *buf = wr ? (void *)wbuf : (size ? malloc(size) : NULL);
+	void *buf;
 	ssize_t n;
 	int ng;
 
@@ -294,6 +294,7 @@ static void remote_io(fuse_req_t req, struct tfs_file *f, int wr, const char *wb
 		fuse_reply_err(req, EREMOTE);
 		return;
 	}
+	buf = wr ? (void *)wbuf : (size ? malloc(size) : NULL);
 	if (!buf && size) {
 		fuse_reply_err(req, ENOMEM);
 		return;
