@@ -421,13 +421,19 @@ static void recv_done(void *req, ucs_status_t st, size_t length, void *user)
 static ucs_status_t on_reply(void *arg, const void *header, size_t hlen, void *data,
 			     size_t len, const ucp_am_recv_param_t *param)
 {
-	const struct tfs_net_hdr *r = header;
+	struct tfs_net_hdr hdr;
+	const struct tfs_net_hdr *r = &hdr;
 	ucp_request_param_t p = { 0 };
 	ucs_status_ptr_t q;
 	struct op *o;
 
 	(void)arg;
-	if (hlen != sizeof(*r) || r->magic != TFS_NET_MAGIC || !(o = flight_find(r->req)))
+	/* UCX hands the header wherever it lies in its receive buffer, aligned or not:
+	 * copied out before its fields are read. */
+	if (hlen != sizeof(hdr))
+		return UCS_OK;
+	memcpy(&hdr, header, sizeof(hdr));
+	if (r->magic != TFS_NET_MAGIC || !(o = flight_find(r->req)))
 		return UCS_OK;
 	/* Taken out of flight now; finished below or when the rendezvous ends. */
 	if (o->handshake) {
