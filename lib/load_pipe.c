@@ -704,10 +704,11 @@ static size_t chunk_size(int via_file)
 
 	if (mb > 0 && mb <= 256)
 		return (size_t)mb << 20;
-	/* The best of 4-32 MiB with 8 threads on the H200 (tests/bench/RESULTS-gpu.md): 4 MiB
-	 * mapped; 16 MiB through the files, where each piece is one fill, a round trip the
-	 * daemon pipelines inside (its reads overlap its DMAs only within one request). */
-	return (size_t)(via_file ? 16 : 4) << 20;
+	/* Mapped: 4 MiB, the best of 4-32 MiB with 8 threads on the H200. Through the files
+	 * each piece is one fill, a round trip the daemon pipelines inside (its reads overlap
+	 * its DMAs only within one request): 64 MiB with 16 threads made 47.8 GB/s on the
+	 * H100 against 39.5 for 16 MiB (tests/bench/RESULTS-gpu.md). */
+	return (size_t)(via_file ? 64 : 4) << 20;
 }
 
 static int cut(struct run *r)
@@ -774,9 +775,11 @@ int tfs_pipe_run(struct tfs_pipe *p)
 
 	/* A save into a mapping gains from 16 (9.8 against 8.0 GB/s for tensorctl save on the
 	 * H200, tests/bench/RESULTS-gpu.md): its threads fault the file's pages in, and
-	 * through the files each also waits on its FUSE reads. Writes by pwrite take turns. */
+	 * through the files each also waits on its FUSE reads. Writes by pwrite take turns.
+	 * Daemon fills: one page-cache reader moves ~3.5 GB/s, so the link needs 12 of them
+	 * (the daemon has 16 staging slots per GPU; 12 beat 8 and 16 on the H100). */
 	if (nthreads <= 0) {
-		int def = p->fmap ? 16 : 8;
+		int def = p->fmap ? 16 : p->via_file ? 12 : 8;
 
 		nthreads = cpus > 0 && cpus < def ? (int)cpus : def;
 	}

@@ -228,7 +228,8 @@ struct tfs_load_opts {
 	int ndim;                     /* raw only: -1 (default) = one dim from the file size */
 	int64_t shape[TFS_MAX_DIMS];
 	int device;                   /* GPU ordinal; -1 (default): the directory's default */
-	int threads;                  /* copy threads; 0 (default): min(8, CPUs) */
+	int threads;                  /* copy threads; 0 (default): min(12, CPUs)
+				       * with via_file, else min(8, CPUs) */
 	int via_file;                 /* 1 (default): through the tensors' files, the daemon
 				       * filling each piece from this process's own open
 				       * file (fill_ioctl.h), else spliced into 1 MiB

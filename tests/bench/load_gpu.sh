@@ -4,7 +4,8 @@
 #   - pinned H2D ceiling (torch, a 4 GiB pinned buffer to the device, whole and in 1 MiB
 #     pieces), measured in this run;
 #   - a BIG_GB (default 21) safetensors file of LLM-shaped bf16 tensors, warm (best of 3):
-#     `tensorctl load` (the daemon filling from the page cache: the default), with -j 16,
+#     `tensorctl load` (the daemon filling from the page cache: the default, 16 threads),
+#     with -j 8 and -j 12, 4 and 16 MiB pieces (64 by default),
 #     mapped in the command's own process (TENSORCTL_COPY=direct) and mapped with the
 #     file registered with CUDA (TFS_LOAD_REGISTER=1: DMA from the page cache); beside
 #     safetensors.torch.load_file(device="cuda") (once);
@@ -114,8 +115,10 @@ row "pinned H2D, 1 MiB pieces (torch)" - "${CEILS##* }" "$(printf %.0f%% "$(calc
 
 cat "$BIG" "$SMALL" > /dev/null                  # warm
 best "tensorctl load ${BIG_GB} GB (default: daemon fills)" "$BSZ" "$CTL" load -q "$BIG" "$M/x"
-best "tensorctl load ${BIG_GB} GB -j 16" "$BSZ" "$CTL" load -q -j 16 "$BIG" "$M/x"
-best "tensorctl load ${BIG_GB} GB, 64 MiB pieces" "$BSZ" env TFS_LOAD_CHUNK_MB=64 "$CTL" load -q "$BIG" "$M/x"
+best "tensorctl load ${BIG_GB} GB -j 8" "$BSZ" "$CTL" load -q -j 8 "$BIG" "$M/x"
+best "tensorctl load ${BIG_GB} GB -j 12" "$BSZ" "$CTL" load -q -j 12 "$BIG" "$M/x"
+best "tensorctl load ${BIG_GB} GB, 4 MiB pieces" "$BSZ" env TFS_LOAD_CHUNK_MB=4 "$CTL" load -q "$BIG" "$M/x"
+best "tensorctl load ${BIG_GB} GB, 16 MiB pieces" "$BSZ" env TFS_LOAD_CHUNK_MB=16 "$CTL" load -q "$BIG" "$M/x"
 best "tensorctl load ${BIG_GB} GB mapped (TENSORCTL_COPY=direct)" "$BSZ" env TENSORCTL_COPY=direct "$CTL" load -q "$BIG" "$M/x"
 best "tensorctl load ${BIG_GB} GB mapped + TFS_LOAD_REGISTER=1" "$BSZ" env TENSORCTL_COPY=direct TFS_LOAD_REGISTER=1 "$CTL" load -q "$BIG" "$M/x"
 python3 - "$BIG" <<'PY' >> "$ROWS"

@@ -46,10 +46,10 @@
 #define MiB (KiB * 1024)
 #define GiB (MiB * 1024)
 
-#define STAGING_SLOTS 8                         /* concurrent copies per device */
+#define STAGING_SLOTS 16                        /* concurrent copies per device */
 #define RING 4                                  /* pieces in flight per copy */
 #define PIECE_MAX (2 * MiB)
-#define SLOT_BYTES ((size_t)(RING * PIECE_MAX)) /* 8 MiB: 64 MiB pinned per device */
+#define SLOT_BYTES ((size_t)(RING * PIECE_MAX)) /* 8 MiB: 128 MiB pinned per device */
 
 _Static_assert(sizeof(cudaIpcMemHandle_t) == TFS_IPC_HANDLE_SIZE, "IPC handle size");
 _Static_assert(sizeof(cudaIpcEventHandle_t) == TFS_IPC_HANDLE_SIZE, "IPC event handle size");
