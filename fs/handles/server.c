@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fd_pass.h"
 #include "fd_request.h"
 #include "handles/server.h"
 #include "log.h"
@@ -165,25 +166,11 @@ static int lookup(const char *rel, int access, int *fd, uint64_t *bytes)
 /* One reply, with fd when fd >= 0. 0 or -1 (the connection goes). */
 static int reply(struct conn *c, int rc, uint64_t bytes, int fd)
 {
-	char line[TFS_FDREP_MAX], cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = line };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	char line[TFS_FDREP_MAX];
+	int len = tfs_fdrep_format(line, rc, bytes);
 
-	iov.iov_len = (size_t)tfs_fdrep_format(line, rc, bytes);
-	if (fd >= 0) {
-		struct cmsghdr *cm;
-
-		memset(cbuf, 0, sizeof(cbuf));
-		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
 	/* Non-blocking: a client that does not read its replies loses its connection. */
-	return sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)iov.iov_len ? 0 : -1;
+	return tfs_send_fd(c->fd, line, (size_t)len, fd, MSG_DONTWAIT) ? -1 : 0;
 }
 
 static void drop(int i)
