@@ -240,7 +240,7 @@ $(O)/tests/test_guard: tests/unit/test_guard.c $(O)/fs/util/guard.o
 # backend, without a keeper.
 TB_OBJS=$(addprefix $(O)/fs/,mem/tiers_backend.o mem/backend_host.o mem/tiers.o \
 	mem/shm_sweep.o mem/keeper/keeper_client.o mem/keeper/keeper_host.o \
-	mem/keeper/handover.o mem/keeper/keeper.o util/guard.o)
+	mem/keeper/handover.o mem/keeper/keeper.o util/guard.o util/nofile.o util/clock.o)
 $(O)/tests/test_tiers_backend: tests/unit/test_tiers_backend.c $(TB_OBJS) $(STLIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(REAL_CFLAGS) -o $@ $< $(TB_OBJS) $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
