@@ -230,24 +230,8 @@ static int charge(struct tfs_backend *be, int slot, int64_t used, int64_t reserv
 	return rc;
 }
 
-static int obtain_object(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gid,
-			 mode_t mode);
-
 /* A new object of size bytes for uid: from the keeper, or made here without one. Fills
- * a->fd, a->name and a->kid or a->kpriv. Out of descriptors (the keeper's or ours, which
- * then gave the object back) is ENOSPC, as a full filesystem's creates answer: EMFILE
- * would tell the caller its own table is full. */
-static int obtain(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gid, mode_t mode)
-{
-	int rc = obtain_object(a, size, uid, gid, mode);
-
-	if (rc == -EMFILE || rc == -ENFILE) {
-		tfs_nofile_refused("a new tensor's memory");
-		rc = -ENOSPC;
-	}
-	return rc;
-}
-
+ * a->fd, a->name and a->kid or a->kpriv. */
 static int obtain_object(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gid,
 			 mode_t mode)
 {
@@ -279,6 +263,20 @@ static int obtain_object(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gi
 	}
 	a->kid = rep.id;
 	return 0;
+}
+
+/* obtain_object, with out of descriptors (the keeper's, or ours: the object then went
+ * back) answered ENOSPC, as a full file system's creates are: EMFILE would tell the
+ * caller that its own table is full. */
+static int obtain(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gid, mode_t mode)
+{
+	int rc = obtain_object(a, size, uid, gid, mode);
+
+	if (rc == -EMFILE || rc == -ENFILE) {
+		tfs_nofile_refused("a new tensor's memory");
+		rc = -ENOSPC;
+	}
+	return rc;
 }
 
 /* The keeper that made a's object is gone (killed): nobody else would remove it, and its
