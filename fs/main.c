@@ -44,6 +44,7 @@
 #include "notify.h"
 #include "fuse/ops.h"
 #include "util/stats.h"
+#include "util/nofile.h"
 #include "secret.h"
 #include "strutil.h"
 #include "mem/backend.h"
@@ -634,6 +635,8 @@ int main(int argc, char *argv[])
 	int dead;
 	redisContext *c;
 
+	/* Before anything holds a descriptor, in every process this program becomes. */
+	tfs_nofile_raise();
 	/* A keeper the daemon started in place of one that died (handover.h): nothing else. */
 	tfs_keeper_exec_main(argv);
 	/* Secrets first: passwords out of argv (/proc/PID/cmdline shows it to every user;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "client_internal.h"
+#include "fd_pass.h"
 #include "fd_request.h"
 
 #define HSOCK_TIMEOUT_S 10
@@ -66,10 +67,7 @@ static int ask(const char *sock, int access, const char *name, int *memfd)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timeval tv = { .tv_sec = HSOCK_TIMEOUT_S };
-	char req[TFS_FDREQ_MAX + 1], line[TFS_FDREP_MAX], cbuf[CMSG_SPACE(sizeof(int) * 4)];
-	struct iovec iov = { .iov_base = line, .iov_len = sizeof(line) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
+	char req[TFS_FDREQ_MAX + 1], line[TFS_FDREP_MAX];
 	uint64_t bytes;
 	int s, len, rc, got = -1;
 	ssize_t n;
@@ -88,21 +86,11 @@ static int ask(const char *sock, int access, const char *name, int *memfd)
 		rc = -errno;
 		goto out;
 	}
-	do
-		n = recvmsg(s, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); n > 0 && c; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (got < 0)
-				got = fd;
-			else
-				close(fd);
-		}
+	n = tfs_recv_fd(s, line, sizeof(line), 0, &got);
+	if (got == TFS_FD_LOST) {
+		/* The daemon sent it, but this process has no descriptor left for it. */
+		rc = -EMFILE;
+		goto out;
 	}
 	rc = n <= 0 ? -EPIPE : tfs_fdrep_parse(line, (size_t)n, &bytes);
 	if (rc == 0 && got < 0)

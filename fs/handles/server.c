@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fd_pass.h"
 #include "fd_request.h"
 #include "handles/server.h"
 #include "log.h"
@@ -36,6 +37,7 @@ struct conn {
 
 static struct {
 	int listen, wake;
+	int spare;              /* /dev/null, given up to refuse a connection (refuse_pending) */
 	int allow_other;
 	pthread_t thread;
 	int running;
@@ -44,7 +46,7 @@ static struct {
 	struct conn *c[HANDLES_CONN_MAX];
 	gid_t own_groups[GROUPS_MAX];
 	int own_ngroups;
-} hs = { .listen = -1, .wake = -1 };
+} hs = { .listen = -1, .wake = -1, .spare = -1 };
 
 static int64_t now_ms(void)
 {
@@ -165,25 +167,11 @@ static int lookup(const char *rel, int access, int *fd, uint64_t *bytes)
 /* One reply, with fd when fd >= 0. 0 or -1 (the connection goes). */
 static int reply(struct conn *c, int rc, uint64_t bytes, int fd)
 {
-	char line[TFS_FDREP_MAX], cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = line };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	char line[TFS_FDREP_MAX];
+	int len = tfs_fdrep_format(line, rc, bytes);
 
-	iov.iov_len = (size_t)tfs_fdrep_format(line, rc, bytes);
-	if (fd >= 0) {
-		struct cmsghdr *cm;
-
-		memset(cbuf, 0, sizeof(cbuf));
-		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
 	/* Non-blocking: a client that does not read its replies loses its connection. */
-	return sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)iov.iov_len ? 0 : -1;
+	return tfs_send_fd(c->fd, line, (size_t)len, fd, MSG_DONTWAIT) ? -1 : 0;
 }
 
 static void drop(int i)
@@ -218,6 +206,9 @@ static int serve(struct conn *c)
 			rc = lookup(req.path, req.access, &fd, &bytes);
 		if (rc == -EPERM)
 			rc = -EACCES;
+		/* The daemon's table is full, not the client's: EMFILE would say the latter. */
+		if (rc == -EMFILE)
+			rc = -ENFILE;
 		n = reply(c, rc, bytes, fd);
 		if (fd >= 0)
 			close(fd);
@@ -230,6 +221,29 @@ static int serve(struct conn *c)
 	return 0;
 }
 
+/* Out of descriptors, a connection that cannot be accepted stays pending and wakes the
+ * loop at once, for ever. The spare descriptor makes room to take it and answer ENFILE;
+ * without one (another thread took its number meanwhile) the loop waits a moment. */
+static void refuse_pending(void)
+{
+	int fd;
+
+	if (hs.spare < 0) {
+		usleep(HANDLES_NOFILE_WAIT_MS * 1000);
+		hs.spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		return;
+	}
+	close(hs.spare);
+	fd = accept4(hs.listen, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd >= 0) {
+		struct conn tmp = { .fd = fd };
+
+		reply(&tmp, -ENFILE, 0, -1);
+		close(fd);
+	}
+	hs.spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
 static void take(void)
 {
 	struct ucred cred;
@@ -238,6 +252,10 @@ static void take(void)
 	int fd, slot = -1;
 
 	fd = accept4(hs.listen, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+		refuse_pending();
+		return;
+	}
 	if (fd < 0)
 		return;
 	for (int i = 0; i < HANDLES_CONN_MAX && slot < 0; i++)
@@ -335,7 +353,8 @@ int tfs_handles_start(const char *path, const char *mountpoint, int allow_other)
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", hs.path);
 	hs.listen = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	hs.wake = eventfd(0, EFD_CLOEXEC);
-	if (!hs.mountpoint || hs.listen < 0 || hs.wake < 0 ||
+	hs.spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (!hs.mountpoint || hs.listen < 0 || hs.wake < 0 || hs.spare < 0 ||
 	    bind(hs.listen, (struct sockaddr *)&sa, sizeof(sa)) || chmod(hs.path, 0666) ||
 	    listen(hs.listen, HANDLES_CONN_MAX)) {
 		rc = -errno;
@@ -354,7 +373,9 @@ fail:
 		close(hs.listen);
 	if (hs.wake >= 0)
 		close(hs.wake);
-	hs.listen = hs.wake = -1;
+	if (hs.spare >= 0)
+		close(hs.spare);
+	hs.listen = hs.wake = hs.spare = -1;
 	free(hs.mountpoint);
 	hs.mountpoint = NULL;
 	return rc ? rc : -EIO;
@@ -373,7 +394,9 @@ void tfs_handles_stop(void)
 	unlink(hs.path);
 	close(hs.listen);
 	close(hs.wake);
-	hs.listen = hs.wake = -1;
+	if (hs.spare >= 0)
+		close(hs.spare);
+	hs.listen = hs.wake = hs.spare = -1;
 	free(hs.mountpoint);
 	hs.mountpoint = NULL;
 }

@@ -7,7 +7,8 @@
  * mount's default_permissions exactly as to the peer; a mount without allow_other serves
  * only its own user. It answers with a descriptor (SCM_RIGHTS): read-only for "r", read and
  * write for "w"; EACCES when the access is refused, ENOENT for a name this node does not
- * hold, ENOTSUP for memory that has no descriptor (cuda legacy IPC).
+ * hold, ENOTSUP for memory that has no descriptor (cuda legacy IPC), ENFILE when the daemon
+ * is out of descriptors (its RLIMIT_NOFILE).
  *
  * One thread serves it with poll: at most HANDLES_CONN_MAX connections, each closed after
  * HANDLES_IDLE_MS without a complete request, so that a slow or hostile client holds a
@@ -17,6 +18,8 @@
 
 #define HANDLES_CONN_MAX 64
 #define HANDLES_IDLE_MS 5000
+/* Out of descriptors with no spare to refuse a connection with: the loop's pause. */
+#define HANDLES_NOFILE_WAIT_MS 100
 
 /* Starts serving on path (NULL: the default, tfs_handles_default_path) for the mount at
  * mountpoint. 0, or -errno (logged; the daemon serves without it). */

@@ -30,6 +30,7 @@
 #include "log.h"
 #include "mem/shm_sweep.h"
 #include "util/guard.h"
+#include "util/nofile.h"
 
 
 /* An object the keeper held when this daemon started: a restart adopts it (host_adopt). */
@@ -231,7 +232,8 @@ static int charge(struct tfs_backend *be, int slot, int64_t used, int64_t reserv
 
 /* A new object of size bytes for uid: from the keeper, or made here without one. Fills
  * a->fd, a->name and a->kid or a->kpriv. */
-static int obtain(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gid, mode_t mode)
+static int obtain_object(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gid,
+			 mode_t mode)
 {
 	/* Every tier of this backend is the host's memory: the keeper makes it as such,
 	 * also when the mount's backend is another (docs/tiers.md). */
@@ -261,6 +263,20 @@ static int obtain(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gid, mode
 	}
 	a->kid = rep.id;
 	return 0;
+}
+
+/* obtain_object, with out of descriptors (the keeper's, or ours: the object then went
+ * back) answered ENOSPC, as a full file system's creates are: EMFILE would tell the
+ * caller that its own table is full. */
+static int obtain(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gid, mode_t mode)
+{
+	int rc = obtain_object(a, size, uid, gid, mode);
+
+	if (rc == -EMFILE || rc == -ENFILE) {
+		tfs_nofile_refused("a new tensor's memory");
+		rc = -ENOSPC;
+	}
+	return rc;
 }
 
 /* The keeper that made a's object is gone (killed): nobody else would remove it, and its

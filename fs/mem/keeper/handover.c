@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "mem/keeper/handover.h"
+#include "fd_pass.h"
 #include "log.h"
 #include "strutil.h"
 
@@ -45,19 +45,11 @@ void tfs_keeper_set_conf(const struct tfs_keeper_conf *conf)
 
 int tfs_handover_enable(void)
 {
-	struct rlimit rl;
-
 	/* A cuda daemon's host tier (docs/tiers.md) has host objects, but its keeper's
-	 * memory is the cuda one, which dies with it: no handover. */
+	 * memory is the cuda one, which dies with it: no handover. The registry doubles the
+	 * daemon's descriptors of memory: main() raised the soft limit (util/nofile.h). */
 	if (!ho.conf || !ho.conf->mem->adopt)
 		return -ENOTSUP;
-
-	/* The registry doubles the daemon's descriptors of memory: the soft limit (1024 under
-	 * systemd) goes up to the hard one, as the memory it bounds is bounded elsewhere. */
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
 	__atomic_store_n(&ho.enabled, 1, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -83,20 +75,22 @@ static size_t find(uint64_t id)
 	return lo;
 }
 
-void tfs_handover_note(const struct tfs_keeper_rep *rep, int fd)
+int tfs_handover_note(const struct tfs_keeper_rep *rep, int fd)
 {
 	struct hrec *r;
 	size_t at;
-	int copy;
+	int copy, rc = 0;
 
 	if (fd < 0 || !__atomic_load_n(&ho.enabled, __ATOMIC_ACQUIRE))
-		return;
+		return 0;
 	copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (copy < 0) {
-		tfs_log(LOG_ERR, "keeper: cannot keep a second descriptor of allocation %llu: %s "
-			"(it goes if the keeper dies)", (unsigned long long)rep->id,
-			strerror(errno));
-		return;
+		rc = -errno;
+		/* Out of descriptors: the allocation's ALLOC fails, and the backend says why. */
+		if (rc != -EMFILE && rc != -ENFILE)
+			tfs_log(LOG_ERR, "keeper: cannot keep a second descriptor of allocation "
+				"%llu: %s", (unsigned long long)rep->id, strerror(-rc));
+		return rc;
 	}
 	pthread_mutex_lock(&ho.mu);
 	at = find(rep->id);
@@ -113,6 +107,7 @@ void tfs_handover_note(const struct tfs_keeper_rep *rep, int fd)
 			tfs_log(LOG_ERR, "keeper: no memory to keep allocation %llu's descriptor",
 				(unsigned long long)rep->id);
 			close(copy);
+			rc = -ENOMEM;
 			goto out;
 		}
 		ho.r = nr;
@@ -128,6 +123,7 @@ void tfs_handover_note(const struct tfs_keeper_rep *rep, int fd)
 	ho.n++;
 out:
 	pthread_mutex_unlock(&ho.mu);
+	return rc;
 }
 
 void tfs_handover_forget(uint64_t id)
@@ -152,34 +148,6 @@ static int set_timeouts(int fd, int seconds)
 	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
 		return -errno;
 	return 0;
-}
-
-/* One message, with fd when fd >= 0. 0 or -errno. */
-static int send_fd(int sock, const void *msg, size_t len, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = (void *)msg, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t n;
-
-	if (fd >= 0) {
-		struct cmsghdr *c;
-
-		memset(cbuf, 0, sizeof(cbuf));
-		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	do
-		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	return n == (ssize_t)len ? 0 : -EIO;
 }
 
 /* The daemon's environment for the new keeper: ours without the names of the keeper's
@@ -278,12 +246,12 @@ static int send_items(int sock)
 		it.id = ho.r[i].id;
 		it.size = ho.r[i].size;
 		memcpy(it.handle, ho.r[i].handle, sizeof(it.handle));
-		if ((rc = send_fd(sock, &it, sizeof(it), ho.r[i].fd)))
+		if ((rc = tfs_send_fd(sock, &it, sizeof(it), ho.r[i].fd, 0)))
 			return rc;
 	}
 	memset(&it, 0, sizeof(it));
 	it.op = TFS_HANDOVER_END;
-	return send_fd(sock, &it, sizeof(it), -1);
+	return tfs_send_fd(sock, &it, sizeof(it), -1, 0);
 }
 
 int tfs_handover_spawn(int *sock, pid_t *pid)
@@ -310,7 +278,7 @@ int tfs_handover_spawn(int *sock, pid_t *pid)
 		goto out_sock;
 	}
 	close(sv[1]);
-	rc = send_fd(sv[0], hc, sizeof(*hc), -1);
+	rc = tfs_send_fd(sv[0], hc, sizeof(*hc), -1, 0);
 	explicit_bzero(hc->secret, sizeof(hc->secret));
 	if (rc)
 		goto out_sock;
@@ -347,41 +315,22 @@ out_conf:
 /* --- the new keeper's side --- */
 
 /* One message of exactly len bytes and the descriptor sent with it (*fd, else -1).
- * 0, -EPIPE at the end or on a message of another size, or -errno. */
-static int recv_fd(int sock, void *msg, size_t len, int *fd)
+ * 0; -EPIPE at the end or on a message of another size; -EMFILE when its descriptor came
+ * but could not be taken (this keeper's RLIMIT_NOFILE); or -errno. */
+static int recv_exact(int sock, void *msg, size_t len, int *fd)
 {
-	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
-	struct iovec iov = { .iov_base = msg, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
-	ssize_t n;
+	ssize_t n = tfs_recv_fd(sock, msg, len, 0, fd);
 
-	*fd = -1;
-	do
-		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-			int got;
-
-			memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (*fd < 0)
-				*fd = got;
-			else
-				close(got);
-		}
-	}
-	if (n != (ssize_t)len || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-		if (*fd >= 0)
-			close(*fd);
+	if (*fd == TFS_FD_LOST) {
 		*fd = -1;
-		return -EPIPE;
+		return -EMFILE;
 	}
-	return 0;
+	if (n == (ssize_t)len)
+		return 0;
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	return n < 0 && n != -EMSGSIZE ? (int)n : -EPIPE;
 }
 
 static const struct tfs_keeper_mem *mem_named(const struct tfs_keeper_mem *const *mems,
@@ -418,7 +367,7 @@ int tfs_handover_keeper_main(char **argv, const struct tfs_keeper_mem *const *me
 	prctl(PR_SET_NAME, "tensorfs-keeper");
 	/* The daemon made the pair: its credentials name it, whatever the message says. */
 	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &cl) || set_timeouts(sock,
-	    TFS_HANDOVER_TIMEOUT_S) || recv_fd(sock, &hc, sizeof(hc), &fd) || fd >= 0 ||
+	    TFS_HANDOVER_TIMEOUT_S) || recv_exact(sock, &hc, sizeof(hc), &fd) || fd >= 0 ||
 	    hc.magic != TFS_HANDOVER_MAGIC || hc.daemon != cred.pid ||
 	    !memchr(hc.mem, 0, sizeof(hc.mem)) || !memchr(hc.mountpoint, 0, sizeof(hc.mountpoint)) ||
 	    !memchr(hc.rundir, 0, sizeof(hc.rundir)) || !memchr(hc.lease, 0, sizeof(hc.lease)) ||
@@ -448,7 +397,7 @@ int tfs_handover_keeper_main(char **argv, const struct tfs_keeper_mem *const *me
 	conf.secret = hc.secret;
 	for (;;) {
 		struct tfs_handover_item it;
-		int rc = recv_fd(sock, &it, sizeof(it), &fd);
+		int rc = recv_exact(sock, &it, sizeof(it), &fd);
 
 		if (rc) {
 			tfs_log(LOG_ERR, "keeper: the handover broke off: %s", strerror(-rc));

@@ -71,8 +71,10 @@ int tfs_handover_enable(void);
 int tfs_handover_enabled(void);
 /* The registry: a copy (dup) of fd for allocation id, noted from the keeper's ALLOC and
  * LIST replies; forgotten (closed) at FREE. note does nothing with fd < 0 or when not
- * enabled; a failed dup is logged (that allocation would be lost with the keeper). */
-void tfs_handover_note(const struct tfs_keeper_rep *rep, int fd);
+ * enabled (0); else 0, or -errno when no copy is kept (-EMFILE, -ENFILE: out of
+ * descriptors, not logged here; -ENOMEM and others logged): that allocation would be lost
+ * with the keeper, so the caller gives an ALLOC's back. */
+int tfs_handover_note(const struct tfs_keeper_rep *rep, int fd);
 void tfs_handover_forget(uint64_t id);
 /* Starts a new keeper and hands it the registry: 0 with *sock (the new keeper's socket,
  * close-on-exec) and *pid, or -errno (nothing started that lives on). Called with the keeper

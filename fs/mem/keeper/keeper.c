@@ -27,6 +27,7 @@
 
 #include "mem/keeper/handover.h"
 #include "mem/keeper/keeper.h"
+#include "fd_pass.h"
 #include "log.h"
 #include "secret.h"
 
@@ -72,27 +73,6 @@ static struct kalloc *find(uint64_t id, size_t *at)
 	if (at)
 		*at = lo;
 	return lo < k.n && k.a[lo].id == id ? &k.a[lo] : NULL;
-}
-
-static int send_rep(const struct tfs_keeper_rep *rep, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = (void *)rep, .iov_len = sizeof(*rep) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-
-	if (fd >= 0) {
-		struct cmsghdr *c;
-
-		memset(cbuf, 0, sizeof(cbuf));
-		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	return sendmsg(k.sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(*rep) ? 0 : -errno;
 }
 
 /* What a reply says of an allocation. */
@@ -194,36 +174,6 @@ static int do_copy(const struct tfs_keeper_req *req)
 	return k.conf->mem->copy(dst->priv, req->dst_off, src->priv, req->src_off, len);
 }
 
-/* A request and the descriptor that came with it (*got, else -1; the caller's to close):
- * the size of the message, 0 at the end, or -1 with errno. Any further descriptor sent
- * with it is closed. */
-static ssize_t recv_req(struct tfs_keeper_req *req, int *got)
-{
-	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
-	struct iovec iov = { .iov_base = req, .iov_len = sizeof(*req) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
-	ssize_t n = recvmsg(k.sock, &mh, MSG_TRUNC | MSG_CMSG_CLOEXEC);
-
-	*got = -1;
-	if (n < 0)
-		return n;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (*got < 0)
-				*got = fd;
-			else
-				close(fd);
-		}
-	}
-	return n;
-}
-
 /* The private redis-server the daemon runs now (REDIS): its pidfd replaces the last one. */
 static void set_redis(int pidfd)
 {
@@ -238,11 +188,11 @@ static int serve_one(void)
 	struct tfs_keeper_req req;
 	struct tfs_keeper_rep rep;
 	int fd = -1, owned = 0, got;
-	ssize_t n = recv_req(&req, &got);
+	ssize_t n = tfs_recv_fd(k.sock, &req, sizeof(req), 0, &got);
 
-	if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+	if (n == 0 || (n < 0 && n != -EAGAIN && n != -EMSGSIZE))
 		return -1;
-	if (n < 0)
+	if (n == -EAGAIN)
 		return 0;
 	if (got >= 0 && (n != (ssize_t)sizeof(req) || req.op != TFS_KEEPER_REDIS)) {
 		close(got);
@@ -281,7 +231,7 @@ static int serve_one(void)
 			rep.rc = -EBADMSG;
 		}
 	}
-	send_rep(&rep, rep.rc == 0 ? fd : -1);
+	tfs_send_fd(k.sock, &rep, sizeof(rep), rep.rc == 0 ? fd : -1, 0);
 	if (owned && fd >= 0)
 		close(fd);
 	return 0;
@@ -686,7 +636,7 @@ void tfs_keeper_resume(const struct tfs_keeper_conf *conf, int sock, pid_t daemo
 	k.a = calloc(n ? n : 1, sizeof(*k.a));
 	if (!k.a) {
 		rep.rc = -ENOMEM;
-		send_rep(&rep, -1);
+		tfs_send_fd(k.sock, &rep, sizeof(rep), -1, 0);
 		_exit(1);
 	}
 	k.cap = n ? n : 1;
@@ -738,7 +688,7 @@ void tfs_keeper_resume(const struct tfs_keeper_conf *conf, int sock, pid_t daemo
 		}
 	}
 	rep.id = (uint64_t)getpid();
-	send_rep(&rep, -1);
+	tfs_send_fd(k.sock, &rep, sizeof(rep), -1, 0);
 	tfs_log(LOG_NOTICE, "keeper: took over %zu allocation(s) of %zu from a keeper that died; "
 		"supervising the daemon (pid %d)", kept, n, (int)daemon);
 	if (k.daemon_pidfd < 0) {

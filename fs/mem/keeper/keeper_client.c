@@ -15,6 +15,7 @@
 
 #include "mem/keeper/handover.h"
 #include "mem/keeper/keeper.h"
+#include "fd_pass.h"
 #include "log.h"
 #include "strutil.h"
 
@@ -143,32 +144,33 @@ pid_t tfs_keeper_pid(void)
 	return kc.fd >= 0 || kc.watching ? __atomic_load_n(&kc.pid, __ATOMIC_RELAXED) : getpid();
 }
 
+/* The reply, with its descriptor in *fd (NULL: none wanted, any closed). 0; -EMFILE when
+ * a descriptor came that this process could not take (its RLIMIT_NOFILE: the reply is in
+ * *rep all the same); -EPIPE when the keeper is gone or answered no reply. */
 static int recv_rep(struct tfs_keeper_rep *rep, int *fd)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = rep, .iov_len = sizeof(*rep) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *c;
-	ssize_t n;
+	int got;
+	ssize_t n = tfs_recv_fd(kc.fd, rep, sizeof(*rep), 0, &got);
 
-	do
-		n = recvmsg(kc.fd, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-			int got;
-
-			memcpy(&got, CMSG_DATA(c), sizeof(int));
-			if (fd && *fd < 0)
-				*fd = got;
-			else
-				close(got);
-		}
-	}
+	if (got >= 0 && (!fd || n != (ssize_t)sizeof(*rep)))
+		close(got);
+	else if (got >= 0)
+		*fd = got;
 	if (n != (ssize_t)sizeof(*rep))
 		return -EPIPE;
-	return 0;
+	return got == TFS_FD_LOST ? -EMFILE : 0;
+}
+
+/* Frees allocation id, whose ALLOC reply came without its descriptor: nothing of it
+ * stays. Called with kc.mu. */
+static void give_back_lost(uint64_t id)
+{
+	struct tfs_keeper_req fr = { .op = TFS_KEEPER_FREE, .id = id };
+	struct tfs_keeper_rep rep;
+
+	if (tfs_send_fd(kc.fd, &fr, sizeof(fr), -1, 0) || recv_rep(&rep, NULL) || rep.rc)
+		tfs_log(LOG_WARNING, "keeper: allocation %llu, whose descriptor was lost, may "
+			"stay until the keeper ends", (unsigned long long)id);
 }
 
 /* One exchange. Called with kc.mu. */
@@ -186,6 +188,11 @@ static int exchange(const struct tfs_keeper_req *req, struct tfs_keeper_rep *rep
 	if (send(kc.fd, req, sizeof(*req), MSG_NOSIGNAL) != (ssize_t)sizeof(*req))
 		return -EPIPE;
 	rc = recv_rep(rep, fd);
+	if (rc == -EMFILE && rep->rc == 0 && req->op == TFS_KEEPER_ALLOC) {
+		/* Made, but its descriptor could not reach us: it goes back at once. */
+		give_back_lost(rep->id);
+		return -EMFILE;
+	}
 	return rc ? rc : rep->rc;
 }
 
@@ -202,9 +209,15 @@ int tfs_keeper_call(const struct tfs_keeper_req *req, struct tfs_keeper_rep *rep
 	 * never reached us, and the new keeper removes its object (keeper_host.c). */
 	if (rc == -EPIPE && replace_keeper() == 0)
 		rc = exchange(req, rep, fd);
-	if (rc == 0 && fd && *fd >= 0 &&
-	    (req->op == TFS_KEEPER_ALLOC || req->op == TFS_KEEPER_LIST))
-		tfs_handover_note(rep, *fd);
+	/* Without its second holder an allocation would die with the keeper: one whose copy
+	 * cannot be made goes back. */
+	if (rc == 0 && fd && *fd >= 0 && req->op == TFS_KEEPER_ALLOC &&
+	    (rc = tfs_handover_note(rep, *fd)))
+		give_back_lost(rep->id);
+	else if (rc == 0 && fd && *fd >= 0 && req->op == TFS_KEEPER_LIST &&
+		 tfs_handover_note(rep, *fd) == -EMFILE)
+		tfs_log(LOG_ERR, "keeper: no descriptor left (RLIMIT_NOFILE) for a second one of "
+			"allocation %llu: it goes if the keeper dies", (unsigned long long)rep->id);
 	if (req->op == TFS_KEEPER_FREE)
 		tfs_handover_forget(req->id);
 	pthread_mutex_unlock(&kc.mu);
@@ -244,22 +257,12 @@ void tfs_keeper_tell(uint32_t op)
 void tfs_keeper_tell_redis(int pidfd)
 {
 	struct tfs_keeper_req req = { .op = TFS_KEEPER_REDIS };
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = &req, .iov_len = sizeof(req) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *c;
+	int rc;
 
 	if (pidfd < 0)
 		return;
-	memset(cbuf, 0, sizeof(cbuf));
-	c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &pidfd, sizeof(int));
 	pthread_mutex_lock(&kc.mu);
-	if (kc.fd >= 0 && sendmsg(kc.fd, &mh, MSG_NOSIGNAL) < 0)
-		tfs_log(LOG_WARNING, "cannot reach the memory keeper: %s", strerror(errno));
+	if (kc.fd >= 0 && (rc = tfs_send_fd(kc.fd, &req, sizeof(req), pidfd, 0)))
+		tfs_log(LOG_WARNING, "cannot reach the memory keeper: %s", strerror(-rc));
 	pthread_mutex_unlock(&kc.mu);
 }
