@@ -158,13 +158,16 @@ struct tfs_tensor {
 	ino_t held_ino;              /* fd is in fd_share.c's table under this inode; 0: not */
 	int writable;
 	struct tfs_meta meta;
-	struct tfs_ipc_entry *map;   /* NULL when bytes == 0 */
-	void *data;                  /* base + ipc_offset */
+	struct tfs_ipc_entry *map;   /* NULL when bytes == 0 or meta.remote */
+	void *data;                  /* base + ipc_offset; NULL when meta.remote */
 	void *event;                 /* cudaEvent_t of the last tfs_mark_written, or NULL */
 };
 /* Builds a tensor from parsed metadata; takes ownership of fd (closed on error too). */
 int tfs_tensor_from_meta(const struct tfs_meta *m, int fd, int want_write, tfs_tensor **out);
 void tfs_tensor_ref(tfs_tensor *t);
+/* Sets tfs_errmsg to say that t's bytes are on another node (what: the call refused) and
+ * returns -EREMOTE. */
+int tfs_remote_err(const tfs_tensor *t, const char *what);
 /* Drops one reference, freeing on the last. Returns the unmap status. */
 int tfs_tensor_unref(tfs_tensor *t);
 static inline int tfs_tensor_on_host(const tfs_tensor *t)

@@ -31,7 +31,14 @@ int tfs_tensor_from_meta(const struct tfs_meta *m, int fd, int want_write, tfs_t
 	}
 	t->meta = *m;
 	t->fd = fd;
-	if (m->bytes > 0) {
+	if (m->remote && fd < 0) {
+		rc = tfs_seterr(-EREMOTE, "the tensor's bytes are on node %s: open it by path "
+				"on a mount to read or write them", m->node);
+		goto fail_struct;
+	}
+	/* Another node's memory: reads and writes go through the descriptor (the daemon
+	 * forwards them), nothing is mapped. */
+	if (m->bytes > 0 && !m->remote) {
 		if ((rc = tfs_ipc_acquire_fd(m, fd, &t->map, &base, &writable)))
 			goto fail_struct;
 		t->data = (char *)base + m->ipc_offset;
@@ -210,7 +217,7 @@ static int open_mapping_ahead(const char *path, int acc, const struct tfs_meta *
 	int fd, w;
 
 	*map = NULL;
-	if (path[0] == '/' && m->bytes > 0 && !tfs_ipc_mapped(m) &&
+	if (path[0] == '/' && m->bytes > 0 && !m->remote && !tfs_ipc_mapped(m) &&
 	    tfs_ahead_start(path, acc | O_CLOEXEC, fst)) {
 		if (tfs_ipc_acquire(m, map, &base, &w))
 			*map = NULL;
@@ -393,5 +400,15 @@ int tfs_tensor_get_info(const tfs_tensor *t, struct tfs_tensor_info *info)
 
 void *tfs_tensor_data(const tfs_tensor *t)
 {
+	if (t && t->meta.remote && t->meta.bytes > 0) {
+		tfs_remote_err(t, "tfs_tensor_data");
+		return NULL;
+	}
 	return t ? t->data : NULL;
+}
+
+int tfs_remote_err(const tfs_tensor *t, const char *what)
+{
+	return tfs_seterr(-EREMOTE, "%s: the bytes are on node %s: they can be read and "
+			  "written (tfs_read, tfs_write) but not mapped", what, t->meta.node);
 }
