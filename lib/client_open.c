@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +19,11 @@
 
 static _Atomic long firsts;        /* opens by open_first's way (for tests) */
 
+int tfs_unmappable_here(int rc)
+{
+	return rc < 0 && rc != -ENOMEM && rc != -EMFILE && rc != -ENFILE;
+}
+
 int tfs_tensor_from_meta(const struct tfs_meta *m, int fd, int want_write, tfs_tensor **out)
 {
 	tfs_tensor *t;
@@ -31,17 +37,30 @@ int tfs_tensor_from_meta(const struct tfs_meta *m, int fd, int want_write, tfs_t
 	}
 	t->meta = *m;
 	t->fd = fd;
-	if (m->remote && fd < 0) {
-		rc = tfs_seterr(-EREMOTE, "the tensor's bytes are on node %s: open it by path "
-				"on a mount to read or write them", m->node);
-		goto fail_struct;
-	}
-	/* Another node's memory: reads and writes go through the descriptor (the daemon
-	 * forwards them), nothing is mapped. */
-	if (m->bytes > 0 && !m->remote) {
-		if ((rc = tfs_ipc_acquire_fd(m, fd, &t->map, &base, &writable)))
+	if (m->bytes > 0) {
+		/* Another node's tensor maps when its handle opens here (the same machine:
+		 * its host object, the same GPU), as a local one: no daemon between. Else
+		 * the descriptor still reaches it (the daemon forwards), so any failure
+		 * that says the memory is out of reach sends the bytes that way. */
+		rc = tfs_ipc_acquire_fd(m, fd, &t->map, &base, &writable);
+		if (rc && m->remote && tfs_unmappable_here(rc)) {
+			if (fd < 0) {
+				char why[256];
+
+				snprintf(why, sizeof(why), "%s", tfs_errmsg());
+				rc = tfs_seterr(-EREMOTE, "the tensor's bytes are on node %s and "
+						"do not map here (%s): open it by path on a mount to "
+						"read or write them", m->node, why);
+				goto fail_struct;
+			}
+			t->map = NULL;
+			t->via_fd = 1;
+			writable = 1;        /* the descriptor's access mode and the owner decide */
+		} else if (rc) {
 			goto fail_struct;
-		t->data = (char *)base + m->ipc_offset;
+		} else {
+			t->data = (char *)base + m->ipc_offset;
+		}
 	}
 	t->writable = want_write && writable;
 	t->refs = 1;
@@ -217,7 +236,7 @@ static int open_mapping_ahead(const char *path, int acc, const struct tfs_meta *
 	int fd, w;
 
 	*map = NULL;
-	if (path[0] == '/' && m->bytes > 0 && !m->remote && !tfs_ipc_mapped(m) &&
+	if (path[0] == '/' && m->bytes > 0 && !tfs_ipc_mapped(m) &&
 	    tfs_ahead_start(path, acc | O_CLOEXEC, fst)) {
 		if (tfs_ipc_acquire(m, map, &base, &w))
 			*map = NULL;
@@ -400,7 +419,7 @@ int tfs_tensor_get_info(const tfs_tensor *t, struct tfs_tensor_info *info)
 
 void *tfs_tensor_data(const tfs_tensor *t)
 {
-	if (t && t->meta.remote && t->meta.bytes > 0) {
+	if (t && t->via_fd) {
 		tfs_remote_err(t, "tfs_tensor_data");
 		return NULL;
 	}
@@ -409,6 +428,7 @@ void *tfs_tensor_data(const tfs_tensor *t)
 
 int tfs_remote_err(const tfs_tensor *t, const char *what)
 {
-	return tfs_seterr(-EREMOTE, "%s: the bytes are on node %s: they can be read and "
-			  "written (tfs_read, tfs_write) but not mapped", what, t->meta.node);
+	return tfs_seterr(-EREMOTE, "%s: the bytes are on node %s, whose memory does not map "
+			  "here: they can be read and written (tfs_read, tfs_write) but not mapped",
+			  what, t->meta.node);
 }

@@ -6,7 +6,7 @@
 
 #include "client_internal.h"
 
-/* Another node's tensor: pread/pwrite on its descriptor, which the daemon forwards to
+/* Another node's tensor whose memory does not map here: pread/pwrite on its descriptor, which the daemon forwards to
  * the owning node; a short count before len means the tensor changed size there. */
 static int copy_remote(tfs_tensor *t, uint64_t off, char *buf, size_t len, int to_tensor)
 {
@@ -47,7 +47,7 @@ static int copy(tfs_tensor *t, uint64_t off, void *buf, size_t len, int to_tenso
 				  (unsigned long long)off, len, (unsigned long long)t->meta.bytes);
 	if (len == 0)
 		return 0;
-	if (t->meta.remote)
+	if (t->via_fd)
 		return copy_remote(t, off, buf, len, to_tensor);
 	dev = (char *)t->data + off;
 	if (tfs_tensor_on_host(t)) {

@@ -111,8 +111,9 @@ static int map_one(void *arg, size_t i)
 	it->fd = s->fd;
 	if (!s->m.bytes || sv->o->via_file || tfs_open_fd(s->fd, &s->t))
 		return 0;
-	if (s->t->meta.remote) {
-		/* Another node's bytes: read through the file (the daemon forwards). */
+	if (s->t->via_fd) {
+		/* Another node's bytes, not mapped here: read through the file (the daemon
+		 * forwards). */
 		tfs_close(s->t);
 		s->t = NULL;
 		return 0;

@@ -85,11 +85,17 @@ const char *tfs_errmsg(void);
  * ones it was read or remembered with, else from the metadata read through the
  * descriptor. That open runs with the process's credentials and working directory,
  * not ones a thread changed for itself (setfsuid(2), unshare(CLONE_FS)): such a caller
- * opens the file itself and calls tfs_open_fd. Another node's tensor (its metadata says
- * "remote", docs/net.md) is opened without mapping anything: tfs_read and tfs_write go
- * through the descriptor (pread/pwrite; the daemon forwards them to the owning node),
- * while tfs_to_dlpack and tfs_tensor_data give -EREMOTE (info.data is NULL) with a
- * message naming the node. Errors: the open(2) errnos (-ENOENT,
+ * opens the file itself and calls tfs_open_fd.
+ * Another node's tensor (its metadata says "remote", docs/net.md) is mapped first, as a
+ * local one: on the same machine (another daemon with another --node) its host object or
+ * its GPU memory maps here, and the tensor is like any other. Only when that mapping fails
+ * in a way that says the memory is out of reach from here (another machine: its
+ * shared-memory object is not on this one, its CUDA handle does not open, no GPU or
+ * libcudart here; any error but -ENOMEM, -EMFILE and -ENFILE) does the open still succeed,
+ * mapping nothing: tfs_read and tfs_write then go through the descriptor (pread/pwrite
+ * into CPU memory only; the daemon forwards them to the owning node), and tfs_to_dlpack
+ * and tfs_tensor_data give -EREMOTE (info.data is NULL) with a message naming the node.
+ * Errors: the open(2) errnos (-ENOENT,
  * -EACCES, -EISDIR...), -ENOTSUP (not on a tensorfs mount), -ENODATA (no tensor
  * metadata), -EBADMSG (malformed metadata or handle), -ESTALE (the handle names memory
  * that no longer exists: daemon gone or tensor freed), -ENODEV (a CUDA handle but no
@@ -101,7 +107,9 @@ int tfs_open_fd(int fd, tfs_tensor **out);
 /* Maps a tensor from its metadata JSON (user.tensor.meta text or a queue reply) without
  * any file: no reference is held beyond the mapping itself, so the owner must keep the
  * tensor alive. The library remembers what the last texts (up to 16, each under 4 KiB)
- * parse to, so opening again from the same text skips the parse. Errors as tfs_open. */
+ * parse to, so opening again from the same text skips the parse. Errors as tfs_open;
+ * another node's tensor whose memory does not map here has no descriptor to go through:
+ * -EREMOTE (the message names the node and why the mapping failed). */
 int tfs_open_meta(const char *json, size_t len, tfs_tensor **out);
 /* Drops the caller's reference: when no DLPack export still uses it, unmaps (the handle
  * closes when the last tensor of this process using it goes) and closes the descriptor.
@@ -111,22 +119,24 @@ int tfs_close(tfs_tensor *t);
 /* Fills *info. 0, or -EINVAL when an argument is NULL. */
 int tfs_tensor_get_info(const tfs_tensor *t, struct tfs_tensor_info *info);
 /* Shortcut for info.data (NULL for an empty tensor or a NULL t; NULL with tfs_errmsg
- * set, EREMOTE, for another node's tensor). */
+ * set, EREMOTE, for another node's tensor whose memory does not map here, tfs_open). */
 void *tfs_tensor_data(const tfs_tensor *t);
 
 /* Direct copy between the tensor's bytes [off, off+len) and caller memory (CPU memory, or
  * device memory on the cuda backend: the copy direction is inferred), without FUSE.
  * Synchronous: on return the bytes have moved. 0, -EINVAL (range outside the tensor or
  * NULL buffer), -EBADF (tfs_write on a read-only tensor), -EIO (CUDA copy failed).
- * Another node's tensor: the errnos of pread/pwrite through the mount (-EREMOTE when the
- * daemon has no cluster key, -ETIMEDOUT, -EACCES from the owning node...). */
+ * Another node's tensor whose memory does not map here (tfs_open): through the
+ * descriptor, so dst/src must be CPU memory (-EFAULT otherwise), and the errnos of
+ * pread/pwrite through the mount (-EREMOTE when the daemon has no cluster key,
+ * -ETIMEDOUT, -EACCES from the owning node, -EIO when it answered short...). */
 int tfs_read(tfs_tensor *t, uint64_t off, void *dst, size_t len);
 int tfs_write(tfs_tensor *t, uint64_t off, const void *src, size_t len);
 
 /* Exports t as a DLPack tensor (a view, no copy): *out holds its own reference to t,
  * released by calling (*out)->deleter(*out) (what from_dlpack consumers do). The caller
  * may tfs_close(t) at once; the memory stays mapped until the deleter runs. 0, -EINVAL,
- * -EREMOTE (another node's tensor), -ENOTSUP (a dtype with no DLPack code; fp8 has
+ * -EREMOTE (another node's tensor whose memory does not map here, tfs_open), -ENOTSUP (a dtype with no DLPack code; fp8 has
  * DLPack 1.1's kDLFloat8_e4m3fn = 10 and kDLFloat8_e5m2 = 12), -ENOMEM. */
 int tfs_to_dlpack(tfs_tensor *t, struct DLManagedTensor **out);
 

@@ -259,7 +259,7 @@ int main(int argc, char **argv)
 		tfs_tensor_get_info(t, &in);
 		printf("info.data %s, mapped %d\n", in.data ? "set" : "NULL", tfs_ipc_cache_size());
 		if (!tfs_tensor_data(t)) {
-			rc = t->meta.remote ? -EREMOTE : -ENODATA;
+			rc = t->via_fd ? -EREMOTE : -ENODATA;
 			goto err;
 		}
 		printf("data set\n");
