@@ -7,7 +7,6 @@ mkdir -p "$A/m/layers/0"
 setfattr -n user.safetensors.metadata -v '{"format":"pt"}' "$A/m"
 rand_tensor "$A/m/layers/0/w" $((3 * 1024 * 1024 + 5))
 rand_tensor "$A/m/config.json" 300
-PY=(env PYTHONPATH="$ROOT/python" TENSORFS_LIBRARY="$ROOT/$BUILD/libtensorfs.so" /usr/bin/python3)
 eq "tensorfs.copy from n2: progress ends at the total" "$((3 * 1024 * 1024 + 305))" \
 	"$(out "${PY[@]}" - "$B/m" "$B/r" <<'PYEOF'
 import sys, tensorfs

@@ -14,7 +14,6 @@ elsewhere() {
 		exec env CUDA_VISIBLE_DEVICES= "$@"' elsewhere "$@"
 }
 [ -z "$(elsewhere ls -A /dev/shm 2>&1)" ] || { nok "a mount namespace with an empty /dev/shm (unshare -m)"; exit 1; }
-PY=(env PYTHONPATH="$ROOT/python" TENSORFS_LIBRARY="$ROOT/$BUILD/libtensorfs.so" /usr/bin/python3)
 printf 'ABCDEFGH' > "$A/x"
 
 # One machine: mapped.
