@@ -372,6 +372,10 @@ char *tfs_meta_json(const struct tfs_meta *m, const char *name, const char *id)
 		jb_key(&b, "ino");
 		jb_str(&b, text);
 	}
+	if (m->remote) {
+		jb_key(&b, "remote");
+		jb_puts(&b, "true");
+	}
 	if (m->ctime_ns > 0) {
 		/* A string for the same reason: nanoseconds since the epoch take 61 bits. */
 		snprintf(text, sizeof(text), "%lld", (long long)m->ctime_ns);
@@ -440,6 +444,7 @@ int tfs_meta_from_json(const char *s, size_t len, struct tfs_meta *m)
 	if (json_u64(o, "refcount", &x))
 		goto out;
 	m->refcount = (int64_t)x;
+	m->remote = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "remote"));
 	v = cJSON_GetObjectItemCaseSensitive(o, "ctime");
 	m->ctime = cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
 	v = cJSON_GetObjectItemCaseSensitive(o, "mtime");

@@ -45,6 +45,10 @@ struct tfs_meta {
 	/* The checksum of the bytes as they went to sleep in the host tier (tier.h), checked
 	 * when they wake on a GPU; 0: none (not asleep, or written since). Redis field "sum". */
 	uint64_t sum;
+	/* Set by a daemon in the user.tensor.meta it gives of another node's tensor (JSON
+	 * "remote": true, never in Redis): its bytes are read and written through the
+	 * mount's descriptor, the handle names memory on node `node`. */
+	int remote;
 };
 
 /* Field/value pairs of the Redis hash. Values point into the struct's own buffers, so it

@@ -157,14 +157,29 @@ struct tfs_tensor {
 	int fd;                      /* the file reference, -1 when opened from meta/queue */
 	ino_t held_ino;              /* fd is in fd_share.c's table under this inode; 0: not */
 	int writable;
+	/* 1: another node's memory whose handle does not map here (tfs_tensor_from_meta):
+	 * bytes move by pread/pwrite on fd, which the daemon forwards to the owning node. */
+	int via_fd;
 	struct tfs_meta meta;
-	struct tfs_ipc_entry *map;   /* NULL when bytes == 0 */
-	void *data;                  /* base + ipc_offset */
+	struct tfs_ipc_entry *map;   /* NULL when bytes == 0 or via_fd */
+	void *data;                  /* base + ipc_offset; NULL when via_fd */
 	void *event;                 /* cudaEvent_t of the last tfs_mark_written, or NULL */
 };
-/* Builds a tensor from parsed metadata; takes ownership of fd (closed on error too). */
+/* Builds a tensor from parsed metadata; takes ownership of fd (closed on error too).
+ * The handle is mapped first, another node's too (m->remote: on the same machine its host
+ * object or GPU memory maps here as a local one does). Only when that mapping fails for
+ * another node's tensor (tfs_unmappable_here) and fd is a descriptor of its file is the
+ * tensor built via_fd; without fd that is -EREMOTE. */
 int tfs_tensor_from_meta(const struct tfs_meta *m, int fd, int want_write, tfs_tensor **out);
 void tfs_tensor_ref(tfs_tensor *t);
+/* Whether the mapping error rc (tfs_ipc_acquire_fd's) says that the memory cannot be
+ * reached from this machine or process (its object absent, a CUDA handle that does not
+ * open, no CUDA, a handle of a kind this library does not map), rather than that this
+ * process ran short (-ENOMEM, -EMFILE, -ENFILE), which is reported as it is. */
+int tfs_unmappable_here(int rc);
+/* Sets tfs_errmsg to say that t's bytes are on another node and not mapped here (what:
+ * the call refused) and returns -EREMOTE. */
+int tfs_remote_err(const tfs_tensor *t, const char *what);
 /* Drops one reference, freeing on the last. Returns the unmap status. */
 int tfs_tensor_unref(tfs_tensor *t);
 static inline int tfs_tensor_on_host(const tfs_tensor *t)

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,6 +18,11 @@
 #define META_XATTR "user.tensor.meta"
 
 static _Atomic long firsts;        /* opens by open_first's way (for tests) */
+
+int tfs_unmappable_here(int rc)
+{
+	return rc < 0 && rc != -ENOMEM && rc != -EMFILE && rc != -ENFILE;
+}
 
 int tfs_tensor_from_meta(const struct tfs_meta *m, int fd, int want_write, tfs_tensor **out)
 {
@@ -32,9 +38,29 @@ int tfs_tensor_from_meta(const struct tfs_meta *m, int fd, int want_write, tfs_t
 	t->meta = *m;
 	t->fd = fd;
 	if (m->bytes > 0) {
-		if ((rc = tfs_ipc_acquire_fd(m, fd, &t->map, &base, &writable)))
+		/* Another node's tensor maps when its handle opens here (the same machine:
+		 * its host object, the same GPU), as a local one: no daemon between. Else
+		 * the descriptor still reaches it (the daemon forwards), so any failure
+		 * that says the memory is out of reach sends the bytes that way. */
+		rc = tfs_ipc_acquire_fd(m, fd, &t->map, &base, &writable);
+		if (rc && m->remote && tfs_unmappable_here(rc)) {
+			if (fd < 0) {
+				char why[256];
+
+				snprintf(why, sizeof(why), "%s", tfs_errmsg());
+				rc = tfs_seterr(-EREMOTE, "the tensor's bytes are on node %s and "
+						"do not map here (%s): open it by path on a mount to "
+						"read or write them", m->node, why);
+				goto fail_struct;
+			}
+			t->map = NULL;
+			t->via_fd = 1;
+			writable = 1;        /* the descriptor's access mode and the owner decide */
+		} else if (rc) {
 			goto fail_struct;
-		t->data = (char *)base + m->ipc_offset;
+		} else {
+			t->data = (char *)base + m->ipc_offset;
+		}
 	}
 	t->writable = want_write && writable;
 	t->refs = 1;
@@ -393,5 +419,16 @@ int tfs_tensor_get_info(const tfs_tensor *t, struct tfs_tensor_info *info)
 
 void *tfs_tensor_data(const tfs_tensor *t)
 {
+	if (t && t->via_fd) {
+		tfs_remote_err(t, "tfs_tensor_data");
+		return NULL;
+	}
 	return t ? t->data : NULL;
+}
+
+int tfs_remote_err(const tfs_tensor *t, const char *what)
+{
+	return tfs_seterr(-EREMOTE, "%s: the bytes are on node %s, whose memory does not map "
+			  "here: they can be read and written (tfs_read, tfs_write) but not mapped",
+			  what, t->meta.node);
 }

@@ -2,8 +2,33 @@
  * maps the handle (already done at open) and copies itself. */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client_internal.h"
+
+/* Another node's tensor whose memory does not map here: pread/pwrite on its descriptor, which the daemon forwards to
+ * the owning node; a short count before len means the tensor changed size there. */
+static int copy_remote(tfs_tensor *t, uint64_t off, char *buf, size_t len, int to_tensor)
+{
+	const char *what = to_tensor ? "tfs_write" : "tfs_read";
+	ssize_t n;
+
+	while (len > 0) {
+		n = to_tensor ? pwrite(t->fd, buf, len, (off_t)off) : pread(t->fd, buf, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return tfs_seterr(-errno, "%s: node %s: %s", what, t->meta.node,
+					  tfs_strerror(errno));
+		if (n == 0)
+			return tfs_seterr(-EIO, "%s: node %s answered %zu bytes short", what,
+					  t->meta.node, len);
+		buf += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
 
 /* to_tensor: buf -> tensor, else tensor -> buf. */
 static int copy(tfs_tensor *t, uint64_t off, void *buf, size_t len, int to_tensor)
@@ -22,6 +47,8 @@ static int copy(tfs_tensor *t, uint64_t off, void *buf, size_t len, int to_tenso
 				  (unsigned long long)off, len, (unsigned long long)t->meta.bytes);
 	if (len == 0)
 		return 0;
+	if (t->via_fd)
+		return copy_remote(t, off, buf, len, to_tensor);
 	dev = (char *)t->data + off;
 	if (tfs_tensor_on_host(t)) {
 		memcpy(to_tensor ? dev : buf, to_tensor ? buf : dev, len);

@@ -31,6 +31,8 @@ int tfs_to_dlpack(tfs_tensor *t, struct DLManagedTensor **out)
 
 	if (!t || !out)
 		return tfs_seterr(-EINVAL, "tfs_to_dlpack: NULL argument");
+	if (t->via_fd)
+		return tfs_remote_err(t, "tfs_to_dlpack");
 	if (tfs_dtype_dlpack(t->meta.dtype, &code, &bits))
 		return tfs_seterr(-ENOTSUP, "dtype %s has no DLPack type code",
 				  tfs_dtype_name(t->meta.dtype));

@@ -66,9 +66,10 @@ static int map_host(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd)
 		return tfs_seterr(-EBADMSG, "malformed host IPC handle (expected TFSHOST1"
 				  "/tensorfs.<pid>.<8 hex>/<24 hex>)");
 	fd = open_host(name, &e->writable);
-	if (fd == -ENOENT && tfd >= 0) {
+	if (fd == -ENOENT && tfd >= 0 && !m->remote) {
 		/* The name went, not necessarily the memory (docs/holders.md): the daemon
-		 * hands it out on its socket. */
+		 * hands it out on its socket. Not another node's: this mount's daemon has
+		 * only its own memory to hand out. */
 		int w = 1, memfd;
 
 		if ((rc = tfs_hsock_fetch(tfd, &w, &memfd)) == 0) {

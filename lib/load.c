@@ -650,7 +650,10 @@ static int make_one(void *arg, size_t i)
 				(unsigned long long)it->bytes, tfs_strerror(errno));
 		goto fail;
 	}
-	if (it->bytes && !l->o->via_file && !tfs_open_fd(fd, &t)) {
+	/* Another node's tensor whose memory does not map here (a dest made on another
+	 * mount's node) goes through the file. */
+	if (it->bytes && !l->o->via_file && !tfs_open_fd(fd, &t) &&
+	    (!t->via_fd || (tfs_close(t), 0))) {
 		struct tfs_tensor_info info;
 
 		tfs_tensor_get_info(t, &info);

@@ -111,6 +111,13 @@ static int map_one(void *arg, size_t i)
 	it->fd = s->fd;
 	if (!s->m.bytes || sv->o->via_file || tfs_open_fd(s->fd, &s->t))
 		return 0;
+	if (s->t->via_fd) {
+		/* Another node's bytes, not mapped here: read through the file (the daemon
+		 * forwards). */
+		tfs_close(s->t);
+		s->t = NULL;
+		return 0;
+	}
 	tfs_tensor_get_info(s->t, &info);
 	if (info.bytes != s->m.bytes)
 		return tfs_seterr(-EAGAIN, "%s: changed while saving: %s", s->path,

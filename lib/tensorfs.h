@@ -85,7 +85,17 @@ const char *tfs_errmsg(void);
  * ones it was read or remembered with, else from the metadata read through the
  * descriptor. That open runs with the process's credentials and working directory,
  * not ones a thread changed for itself (setfsuid(2), unshare(CLONE_FS)): such a caller
- * opens the file itself and calls tfs_open_fd. Errors: the open(2) errnos (-ENOENT,
+ * opens the file itself and calls tfs_open_fd.
+ * Another node's tensor (its metadata says "remote", docs/net.md) is mapped first, as a
+ * local one: on the same machine (another daemon with another --node) its host object or
+ * its GPU memory maps here, and the tensor is like any other. Only when that mapping fails
+ * in a way that says the memory is out of reach from here (another machine: its
+ * shared-memory object is not on this one, its CUDA handle does not open, no GPU or
+ * libcudart here; any error but -ENOMEM, -EMFILE and -ENFILE) does the open still succeed,
+ * mapping nothing: tfs_read and tfs_write then go through the descriptor (pread/pwrite
+ * into CPU memory only; the daemon forwards them to the owning node), and tfs_to_dlpack
+ * and tfs_tensor_data give -EREMOTE (info.data is NULL) with a message naming the node.
+ * Errors: the open(2) errnos (-ENOENT,
  * -EACCES, -EISDIR...), -ENOTSUP (not on a tensorfs mount), -ENODATA (no tensor
  * metadata), -EBADMSG (malformed metadata or handle), -ESTALE (the handle names memory
  * that no longer exists: daemon gone or tensor freed), -ENODEV (a CUDA handle but no
@@ -97,7 +107,9 @@ int tfs_open_fd(int fd, tfs_tensor **out);
 /* Maps a tensor from its metadata JSON (user.tensor.meta text or a queue reply) without
  * any file: no reference is held beyond the mapping itself, so the owner must keep the
  * tensor alive. The library remembers what the last texts (up to 16, each under 4 KiB)
- * parse to, so opening again from the same text skips the parse. Errors as tfs_open. */
+ * parse to, so opening again from the same text skips the parse. Errors as tfs_open;
+ * another node's tensor whose memory does not map here has no descriptor to go through:
+ * -EREMOTE (the message names the node and why the mapping failed). */
 int tfs_open_meta(const char *json, size_t len, tfs_tensor **out);
 /* Drops the caller's reference: when no DLPack export still uses it, unmaps (the handle
  * closes when the last tensor of this process using it goes) and closes the descriptor.
@@ -106,21 +118,26 @@ int tfs_open_meta(const char *json, size_t len, tfs_tensor **out);
 int tfs_close(tfs_tensor *t);
 /* Fills *info. 0, or -EINVAL when an argument is NULL. */
 int tfs_tensor_get_info(const tfs_tensor *t, struct tfs_tensor_info *info);
-/* Shortcut for info.data (NULL for an empty tensor or a NULL t). */
+/* Shortcut for info.data (NULL for an empty tensor or a NULL t; NULL with tfs_errmsg
+ * set, EREMOTE, for another node's tensor whose memory does not map here, tfs_open). */
 void *tfs_tensor_data(const tfs_tensor *t);
 
 /* Direct copy between the tensor's bytes [off, off+len) and caller memory (CPU memory, or
  * device memory on the cuda backend: the copy direction is inferred), without FUSE.
  * Synchronous: on return the bytes have moved. 0, -EINVAL (range outside the tensor or
- * NULL buffer), -EBADF (tfs_write on a read-only tensor), -EIO (CUDA copy failed). */
+ * NULL buffer), -EBADF (tfs_write on a read-only tensor), -EIO (CUDA copy failed).
+ * Another node's tensor whose memory does not map here (tfs_open): through the
+ * descriptor, so dst/src must be CPU memory (-EFAULT otherwise), and the errnos of
+ * pread/pwrite through the mount (-EREMOTE when the daemon has no cluster key,
+ * -ETIMEDOUT, -EACCES from the owning node, -EIO when it answered short...). */
 int tfs_read(tfs_tensor *t, uint64_t off, void *dst, size_t len);
 int tfs_write(tfs_tensor *t, uint64_t off, const void *src, size_t len);
 
 /* Exports t as a DLPack tensor (a view, no copy): *out holds its own reference to t,
  * released by calling (*out)->deleter(*out) (what from_dlpack consumers do). The caller
  * may tfs_close(t) at once; the memory stays mapped until the deleter runs. 0, -EINVAL,
- * -ENOTSUP (a dtype with no DLPack code; fp8 has DLPack 1.1's kDLFloat8_e4m3fn = 10 and
- * kDLFloat8_e5m2 = 12), -ENOMEM. */
+ * -EREMOTE (another node's tensor whose memory does not map here, tfs_open), -ENOTSUP (a dtype with no DLPack code; fp8 has
+ * DLPack 1.1's kDLFloat8_e4m3fn = 10 and kDLFloat8_e5m2 = 12), -ENOMEM. */
 int tfs_to_dlpack(tfs_tensor *t, struct DLManagedTensor **out);
 
 /* Connects to the Redis a tensorfs daemon uses: redis://[[user]:password@]host[:port][/db],
@@ -339,6 +356,33 @@ struct tfs_move_opts {
 	void *arg;
 };
 int tfs_move(const char *path, int device, const struct tfs_move_opts *opts);
+
+/* ---- Replicas: tfs_copy (copy_tree.c) ----
+ * Copies the tensor src, or with recursive the directory src and every tensor under it,
+ * into new tensors at dest (which must not exist; its parent on a tensorfs mount): each
+ * made first with its source's dtype and shape on dest's mount's default device (a
+ * directory's own user attributes, user.safetensors.metadata among them, copied), then
+ * the bytes moved by several threads, 16 MiB at a time. src may be another node's
+ * (docs/net.md): when src and dest are on one mount, dest's daemon fetches the bytes
+ * from the owning node itself (the pull ioctl, core/pull_ioctl.h); else they are read and
+ * written through the mounts. All or nothing: on any failure or cancel everything made
+ * is removed, src untouched. Errors: -EEXIST (dest exists), -EISDIR (src a directory
+ * without recursive), -ENOTSUP (src or dest not on a tensorfs mount), -ENODATA (a file
+ * under src that is not a tensor), -EINVAL (dest inside src), -EINTR (cancelled),
+ * -E2BIG (over 2^20 tensors), -ELOOP (deeper than 256), -ENOSPC, -ETIMEDOUT or
+ * -EREMOTE (the owning node did not answer, or this daemon has no cluster key), -EIO
+ * (src changed size meanwhile), the errnos of open(2), read(2), write(2), setxattr(2). */
+struct tfs_copy_opts {
+	int recursive;                /* 1: src may be a directory (copied whole) */
+	int threads;                  /* copy threads; 0 (default): 8; at most 64 */
+	/* Called from the calling thread about ten times a second, and once at the end. */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
+	const volatile int *cancel;   /* when *cancel becomes nonzero: stop, -EINTR */
+};
+/* Fills *o with the defaults above (all 0). */
+void tfs_copy_opts_init(struct tfs_copy_opts *o);
+int tfs_copy(const char *src, const char *dest, const struct tfs_copy_opts *opts);
 
 /* Frees the cached pinned buffers (none in use: call it when no tfs_load/tfs_save runs). */
 void tfs_load_release(void);

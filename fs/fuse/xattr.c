@@ -159,7 +159,12 @@ static int get_builtin(struct xtarget *x, const char *attr, char *value, size_t 
 		return rc;
 	}
 	if (strcmp(attr, "meta") == 0) {
-		char *json = tfs_meta_to_json(m, NULL);
+		struct tfs_meta mm = *m;
+		char *json;
+
+		/* Tells clients to go through the descriptor, not the handle. */
+		mm.remote = x->kind == 'r';
+		json = tfs_meta_to_json(&mm, NULL);
 		if (!json)
 			return -ENOMEM;
 		rc = put(value, size, json, strlen(json));

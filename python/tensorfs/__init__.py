@@ -12,9 +12,9 @@ call. Errors are tensorfs.Error, an OSError with the errno and the library's mes
 from .client import Client, connect, mount_node
 from .dtypes import NAMES as DTYPES
 from .errors import Error
-from .files import info, load, ls, move, release_buffers, rm, save
+from .files import copy, info, load, ls, move, release_buffers, rm, save
 from .tensor import Tensor, create, open, open_meta, publish
 
 __version__ = "0.1.0"
-__all__ = ["Tensor", "Client", "Error", "DTYPES", "open", "open_meta", "create", "publish", "load", "save",
+__all__ = ["Tensor", "Client", "Error", "DTYPES", "open", "open_meta", "create", "publish", "load", "save", "copy",
            "release_buffers", "ls", "info", "rm", "move", "connect", "mount_node"]

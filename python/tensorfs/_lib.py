@@ -140,6 +140,18 @@ tfs_load_release = _fn("tfs_load_release", None)
 DEVICE_CPU = -2
 
 
+class CopyOpts(Structure):
+    """struct tfs_copy_opts (tensorfs.h); filled by tfs_copy_opts_init."""
+    _fields_ = [("recursive", c_int), ("threads", c_int), ("progress", c_void_p),
+                ("progress_arg", c_void_p), ("cancel", c_void_p)]
+
+
+# void (*progress)(void *arg, uint64_t done, uint64_t total) of tfs_copy_opts
+COPY_PROGRESS = ctypes.CFUNCTYPE(None, c_void_p, ctypes.c_uint64, ctypes.c_uint64)
+tfs_copy_opts_init = _fn("tfs_copy_opts_init", None, POINTER(CopyOpts))
+tfs_copy = _fn("tfs_copy", c_int, c_char_p, c_char_p, POINTER(CopyOpts))
+
+
 class MoveOpts(Structure):
     """struct tfs_move_opts (tensorfs.h)."""
     _fields_ = [("threads", c_int), ("progress", c_void_p), ("arg", c_void_p)]

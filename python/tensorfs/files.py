@@ -3,6 +3,7 @@
 load and save call libtensorfs's tfs_load and tfs_save (the parallel loader tensorctl uses:
 safetensors, npy and raw, checked headers, nothing left behind on failure).
 """
+import ctypes
 import errno
 import json
 import os
@@ -152,6 +153,28 @@ def save(src: PathLike, file: PathLike, format: Optional[str] = None,
     rc = _lib.tfs_save(os.fsencode(_abs(_fspath(src))), os.fsencode(f), o)
     if rc:
         raise lib_error(rc, f)
+
+
+def copy(src: PathLike, dest: PathLike, threads: int = 0, progress: Any = None) -> None:
+    """Copies the tensor src, or the directory src with every tensor under it, into new
+    tensors at dest (which must not exist) on dest's mount: its dtypes, shapes, bytes and
+    the directories' own attributes (libtensorfs's tfs_copy, what tensorctl cp -r does).
+    src may be another node's (docs/net.md): this is how a node takes a replica of
+    another's model. threads: copy threads (0: 8). progress: None or a callable
+    (done_bytes, total_bytes), called about ten times a second and once at the end. All
+    or nothing: on failure nothing is left at dest and tensorfs.Error says why."""
+    o = _lib.CopyOpts()
+    _lib.tfs_copy_opts_init(o)
+    o.recursive = 1
+    o.threads = int(threads)
+    cb = None
+    if progress is not None:
+        cb = _lib.COPY_PROGRESS(lambda _arg, done, total: progress(done, total))
+        o.progress = ctypes.cast(cb, ctypes.c_void_p)
+    d = _abs(_fspath(dest))
+    rc = _lib.tfs_copy(os.fsencode(_abs(_fspath(src))), os.fsencode(d), o)
+    if rc:
+        raise lib_error(rc, d)
 
 
 def release_buffers() -> None:

@@ -112,7 +112,16 @@ class Tensor:
         before 2.1 gives read-only views). The array holds a reference of its own (a
         DLPack export): it stays valid after close(), until it goes. TypeError for a
         GPU tensor (use torch.from_dlpack or cupy.from_dlpack) and for a dtype numpy
-        lacks (bf16, fp8: read() the bytes, or view them as torch tensors)."""
+        lacks (bf16, fp8: read() the bytes, or view them as torch tensors); tensorfs.Error
+        EREMOTE for another node's tensor whose memory does not map here (read() it)."""
+        if self.nbytes and not self.data_ptr:
+            # Nothing mapped (another node's memory, out of reach): the library says
+            # why, numpy or not.
+            out = c_void_p()
+            rc = _lib.tfs_to_dlpack(self._handle(), byref(out))
+            if rc:
+                raise lib_error(rc, self.path)
+            _dlpack.capsule(out.value)
         import numpy
         if not self.on_host:
             raise TypeError("%s is on %s: numpy views host memory only; use a GPU "
@@ -138,7 +147,9 @@ class Tensor:
 
     # Direct copies, without FUSE
     def read(self, offset: int = 0, size: Optional[int] = None) -> bytes:
-        """size bytes from offset (default: to the end) as bytes."""
+        """size bytes from offset (default: to the end) as bytes. Another node's tensor
+        whose memory does not map here is read through the mount (its daemon asks the
+        owning node)."""
         if size is None:
             size = max(self.nbytes - offset, 0)
         if offset < 0 or size < 0:

@@ -52,6 +52,16 @@ ssize_t getxattr(const char *path, const char *name, void *value, size_t size)
 	return n;
 }
 
+/* copy: done and total of the last progress report. */
+static uint64_t copy_done, copy_total;
+
+static void copy_progress(void *arg, uint64_t done, uint64_t total)
+{
+	(void)arg;
+	copy_done = done;
+	copy_total = total;
+}
+
 static int fail(int rc)
 {
 	const char *name = strerrorname_np(-rc);   /* EBADF, ESTALE...: every errno */
@@ -241,6 +251,31 @@ int main(int argc, char **argv)
 			goto err;
 		}
 		memset(tfs_tensor_data(t), (int)strtol(argv[3], NULL, 0), t->meta.bytes);
+	} else if (!strcmp(cmd, "data") && argc == 3) {          /* data PATH: the pointer */
+		struct tfs_tensor_info in;
+
+		if ((rc = tfs_open(argv[2], O_RDWR, &t)))
+			goto err;
+		tfs_tensor_get_info(t, &in);
+		printf("info.data %s, mapped %d\n", in.data ? "set" : "NULL", tfs_ipc_cache_size());
+		if (!tfs_tensor_data(t)) {
+			rc = t->via_fd ? -EREMOTE : -ENODATA;
+			goto err;
+		}
+		printf("data set\n");
+	} else if (!strcmp(cmd, "copy") && (argc == 4 || argc == 5)) {   /* copy SRC DEST [cancel] */
+		struct tfs_copy_opts o;
+		volatile int cancel = argc == 5;   /* cancel: set before the copy starts */
+
+		tfs_copy_opts_init(&o);
+		o.recursive = 1;
+		o.threads = 2;
+		o.progress = copy_progress;
+		o.cancel = &cancel;
+		if ((rc = tfs_copy(argv[2], argv[3], &o)))
+			return fail(rc);
+		printf("copied %llu of %llu\n", (unsigned long long)copy_done,
+		       (unsigned long long)copy_total);
 	} else if (!strcmp(cmd, "mark") && argc == 3) {          /* mark PATH */
 		if ((rc = tfs_open(argv[2], O_RDWR, &t)) || (rc = tfs_mark_written(t, NULL)))
 			goto err;

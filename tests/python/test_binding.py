@@ -111,7 +111,8 @@ def _struct_fields(name: str):
 
 
 STRUCTS = {"tfs_tensor_info": _lib.TensorInfo, "tfs_load_opts": _lib.LoadOpts,
-           "tfs_save_opts": _lib.SaveOpts, "tfs_create_req": _lib.CreateReq}
+           "tfs_save_opts": _lib.SaveOpts, "tfs_create_req": _lib.CreateReq,
+           "tfs_copy_opts": _lib.CopyOpts}
 
 
 @pytest.fixture(scope="module")

@@ -48,17 +48,9 @@ static int via_file(void)
 	return !env || !*env || !strcmp(env, "auto") || !strcmp(env, "fuse");
 }
 
-/* The bar starts at the first report, when the library knows the total. */
-struct bar {
-	struct progress *p;
-	const char *label;
-	int quiet, started;
-	uint64_t shown;
-};
-
-static void on_progress(void *arg, uint64_t done, uint64_t total)
+void ctl_bar_progress(void *arg, uint64_t done, uint64_t total)
 {
-	struct bar *b = arg;
+	struct ctl_bar *b = arg;
 
 	if (!b->started) {
 		b->p = progress_start(b->label, total, b->quiet);
@@ -81,7 +73,7 @@ int cmd_load(int argc, char **argv)
 	const char *dts = NULL, *shs = NULL, *file;
 	char dst[PATH_MAX];
 	struct tfs_load_opts o;
-	struct bar b = { 0 };
+	struct ctl_bar b = { 0 };
 	struct tfs_shape sh;
 	struct stat st;
 	struct statfs sf;
@@ -143,7 +135,7 @@ int cmd_load(int argc, char **argv)
 	 * process mapping GPU tensors first spends ~0.2 s on its CUDA context and pinned
 	 * buffers and reached 26 GB/s for 16 GiB (tests/bench/RESULTS-gpu.md). */
 	o.via_file = via_file();
-	o.progress = on_progress;
+	o.progress = ctl_bar_progress;
 	o.progress_arg = &b;
 	o.cancel = (const volatile int *)&ctl_interrupted;
 	rc = tfs_load(file, dst, &o);
@@ -159,7 +151,7 @@ int cmd_save(int argc, char **argv)
 		{ NULL, 0, NULL, 0 } };
 	char src[PATH_MAX];
 	struct tfs_save_opts o;
-	struct bar b = { 0 };
+	struct ctl_bar b = { 0 };
 	int c, quiet = 0, rc;
 
 	tfs_save_opts_init(&o);
@@ -184,7 +176,7 @@ int cmd_save(int argc, char **argv)
 	 * pinned buffers, and reads the daemon's DMA at 8 GB/s to 4.6 mapped
 	 * (tests/bench/RESULTS-gpu.md) */
 	o.via_file = via_file();
-	o.progress = on_progress;
+	o.progress = ctl_bar_progress;
 	o.progress_arg = &b;
 	o.cancel = (const volatile int *)&ctl_interrupted;
 	rc = tfs_save(src, argv[optind + 1], &o);

@@ -50,6 +50,15 @@ struct progress;
 struct progress *progress_start(const char *label, uint64_t total, int quiet);
 void progress_add(struct progress *p, uint64_t n);
 void progress_end(struct progress *p);
+/* A progress bar that starts at the first report of a library call (tfs_load, tfs_save,
+ * tfs_copy), when the library knows the total: their progress callback. */
+struct ctl_bar {
+	struct progress *p;
+	const char *label;
+	int quiet, started;
+	uint64_t shown;
+};
+void ctl_bar_progress(void *arg, uint64_t done, uint64_t total);
 
 /* Commands. */
 int cmd_create(int argc, char **argv);

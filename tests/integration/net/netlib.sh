@@ -37,3 +37,10 @@ waiting() {
 	done
 	return 1
 }
+# PY: python3 with this tree's package and BUILD's library; a sanitizer build's library
+# needs its runtime loaded first, and Python's own allocations are not the test's leaks.
+PY=(env PYTHONPATH="$ROOT/python" TENSORFS_LIBRARY="$ROOT/$BUILD/libtensorfs.so")
+if ldd "$ROOT/$BUILD/libtensorfs.so" 2>/dev/null | grep -q libasan; then
+	PY+=(LD_PRELOAD="$(cc -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0)
+fi
+PY+=(/usr/bin/python3)
