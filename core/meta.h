@@ -12,6 +12,9 @@
 #define TFS_NODE_MAX 64
 /* The host backend's handle: these 8 bytes, then the shared-memory object's name. */
 #define TFS_HOST_MAGIC "TFSHOST1"
+/* A VMM tensor's handle (docs/vmm.md): this magic, then its id, its allocation's size
+ * and device as little-endian u64s; the memory itself only from the handle socket. */
+#define TFS_VMM_MAGIC "TFSVMM01"
 /* The attribute in which tfs_mark_written publishes a producer's IPC event; the daemon's
  * reads wait for the last one set. */
 #define TFS_EVENT_XATTR "user.tensorfs.event"

@@ -40,6 +40,7 @@ struct tfs_cudart {
 	int (*MemcpyAsync)(void *dst, const void *src, size_t n, int kind, void *stream);
 	int (*HostRegister)(void *p, size_t n, unsigned int flags);
 	int (*HostUnregister)(void *p);
+	int (*Free)(void *p);        /* cudaFree(NULL): the device's context made current */
 };
 #define TFS_CUDA_HOST_REGISTER_PORTABLE 1   /* cudaHostRegisterPortable */
 #define TFS_CUDA_HOST_REGISTER_READ_ONLY 8  /* cudaHostRegisterReadOnly (CUDA 11.1) */
@@ -65,6 +66,34 @@ int tfs_ipc_acquire(const struct tfs_meta *m, struct tfs_ipc_entry **out, void *
  * host handle whose shared-memory name is gone be mapped through the handle socket. */
 int tfs_ipc_acquire_fd(const struct tfs_meta *m, int tfd, struct tfs_ipc_entry **out,
 		       void **base, int *writable);
+
+/* ---- the CUDA driver's VMM calls, loaded at first use (cudadrv.c) ---- */
+/* cuda.h's CUmemAccessDesc: a CUmemLocation (type, id) and the flags. */
+struct tfs_cu_access {
+	int type;                  /* TFS_CU_LOCATION_DEVICE */
+	int id;                    /* device ordinal */
+	int flags;                 /* TFS_CU_ACCESS_RW */
+};
+#define TFS_CU_LOCATION_DEVICE 1         /* CU_MEM_LOCATION_TYPE_DEVICE */
+#define TFS_CU_ACCESS_RW 3               /* CU_MEM_ACCESS_FLAGS_PROT_READWRITE */
+#define TFS_CU_HANDLE_POSIX_FD 1         /* CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR */
+
+struct tfs_cudrv {             /* CUresult (0: success) of each */
+	int (*DeviceGetCount)(int *);
+	int (*GetErrorString)(int, const char **);
+	int (*MemImportFromShareableHandle)(unsigned long long *, void *, int);
+	int (*MemAddressReserve)(unsigned long long *, size_t, size_t, unsigned long long,
+				 unsigned long long);
+	int (*MemAddressFree)(unsigned long long, size_t);
+	int (*MemMap)(unsigned long long, size_t, size_t, unsigned long long, unsigned long long);
+	int (*MemUnmap)(unsigned long long, size_t);
+	int (*MemSetAccess)(unsigned long long, size_t, const struct tfs_cu_access *, size_t);
+	int (*MemRelease)(unsigned long long);
+};
+/* The calls, or NULL with *rc and the error set (-ENODEV: no libcuda). */
+const struct tfs_cudrv *tfs_cudrv_get(int *rc);
+/* The driver's words for r (never NULL). */
+const char *tfs_cudrv_error(const struct tfs_cudrv *d, int r);
 
 /* ---- the handle socket (handle_socket.c) ---- */
 /* The memory of the tensor open as tfd, from the daemon's handle socket: read-write when

@@ -142,6 +142,7 @@ static int get_builtin(struct xtarget *x, const char *attr, char *value, size_t 
 		/* Not listed: what memory the handle names, by its magic (docs/holders.md). */
 		const char *ty = !m->has_handle ? NULL :
 				 memcmp(m->ipc_handle, TFS_HOST_MAGIC, 8) == 0 ? "posix_fd" :
+				 memcmp(m->ipc_handle, TFS_VMM_MAGIC, 8) == 0 ? "posix_fd" :
 				 "cuda_ipc";
 
 		return ty ? put(value, size, ty, strlen(ty)) : -ENODATA;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 
 #include "mem/backend.h"
 #include "log.h"
+#include "meta.h"           /* TFS_VMM_MAGIC */
 #include "../testrand.h"
 #include "pattern.h"
 
@@ -129,6 +131,7 @@ static struct tfs_alloc *talloc(struct tfs_backend *be, uint64_t bytes, uid_t ui
 	}
 	return a;
 }
+
 
 static int handle_of(struct tfs_backend *be, struct tfs_alloc *a, uint8_t h[TFS_IPC_HANDLE_SIZE],
 		     uint64_t *off)
@@ -515,6 +518,41 @@ out:
 	free(src);
 }
 
+/* --memory vmm (docs/vmm.md): a tensor its own VMM allocation, exported as a descriptor;
+ * copies, resize in place within the allocation and into a new one beyond it. */
+static void test_vmm(struct tfs_backend *be)
+{
+	uint8_t h[TFS_IPC_HANDLE_SIZE], h2[TFS_IPC_HANDLE_SIZE];
+	struct tfs_alloc *a;
+	struct stat st;
+	uint64_t off = 1;
+	int fd = -1;
+
+	tfs_cuda_set_vmm(1);
+	a = talloc(be, 5 * MiB, 4000, 4000, 0600);
+	if (!check(a != NULL, "vmm: alloc of 5 MiB"))
+		goto out;
+	check(put_pattern(be, a, 0, 5 * MiB, 41) == 0 && holds(be, a, 0, 5 * MiB, 41),
+	      "vmm: copy_in / copy_out round trip");
+	check(handle_of(be, a, h, &off) == 0 && off == 0 && !memcmp(h, TFS_VMM_MAGIC, 8),
+	      "vmm: the handle is TFS_VMM_MAGIC at offset 0");
+	check(B->export_fd && B->export_fd(be, a, 0, &fd) == 0 && fd >= 0 && fstat(fd, &st) == 0,
+	      "vmm: export_fd gives a descriptor");
+	if (fd >= 0)
+		close(fd);
+	check(B->resize(be, &a, 5 * MiB + 100) == 0 && holds(be, a, 0, 5 * MiB, 41) &&
+	      holds(be, a, 5 * MiB, 100, 0) && handle_of(be, a, h2, &off) == 0 &&
+	      !memcmp(h, h2, sizeof(h)), "vmm: growth within the allocation is in place");
+	check(B->resize(be, &a, 40 * MiB) == 0 && holds(be, a, 0, 5 * MiB, 41) &&
+	      holds(be, a, 5 * MiB, 35 * MiB, 0), "vmm: growth past it keeps the bytes, zero-fills");
+	check(B->resize(be, &a, 1 * MiB) == 0 && B->resize(be, &a, 2 * MiB) == 0 &&
+	      holds(be, a, 0, 1 * MiB, 41) && holds(be, a, 1 * MiB, 1 * MiB, 0),
+	      "vmm: shrink then grow zero-fills");
+	B->free(be, a);
+out:
+	tfs_cuda_set_vmm(0);
+}
+
 static void test_enospc(void)
 {
 	struct tfs_backend *be2 = NULL;
@@ -835,6 +873,7 @@ int main(int argc, char **argv)
 	test_small(be);
 	test_isolation(be);
 	test_resize(be);
+	test_vmm(be);
 	test_enospc();
 	test_throughput(be);
 	B->stats(be, 0, &st);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mem/cuda/cuda_internal.h"
 #include "mem/keeper/keeper.h"
@@ -170,7 +171,7 @@ int tfs_cuda_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t uid
 		return -ENOMEM;
 	a->dev = d;
 	a->key = tfs_pool_reader_key(uid, gid, mode, dir);
-	rc = pool_alloc(d, a->key, bytes, &a->chunk);
+	rc = tfs_cuda_vmm ? tfs_cuda_vmm_alloc(d, bytes, a) : pool_alloc(d, a->key, bytes, &a->chunk);
 	if (rc < 0) {
 		tfs_log(rc == -ENOSPC ? LOG_INFO : LOG_ERR, "cuda: device %d: allocating %" PRIu64
 			" bytes: %s", d->ordinal, bytes, strerror(-rc));
@@ -188,6 +189,11 @@ void tfs_cuda_free(struct tfs_backend *be, struct tfs_alloc *a)
 	(void)be;
 	if (!a)
 		return;
+	if (a->vmm) {
+		tfs_cuda_vmm_free(a);
+		free(a);
+		return;
+	}
 	/* cudaFree, when the pool releases a block, acts on the current device. */
 	if (tfs_cuda_dev_current(a->dev) == 0)
 		tfs_cuda_chunk_release(a->dev, a->chunk);
@@ -207,6 +213,8 @@ int tfs_cuda_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t new_
 	(void)be;
 	if (!a || !new_bytes)
 		return -EINVAL;
+	if (a->vmm)
+		return tfs_cuda_vmm_resize(a, new_bytes);
 	d = a->dev;
 	old = tfs_pool_chunk_bytes(a->chunk);
 	if (new_bytes == old)
@@ -270,6 +278,11 @@ int tfs_cuda_export_handle(struct tfs_backend *be, struct tfs_alloc *a,
 	(void)be;
 	if (!a || !handle || !offset)
 		return -EINVAL;
+	if (a->vmm) {
+		tfs_cuda_vmm_handle(a, handle);
+		*offset = 0;
+		return 0;
+	}
 	d = a->dev;
 	rc = tfs_cuda_dev_current(d);
 	if (rc < 0)
@@ -302,6 +315,10 @@ int tfs_cuda_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, g
 	(void)be;
 	if (!a)
 		return -EINVAL;
+	/* A VMM tensor shares its memory with no other: who may have it is checked at each
+	 * fetch from the handle socket. */
+	if (a->vmm)
+		return 0;
 	d = a->dev;
 	rc = tfs_pool_rekey(d->pool, a->chunk, key);
 	if (rc != -EBUSY) {
@@ -397,6 +414,21 @@ int tfs_cuda_move(struct tfs_backend *be, struct tfs_alloc *a, int device)
 	if (rc < 0)
 		return rc;
 	peer_enable(to, from);
+	if (a->vmm) {
+		struct tfs_alloc na = { .dev = to };
+
+		if ((rc = tfs_cuda_vmm_alloc(to, a->vmm->bytes, &na)) < 0)
+			return rc;
+		rc = tfs_cuda_peer_copy(to, na.vmm->va, from, a->vmm->va, a->vmm->bytes);
+		if (rc < 0) {
+			tfs_cuda_vmm_free(&na);
+			return rc;
+		}
+		tfs_cuda_vmm_free(a);
+		a->vmm = na.vmm;
+		a->dev = to;
+		return 0;
+	}
 	bytes = tfs_pool_chunk_bytes(a->chunk);
 	rc = pool_alloc(to, a->key, bytes, &nc);
 	if (rc < 0) {
@@ -459,22 +491,38 @@ int tfs_cuda_list_found(struct tfs_backend *be)
 	struct tfs_keeper_req req = { .op = TFS_KEEPER_LIST };
 	struct tfs_keeper_rep rep;
 	size_t cap = 0;
-	int rc;
+	int rc, fd = -1;
 
 	if (!tfs_keeper_present())
 		return 0;
-	while ((rc = tfs_keeper_call(&req, &rep, NULL)) == 0) {
+	while ((rc = tfs_keeper_call(&req, &rep, &fd)) == 0) {
 		struct kfound *f;
+		int vmm = memcmp(rep.handle, TFS_VMM_MAGIC, 8) == 0;
 
 		req.id = rep.id;
-		if (rep.device == TFS_DEVICE_CPU)
-			continue;       /* the host tier's: the host backend's to adopt */
+		/* The host tier's are the host backend's to adopt (the handover registry
+		 * kept its copy of their descriptors); a VMM allocation needs its own. */
+		if (rep.device == TFS_DEVICE_CPU || !vmm || fd < 0) {
+			if (fd >= 0)
+				close(fd);
+			fd = -1;
+			if (rep.device == TFS_DEVICE_CPU)
+				continue;
+			if (vmm) {
+				tfs_log(LOG_ERR, "cuda: a VMM allocation of the keeper came without "
+					"its descriptor");
+				continue;
+			}
+		}
 		if (be->nfound == cap) {
 			size_t ncap = cap ? cap * 2 : 64;
 			struct kfound *nf = realloc(be->found, ncap * sizeof(*nf));
 
-			if (!nf)
+			if (!nf) {
+				if (fd >= 0)
+					close(fd);
 				return -ENOMEM;
+			}
 			be->found = nf;
 			cap = ncap;
 		}
@@ -483,6 +531,8 @@ int tfs_cuda_list_found(struct tfs_backend *be)
 		f->id = rep.id;
 		f->size = rep.size;
 		f->device = rep.device;
+		f->vfd = fd;
+		fd = -1;
 		memcpy(&f->handle, rep.handle, sizeof(f->handle));
 	}
 	return rc == -ENOENT ? 0 : rc;
@@ -505,6 +555,24 @@ int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_
 	rc = tfs_cuda_dev_get(be, m->device, &d);
 	if (rc < 0)
 		return rc;
+	if (f->vfd >= 0) {
+		/* A VMM allocation is one tensor's: adopted once. */
+		if (f->used)
+			return -EINVAL;
+		if (!(a = calloc(1, sizeof(*a))))
+			return -ENOMEM;
+		a->dev = d;
+		rc = tfs_cuda_vmm_adopt(d, f->vfd, f->id, f->size, m, a);
+		if (rc < 0) {
+			free(a);
+			return rc;
+		}
+		close(f->vfd);
+		f->vfd = -1;
+		f->used = 1;
+		*out = a;
+		return 0;
+	}
 	if (!f->cb) {
 		struct cblock *cb = calloc(1, sizeof(*cb));
 
@@ -552,6 +620,8 @@ void tfs_cuda_found_forget(struct tfs_backend *be)
 	for (size_t i = 0; i < be->nfound; i++) {
 		struct kfound *f = &be->found[i];
 
+		if (f->vfd >= 0)
+			close(f->vfd);
 		if (f->used || !f->cb)
 			continue;
 		cudaSetDevice(f->device);
@@ -572,6 +642,8 @@ int tfs_cuda_adopt_end(struct tfs_backend *be)
 		struct tfs_keeper_req req = { .op = TFS_KEEPER_FREE, .id = f->id };
 		struct tfs_keeper_rep rep;
 
+		if (f->vfd >= 0)
+			close(f->vfd);
 		if (f->used)
 			continue;
 		if (f->cb) {

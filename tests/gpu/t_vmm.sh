@@ -1,0 +1,76 @@
+# --memory vmm (docs/vmm.md): every tensor its own VMM allocation, exported as a POSIX
+# descriptor that the handle socket hands out after its permission check. A new process
+# opens tensors with libtensorfs (tfs_open: descriptor from the socket, import, map, then
+# tfs_read); handle_type is posix_fd; SIGKILL of the keeper, then of the daemon, loses no
+# tensor (the two holders); a process without read permission is refused with EACCES; a
+# truncate to a larger size keeps the bytes; growth within the allocation is allowed while
+# another process holds the tensor.
+EXPECT_RESTARTS=1
+. "$(dirname "$0")/gpulib.sh"
+gpu_tests "vmm: handle_type posix_fd" "vmm: a new process reads equal bytes (tfs_open + tfs_read)" \
+	"vmm: keeper killed: every tensor back" "vmm: daemon killed: every tensor back" \
+	"vmm: no read permission: EACCES from the socket" "vmm: truncate larger keeps the bytes" \
+	"vmm: growth while held, within the allocation"
+. "$GROOT/tests/integration/crash/holders.sh"
+start_redis || exit 1
+M=$T/m
+SOCKP=$T/handles.sock
+mount_cuda "$M" --node n1 --memory vmm --allow-other --handle-socket "$SOCKP" || exit 1
+chmod 755 "$T"
+client_tools
+cp "$GROOT/tests/integration/handle_get.py" "$T/"
+G="/usr/bin/python3 $T/handle_get.py"
+# hexof FILE: the md5 of its bytes as hex; tfsread FILE: the same of what a new process
+# reads with libtensorfs (tfs_open, tfs_read)
+hexof() { od -An -v -tx1 < "$1" | tr -d ' \n' | md5sum; }
+tfsread() { "$TOOL" read "$1" 0 "$(stat -c %s "$1")" | tr -d '\n' | md5sum; }
+
+head -c 3000000 /dev/urandom > "$T/r"
+check "cp a 3 MB file in" cp "$T/r" "$M/w"
+eq "vmm: handle_type posix_fd" posix_fd "$(xget "$M/w" handle_type)"
+eq "the handle is a VMM one" TFSVMM01 "$(xget "$M/w" ipc_handle | head -c 8)"
+eq "ipc_offset 0" 0 "$(xget "$M/w" ipc_offset)"
+eq "read() through the mount" "$(md5sum < "$T/r")" "$(md5sum < "$M/w")"
+eq "vmm: a new process reads equal bytes (tfs_open + tfs_read)" "$(hexof "$T/r")" "$(tfsread "$M/w")"
+eq "the socket hands out the descriptor" "0 3000000" "$($G "$SOCKP" r w | head -1)"
+eq "tfs_open of a VMM tensor is on the device" cuda "$("$TOOL" info "$M/w" | awk '{print $(NF-1)}')"
+
+# permission: the socket's check, and the mount's
+cp "$T/r" "$M/priv"; chmod 600 "$M/priv"
+eq "vmm: no read permission: EACCES from the socket" "-13" "$($NOBODY $G "$SOCKP" r priv)"
+chmod 644 "$M/priv"
+eq "another uid with read permission gets the descriptor" "0 3000000" "$($NOBODY $G "$SOCKP" r priv | head -1)"
+
+# growth: within the allocation (3 MB rounds up to 4 MiB) in place, past it by a new one
+h0=$(xget "$M/w" ipc_handle | md5sum)
+truncate -s 4000000 "$M/w"
+eq "growth within the allocation keeps the handle" "$h0" "$(xget "$M/w" ipc_handle | md5sum)"
+{ cat "$T/r"; head -c 1000000 /dev/zero; } > "$T/r4"
+eq "growth within: bytes kept, zeros behind" "$(md5sum < "$T/r4")" "$(md5sum < "$M/w")"
+truncate -s 9000000 "$M/w"
+{ cat "$T/r"; head -c 6000000 /dev/zero; } > "$T/r9"
+eq "vmm: truncate larger keeps the bytes" "$(md5sum < "$T/r9")" "$(md5sum < "$M/w")"
+eq "and a new process reads them" "$(hexof "$T/r9")" "$(tfsread "$M/w")"
+# growth while another process holds the tensor open (mapped): in place it may grow, and
+# the holder's mapping covers it; past the allocation it would move: EBUSY
+head -c 1000 /dev/urandom > "$M/h"
+"$TOOL" hold "$M/h" 60 > "$T/hold.out" 2>&1 &
+hp=$!
+wait_for grep -q held "$T/hold.out"
+check "vmm: growth while held, within the allocation" truncate -s 1500000 "$M/h"
+eq "its size" 1500000 "$(stat -c %s "$M/h")"
+check_err "growth while held past the allocation: EBUSY" "busy" truncate -s 3000000 "$M/h"
+kill "$hp"; wait "$hp" 2>/dev/null
+rm -f "$M/w" "$M/priv" "$M/h"
+
+# the two holders
+holders_setup "$M"
+check "the keeper is replaced after its SIGKILL" kill_keeper "$M"
+holders_check "$M" "vmm: keeper killed: every tensor back"
+check "the daemon starts again after its SIGKILL" kill_daemon "$M"
+holders_check "$M" "vmm: daemon killed: every tensor back"
+check "the log says vmm allocations were adopted" grep -q "adopted" "$T/m.log"
+kill "$HOLDER"; wait "$HOLDER" 2>/dev/null
+fusermount3 -u "$M"
+cd /
+finish
