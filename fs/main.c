@@ -792,6 +792,7 @@ int main(int argc, char *argv[])
 		goto out_signals;
 	/* Optional: without it, handles are opened by name as before. */
 	tfs_handles_start(o->handle_socket, cmd.mountpoint, o->allow_other);
+	__atomic_store_n(&tfs_queue.hsock, tfs_handles_path(), __ATOMIC_RELEASE);
 	tfs_log(LOG_INFO, "mounted %s: node %s, backend %s, redis %s", cmd.mountpoint, o->node,
 		tfs_mem.ops->name, tfs_url_redact(url, shown, sizeof(shown)));
 	tfs_stats_start();

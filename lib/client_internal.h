@@ -63,9 +63,11 @@ struct tfs_ipc_entry;
 int tfs_ipc_acquire(const struct tfs_meta *m, struct tfs_ipc_entry **out, void **base,
 		    int *writable);
 /* As tfs_ipc_acquire; tfd, an open file of the tensor in the mount (-1 when none), lets a
- * host handle whose shared-memory name is gone be mapped through the handle socket. */
-int tfs_ipc_acquire_fd(const struct tfs_meta *m, int tfd, struct tfs_ipc_entry **out,
-		       void **base, int *writable);
+ * host handle whose shared-memory name is gone, or a VMM one, be mapped through the handle
+ * socket; without tfd, name (the tensor's name in the mount, NULL when unknown) and
+ * m->hsock let a VMM handle be. */
+int tfs_ipc_acquire_fd(const struct tfs_meta *m, int tfd, const char *name,
+		       struct tfs_ipc_entry **out, void **base, int *writable);
 
 /* ---- the CUDA driver's VMM calls, loaded at first use (cudadrv.c) ---- */
 /* cuda.h's CUmemAccessDesc: a CUmemLocation (type, id) and the flags. */
@@ -100,6 +102,12 @@ const char *tfs_cudrv_error(const struct tfs_cudrv *d, int r);
  * *writable and allowed (else read-only, *writable cleared). 0 with *memfd (the caller's),
  * -ENOTSUP when the mount serves no socket, or -errno (EACCES: refused). */
 int tfs_hsock_fetch(int tfd, int *writable, int *memfd);
+/* The same for the tensor name (its path under the mount, no leading slash) from the
+ * socket at sock, for a caller without a file of the mount: *bytes (may be NULL) gets the
+ * tensor's size as the daemon has it, for the caller to check that the name is still the
+ * tensor it means. */
+int tfs_hsock_fetch_name(const char *sock, const char *name, int *writable, int *memfd,
+			 uint64_t *bytes);
 /* Drops one user; the last one unmaps / closes the handle. 0 or a negative errno. */
 int tfs_ipc_release(struct tfs_ipc_entry *e);
 /* 1 when the handle of m is mapped in this process now (a hint: it may change at once). */
@@ -191,8 +199,11 @@ struct tfs_tensor {
 	void *data;                  /* base + ipc_offset */
 	void *event;                 /* cudaEvent_t of the last tfs_mark_written, or NULL */
 };
-/* Builds a tensor from parsed metadata; takes ownership of fd (closed on error too). */
-int tfs_tensor_from_meta(const struct tfs_meta *m, int fd, int want_write, tfs_tensor **out);
+/* Builds a tensor from parsed metadata; takes ownership of fd (closed on error too). name:
+ * the tensor's name in the mount when there is no fd (a queue reply's), else NULL: a VMM
+ * tensor's memory is asked of m->hsock by it. */
+int tfs_tensor_from_meta(const struct tfs_meta *m, int fd, const char *name, int want_write,
+			 tfs_tensor **out);
 void tfs_tensor_ref(tfs_tensor *t);
 /* Drops one reference, freeing on the last. Returns the unmap status. */
 int tfs_tensor_unref(tfs_tensor *t);

@@ -18,7 +18,8 @@
 
 static _Atomic long firsts;        /* opens by open_first's way (for tests) */
 
-int tfs_tensor_from_meta(const struct tfs_meta *m, int fd, int want_write, tfs_tensor **out)
+int tfs_tensor_from_meta(const struct tfs_meta *m, int fd, const char *name, int want_write,
+			 tfs_tensor **out)
 {
 	tfs_tensor *t;
 	void *base = NULL;
@@ -32,7 +33,7 @@ int tfs_tensor_from_meta(const struct tfs_meta *m, int fd, int want_write, tfs_t
 	t->meta = *m;
 	t->fd = fd;
 	if (m->bytes > 0) {
-		if ((rc = tfs_ipc_acquire_fd(m, fd, &t->map, &base, &writable)))
+		if ((rc = tfs_ipc_acquire_fd(m, fd, fd < 0 ? name : NULL, &t->map, &base, &writable)))
 			goto fail_struct;
 		t->data = (char *)base + m->ipc_offset;
 	}
@@ -121,7 +122,7 @@ static int tensor_on_fd(int fd, const struct stat *st, const struct tfs_meta *m,
 {
 	int rc, acc = fcntl(fd, F_GETFL) & O_ACCMODE;
 
-	if ((rc = tfs_tensor_from_meta(m, fd, acc != O_RDONLY, out)))
+	if ((rc = tfs_tensor_from_meta(m, fd, NULL, acc != O_RDONLY, out)))
 		return rc;
 	if (st) {
 		tfs_fds_add(st, fd, acc);
@@ -362,6 +363,7 @@ int tfs_open_fd(int fd, tfs_tensor **out)
 
 int tfs_open_meta(const char *json, size_t len, tfs_tensor **out)
 {
+	char name[4096];             /* tfs_name_check's longest, and its NUL */
 	struct tfs_meta m;
 
 	if (!json || !out)
@@ -371,7 +373,10 @@ int tfs_open_meta(const char *json, size_t len, tfs_tensor **out)
 			return tfs_seterr(-EBADMSG, "malformed tensor metadata JSON");
 		tfs_mc_put_json(json, len, &m);
 	}
-	return tfs_tensor_from_meta(&m, -1, 1, out);
+	/* A VMM tensor's memory is asked of the socket by its name (docs/vmm.md). */
+	if (!m.hsock[0] || tfs_meta_json_name(json, len, name, sizeof(name)))
+		name[0] = '\0';
+	return tfs_tensor_from_meta(&m, -1, name[0] ? name : NULL, 1, out);
 }
 
 int tfs_tensor_get_info(const tfs_tensor *t, struct tfs_tensor_info *info)

@@ -212,7 +212,26 @@ static int map_imported(const struct tfs_cudrv *dv, struct tfs_ipc_entry *e)
 	return 0;
 }
 
-static int map_vmm(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd)
+/* The allocation's descriptor from the handle socket: by the open file tfd, else by name
+ * from the socket the metadata names. */
+static int vmm_fetch(const struct tfs_meta *m, int tfd, const char *name, int *w, int *fd)
+{
+	uint64_t bytes = 0;
+	int rc;
+
+	if (tfd >= 0)
+		return tfs_hsock_fetch(tfd, w, fd);
+	rc = tfs_hsock_fetch_name(m->hsock, name, w, fd, &bytes);
+	/* By name, another tensor may have taken it since the metadata was read. */
+	if (rc == 0 && bytes != m->bytes) {
+		close(*fd);
+		*fd = -1;
+		rc = -ESTALE;
+	}
+	return rc;
+}
+
+static int map_vmm(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd, const char *name)
 {
 	const struct tfs_cudart *cu;
 	const struct tfs_cudrv *dv;
@@ -222,9 +241,10 @@ static int map_vmm(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd)
 	if (!size || size > ((uint64_t)1 << 48) || m->ipc_offset || m->bytes > size)
 		return tfs_seterr(-EBADMSG, "malformed VMM handle (size %llu for %llu bytes)",
 				  (unsigned long long)size, (unsigned long long)m->bytes);
-	if (tfd < 0)
-		return tfs_seterr(-ENOTSUP, "a VMM tensor (handle_type posix_fd) opens from its "
-				  "file in the mount: its memory comes from the handle socket");
+	if (tfd < 0 && (!name || !m->hsock[0]))
+		return tfs_seterr(-ENOTSUP, "a VMM tensor (handle_type posix_fd): its memory comes "
+				  "from the handle socket, and neither a file of the mount nor "
+				  "metadata with the tensor's name and socket says which");
 	if (!(cu = tfs_cudart_get(&rc)) || !(dv = tfs_cudrv_get(&rc)))
 		return rc;
 	/* The tensor's device current, as map_cuda does, and its context made (the runtime
@@ -236,9 +256,11 @@ static int map_vmm(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd)
 				cu->GetErrorString(r));
 		goto out;
 	}
-	if ((rc = tfs_hsock_fetch(tfd, &w, &fd))) {
+	if ((rc = vmm_fetch(m, tfd, name, &w, &fd))) {
 		rc = rc == -EACCES ? tfs_seterr(-EACCES, "the handle socket refused the tensor's "
 						 "memory") :
+		     rc == -ESTALE ? tfs_seterr(-ESTALE, "the handle socket's tensor of that name "
+						 "is another one now") :
 		     tfs_seterr(rc, "the handle socket: %s", tfs_strerror(-rc));
 		goto out;
 	}
@@ -303,11 +325,11 @@ static struct tfs_ipc_entry *find(const struct tfs_meta *m, int cuda)
 int tfs_ipc_acquire(const struct tfs_meta *m, struct tfs_ipc_entry **out, void **base,
 		    int *writable)
 {
-	return tfs_ipc_acquire_fd(m, -1, out, base, writable);
+	return tfs_ipc_acquire_fd(m, -1, NULL, out, base, writable);
 }
 
-int tfs_ipc_acquire_fd(const struct tfs_meta *m, int tfd, struct tfs_ipc_entry **out,
-		       void **base, int *writable)
+int tfs_ipc_acquire_fd(const struct tfs_meta *m, int tfd, const char *name,
+		       struct tfs_ipc_entry **out, void **base, int *writable)
 {
 	int cuda = strcmp(m->backend, "cuda") == 0;
 	struct tfs_ipc_entry *e;
@@ -341,7 +363,7 @@ int tfs_ipc_acquire_fd(const struct tfs_meta *m, int tfd, struct tfs_ipc_entry *
 	e->device = m->device;
 	memcpy(e->handle, m->ipc_handle, TFS_IPC_HANDLE_SIZE);
 	rc = !cuda ? map_host(e, m, tfd) :
-	     memcmp(m->ipc_handle, TFS_VMM_MAGIC, 8) == 0 ? map_vmm(e, m, tfd) : map_cuda(e);
+	     memcmp(m->ipc_handle, TFS_VMM_MAGIC, 8) == 0 ? map_vmm(e, m, tfd, name) : map_cuda(e);
 	if (rc) {
 		free(e);
 		goto out;

@@ -160,7 +160,20 @@ static int get_builtin(struct xtarget *x, const char *attr, char *value, size_t 
 		return rc;
 	}
 	if (strcmp(attr, "meta") == 0) {
-		char *json = tfs_meta_to_json(m, NULL);
+		const char *hp = tfs_handles_path();
+		struct tfs_meta vm;
+		char *json;
+
+		/* A VMM tensor's handle grants nothing: its text names the socket and the
+		 * name to ask it for, so that tfs_open_meta maps it (docs/vmm.md). */
+		if (x->kind == 'l' && hp && x->t->linked && x->t->name && m->has_handle &&
+		    memcmp(m->ipc_handle, TFS_VMM_MAGIC, 8) == 0) {
+			vm = *m;
+			snprintf(vm.hsock, sizeof(vm.hsock), "%s", hp);
+			json = tfs_meta_to_json(&vm, x->t->name);
+		} else {
+			json = tfs_meta_to_json(m, NULL);
+		}
 		if (!json)
 			return -ENOMEM;
 		rc = put(value, size, json, strlen(json));
