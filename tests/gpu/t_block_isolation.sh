@@ -58,7 +58,7 @@ eq "the record names the new directory" "$(rcli hget tensorfs:dir:priv ino)" \
 # a tensor another process holds open and maps is not moved under it: EBUSY
 cp "$T/m2" "$M/pub/held"
 : > "$T/hold.out"
-"$CONSUMER" hold "$(hexh "$M/pub/held")" "$(xget "$M/pub/held" ipc_offset)" 16 0 \
+"$CONSUMER" hold "$(cons_handle "$M/pub/held")" "$(xget "$M/pub/held" ipc_offset)" 16 0 \
 	< "$M/pub/held" > "$T/hold.out" 2>&1 &
 c=$!
 wait_for grep -q holding "$T/hold.out"
