@@ -14,6 +14,7 @@ gpu_tests "tensors of a private and a public directory have different handles" \
 start_redis || exit 1
 M=$T/m
 mount_cuda "$M" --node n1 --allow-other || exit 1
+vmm_skip "small tensors are not packed into shared VMM allocations (docs/vmm.md, Not done): there is no block for directories to share or keep apart, each tensor is its own allocation and the handle socket checks every request (gpu/t_vmm)"
 cd "$T"
 chmod 755 "$T"
 BLOCK=2097152        # the pool's small blocks (fs/mem/pool.h): what a small tensor's handle maps
