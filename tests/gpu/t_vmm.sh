@@ -10,7 +10,9 @@ EXPECT_RESTARTS=1
 gpu_tests "vmm: handle_type posix_fd" "vmm: a new process reads equal bytes (tfs_open + tfs_read)" \
 	"vmm: keeper killed: every tensor back" "vmm: daemon killed: every tensor back" \
 	"vmm: no read permission: EACCES from the socket" "vmm: truncate larger keeps the bytes" \
-	"vmm: growth while held, within the allocation"
+	"vmm: growth while held, within the allocation" \
+	"vmm: tfs_open_meta of user.tensor.meta reads equal bytes" \
+	"vmm: the queue's get maps it (tfs_get)" "vmm: Python open_meta, Client.get and torch DLPack"
 . "$GROOT/tests/integration/crash/holders.sh"
 start_redis || exit 1
 M=$T/m
@@ -34,6 +36,46 @@ eq "read() through the mount" "$(md5sum < "$T/r")" "$(md5sum < "$M/w")"
 eq "vmm: a new process reads equal bytes (tfs_open + tfs_read)" "$(hexof "$T/r")" "$(tfsread "$M/w")"
 eq "the socket hands out the descriptor" "0 3000000" "$($G "$SOCKP" r w | head -1)"
 eq "tfs_open of a VMM tensor is on the device" cuda "$("$TOOL" info "$M/w" | head -1 | awk '{print $(NF-1)}')"
+
+# without a file of the mount (docs/vmm.md, Opening): the metadata names the socket and
+# the tensor, the library asks the socket by name
+getfattr --only-values -n user.tensor.meta "$M/w" > "$T/w.json"
+eq "user.tensor.meta names the handle socket" "$SOCKP" "$(jfield "$(cat "$T/w.json")" handle_socket)"
+eq "and the tensor" w "$(jfield "$(cat "$T/w.json")" name)"
+eq "vmm: tfs_open_meta of user.tensor.meta reads equal bytes" "$(hexof "$T/r")" \
+	"$("$TOOL" open-meta "$T/w.json" 3000000 | sed -n 2p | tr -d '\n' | md5sum)"
+/usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); del d['handle_socket']; print(json.dumps(d))" \
+	"$T/w.json" > "$T/nosock.json"
+check_err "without handle_socket: ENOTSUP, saying why" "handle socket" "$TOOL" open-meta "$T/nosock.json"
+head -c 1000 /dev/urandom > "$M/small"
+/usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['name']='small'; print(json.dumps(d))" \
+	"$T/w.json" > "$T/small.json"
+check_err "a name that is another tensor of another size now: ESTALE" "another one" "$TOOL" open-meta "$T/small.json"
+rm -f "$M/small"
+first8=$(head -c 8 "$T/r" | od -An -v -tx1 | tr -d ' \n')
+eq "vmm: the queue's get maps it (tfs_get)" "$first8" "$(TFS_NODE=n1 "$TOOL" qgetdel "$URL" w | sed -n 2p)"
+eq "the get's hold is given back" 1 "$(xget "$M/w" refcount)"
+PY=${TFS_PYTHON:-python3}
+if "$PY" -c "import torch" 2>/dev/null; then
+	PYOUT=$(PYTHONPATH=$GROOT/python TENSORFS_LIBRARY=$GROOT/$GBUILD/libtensorfs.so "$PY" - "$T/w.json" "$URL" <<'PY' 2>&1
+import sys, torch, tensorfs
+meta = open(sys.argv[1]).read()
+a = tensorfs.open_meta(meta).read(0, 8).hex()
+with tensorfs.Client(sys.argv[2], node="n1") as c:
+    t = c.get("w")
+    b = t.read(0, 8).hex()
+    x = torch.from_dlpack(t)
+    d = bytes(x[:8].cpu().numpy().tobytes()).hex()
+    print(a, b, d, x.device.type)
+    del x
+    t.close()
+    c.delete("w")
+PY
+)
+	eq "vmm: Python open_meta, Client.get and torch DLPack" "$first8 $first8 $first8 cuda" "$PYOUT"
+else
+	echo "skip - vmm: Python open_meta, Client.get and torch DLPack: $PY has no torch"
+fi
 
 # permission: the socket's check, and the mount's
 cp "$T/r" "$M/priv"; chmod 600 "$M/priv"
