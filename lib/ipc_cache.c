@@ -238,9 +238,13 @@ static int map_vmm(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd, c
 	uint64_t size = le64(e->handle + 16);
 	int rc, prev, r, w = 1, fd = -1;
 
-	if (!size || size > ((uint64_t)1 << 48) || m->ipc_offset || m->bytes > size)
-		return tfs_seterr(-EBADMSG, "malformed VMM handle (size %llu for %llu bytes)",
-				  (unsigned long long)size, (unsigned long long)m->bytes);
+	/* A small tensor may be packed into a shared allocation (docs/vmm.md): at an offset,
+	 * and the whole allocation is mapped, as a legacy handle maps its whole block. */
+	if (!size || size > ((uint64_t)1 << 48) || m->ipc_offset > size ||
+	    m->bytes > size - m->ipc_offset)
+		return tfs_seterr(-EBADMSG, "malformed VMM handle (size %llu for %llu bytes at "
+				  "%llu)", (unsigned long long)size, (unsigned long long)m->bytes,
+				  (unsigned long long)m->ipc_offset);
 	if (tfd < 0 && (!name || !m->hsock[0]))
 		return tfs_seterr(-ENOTSUP, "a VMM tensor (handle_type posix_fd): its memory comes "
 				  "from the handle socket, and neither a file of the mount nor "

@@ -7,7 +7,6 @@ gpu_tests "two uids never share a block" "chown moves a pooled tensor to the new
 start_redis || exit 1
 M=$T/m
 mount_cuda "$M" --node n1 --allow-other || exit 1
-vmm_skip "blocks shared per owner are legacy IPC memory; a VMM tensor shares its allocation with no other (no packing, docs/vmm.md) and the handle socket checks each uid (gpu/t_vmm: EACCES)"
 cd "$T"
 mkdir "$M/s"; chmod 1777 "$M/s"
 chmod 755 "$T"

@@ -12,7 +12,11 @@ gpu_tests "vmm: handle_type posix_fd" "vmm: a new process reads equal bytes (tfs
 	"vmm: no read permission: EACCES from the socket" "vmm: truncate larger keeps the bytes" \
 	"vmm: growth while held, within the allocation" \
 	"vmm: tfs_open_meta of user.tensor.meta reads equal bytes" \
-	"vmm: the queue's get maps it (tfs_get)" "vmm: Python open_meta, Client.get and torch DLPack"
+	"vmm: the queue's get maps it (tfs_get)" "vmm: Python open_meta, Client.get and torch DLPack" \
+	"vmm: small tensors of one directory share an allocation" \
+	"vmm: a packed tensor reads equal bytes (tfs_open + tfs_read)" \
+	"vmm: chmod 600 moves it out of the shared allocation" \
+	"vmm: a packed tensor grown past 1 MiB gets its own allocation"
 . "$GROOT/tests/integration/crash/holders.sh"
 start_redis || exit 1
 M=$T/m
@@ -94,24 +98,55 @@ truncate -s 9000000 "$M/w"
 eq "vmm: truncate larger keeps the bytes" "$(md5sum < "$T/r9")" "$(md5sum < "$M/w")"
 eq "and a new process reads them" "$(hexof "$T/r9")" "$(tfsread "$M/w")"
 # growth while another process holds the tensor open (mapped): in place it may grow, and
-# the holder's mapping covers it; past the allocation it would move: EBUSY
-head -c 1000 /dev/urandom > "$M/h"
+# the holder's mapping covers it; past the allocation it would move: EBUSY. 1.2 MB: an
+# allocation of its own (2 MiB), not packed
+head -c 1200000 /dev/urandom > "$M/h"
 "$TOOL" hold "$M/h" 60 > "$T/hold.out" 2>&1 &
 hp=$!
 wait_for grep -q held "$T/hold.out"
-check "vmm: growth while held, within the allocation" truncate -s 1500000 "$M/h"
-eq "its size" 1500000 "$(stat -c %s "$M/h")"
+check "vmm: growth while held, within the allocation" truncate -s 2000000 "$M/h"
+eq "its size" 2000000 "$(stat -c %s "$M/h")"
 check_err "growth while held past the allocation: EBUSY" "busy" truncate -s 3000000 "$M/h"
 kill "$hp"; wait "$hp" 2>/dev/null
 rm -f "$M/w" "$M/priv" "$M/h"
 
-# the two holders
+# packing (docs/vmm.md): tensors up to 1 MiB share VMM allocations under the legacy
+# blocks' rule (one directory, one set of readers per allocation), at an offset
+mkdir -m 755 "$M/p" "$M/q"
+for i in 1 2 3; do head -c 5000 /dev/urandom > "$T/s$i"; cp "$T/s$i" "$M/p/s$i"; done
+cp "$T/s3" "$M/q/s3"
+eq "vmm: small tensors of one directory share an allocation" 1 \
+	"$(for i in 1 2 3; do hexh "$M/p/s$i"; echo; done | sort -u | wc -l)"
+check "at different offsets" test "$(xget "$M/p/s1" ipc_offset)" != "$(xget "$M/p/s2" ipc_offset)"
+check "another directory's does not share it" test "$(hexh "$M/q/s3")" != "$(hexh "$M/p/s1")"
+eq "the handle names a 2 MiB allocation" 2097152 \
+	"$(/usr/bin/python3 -c "import sys; print(int.from_bytes(bytes.fromhex(sys.argv[1])[16:24], 'little'))" "$(hexh "$M/p/s2")")"
+eq "vmm: a packed tensor reads equal bytes (tfs_open + tfs_read)" "$(hexof "$T/s2")" "$(tfsread "$M/p/s2")"
+eq "and through the handle socket at its offset (consumer)" "$(md5sum < "$T/s2")" "$(dump "$M/p/s2" | md5sum)"
+getfattr --only-values -n user.tensor.meta "$M/p/s3" > "$T/s3.json"
+eq "and by tfs_open_meta" "$(hexof "$T/s3")" \
+	"$("$TOOL" open-meta "$T/s3.json" 5000 | sed -n 2p | tr -d '\n' | md5sum)"
+eq "the socket hands out the allocation for it" "0 5000" "$($G "$SOCKP" r p/s1 | head -1)"
+h0=$(hexh "$M/p/s1")
+chmod 600 "$M/p/s1"
+check "vmm: chmod 600 moves it out of the shared allocation" test "$(hexh "$M/p/s1")" != "$h0"
+check "its bytes kept" cmp "$T/s1" "$M/p/s1"
+truncate -s 3000000 "$M/p/s2"
+check "vmm: a packed tensor grown past 1 MiB gets its own allocation" \
+	test "$(hexh "$M/p/s2")" != "$h0" -a "$(xget "$M/p/s2" ipc_offset)" = 0
+{ cat "$T/s2"; head -c 2995000 /dev/zero; } > "$T/s2big"
+check "its bytes kept, zeros behind" cmp "$T/s2big" "$M/p/s2"
+check "and a new process reads them" test "$(hexof "$T/s2big")" = "$(tfsread "$M/p/s2")"
+check "the one left in the allocation still reads right" bash -c "dump '$M/p/s3' | cmp - '$T/s3'"
+
+# the two holders (small and large tensors: a restart adopts packed allocations too)
 holders_setup "$M"
 check "the keeper is replaced after its SIGKILL" kill_keeper "$M"
 holders_check "$M" "vmm: keeper killed: every tensor back"
 check "the daemon starts again after its SIGKILL" kill_daemon "$M"
 holders_check "$M" "vmm: daemon killed: every tensor back"
 check "the log says vmm allocations were adopted" grep -q "adopted" "$T/m.log"
+check "after the restarts the packed tensor of p reads right" bash -c "dump '$M/p/s3' | cmp - '$T/s3' && cmp '$M/p/s3' '$T/s3'"
 kill "$HOLDER"; wait "$HOLDER" 2>/dev/null
 fusermount3 -u "$M"
 cd /

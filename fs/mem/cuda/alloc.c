@@ -93,6 +93,22 @@ static int block_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)
 	uint64_t before;
 	cudaError_t e;
 
+	if (tfs_cuda_vmm) {
+		/* --memory vmm packs small tensors into VMM allocations (docs/vmm.md): the
+		 * block is one, made (by the keeper), zeroed and counted by vmm.c. */
+		int rc;
+
+		if (!(cb = calloc(1, sizeof(*cb))))
+			return -ENOMEM;
+		if ((rc = tfs_cuda_vmm_block_get(d, size, &cb->vmm)) < 0) {
+			free(cb);
+			return rc;
+		}
+		cb->ptr = (void *)(uintptr_t)cb->vmm->va;
+		*base = cb->vmm->va;
+		*cookie = cb;
+		return 0;
+	}
 	before = atomic_fetch_add(&d->reserved, size);
 	if (be->cap && before + size > be->cap) {
 		atomic_fetch_sub(&d->reserved, size);
@@ -145,6 +161,11 @@ static void block_put(void *ctx, uint64_t base, uint64_t size, void *cookie)
 
 	(void)base;
 	(void)e;
+	if (cb->vmm) {
+		tfs_cuda_vmm_block_put(d, cb->vmm);
+		free(cb);
+		return;
+	}
 	block_drop(cb, d);
 	atomic_fetch_sub(&d->reserved, size);
 	free(cb);
@@ -171,7 +192,10 @@ int tfs_cuda_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t uid
 		return -ENOMEM;
 	a->dev = d;
 	a->key = tfs_pool_reader_key(uid, gid, mode, dir);
-	rc = tfs_cuda_vmm ? tfs_cuda_vmm_alloc(d, bytes, a) : pool_alloc(d, a->key, bytes, &a->chunk);
+	/* --memory vmm: a tensor of its own allocation, or a small one packed into a shared
+	 * one by the pool, under the same key rule as legacy blocks. */
+	rc = tfs_cuda_vmm && bytes > TFS_VMM_PACK_MAX ? tfs_cuda_vmm_alloc(d, bytes, a) :
+	     pool_alloc(d, a->key, bytes, &a->chunk);
 	if (rc < 0) {
 		tfs_log(rc == -ENOSPC ? LOG_INFO : LOG_ERR, "cuda: device %d: allocating %" PRIu64
 			" bytes: %s", d->ordinal, bytes, strerror(-rc));
@@ -222,6 +246,22 @@ int tfs_cuda_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t new_
 	rc = tfs_cuda_dev_current(d);
 	if (rc < 0)
 		return rc;
+	if (tfs_cuda_vmm && new_bytes > TFS_VMM_PACK_MAX) {
+		/* Packed no longer: an allocation of its own, as a new tensor of that size. */
+		struct tfs_alloc na = { .dev = d };
+
+		if ((rc = tfs_cuda_vmm_alloc(d, new_bytes, &na)) < 0)
+			return rc;
+		rc = tfs_cuda_dev_copy_zero(d, na.vmm->va, tfs_pool_chunk_addr(a->chunk), old, 0, 0);
+		if (rc < 0) {
+			tfs_cuda_vmm_free(&na);
+			return rc;
+		}
+		tfs_cuda_chunk_release(d, a->chunk);
+		a->chunk = NULL;
+		a->vmm = na.vmm;
+		return 0;
+	}
 	/* In place when it shrinks or the space behind it is free; otherwise into a new chunk
 	 * with room to spare (see tfs_pool_growth_room): a file written by appends grows
 	 * 1.25x per move, so its bytes are copied a bounded number of times, at the price of
@@ -288,6 +328,13 @@ int tfs_cuda_export_handle(struct tfs_backend *be, struct tfs_alloc *a,
 	if (rc < 0)
 		return rc;
 	cb = tfs_pool_chunk_cookie(a->chunk);
+	if (cb->vmm) {
+		/* A packed VMM tensor: its block's handle, which grants nothing by itself; the
+		 * socket hands out the whole allocation, as a legacy handle maps its block. */
+		memcpy(handle, cb->vmm->handle, TFS_IPC_HANDLE_SIZE);
+		*offset = tfs_pool_chunk_offset(a->chunk);
+		return 0;
+	}
 	pthread_mutex_lock(&d->mu);
 	/* Asked once per block: every tensor of the block shares its handle. */
 	if (!cb->have_handle) {
@@ -555,9 +602,26 @@ int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_
 	rc = tfs_cuda_dev_get(be, m->device, &d);
 	if (rc < 0)
 		return rc;
-	if (f->vfd >= 0) {
-		/* A VMM allocation is one tensor's: adopted once. */
-		if (f->used)
+	if (f->vfd >= 0 && m->bytes <= TFS_VMM_PACK_MAX) {
+		/* A small tensor of --memory vmm: packed, its allocation a block of the pool
+		 * (an allocation of its own that shrank becomes a block too: harmless). */
+		if (!f->cb) {
+			struct cblock *cb = calloc(1, sizeof(*cb));
+
+			if (!cb)
+				return -ENOMEM;
+			rc = tfs_cuda_vmm_block_adopt(d, f->vfd, f->id, f->size,
+						      (const uint8_t *)&f->handle, &cb->vmm);
+			if (rc < 0) {
+				free(cb);
+				return rc;
+			}
+			cb->ptr = (void *)(uintptr_t)cb->vmm->va;
+			f->cb = cb;
+		}
+	} else if (f->vfd >= 0) {
+		/* A VMM allocation of its own is one tensor's: adopted once. */
+		if (f->used || f->cb)
 			return -EINVAL;
 		if (!(a = calloc(1, sizeof(*a))))
 			return -ENOMEM;
@@ -572,8 +636,7 @@ int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_
 		f->used = 1;
 		*out = a;
 		return 0;
-	}
-	if (!f->cb) {
+	} else if (!f->cb) {
 		struct cblock *cb = calloc(1, sizeof(*cb));
 
 		if (!cb)
@@ -603,11 +666,29 @@ int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_
 		free(a);
 		return rc;
 	}
-	if (!f->used)
+	if (!f->used && !f->cb->vmm)    /* vmm.c counted a VMM block at its import */
 		atomic_fetch_add(&d->reserved, f->size);
 	f->used = 1;
 	*out = a;
 	return 0;
+}
+
+/* A block opened for adoption that no tensor took: unmapped here; the memory stays the
+ * keeper's (the caller frees it there or leaves it). */
+static void found_cb_drop(struct tfs_backend *be, struct kfound *f)
+{
+	struct cblock *cb = f->cb;
+	struct cdev *d;
+
+	if (cb->vmm) {
+		cb->vmm->kid = 0;
+		if (tfs_cuda_dev_get(be, f->device, &d) == 0)
+			tfs_cuda_vmm_block_put(d, cb->vmm);
+	} else {
+		cudaIpcCloseMemHandle(cb->ptr);
+	}
+	free(cb);
+	f->cb = NULL;
 }
 
 static void zero_free(void *ctx, uint64_t addr, uint64_t len)
@@ -625,8 +706,7 @@ void tfs_cuda_found_forget(struct tfs_backend *be)
 		if (f->used || !f->cb)
 			continue;
 		cudaSetDevice(f->device);
-		cudaIpcCloseMemHandle(f->cb->ptr);
-		free(f->cb);
+		found_cb_drop(be, f);
 	}
 	free(be->found);
 	be->found = NULL;
@@ -648,8 +728,7 @@ int tfs_cuda_adopt_end(struct tfs_backend *be)
 			continue;
 		if (f->cb) {
 			cudaSetDevice(f->device);
-			cudaIpcCloseMemHandle(f->cb->ptr);
-			free(f->cb);
+			found_cb_drop(be, f);
 		}
 		tfs_log(LOG_NOTICE, "cuda: device %d: freeing a block of %" PRIu64 " bytes no "
 			"record names", f->device, f->size);

@@ -92,6 +92,8 @@ struct cblock {
 	int have_handle;
 	cudaIpcMemHandle_t handle;
 	uint64_t kid;           /* the keeper's id: ptr is its block, opened here; 0: ours */
+	struct tfs_vmm *vmm;    /* --memory vmm: the block is this VMM allocation (ptr its
+				 * address; handle and kid unused) */
 };
 
 /* A block the keeper held when this daemon started (a restart): adopted by tfs_cuda_adopt
@@ -215,6 +217,23 @@ void tfs_cuda_slot_put(struct cdev *d, struct slot *s);
 /* tfs_cuda_set_vmm's: new tensors are VMM allocations. */
 extern int tfs_cuda_vmm;
 
+/* Tensors up to this size are packed, in --memory vmm, into shared VMM allocations that
+ * the pool carves as it carves legacy blocks (one key per block, pool.h); larger ones get
+ * an allocation of their own. The pool's small class: its blocks are the 2 MiB of the
+ * allocation granularity, which a tensor of its own would take however small. */
+#define TFS_VMM_PACK_MAX (1ull << 20)
+
+/* The pool's blocks in --memory vmm: *out a new zeroed VMM allocation of at least size
+ * bytes on d (current), counted in d->reserved; put undoes it. 0 or -errno (-ENOSPC when
+ * the device or be->cap is full). */
+int tfs_cuda_vmm_block_get(struct cdev *d, uint64_t size, struct tfs_vmm **out);
+void tfs_cuda_vmm_block_put(struct cdev *d, struct tfs_vmm *v);
+/* A restart: *out the keeper's allocation kid of size with handle (its descriptor fd, the
+ * caller's) as a block for the pool to adopt tensors of, counted in d->reserved. 0 or
+ * -errno. */
+int tfs_cuda_vmm_block_adopt(struct cdev *d, int fd, uint64_t kid, uint64_t size,
+			     const uint8_t handle[TFS_IPC_HANDLE_SIZE], struct tfs_vmm **out);
+
 /* a->vmm: a new zeroed allocation of at least bytes on d, mapped here, exported as a
  * descriptor. 0, -ENOSPC (device full or be->cap), -EIO (driver), -ENOSYS (no libcuda VMM
  * API); on error a is unchanged. */
@@ -228,10 +247,11 @@ void tfs_cuda_vmm_free(struct tfs_alloc *a);
 /* Within the allocation the size changes in place; beyond it a new allocation takes the
  * bytes (its id, handle and address change). 0 or -errno, a unchanged on error. */
 int tfs_cuda_vmm_resize(struct tfs_alloc *a, uint64_t new_bytes);
-/* TFS_VMM_MAGIC, id, size, device (meta.h). */
+/* TFS_VMM_MAGIC, id, size, device (meta.h): a's own allocation's. */
 void tfs_cuda_vmm_handle(const struct tfs_alloc *a, uint8_t handle[TFS_IPC_HANDLE_SIZE]);
-/* backend.h's export_fd: a duplicate of the allocation's descriptor; -ENOTSUP for legacy
- * memory. */
+/* backend.h's export_fd: a duplicate of the allocation's descriptor (for a packed tensor,
+ * its block's: the whole allocation, as a legacy handle names its whole block); -ENOTSUP
+ * for legacy memory. */
 int tfs_cuda_vmm_export_fd(struct tfs_backend *be, struct tfs_alloc *a, int writable, int *fd);
 /* backend.h's grows_in_place: a VMM allocation with room for new_bytes. */
 int tfs_cuda_vmm_grows_in_place(struct tfs_backend *be, struct tfs_alloc *a, uint64_t new_bytes);

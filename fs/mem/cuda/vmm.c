@@ -185,8 +185,10 @@ int tfs_cuda_vmm_alloc(struct cdev *d, uint64_t bytes, struct tfs_alloc *a)
 	return vmm_create(d, bytes, &a->vmm);
 }
 
-int tfs_cuda_vmm_adopt(struct cdev *d, int fd, uint64_t kid, uint64_t size,
-		       const struct tfs_meta *m, struct tfs_alloc *a)
+/* The keeper's allocation kid of size (descriptor fd, the caller's) imported and mapped
+ * here, with handle, counted in d->reserved: *out, or -errno with nothing kept. */
+static int vmm_import(struct cdev *d, int fd, uint64_t kid, uint64_t size,
+		      const uint8_t handle[TFS_IPC_HANDLE_SIZE], struct tfs_vmm **out)
 {
 	const struct tfs_vmm_drv *drv;
 	CUmemAllocationProp prop;
@@ -198,7 +200,7 @@ int tfs_cuda_vmm_adopt(struct cdev *d, int fd, uint64_t kid, uint64_t size,
 	if ((rc = tfs_cuda_dev_current(d)) < 0 || (rc = tfs_vmm_prop(d->ordinal, &prop, &gran)) < 0)
 		return rc;
 	drv = tfs_vmm_drv();
-	if (!size || size % gran || m->bytes > size || m->ipc_offset)
+	if (!size || size % gran)
 		return -EINVAL;
 	if (!(v = calloc(1, sizeof(*v))))
 		return -ENOMEM;
@@ -209,8 +211,7 @@ int tfs_cuda_vmm_adopt(struct cdev *d, int fd, uint64_t kid, uint64_t size,
 		return rc;
 	}
 	v->size = size;
-	v->bytes = m->bytes;
-	memcpy(v->handle, m->ipc_handle, TFS_IPC_HANDLE_SIZE);
+	memcpy(v->handle, handle, TFS_IPC_HANDLE_SIZE);
 	r = drv->MemImportFromShareableHandle(&v->h, (void *)(uintptr_t)v->fd,
 					      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
 	if (r != CUDA_SUCCESS) {
@@ -222,11 +223,43 @@ int tfs_cuda_vmm_adopt(struct cdev *d, int fd, uint64_t kid, uint64_t size,
 		goto fail;
 	v->kid = kid;       /* only now: a failed adoption leaves it to adopt_end */
 	atomic_fetch_add(&d->reserved, v->size);
-	a->vmm = v;
+	*out = v;
 	return 0;
 fail:
 	vmm_destroy(v, d->ordinal);
 	return rc;
+}
+
+int tfs_cuda_vmm_adopt(struct cdev *d, int fd, uint64_t kid, uint64_t size,
+		       const struct tfs_meta *m, struct tfs_alloc *a)
+{
+	int rc;
+
+	if (m->bytes > size || m->ipc_offset)
+		return -EINVAL;
+	if ((rc = vmm_import(d, fd, kid, size, m->ipc_handle, &a->vmm)) < 0)
+		return rc;
+	a->vmm->bytes = m->bytes;
+	return 0;
+}
+
+int tfs_cuda_vmm_block_adopt(struct cdev *d, int fd, uint64_t kid, uint64_t size,
+			     const uint8_t handle[TFS_IPC_HANDLE_SIZE], struct tfs_vmm **out)
+{
+	return vmm_import(d, fd, kid, size, handle, out);
+}
+
+int tfs_cuda_vmm_block_get(struct cdev *d, uint64_t size, struct tfs_vmm **out)
+{
+	return vmm_create(d, size, out);
+}
+
+void tfs_cuda_vmm_block_put(struct cdev *d, struct tfs_vmm *v)
+{
+	uint64_t size = v->size;
+
+	vmm_destroy(v, d->ordinal);
+	atomic_fetch_sub(&d->reserved, size);
 }
 
 void tfs_cuda_vmm_free(struct tfs_alloc *a)
@@ -295,13 +328,15 @@ int tfs_cuda_vmm_grows_in_place(struct tfs_backend *be, struct tfs_alloc *a, uin
 
 int tfs_cuda_vmm_export_fd(struct tfs_backend *be, struct tfs_alloc *a, int writable, int *fd)
 {
+	struct cblock *cb = a && !a->vmm && a->chunk ? tfs_pool_chunk_cookie(a->chunk) : NULL;
+	struct tfs_vmm *v = a ? (a->vmm ? a->vmm : cb ? cb->vmm : NULL) : NULL;
 	int nfd;
 
 	(void)be;
 	(void)writable;     /* an allocation's descriptor cannot be made read-only */
-	if (!a || !a->vmm)
+	if (!v)
 		return -ENOTSUP;      /* legacy IPC memory has no descriptor */
-	nfd = fcntl(a->vmm->fd, F_DUPFD_CLOEXEC, 3);
+	nfd = fcntl(v->fd, F_DUPFD_CLOEXEC, 3);
 	if (nfd < 0)
 		return -errno;
 	*fd = nfd;
