@@ -20,9 +20,8 @@ CFLAGS="-std=gnu11 -O2 -g -pthread -D_GNU_SOURCE -Wall -Wextra -Wstrict-prototyp
 -Wmissing-prototypes -Werror -DTFS_HAVE_CUDA -isystem $CUDA_HOME/include -Ilib -Icore -iquote fs \
 ${EXTRA_CFLAGS:-}"
 LIBS="-L$CUDA_HOME/lib64 -Wl,-rpath,$CUDA_HOME/lib64 -lcudart -pthread"
-# The consumer's VMM import (cuMem*): the driver, linked against CUDA's stub; the driver's
-# own libcuda.so.1 is the one loaded.
-CULIB="-L$CUDA_HOME/lib64/stubs -lcuda"
+# The consumer's VMM import loads libcuda.so.1 itself (dlopen), as the daemon does.
+CULIB="-ldl"
 
 mkdir -p "$O"
 set -x

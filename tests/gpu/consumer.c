@@ -26,6 +26,7 @@
  *                 for the kernel, then wait for it and exit
  * Exit status: 0 done and matched, 1 mismatch, 2 usage or CUDA error, 3 kwrite not built in.
  */
+#include <dlfcn.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -86,6 +87,40 @@ out:
 	return rc;
 }
 #endif
+
+/* The driver's VMM calls, from libcuda.so.1 at the first VMM tensor (as the daemon's
+ * vmm_drv.c: the build needs no libcuda to link against). */
+static struct {
+	CUresult (*GetErrorString)(CUresult, const char **);
+	CUresult (*MemImportFromShareableHandle)(CUmemGenericAllocationHandle *, void *,
+						  CUmemAllocationHandleType);
+	CUresult (*MemAddressReserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr,
+				      unsigned long long);
+	CUresult (*MemAddressFree)(CUdeviceptr, size_t);
+	CUresult (*MemMap)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+			   unsigned long long);
+	CUresult (*MemUnmap)(CUdeviceptr, size_t);
+	CUresult (*MemSetAccess)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
+	CUresult (*MemRelease)(CUmemGenericAllocationHandle);
+} drv;
+
+static int drv_load(void)
+{
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!lib) {
+		fprintf(stderr, "consumer: %s\n", dlerror());
+		return -1;
+	}
+#define SYM(f) if (!(*(void **)&drv.f = dlsym(lib, "cu" #f))) goto missing
+	SYM(GetErrorString); SYM(MemImportFromShareableHandle); SYM(MemAddressReserve);
+	SYM(MemAddressFree); SYM(MemMap); SYM(MemUnmap); SYM(MemSetAccess); SYM(MemRelease);
+#undef SYM
+	return 0;
+missing:
+	fprintf(stderr, "consumer: libcuda lacks the VMM API\n");
+	return -1;
+}
 
 /* A VMM tensor's memory, mapped here by vmm_map. */
 static struct {
@@ -162,7 +197,7 @@ static int sock_fetch(const char *sock, int access, const char *name)
 }
 
 #define CU(call) do { CUresult r_ = (call); if (r_ != CUDA_SUCCESS) { const char *m_ = "?"; \
-	cuGetErrorString(r_, &m_); fprintf(stderr, "consumer: %s: %s\n", #call, m_); \
+	drv.GetErrorString(r_, &m_); fprintf(stderr, "consumer: %s: %s\n", #call, m_); \
 	goto fail; } } while (0)
 
 /* The VMM tensor at path, mapped on dev: its allocation's start, or NULL. */
@@ -181,23 +216,24 @@ static uint8_t *vmm_map(const char *path, const uint8_t *handle, int dev)
 		return NULL;
 	}
 	sock[n] = '\0';
-	if (cudaFree(NULL) != cudaSuccess)        /* the device's context, for the driver */
+	/* the device's context, for the driver */
+	if (drv_load() || cudaFree(NULL) != cudaSuccess)
 		return NULL;
 	fd = sock_fetch(sock, TFS_FDREQ_WRITE, name);
 	if (fd < 0)
 		fd = sock_fetch(sock, TFS_FDREQ_READ, name);
 	if (fd < 0)
 		return NULL;
-	CU(cuMemImportFromShareableHandle(&vm.h, (void *)(uintptr_t)fd,
+	CU(drv.MemImportFromShareableHandle(&vm.h, (void *)(uintptr_t)fd,
 					  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
 	close(fd);
 	fd = -1;
 	/* Aligned as libtensorfs does: the largest power of two dividing the size, a
 	 * multiple of the granularity it was rounded to. */
-	CU(cuMemAddressReserve(&vm.va, vm.size, (vm.size & -vm.size) > (1ul << 30) ? 1ul << 30 :
+	CU(drv.MemAddressReserve(&vm.va, vm.size, (vm.size & -vm.size) > (1ul << 30) ? 1ul << 30 :
 			       vm.size & -vm.size, 0, 0));
-	CU(cuMemMap(vm.va, vm.size, 0, vm.h, 0));
-	CU(cuMemSetAccess(vm.va, vm.size, &acc, 1));
+	CU(drv.MemMap(vm.va, vm.size, 0, vm.h, 0));
+	CU(drv.MemSetAccess(vm.va, vm.size, &acc, 1));
 	return (uint8_t *)(uintptr_t)vm.va;
 fail:
 	if (fd >= 0)
@@ -207,9 +243,9 @@ fail:
 
 static void vmm_unmap(void)
 {
-	cuMemUnmap(vm.va, vm.size);
-	cuMemAddressFree(vm.va, vm.size);
-	cuMemRelease(vm.h);
+	drv.MemUnmap(vm.va, vm.size);
+	drv.MemAddressFree(vm.va, vm.size);
+	drv.MemRelease(vm.h);
 }
 
 static int unhex(const char *s, uint8_t *out, size_t n)
