@@ -529,6 +529,10 @@ void tfs_cuda_stats(struct tfs_backend *be, int device, struct tfs_backend_stats
 	 * mount shows 0 used. */
 	st->reserved = ps.reserved - ps.cached;
 	st->nallocs = ps.nallocs;
+	/* --memory vmm: what tensors of their own allocation hold, beside the pool. */
+	st->used += atomic_load(&d->vmm_used);
+	st->reserved += atomic_load(&d->vmm_reserved);
+	st->nallocs += atomic_load(&d->vmm_n);
 }
 
 /* ---- restart: the keeper's blocks back into the pools ---- */

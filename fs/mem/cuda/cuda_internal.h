@@ -65,6 +65,9 @@ struct cdev {
 	int ordinal;
 	struct tfs_backend *be;
 	_Atomic uint64_t reserved;      /* cudaMalloc'ed bytes of this device, against be->cap */
+	/* --memory vmm: tensors of their own allocation (not the pool's, whose statistics
+	 * count packed ones): allocations' bytes, tensors' bytes, how many (tfs_cuda_stats) */
+	_Atomic uint64_t vmm_reserved, vmm_used, vmm_n;
 	struct tfs_pool *pool;
 	uint8_t *staging;
 	struct slot slots[STAGING_SLOTS];

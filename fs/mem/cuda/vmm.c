@@ -176,13 +176,29 @@ fail:
 	return rc;
 }
 
+/* A tensor's own allocation v comes (+1) or goes (-1) in d's statistics. */
+static void own_count(struct cdev *d, const struct tfs_vmm *v, int sign)
+{
+	if (sign > 0) {
+		atomic_fetch_add(&d->vmm_reserved, v->size);
+		atomic_fetch_add(&d->vmm_used, v->bytes);
+		atomic_fetch_add(&d->vmm_n, 1);
+	} else {
+		atomic_fetch_sub(&d->vmm_reserved, v->size);
+		atomic_fetch_sub(&d->vmm_used, v->bytes);
+		atomic_fetch_sub(&d->vmm_n, 1);
+	}
+}
+
 int tfs_cuda_vmm_alloc(struct cdev *d, uint64_t bytes, struct tfs_alloc *a)
 {
 	int rc = tfs_cuda_dev_current(d);
 
 	if (rc < 0)
 		return rc;
-	return vmm_create(d, bytes, &a->vmm);
+	if ((rc = vmm_create(d, bytes, &a->vmm)) == 0)
+		own_count(d, a->vmm, 1);
+	return rc;
 }
 
 /* The keeper's allocation kid of size (descriptor fd, the caller's) imported and mapped
@@ -240,6 +256,7 @@ int tfs_cuda_vmm_adopt(struct cdev *d, int fd, uint64_t kid, uint64_t size,
 	if ((rc = vmm_import(d, fd, kid, size, m->ipc_handle, &a->vmm)) < 0)
 		return rc;
 	a->vmm->bytes = m->bytes;
+	own_count(d, a->vmm, 1);
 	return 0;
 }
 
@@ -273,6 +290,7 @@ void tfs_cuda_vmm_free(struct tfs_alloc *a)
 		tfs_log(LOG_ERR, "cuda: device %d: leaking a VMM allocation", d->ordinal);
 		return;
 	}
+	own_count(d, v, -1);
 	vmm_destroy(v, d->ordinal);
 	a->vmm = NULL;
 	atomic_fetch_sub(&d->reserved, size);
@@ -297,8 +315,11 @@ int tfs_cuda_vmm_resize(struct tfs_alloc *a, uint64_t new_bytes)
 		else if (new_bytes > v->bytes)
 			rc = tfs_cuda_dev_copy_zero(d, 0, 0, 0, v->va + v->bytes,
 						    new_bytes - v->bytes);
-		if (rc == 0)
+		if (rc == 0) {
+			atomic_fetch_add(&d->vmm_used, new_bytes);
+			atomic_fetch_sub(&d->vmm_used, v->bytes);
 			v->bytes = new_bytes;
+		}
 		return rc;
 	}
 	if ((rc = vmm_create(d, new_bytes, &nv)) < 0)
@@ -312,6 +333,7 @@ int tfs_cuda_vmm_resize(struct tfs_alloc *a, uint64_t new_bytes)
 	}
 	tfs_cuda_vmm_free(a);
 	a->vmm = nv;
+	own_count(d, nv, 1);
 	return 0;
 }
 
