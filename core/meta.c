@@ -382,6 +382,10 @@ char *tfs_meta_json(const struct tfs_meta *m, const char *name, const char *id)
 		jb_key(&b, "ctime_ns");
 		jb_str(&b, text);
 	}
+	if (m->hsock[0]) {
+		jb_key(&b, "handle_socket");
+		jb_str(&b, m->hsock);
+	}
 	jb_put(&b, "}", 1);
 	if (b.oom) {
 		free(b.s);
@@ -481,9 +485,38 @@ int tfs_meta_from_json(const char *s, size_t len, struct tfs_meta *m)
 	v = cJSON_GetObjectItemCaseSensitive(o, "ctime_ns");
 	if (cJSON_IsString(v))
 		m->ctime_ns = (int64_t)parse_digits(v->valuestring);
+	/* Where a client connects to for the memory: an absolute socket path or nothing. */
+	v = cJSON_GetObjectItemCaseSensitive(o, "handle_socket");
+	if (v) {
+		if (!cJSON_IsString(v) || v->valuestring[0] != '/' ||
+		    strlen(v->valuestring) >= sizeof(m->hsock))
+			goto out;
+		strcpy(m->hsock, v->valuestring);
+	}
 	rc = 0;
 	if (tfs_shape_bytes(&m->shape, tfs_dtype_size(m->dtype), &x) || x != m->bytes)
 		rc = -EBADMSG;
+out:
+	cJSON_Delete(o);
+	return rc;
+}
+
+int tfs_meta_json_name(const char *s, size_t len, char *out, size_t size)
+{
+	cJSON *o = cJSON_ParseWithLength(s, len);
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "name");
+	int rc = -EBADMSG;
+
+	if (!cJSON_IsObject(o))
+		goto out;
+	if (!v) {
+		rc = -ENODATA;
+		goto out;
+	}
+	if (!cJSON_IsString(v) || strlen(v->valuestring) >= size || tfs_name_check(v->valuestring))
+		goto out;
+	strcpy(out, v->valuestring);
+	rc = 0;
 out:
 	cJSON_Delete(o);
 	return rc;

@@ -12,6 +12,11 @@
 #define TFS_NODE_MAX 64
 /* The host backend's handle: these 8 bytes, then the shared-memory object's name. */
 #define TFS_HOST_MAGIC "TFSHOST1"
+/* A VMM tensor's handle (docs/vmm.md): this magic, then its id, its allocation's size
+ * and device as little-endian u64s; the memory itself only from the handle socket. */
+#define TFS_VMM_MAGIC "TFSVMM01"
+/* A handle socket's path at most (sun_path, with its terminating NUL). */
+#define TFS_HSOCK_MAX 108
 /* The attribute in which tfs_mark_written publishes a producer's IPC event; the daemon's
  * reads wait for the last one set. */
 #define TFS_EVENT_XATTR "user.tensorfs.event"
@@ -49,6 +54,10 @@ struct tfs_meta {
 	 * "remote": true, never in Redis): its bytes are read and written through the
 	 * mount's descriptor, the handle names memory on node `node`. */
 	int remote;
+	/* JSON only (user.tensor.meta, queue replies), never a Redis field: the handle socket
+	 * that hands out the memory of a tensor whose handle grants nothing by itself (a VMM
+	 * one, docs/vmm.md), for a client that has no file of the mount open; "" otherwise. */
+	char hsock[TFS_HSOCK_MAX];
 };
 
 /* Field/value pairs of the Redis hash. Values point into the struct's own buffers, so it
@@ -79,6 +88,10 @@ char *tfs_meta_json(const struct tfs_meta *m, const char *name, const char *id);
 /* Parses what tfs_meta_to_json wrote. 0 or -EBADMSG. */
 int tfs_meta_from_json(const char *s, size_t len, struct tfs_meta *m);
 
+/* The "name" of a JSON text tfs_meta_json wrote (a queue reply's; user.tensor.meta has one
+ * for a VMM tensor), into out (size bytes with the NUL). 0, -ENODATA (none) or -EBADMSG
+ * (not JSON, or a name that tfs_name_check refuses or that does not fit). */
+int tfs_meta_json_name(const char *s, size_t len, char *out, size_t size);
 /* "EEXIST" for EEXIST (positive or negative), "E<n>" for unknown ones. */
 const char *tfs_errno_name(int err);
 /* The errno for a name tfs_errno_name gives, or EIO when unknown. */

@@ -9,6 +9,7 @@ struct tfs_opts {
 	char *redis;             /* URL, NULL: start a private redis-server */
 	char *redis_password_file;   /* --redis-password-file: the password's file */
 	char *backend;           /* "auto", "host", "cuda" */
+	char *memory;            /* -o memory: "ipc" (default) or "vmm" (cuda only) */
 	char *node;
 	char *prefix;
 	char *queue;

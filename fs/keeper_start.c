@@ -19,6 +19,7 @@ static const struct tfs_keeper_mem *const keeper_mems[] = {
 	&tfs_keeper_mem_host,
 #ifdef TFS_HAVE_CUDA
 	&tfs_keeper_mem_cuda,
+	&tfs_keeper_mem_vmm,
 #endif
 	NULL
 };
@@ -28,7 +29,7 @@ int tfs_start_keeper(char *argv[], const struct tfs_keeper_start *ks, int restar
 	kconf.mem = &tfs_keeper_mem_host;
 #ifdef TFS_HAVE_CUDA
 	if (strcmp(tfs_mem.ops->name, "cuda") == 0)
-		kconf.mem = &tfs_keeper_mem_cuda;
+		kconf.mem = tfs_mem.vmm ? &tfs_keeper_mem_vmm : &tfs_keeper_mem_cuda;
 #endif
 	kconf.argv = argv;
 	kconf.mountpoint = ks->mountpoint;

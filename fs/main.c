@@ -69,6 +69,7 @@ static const struct fuse_opt opt_table[] = {
 	/* --redis-password-file: spell_args (it begins with "--redis"). */
 	OPT("redis_password_file=%s", redis_password_file),
 	LONG_OPT("backend", backend),
+	LONG_OPT("memory", memory),
 	LONG_OPT("node", node),
 	LONG_OPT("prefix", prefix),
 	LONG_OPT("queue", queue),
@@ -129,6 +130,9 @@ static void usage(const char *prog)
 	       "                        The URL then names the user only: redis://user:@host.\n"
 	       "                        Without --redis: the private redis-server's password\n"
 	       "    --backend NAME      cuda, host or auto (default: cuda when a GPU is present)\n"
+	       "    --memory MODE       cuda memory: ipc (cudaMalloc blocks, legacy IPC handles;\n"
+	       "                        default) or vmm (a VMM allocation per tensor, handed out\n"
+	       "                        as a file descriptor: docs/vmm.md)\n"
 	       "    --device N          default GPU ordinal for new tensors (default 0)\n"
 	       "    --devices LIST      tiers tensors may live on: GPU ordinals and cpu, host\n"
 	       "                        memory: cpu,0,2,3 (-o devices=cpu:0:2:3; default: all;\n"
@@ -560,6 +564,20 @@ static int check_options(struct tfs_opts *o, int restarted)
 			o->backend, tfs_backend_find("cuda") ? ", cuda" : "");
 		return -1;
 	}
+	if (o->memory && strcmp(o->memory, "ipc")) {
+		if (strcmp(o->memory, "vmm")) {
+			tfs_log(LOG_ERR, "--memory must be ipc or vmm, not '%s'", o->memory);
+			return -1;
+		}
+		if (strcmp(tfs_mem.ops->name, "cuda")) {
+			tfs_log(LOG_ERR, "--memory vmm needs the cuda backend");
+			return -1;
+		}
+		tfs_mem.vmm = 1;
+#ifdef TFS_HAVE_CUDA
+		tfs_cuda_set_vmm(1);
+#endif
+	}
 	if (!o->backend && strcmp(tfs_mem.ops->name, "host") == 0)
 		tfs_log(LOG_NOTICE, "no CUDA device: using the host backend (POSIX shared memory)");
 	/* The host tier (docs/tiers.md): on a device backend by default, beside it; on the
@@ -774,6 +792,7 @@ int main(int argc, char *argv[])
 		goto out_signals;
 	/* Optional: without it, handles are opened by name as before. */
 	tfs_handles_start(o->handle_socket, cmd.mountpoint, o->allow_other);
+	__atomic_store_n(&tfs_queue.hsock, tfs_handles_path(), __ATOMIC_RELEASE);
 	tfs_log(LOG_INFO, "mounted %s: node %s, backend %s, redis %s", cmd.mountpoint, o->node,
 		tfs_mem.ops->name, tfs_url_redact(url, shown, sizeof(shown)));
 	tfs_stats_start();
@@ -866,7 +885,7 @@ out_args:
 	fuse_opt_free_args(&args);
 	fuse_opt_free_args(&spelled);
 	free(o->redis); free(o->redis_password_file); free(o->backend); free(o->node); free(o->prefix); free(o->queue); free(o->queue_users);
-	free(o->max_bytes); free(o->queue_max_command); free(o->queue_max_batch); free(o->log); free(o->devices);
+	free(o->max_bytes); free(o->memory); free(o->queue_max_command); free(o->queue_max_batch); free(o->log); free(o->devices);
 	free(o->cluster_key); free(o->handle_socket);
 	return rc;
 }

@@ -40,6 +40,7 @@ struct tfs_cudart {
 	int (*MemcpyAsync)(void *dst, const void *src, size_t n, int kind, void *stream);
 	int (*HostRegister)(void *p, size_t n, unsigned int flags);
 	int (*HostUnregister)(void *p);
+	int (*Free)(void *p);        /* cudaFree(NULL): the device's context made current */
 };
 #define TFS_CUDA_HOST_REGISTER_PORTABLE 1   /* cudaHostRegisterPortable */
 #define TFS_CUDA_HOST_REGISTER_READ_ONLY 8  /* cudaHostRegisterReadOnly (CUDA 11.1) */
@@ -62,15 +63,51 @@ struct tfs_ipc_entry;
 int tfs_ipc_acquire(const struct tfs_meta *m, struct tfs_ipc_entry **out, void **base,
 		    int *writable);
 /* As tfs_ipc_acquire; tfd, an open file of the tensor in the mount (-1 when none), lets a
- * host handle whose shared-memory name is gone be mapped through the handle socket. */
-int tfs_ipc_acquire_fd(const struct tfs_meta *m, int tfd, struct tfs_ipc_entry **out,
-		       void **base, int *writable);
+ * host handle whose shared-memory name is gone, or a VMM one, be mapped through the handle
+ * socket; without tfd, name (the tensor's name in the mount, NULL when unknown) and
+ * m->hsock let a VMM handle be. */
+int tfs_ipc_acquire_fd(const struct tfs_meta *m, int tfd, const char *name,
+		       struct tfs_ipc_entry **out, void **base, int *writable);
+
+/* ---- the CUDA driver's VMM calls, loaded at first use (cudadrv.c) ---- */
+/* cuda.h's CUmemAccessDesc: a CUmemLocation (type, id) and the flags. */
+struct tfs_cu_access {
+	int type;                  /* TFS_CU_LOCATION_DEVICE */
+	int id;                    /* device ordinal */
+	int flags;                 /* TFS_CU_ACCESS_RW */
+};
+#define TFS_CU_LOCATION_DEVICE 1         /* CU_MEM_LOCATION_TYPE_DEVICE */
+#define TFS_CU_ACCESS_RW 3               /* CU_MEM_ACCESS_FLAGS_PROT_READWRITE */
+#define TFS_CU_HANDLE_POSIX_FD 1         /* CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR */
+
+struct tfs_cudrv {             /* CUresult (0: success) of each */
+	int (*DeviceGetCount)(int *);
+	int (*GetErrorString)(int, const char **);
+	int (*MemImportFromShareableHandle)(unsigned long long *, void *, int);
+	int (*MemAddressReserve)(unsigned long long *, size_t, size_t, unsigned long long,
+				 unsigned long long);
+	int (*MemAddressFree)(unsigned long long, size_t);
+	int (*MemMap)(unsigned long long, size_t, size_t, unsigned long long, unsigned long long);
+	int (*MemUnmap)(unsigned long long, size_t);
+	int (*MemSetAccess)(unsigned long long, size_t, const struct tfs_cu_access *, size_t);
+	int (*MemRelease)(unsigned long long);
+};
+/* The calls, or NULL with *rc and the error set (-ENODEV: no libcuda). */
+const struct tfs_cudrv *tfs_cudrv_get(int *rc);
+/* The driver's words for r (never NULL). */
+const char *tfs_cudrv_error(const struct tfs_cudrv *d, int r);
 
 /* ---- the handle socket (handle_socket.c) ---- */
 /* The memory of the tensor open as tfd, from the daemon's handle socket: read-write when
  * *writable and allowed (else read-only, *writable cleared). 0 with *memfd (the caller's),
  * -ENOTSUP when the mount serves no socket, or -errno (EACCES: refused). */
 int tfs_hsock_fetch(int tfd, int *writable, int *memfd);
+/* The same for the tensor name (its path under the mount, no leading slash) from the
+ * socket at sock, for a caller without a file of the mount: *bytes (may be NULL) gets the
+ * tensor's size as the daemon has it, for the caller to check that the name is still the
+ * tensor it means. */
+int tfs_hsock_fetch_name(const char *sock, const char *name, int *writable, int *memfd,
+			 uint64_t *bytes);
 /* Drops one user; the last one unmaps / closes the handle. 0 or a negative errno. */
 int tfs_ipc_release(struct tfs_ipc_entry *e);
 /* 1 when the handle of m is mapped in this process now (a hint: it may change at once). */
@@ -165,12 +202,15 @@ struct tfs_tensor {
 	void *data;                  /* base + ipc_offset; NULL when via_fd */
 	void *event;                 /* cudaEvent_t of the last tfs_mark_written, or NULL */
 };
-/* Builds a tensor from parsed metadata; takes ownership of fd (closed on error too).
- * The handle is mapped first, another node's too (m->remote: on the same machine its host
- * object or GPU memory maps here as a local one does). Only when that mapping fails for
- * another node's tensor (tfs_unmappable_here) and fd is a descriptor of its file is the
- * tensor built via_fd; without fd that is -EREMOTE. */
-int tfs_tensor_from_meta(const struct tfs_meta *m, int fd, int want_write, tfs_tensor **out);
+/* Builds a tensor from parsed metadata; takes ownership of fd (closed on error too). name:
+ * the tensor's name in the mount when there is no fd (a queue reply's), else NULL: a VMM
+ * tensor's memory is asked of m->hsock by it. The handle is mapped first, another node's
+ * too (m->remote: on the same machine its host object or GPU memory maps here as a local
+ * one does). Only when that mapping fails for another node's tensor (tfs_unmappable_here)
+ * and fd is a descriptor of its file is the tensor built via_fd; without fd that is
+ * -EREMOTE. */
+int tfs_tensor_from_meta(const struct tfs_meta *m, int fd, const char *name, int want_write,
+			 tfs_tensor **out);
 void tfs_tensor_ref(tfs_tensor *t);
 /* Whether the mapping error rc (tfs_ipc_acquire_fd's) says that the memory cannot be
  * reached from this machine or process (its object absent, a CUDA handle that does not

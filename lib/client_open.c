@@ -24,7 +24,8 @@ int tfs_unmappable_here(int rc)
 	return rc < 0 && rc != -ENOMEM && rc != -EMFILE && rc != -ENFILE;
 }
 
-int tfs_tensor_from_meta(const struct tfs_meta *m, int fd, int want_write, tfs_tensor **out)
+int tfs_tensor_from_meta(const struct tfs_meta *m, int fd, const char *name, int want_write,
+			 tfs_tensor **out)
 {
 	tfs_tensor *t;
 	void *base = NULL;
@@ -42,7 +43,7 @@ int tfs_tensor_from_meta(const struct tfs_meta *m, int fd, int want_write, tfs_t
 		 * its host object, the same GPU), as a local one: no daemon between. Else
 		 * the descriptor still reaches it (the daemon forwards), so any failure
 		 * that says the memory is out of reach sends the bytes that way. */
-		rc = tfs_ipc_acquire_fd(m, fd, &t->map, &base, &writable);
+		rc = tfs_ipc_acquire_fd(m, fd, fd < 0 ? name : NULL, &t->map, &base, &writable);
 		if (rc && m->remote && tfs_unmappable_here(rc)) {
 			if (fd < 0) {
 				char why[256];
@@ -147,7 +148,7 @@ static int tensor_on_fd(int fd, const struct stat *st, const struct tfs_meta *m,
 {
 	int rc, acc = fcntl(fd, F_GETFL) & O_ACCMODE;
 
-	if ((rc = tfs_tensor_from_meta(m, fd, acc != O_RDONLY, out)))
+	if ((rc = tfs_tensor_from_meta(m, fd, NULL, acc != O_RDONLY, out)))
 		return rc;
 	if (st) {
 		tfs_fds_add(st, fd, acc);
@@ -388,6 +389,7 @@ int tfs_open_fd(int fd, tfs_tensor **out)
 
 int tfs_open_meta(const char *json, size_t len, tfs_tensor **out)
 {
+	char name[4096];             /* tfs_name_check's longest, and its NUL */
 	struct tfs_meta m;
 
 	if (!json || !out)
@@ -397,7 +399,10 @@ int tfs_open_meta(const char *json, size_t len, tfs_tensor **out)
 			return tfs_seterr(-EBADMSG, "malformed tensor metadata JSON");
 		tfs_mc_put_json(json, len, &m);
 	}
-	return tfs_tensor_from_meta(&m, -1, 1, out);
+	/* A VMM tensor's memory is asked of the socket by its name (docs/vmm.md). */
+	if (!m.hsock[0] || tfs_meta_json_name(json, len, name, sizeof(name)))
+		name[0] = '\0';
+	return tfs_tensor_from_meta(&m, -1, name[0] ? name : NULL, 1, out);
 }
 
 int tfs_tensor_get_info(const tfs_tensor *t, struct tfs_tensor_info *info)

@@ -359,7 +359,7 @@ int tfs_get(tfs_client *c, const char *name, tfs_tensor **out)
 	free(cmd);
 	if (rc)
 		return rc;
-	rc = tfs_tensor_from_meta(&m, -1, 1, out);
+	rc = tfs_tensor_from_meta(&m, -1, name, 1, out);
 	if (rc) {
 		/* Give the hold back, keeping the mapping error for the caller. */
 		snprintf(msg, sizeof(msg), "%s", tfs_errmsg());
@@ -639,7 +639,7 @@ int tfs_create_many(tfs_client *c, size_t n, const struct tfs_create_req *reqs, 
 		if (rcs[i])
 			continue;
 		/* The name's reference keeps it; a mapping that fails leaves it made. */
-		rcs[i] = tfs_tensor_from_meta(&metas[i], -1, 1, &out[i]);
+		rcs[i] = tfs_tensor_from_meta(&metas[i], -1, reqs[i].name, 1, &out[i]);
 		if (rcs[i] && !rc)
 			rc = rcs[i];
 	}

@@ -57,6 +57,7 @@ static void load(void)
 	SYM(MemcpyAsync, "cudaMemcpyAsync");
 	SYM(HostRegister, "cudaHostRegister");
 	SYM(HostUnregister, "cudaHostUnregister");
+	SYM(Free, "cudaFree");
 	load_rc = 0;
 	return;
 fail:

@@ -62,13 +62,13 @@ static int name_in_mount(int tfd, char *out, size_t size)
 	return 0;
 }
 
-/* One request on a new connection: 0 with *memfd, or -errno (the reply's included). */
-static int ask(const char *sock, int access, const char *name, int *memfd)
+/* One request on a new connection: 0 with *memfd and the tensor's size *bytes, or -errno
+ * (the reply's included). */
+static int ask(const char *sock, int access, const char *name, int *memfd, uint64_t *bytes)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timeval tv = { .tv_sec = HSOCK_TIMEOUT_S };
 	char req[TFS_FDREQ_MAX + 1], line[TFS_FDREP_MAX];
-	uint64_t bytes;
 	int s, len, rc, got = -1;
 	ssize_t n;
 
@@ -92,7 +92,7 @@ static int ask(const char *sock, int access, const char *name, int *memfd)
 		rc = -EMFILE;
 		goto out;
 	}
-	rc = n <= 0 ? -EPIPE : tfs_fdrep_parse(line, (size_t)n, &bytes);
+	rc = n <= 0 ? -EPIPE : tfs_fdrep_parse(line, (size_t)n, bytes);
 	if (rc == 0 && got < 0)
 		rc = -EBADMSG;
 	if (rc == 0) {
@@ -104,6 +104,23 @@ out:
 		close(got);
 	close(s);
 	return rc;
+}
+
+int tfs_hsock_fetch_name(const char *sock, const char *name, int *writable, int *memfd,
+			 uint64_t *bytes)
+{
+	uint64_t b;
+	int rc;
+
+	if (!bytes)
+		bytes = &b;
+	if (*writable) {
+		rc = ask(sock, TFS_FDREQ_WRITE, name, memfd, bytes);
+		if (rc != -EACCES)
+			return rc;
+		*writable = 0;
+	}
+	return ask(sock, TFS_FDREQ_READ, name, memfd, bytes);
 }
 
 int tfs_hsock_fetch(int tfd, int *writable, int *memfd)
@@ -121,11 +138,5 @@ int tfs_hsock_fetch(int tfd, int *writable, int *memfd)
 	sock[n] = '\0';
 	if ((rc = name_in_mount(tfd, name, sizeof(name))))
 		return rc;
-	if (*writable) {
-		rc = ask(sock, TFS_FDREQ_WRITE, name, memfd);
-		if (rc != -EACCES)
-			return rc;
-		*writable = 0;
-	}
-	return ask(sock, TFS_FDREQ_READ, name, memfd);
+	return tfs_hsock_fetch_name(sock, name, writable, memfd, NULL);
 }

@@ -1,6 +1,8 @@
 /* The per-process IPC handle cache: a handle is opened (CUDA) or mapped (host shm) once
  * per process and shared by every tensor that names it (pooled tensors share one
- * allocation); it is closed when its last user releases it. */
+ * allocation); it is closed when its last user releases it. A VMM tensor's handle
+ * (TFS_VMM_MAGIC, docs/vmm.md) names an allocation whose descriptor comes from the handle
+ * socket; it is imported and mapped with access for every device of the process. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -21,6 +23,8 @@
 struct tfs_ipc_entry {
 	struct tfs_ipc_entry *next;
 	int cuda, device, users, writable;
+	int vmm;                     /* a VMM allocation: h imported, base reserved and mapped */
+	unsigned long long h;
 	uint8_t handle[TFS_IPC_HANDLE_SIZE];
 	void *base;
 	size_t size;                 /* mapped length (host); 0 = unknown (cuda) */
@@ -143,6 +147,150 @@ static int map_cuda(struct tfs_ipc_entry *e)
 	return rc;
 }
 
+/* A little-endian u64 of a handle. */
+static uint64_t le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* Undoes what map_vmm did of e. */
+static int unmap_vmm(const struct tfs_cudrv *dv, struct tfs_ipc_entry *e)
+{
+	unsigned long long va = (uintptr_t)e->base;
+	int r, rc = 0;
+
+	if (va && e->size && (r = dv->MemUnmap(va, e->size)) != 0)
+		rc = tfs_seterr(-EIO, "cuMemUnmap: %s", tfs_cudrv_error(dv, r));
+	if (va && (r = dv->MemAddressFree(va, e->size)) != 0 && !rc)
+		rc = tfs_seterr(-EIO, "cuMemAddressFree: %s", tfs_cudrv_error(dv, r));
+	if (e->h && (r = dv->MemRelease(e->h)) != 0 && !rc)
+		rc = tfs_seterr(-EIO, "cuMemRelease: %s", tfs_cudrv_error(dv, r));
+	return rc;
+}
+
+/* Reserves and maps the imported e->h (e->size bytes) read-write for every device of the
+ * process, or, where the driver refuses that, for the tensor's own device. */
+static int map_imported(const struct tfs_cudrv *dv, struct tfs_ipc_entry *e)
+{
+	struct tfs_cu_access acc[64];
+	unsigned long long va = 0;
+	int r, n = 0, i;
+
+	/* Aligned to the largest power of two dividing the size, a multiple of the
+	 * granularity the size was rounded to (the driver's default may be finer). */
+	size_t align = e->size & -e->size;
+
+	if (align > ((size_t)1 << 30))
+		align = (size_t)1 << 30;
+	if ((r = dv->MemAddressReserve(&va, e->size, align, 0, 0)) != 0)
+		return tfs_seterr(-ENOMEM, "cuMemAddressReserve(%zu): %s", e->size,
+				  tfs_cudrv_error(dv, r));
+	if ((r = dv->MemMap(va, e->size, 0, e->h, 0)) != 0) {
+		dv->MemAddressFree(va, e->size);
+		return tfs_seterr(-EIO, "cuMemMap: %s", tfs_cudrv_error(dv, r));
+	}
+	if (dv->DeviceGetCount(&n) != 0 || n <= 0)
+		n = 1;
+	if (n > (int)(sizeof(acc) / sizeof(acc[0])))
+		n = (int)(sizeof(acc) / sizeof(acc[0]));
+	for (i = 0; i < n; i++)
+		acc[i] = (struct tfs_cu_access){ TFS_CU_LOCATION_DEVICE, i, TFS_CU_ACCESS_RW };
+	r = dv->MemSetAccess(va, e->size, acc, (size_t)n);
+	if (r != 0 && n > 1) {
+		acc[0].id = e->device;
+		r = dv->MemSetAccess(va, e->size, acc, 1);
+	}
+	if (r != 0) {
+		dv->MemUnmap(va, e->size);
+		dv->MemAddressFree(va, e->size);
+		return tfs_seterr(-EIO, "cuMemSetAccess: %s", tfs_cudrv_error(dv, r));
+	}
+	e->base = (void *)(uintptr_t)va;
+	return 0;
+}
+
+/* The allocation's descriptor from the handle socket: by the open file tfd, else by name
+ * from the socket the metadata names. */
+static int vmm_fetch(const struct tfs_meta *m, int tfd, const char *name, int *w, int *fd)
+{
+	uint64_t bytes = 0;
+	int rc;
+
+	if (tfd >= 0)
+		return tfs_hsock_fetch(tfd, w, fd);
+	rc = tfs_hsock_fetch_name(m->hsock, name, w, fd, &bytes);
+	/* By name, another tensor may have taken it since the metadata was read. */
+	if (rc == 0 && bytes != m->bytes) {
+		close(*fd);
+		*fd = -1;
+		rc = -ESTALE;
+	}
+	return rc;
+}
+
+static int map_vmm(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd, const char *name)
+{
+	const struct tfs_cudart *cu;
+	const struct tfs_cudrv *dv;
+	uint64_t size = le64(e->handle + 16);
+	int rc, prev, r, w = 1, fd = -1;
+
+	/* A small tensor may be packed into a shared allocation (docs/vmm.md): at an offset,
+	 * and the whole allocation is mapped, as a legacy handle maps its whole block. */
+	if (!size || size > ((uint64_t)1 << 48) || m->ipc_offset > size ||
+	    m->bytes > size - m->ipc_offset)
+		return tfs_seterr(-EBADMSG, "malformed VMM handle (size %llu for %llu bytes at "
+				  "%llu)", (unsigned long long)size, (unsigned long long)m->bytes,
+				  (unsigned long long)m->ipc_offset);
+	if (tfd < 0 && (!name || !m->hsock[0]))
+		return tfs_seterr(-ENOTSUP, "a VMM tensor (handle_type posix_fd): its memory comes "
+				  "from the handle socket, and neither a file of the mount nor "
+				  "metadata with the tensor's name and socket says which");
+	if (!(cu = tfs_cudart_get(&rc)) || !(dv = tfs_cudrv_get(&rc)))
+		return rc;
+	/* The tensor's device current, as map_cuda does, and its context made (the runtime
+	 * makes it lazily; the driver's calls need it). */
+	if ((rc = tfs_cuda_enter(cu, e->device, &prev)))
+		return rc;
+	if ((r = cu->Free(NULL)) != 0) {
+		rc = tfs_seterr(-ENODEV, "cudaFree(NULL) on device %d: %s", e->device,
+				cu->GetErrorString(r));
+		goto out;
+	}
+	if ((rc = vmm_fetch(m, tfd, name, &w, &fd))) {
+		rc = rc == -EACCES ? tfs_seterr(-EACCES, "the handle socket refused the tensor's "
+						 "memory") :
+		     rc == -ESTALE ? tfs_seterr(-ESTALE, "the handle socket's tensor of that name "
+						 "is another one now") :
+		     tfs_seterr(rc, "the handle socket: %s", tfs_strerror(-rc));
+		goto out;
+	}
+	e->size = (size_t)size;
+	r = dv->MemImportFromShareableHandle(&e->h, (void *)(uintptr_t)fd, TFS_CU_HANDLE_POSIX_FD);
+	close(fd);                   /* the imported handle keeps the memory */
+	if (r != 0) {
+		e->h = 0;
+		rc = tfs_seterr(-ESTALE, "cuMemImportFromShareableHandle: %s",
+				tfs_cudrv_error(dv, r));
+		goto out;
+	}
+	if ((rc = map_imported(dv, e))) {
+		dv->MemRelease(e->h);
+		e->h = 0;
+		goto out;
+	}
+	e->vmm = 1;
+	e->writable = w;
+out:
+	if (prev != e->device)
+		cu->SetDevice(prev);
+	return rc;
+}
+
 static int unmap(struct tfs_ipc_entry *e)
 {
 	const struct tfs_cudart *cu;
@@ -150,6 +298,17 @@ static int unmap(struct tfs_ipc_entry *e)
 
 	if (!e->cuda)
 		return munmap(e->base, e->size) ? -errno : 0;
+	if (e->vmm) {
+		const struct tfs_cudrv *dv = tfs_cudrv_get(&rc);
+		int prev;
+
+		if (!dv || !(cu = tfs_cudart_get(&rc)) || (rc = tfs_cuda_enter(cu, e->device, &prev)))
+			return rc;
+		rc = unmap_vmm(dv, e);
+		if (prev != e->device)
+			cu->SetDevice(prev);
+		return rc;
+	}
 	if (!(cu = tfs_cudart_get(&rc)))
 		return rc;
 	err = cu->IpcCloseMemHandle(e->base);
@@ -171,11 +330,11 @@ static struct tfs_ipc_entry *find(const struct tfs_meta *m, int cuda)
 int tfs_ipc_acquire(const struct tfs_meta *m, struct tfs_ipc_entry **out, void **base,
 		    int *writable)
 {
-	return tfs_ipc_acquire_fd(m, -1, out, base, writable);
+	return tfs_ipc_acquire_fd(m, -1, NULL, out, base, writable);
 }
 
-int tfs_ipc_acquire_fd(const struct tfs_meta *m, int tfd, struct tfs_ipc_entry **out,
-		       void **base, int *writable)
+int tfs_ipc_acquire_fd(const struct tfs_meta *m, int tfd, const char *name,
+		       struct tfs_ipc_entry **out, void **base, int *writable)
 {
 	int cuda = strcmp(m->backend, "cuda") == 0;
 	struct tfs_ipc_entry *e;
@@ -208,7 +367,8 @@ int tfs_ipc_acquire_fd(const struct tfs_meta *m, int tfd, struct tfs_ipc_entry *
 	e->cuda = cuda;
 	e->device = m->device;
 	memcpy(e->handle, m->ipc_handle, TFS_IPC_HANDLE_SIZE);
-	rc = cuda ? map_cuda(e) : map_host(e, m, tfd);
+	rc = !cuda ? map_host(e, m, tfd) :
+	     memcmp(m->ipc_handle, TFS_VMM_MAGIC, 8) == 0 ? map_vmm(e, m, tfd, name) : map_cuda(e);
 	if (rc) {
 		free(e);
 		goto out;

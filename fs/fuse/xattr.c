@@ -142,6 +142,7 @@ static int get_builtin(struct xtarget *x, const char *attr, char *value, size_t 
 		/* Not listed: what memory the handle names, by its magic (docs/holders.md). */
 		const char *ty = !m->has_handle ? NULL :
 				 memcmp(m->ipc_handle, TFS_HOST_MAGIC, 8) == 0 ? "posix_fd" :
+				 memcmp(m->ipc_handle, TFS_VMM_MAGIC, 8) == 0 ? "posix_fd" :
 				 "cuda_ipc";
 
 		return ty ? put(value, size, ty, strlen(ty)) : -ENODATA;
@@ -159,12 +160,21 @@ static int get_builtin(struct xtarget *x, const char *attr, char *value, size_t 
 		return rc;
 	}
 	if (strcmp(attr, "meta") == 0) {
+		const char *hp = tfs_handles_path();
 		struct tfs_meta mm = *m;
 		char *json;
 
 		/* Tells clients to go through the descriptor, not the handle. */
 		mm.remote = x->kind == 'r';
-		json = tfs_meta_to_json(&mm, NULL);
+		/* A VMM tensor's handle grants nothing: its text names the socket and the
+		 * name to ask it for, so that tfs_open_meta maps it (docs/vmm.md). */
+		if (x->kind == 'l' && hp && x->t->linked && x->t->name && m->has_handle &&
+		    memcmp(m->ipc_handle, TFS_VMM_MAGIC, 8) == 0) {
+			snprintf(mm.hsock, sizeof(mm.hsock), "%s", hp);
+			json = tfs_meta_to_json(&mm, x->t->name);
+		} else {
+			json = tfs_meta_to_json(&mm, NULL);
+		}
 		if (!json)
 			return -ENOMEM;
 		rc = put(value, size, json, strlen(json));

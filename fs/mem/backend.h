@@ -173,11 +173,19 @@ struct tfs_backend_ops {
 	 * The caller checked that the process may have that access. -errno on failure. May be
 	 * NULL: the memory has no descriptor (cuda legacy IPC). */
 	int (*export_fd)(struct tfs_backend *be, struct tfs_alloc *a, int writable, int *fd);
+
+	/* 1 when resize to new_bytes (larger than now) keeps a's memory, address and handle,
+	 * so that processes that mapped it see the growth (a VMM allocation with room, docs/
+	 * vmm.md): the tensor may then grow while held. 0 otherwise. May be NULL: never. */
+	int (*grows_in_place)(struct tfs_backend *be, struct tfs_alloc *a, uint64_t new_bytes);
 };
 
 extern const struct tfs_backend_ops tfs_backend_host;
 #ifdef TFS_HAVE_CUDA
 extern const struct tfs_backend_ops tfs_backend_cuda;
+/* --memory vmm (docs/vmm.md): on, the cuda backend makes each new tensor a VMM
+ * allocation. Set once at start-up, before init. */
+void tfs_cuda_set_vmm(int on);
 #endif
 
 #define TFS_DEVICES_MAX 64      /* ordinals the mask can name */
@@ -204,6 +212,8 @@ struct tfs_mem {
 	int cpu_served;              /* the host tier "cpu" is served (docs/tiers.md) */
 	int host_devices;            /* -o host_devices: the host backend's stand-in GPUs */
 	int device;                  /* --device: where a tensor goes when nothing says */
+	int vmm;                     /* --memory vmm (tfs_cuda_set_vmm, docs/vmm.md): the
+				      * keeper's memory is then the cuda_vmm one */
 };
 extern struct tfs_mem tfs_mem;
 

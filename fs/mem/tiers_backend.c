@@ -251,6 +251,12 @@ static int tiers_export_fd(struct tfs_backend *be, struct tfs_alloc *w, int writ
 	return SIDE(w)->export_fd(BE(be, w), w->in, writable, fd);
 }
 
+static int tiers_grows_in_place(struct tfs_backend *be, struct tfs_alloc *w, uint64_t new_bytes)
+{
+	return SIDE(w)->grows_in_place &&
+	       SIDE(w)->grows_in_place(BE(be, w), w->in, new_bytes);
+}
+
 static int tiers_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out)
 {
 	int host = m->device == TFS_DEVICE_CPU;
@@ -378,4 +384,5 @@ const struct tfs_backend_ops tfs_backend_tiers = {
 	.adopt = tiers_adopt,
 	.adopt_end = tiers_adopt_end,
 	.export_fd = tiers_export_fd,
+	.grows_in_place = tiers_grows_in_place,
 };

@@ -116,11 +116,22 @@ static void reply_err(const struct tfs_cmd *c, int err, const char *msg)
 	reply(c, c->reply[0] ? tfs_reply_err(c->id, err, msg) : NULL);
 }
 
+/* A VMM tensor's memory comes only from the handle socket: the reply names it, for a
+ * client that has no file of the mount (docs/vmm.md). */
+static void name_hsock(struct tfs_meta *m)
+{
+	const char *hs = __atomic_load_n(&tfs_queue.hsock, __ATOMIC_ACQUIRE);
+
+	if (hs && m->has_handle && memcmp(m->ipc_handle, TFS_VMM_MAGIC, 8) == 0)
+		snprintf(m->hsock, sizeof(m->hsock), "%s", hs);
+}
+
 static void reply_ok(const struct tfs_cmd *c, struct tfsd_tensor *t)
 {
 	struct tfs_meta m = t->meta;
 
 	m.refcount = tfs_tensor_refcount(t);
+	name_hsock(&m);
 	reply(c, c->reply[0] ? tfs_reply_ok(c->id, c->name, &m) : NULL);
 }
 

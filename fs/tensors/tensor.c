@@ -602,8 +602,11 @@ int tfs_tensor_resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid)
 	size_t isz = tfs_dtype_size(t->meta.dtype);
 	int rc;
 
-	/* Memory that others may have mapped is never moved or shrunk under them. */
-	if (t->alloc && bytes != t->meta.bytes && tfs_tensor_busy(t, pid))
+	/* Memory that others may have mapped is never moved or shrunk under them; it may
+	 * grow where it stays (a VMM allocation with room, docs/vmm.md). */
+	if (t->alloc && bytes != t->meta.bytes && tfs_tensor_busy(t, pid) &&
+	    !(bytes > t->meta.bytes && tfs_mem.ops->grows_in_place &&
+	      tfs_mem.ops->grows_in_place(tfs_mem.be, t->alloc, bytes)))
 		return -EBUSY;
 	if (bytes > t->meta.bytes && (rc = never_fits(t, bytes)))
 		return rc;

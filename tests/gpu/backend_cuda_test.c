@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 
 #include "mem/backend.h"
 #include "log.h"
+#include "meta.h"           /* TFS_VMM_MAGIC */
 #include "../testrand.h"
 #include "pattern.h"
 
@@ -129,6 +131,7 @@ static struct tfs_alloc *talloc(struct tfs_backend *be, uint64_t bytes, uid_t ui
 	}
 	return a;
 }
+
 
 static int handle_of(struct tfs_backend *be, struct tfs_alloc *a, uint8_t h[TFS_IPC_HANDLE_SIZE],
 		     uint64_t *off)
@@ -515,6 +518,89 @@ out:
 	free(src);
 }
 
+/* --memory vmm packs tensors up to 1 MiB into shared VMM allocations, one key each (the
+ * keys here are new: no block of an earlier test is reused): offsets in one handle, the
+ * allocation's descriptor, and growth past 1 MiB into an allocation of its own. */
+static void test_vmm_packing(struct tfs_backend *be)
+{
+	uint8_t h1[TFS_IPC_HANDLE_SIZE], h2[TFS_IPC_HANDLE_SIZE], h3[TFS_IPC_HANDLE_SIZE];
+	struct tfs_alloc *p1 = talloc(be, 4096, 4100, 4100, 0600);
+	struct tfs_alloc *p2 = talloc(be, 8192, 4100, 4100, 0600);
+	struct tfs_alloc *p3 = talloc(be, 4096, 4101, 4101, 0600);
+	uint64_t o1 = 1, o2 = 1, o3 = 1, size = 0;
+	struct stat st;
+	int fd = -1;
+
+	if (!check(p1 && p2 && p3, "vmm packing: three small allocations"))
+		goto out;
+	check(handle_of(be, p1, h1, &o1) == 0 && handle_of(be, p2, h2, &o2) == 0 &&
+	      handle_of(be, p3, h3, &o3) == 0 && !memcmp(h1, TFS_VMM_MAGIC, 8) &&
+	      !memcmp(h1, h2, sizeof(h1)) && o1 != o2 && memcmp(h1, h3, sizeof(h1)) != 0,
+	      "vmm packing: one key's small tensors share an allocation at offsets (%" PRIu64
+	      ", %" PRIu64 "), another key's do not", o1, o2);
+	for (int i = 7; i >= 0; i--)
+		size = size << 8 | h1[16 + i];
+	check(size >= 8192 + o2 && size <= 64 * MiB, "vmm packing: the handle names the "
+	      "allocation (%" PRIu64 " bytes)", size);
+	check(B->export_fd(be, p2, 0, &fd) == 0 && fd >= 0 && fstat(fd, &st) == 0,
+	      "vmm packing: export_fd of a packed tensor gives its allocation's descriptor");
+	if (fd >= 0)
+		close(fd);
+	check(put_pattern(be, p1, 0, 4096, 44) == 0 && put_pattern(be, p2, 0, 8192, 43) == 0 &&
+	      holds(be, p1, 0, 4096, 44) && holds(be, p2, 0, 8192, 43),
+	      "vmm packing: copies at the offsets");
+	check(B->resize(be, &p2, 3 * MiB) == 0 && holds(be, p2, 0, 8192, 43) &&
+	      holds(be, p2, 8192, 3 * MiB - 8192, 0) && handle_of(be, p2, h2, &o2) == 0 &&
+	      o2 == 0 && memcmp(h1, h2, sizeof(h1)) != 0 && holds(be, p1, 0, 4096, 44),
+	      "vmm packing: growth past 1 MiB moves it to its own allocation, bytes kept");
+	check(B->resize(be, &p1, 100000) == 0 && holds(be, p1, 0, 4096, 44) &&
+	      holds(be, p1, 4096, 100000 - 4096, 0), "vmm packing: growth within 1 MiB keeps "
+	      "the bytes");
+out:
+	if (p1)
+		B->free(be, p1);
+	if (p2)
+		B->free(be, p2);
+	if (p3)
+		B->free(be, p3);
+}
+
+/* --memory vmm (docs/vmm.md): a tensor its own VMM allocation, exported as a descriptor;
+ * copies, resize in place within the allocation and into a new one beyond it. */
+static void test_vmm(struct tfs_backend *be)
+{
+	uint8_t h[TFS_IPC_HANDLE_SIZE], h2[TFS_IPC_HANDLE_SIZE];
+	struct tfs_alloc *a;
+	struct stat st;
+	uint64_t off = 1;
+	int fd = -1;
+
+	tfs_cuda_set_vmm(1);
+	a = talloc(be, 5 * MiB, 4000, 4000, 0600);
+	if (!check(a != NULL, "vmm: alloc of 5 MiB"))
+		goto out;
+	check(put_pattern(be, a, 0, 5 * MiB, 41) == 0 && holds(be, a, 0, 5 * MiB, 41),
+	      "vmm: copy_in / copy_out round trip");
+	check(handle_of(be, a, h, &off) == 0 && off == 0 && !memcmp(h, TFS_VMM_MAGIC, 8),
+	      "vmm: the handle is TFS_VMM_MAGIC at offset 0");
+	check(B->export_fd && B->export_fd(be, a, 0, &fd) == 0 && fd >= 0 && fstat(fd, &st) == 0,
+	      "vmm: export_fd gives a descriptor");
+	if (fd >= 0)
+		close(fd);
+	check(B->resize(be, &a, 5 * MiB + 100) == 0 && holds(be, a, 0, 5 * MiB, 41) &&
+	      holds(be, a, 5 * MiB, 100, 0) && handle_of(be, a, h2, &off) == 0 &&
+	      !memcmp(h, h2, sizeof(h)), "vmm: growth within the allocation is in place");
+	check(B->resize(be, &a, 40 * MiB) == 0 && holds(be, a, 0, 5 * MiB, 41) &&
+	      holds(be, a, 5 * MiB, 35 * MiB, 0), "vmm: growth past it keeps the bytes, zero-fills");
+	check(B->resize(be, &a, 1 * MiB) == 0 && B->resize(be, &a, 2 * MiB) == 0 &&
+	      holds(be, a, 0, 1 * MiB, 41) && holds(be, a, 1 * MiB, 1 * MiB, 0),
+	      "vmm: shrink then grow zero-fills");
+	B->free(be, a);
+	test_vmm_packing(be);
+out:
+	tfs_cuda_set_vmm(0);
+}
+
 static void test_enospc(void)
 {
 	struct tfs_backend *be2 = NULL;
@@ -835,6 +921,7 @@ int main(int argc, char **argv)
 	test_small(be);
 	test_isolation(be);
 	test_resize(be);
+	test_vmm(be);
 	test_enospc();
 	test_throughput(be);
 	B->stats(be, 0, &st);

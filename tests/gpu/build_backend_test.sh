@@ -20,6 +20,8 @@ CFLAGS="-std=gnu11 -O2 -g -pthread -D_GNU_SOURCE -Wall -Wextra -Wstrict-prototyp
 -Wmissing-prototypes -Werror -DTFS_HAVE_CUDA -isystem $CUDA_HOME/include -Ilib -Icore -iquote fs \
 ${EXTRA_CFLAGS:-}"
 LIBS="-L$CUDA_HOME/lib64 -Wl,-rpath,$CUDA_HOME/lib64 -lcudart -pthread"
+# The consumer's VMM import loads libcuda.so.1 itself (dlopen), as the daemon does.
+CULIB="-ldl"
 
 mkdir -p "$O"
 set -x
@@ -34,8 +36,8 @@ $CC $CFLAGS -o "$O/backend_cuda_test" tests/gpu/backend_cuda_test.c \
 if [ -x "$NVCC" ] || command -v "$NVCC" >/dev/null 2>&1; then
 	# Default architecture plus its PTX, which the driver compiles for newer GPUs.
 	"$NVCC" -O2 -c -o "$O/fill_kernel.o" tests/gpu/fill_kernel.cu
-	$CC $CFLAGS -DTFS_TEST_KERNEL -o "$O/consumer" tests/gpu/consumer.c "$O/fill_kernel.o" \
-		$LIBS -lstdc++
+	$CC $CFLAGS -DTFS_TEST_KERNEL -o "$O/consumer" tests/gpu/consumer.c core/fd_request.c \
+		"$O/fill_kernel.o" $LIBS $CULIB -lstdc++
 else
-	$CC $CFLAGS -o "$O/consumer" tests/gpu/consumer.c $LIBS
+	$CC $CFLAGS -o "$O/consumer" tests/gpu/consumer.c core/fd_request.c $LIBS $CULIB
 fi

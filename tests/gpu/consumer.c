@@ -3,6 +3,13 @@
  * bytes there.
  *
  *   consumer MODE HANDLE_HEX OFFSET LEN SEED [DEVICE]
+ *   HANDLE_HEX: the 64-byte handle as hex, or @PATH for a VMM tensor (--memory vmm,
+ *            docs/vmm.md) at PATH in a mount, whose handle grants nothing: the consumer
+ *            then asks the mount's handle socket for the memory's descriptor as a user
+ *            program does (read-write, else read-only), imports it with the driver
+ *            (cuMemImportFromShareableHandle), maps the whole allocation with access for
+ *            this device and takes its start as the base OFFSET counts from. It keeps no
+ *            file of the mount open.
  *   MODE: check   the LEN bytes at OFFSET hold pattern SEED (byte i of the range is pattern
  *                 byte i; see tfs_pattern_byte)
  *         zero    the LEN bytes are all zero
@@ -19,15 +26,22 @@
  *                 for the kernel, then wait for it and exit
  * Exit status: 0 done and matched, 1 mismatch, 2 usage or CUDA error, 3 kwrite not built in.
  */
+#include <dlfcn.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include "fd_request.h"
 #include "pattern.h"
 
 #define CK(call) do { cudaError_t e_ = (call); if (e_ != cudaSuccess) { \
@@ -74,6 +88,166 @@ out:
 }
 #endif
 
+/* The driver's VMM calls, from libcuda.so.1 at the first VMM tensor (as the daemon's
+ * vmm_drv.c: the build needs no libcuda to link against). */
+static struct {
+	CUresult (*GetErrorString)(CUresult, const char **);
+	CUresult (*MemImportFromShareableHandle)(CUmemGenericAllocationHandle *, void *,
+						  CUmemAllocationHandleType);
+	CUresult (*MemAddressReserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr,
+				      unsigned long long);
+	CUresult (*MemAddressFree)(CUdeviceptr, size_t);
+	CUresult (*MemMap)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+			   unsigned long long);
+	CUresult (*MemUnmap)(CUdeviceptr, size_t);
+	CUresult (*MemSetAccess)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
+	CUresult (*MemRelease)(CUmemGenericAllocationHandle);
+} drv;
+
+static int drv_load(void)
+{
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!lib) {
+		fprintf(stderr, "consumer: %s\n", dlerror());
+		return -1;
+	}
+#define SYM(f) if (!(*(void **)&drv.f = dlsym(lib, "cu" #f))) goto missing
+	SYM(GetErrorString); SYM(MemImportFromShareableHandle); SYM(MemAddressReserve);
+	SYM(MemAddressFree); SYM(MemMap); SYM(MemUnmap); SYM(MemSetAccess); SYM(MemRelease);
+#undef SYM
+	return 0;
+missing:
+	fprintf(stderr, "consumer: libcuda lacks the VMM API\n");
+	return -1;
+}
+
+/* A VMM tensor's memory, mapped here by vmm_map. */
+static struct {
+	CUmemGenericAllocationHandle h;
+	CUdeviceptr va;
+	size_t size;
+} vm;
+
+/* path's name in its mount (no leading slash), into out: the part below the highest
+ * folder on the same file system. 0 or -1. */
+static int name_in_mount(const char *path, char *out, size_t size)
+{
+	char abs[PATH_MAX], up[PATH_MAX];
+	struct stat st, pst;
+	size_t root;
+
+	if (!realpath(path, abs) || stat(abs, &st))
+		return -1;
+	root = (size_t)(strrchr(abs, '/') - abs);
+	while (root > 0) {
+		size_t u;
+
+		memcpy(up, abs, root);
+		up[root] = '\0';
+		u = (size_t)(strrchr(up, '/') - up);
+		up[u ? u : 1] = '\0';
+		if (stat(up, &pst) || pst.st_dev != st.st_dev)
+			break;
+		root = u;
+	}
+	if (strlen(abs + root + 1) >= size)
+		return -1;
+	strcpy(out, abs + root + 1);
+	return 0;
+}
+
+/* One request on the handle socket sock: the descriptor, or -1 (errno text printed). */
+static int sock_fetch(const char *sock, int access, const char *name)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char req[TFS_FDREQ_MAX + 1], line[TFS_FDREP_MAX], cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = line, .iov_len = sizeof(line) - 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	uint64_t bytes;
+	int s, len, fd = -1, rc;
+	ssize_t n;
+
+	len = tfs_fdreq_format(req, sizeof(req), access, name);
+	if (len < 0 || strlen(sock) >= sizeof(sa.sun_path))
+		return -1;
+	strcpy(sa.sun_path, sock);
+	s = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    write(s, req, (size_t)len) != len || (n = recvmsg(s, &mh, 0)) <= 0) {
+		perror("consumer: handle socket");
+		if (s >= 0)
+			close(s);
+		return -1;
+	}
+	close(s);
+	if ((c = CMSG_FIRSTHDR(&mh)) && c->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	rc = tfs_fdrep_parse(line, (size_t)n, &bytes);
+	if (rc || fd < 0) {
+		fprintf(stderr, "consumer: handle socket: %s for %s\n", rc ? strerror(-rc) :
+			"no descriptor", name);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+#define CU(call) do { CUresult r_ = (call); if (r_ != CUDA_SUCCESS) { const char *m_ = "?"; \
+	drv.GetErrorString(r_, &m_); fprintf(stderr, "consumer: %s: %s\n", #call, m_); \
+	goto fail; } } while (0)
+
+/* The VMM tensor at path, mapped on dev: its allocation's start, or NULL. */
+static uint8_t *vmm_map(const char *path, const uint8_t *handle, int dev)
+{
+	char sock[sizeof(((struct sockaddr_un *)0)->sun_path)], name[TFS_FDREQ_PATH_MAX + 1];
+	CUmemAccessDesc acc = { .location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = dev },
+				.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+	ssize_t n;
+	int fd;
+
+	memcpy(&vm.size, handle + 16, sizeof(uint64_t));     /* little-endian, as x86 */
+	n = getxattr(path, "user.tensor.handle_socket", sock, sizeof(sock) - 1);
+	if (n <= 0 || name_in_mount(path, name, sizeof(name))) {
+		fprintf(stderr, "consumer: %s: no handle socket or name in the mount\n", path);
+		return NULL;
+	}
+	sock[n] = '\0';
+	/* the device's context, for the driver */
+	if (drv_load() || cudaFree(NULL) != cudaSuccess)
+		return NULL;
+	fd = sock_fetch(sock, TFS_FDREQ_WRITE, name);
+	if (fd < 0)
+		fd = sock_fetch(sock, TFS_FDREQ_READ, name);
+	if (fd < 0)
+		return NULL;
+	CU(drv.MemImportFromShareableHandle(&vm.h, (void *)(uintptr_t)fd,
+					  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	close(fd);
+	fd = -1;
+	/* Aligned as libtensorfs does: the largest power of two dividing the size, a
+	 * multiple of the granularity it was rounded to. */
+	CU(drv.MemAddressReserve(&vm.va, vm.size, (vm.size & -vm.size) > (1ul << 30) ? 1ul << 30 :
+			       vm.size & -vm.size, 0, 0));
+	CU(drv.MemMap(vm.va, vm.size, 0, vm.h, 0));
+	CU(drv.MemSetAccess(vm.va, vm.size, &acc, 1));
+	return (uint8_t *)(uintptr_t)vm.va;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static void vmm_unmap(void)
+{
+	drv.MemUnmap(vm.va, vm.size);
+	drv.MemAddressFree(vm.va, vm.size);
+	drv.MemRelease(vm.h);
+}
+
 static int unhex(const char *s, uint8_t *out, size_t n)
 {
 	size_t i;
@@ -95,8 +269,8 @@ int main(int argc, char **argv)
 	cudaIpcMemHandle_t h;
 	const char *mode;
 	uint64_t off, len, seed, i;
-	uint8_t *host = NULL, *base = NULL;
-	int rc = 0, dev = 0;
+	uint8_t *host = NULL, *base = NULL, vh[64];
+	int rc = 0, dev = 0, vmm = 0;
 
 	if (argc >= 6 && !strcmp(argv[1], "gen")) {
 		len = strtoull(argv[4], NULL, 0);
@@ -105,7 +279,15 @@ int main(int argc, char **argv)
 			putchar(tfs_pattern_byte(seed, i));
 		return fflush(stdout) ? 2 : 0;
 	}
-	if (argc < 6 || unhex(argv[2], (uint8_t *)&h, sizeof(h))) {
+	if (argc >= 6 && argv[2][0] == '@') {
+		vmm = getxattr(argv[2] + 1, "user.tensor.ipc_handle", vh, sizeof(vh)) == sizeof(vh) &&
+		      memcmp(vh, "TFSVMM01", 8) == 0;
+		if (!vmm) {
+			fprintf(stderr, "consumer: %s: not a VMM tensor\n", argv[2] + 1);
+			return 2;
+		}
+	}
+	if (argc < 6 || (!vmm && unhex(argv[2], (uint8_t *)&h, sizeof(h)))) {
 		fprintf(stderr, "usage: consumer check|zero|write|kwrite|dump|hold|gen HANDLE_HEX "
 			"OFFSET LEN SEED [DEVICE]\n");
 		return 2;
@@ -120,7 +302,14 @@ int main(int argc, char **argv)
 	if (!host)
 		return 2;
 	CK(cudaSetDevice(dev));
-	CK(cudaIpcOpenMemHandle((void **)&base, h, cudaIpcMemLazyEnablePeerAccess));
+	if (vmm) {
+		if (!(base = vmm_map(argv[2] + 1, vh, dev))) {
+			rc = 2;
+			goto out;
+		}
+	} else {
+		CK(cudaIpcOpenMemHandle((void **)&base, h, cudaIpcMemLazyEnablePeerAccess));
+	}
 	if (!strcmp(mode, "check") || !strcmp(mode, "zero")) {
 		int zero = !strcmp(mode, "zero");
 
@@ -169,7 +358,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "consumer: unknown mode %s\n", mode);
 		rc = 2;
 	}
-	CK(cudaIpcCloseMemHandle(base));
+	if (vmm)
+		vmm_unmap();
+	else
+		CK(cudaIpcCloseMemHandle(base));
 out:
 	free(host);
 	return rc;

@@ -24,12 +24,14 @@ gpu_tests() {
 	export CONSUMER
 	export -f hexh dump
 }
-# hexh FILE: the IPC handle as 128 hex digits
+# hexh FILE: the IPC handle as 128 hex digits (what tests compare); the consumer's
+# argument for FILE's memory is cons_handle FILE (tests/integration/lib.sh), which is the
+# same for a legacy handle and @PATH for a VMM one
 hexh() { getfattr --only-values -n user.tensor.ipc_handle "$1" | od -An -v -tx1 | tr -d ' \n'; }
 # dump FILE [LEN]: the tensor's bytes as a separate CUDA process reads them through the handle
 dump() {
 	local f=$1 len=${2:-$(stat -c %s "$1")}
-	"$CONSUMER" dump "$(hexh "$f")" "$(getfattr --only-values -n user.tensor.ipc_offset "$f")" "$len" 0
+	"$CONSUMER" dump "$(cons_handle "$f")" "$(getfattr --only-values -n user.tensor.ipc_offset "$f")" "$len" 0
 }
 # mount_cuda DIR [options]: mount_tfs, then checks the daemon runs the cuda backend
 mount_cuda() {

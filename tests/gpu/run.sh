@@ -7,11 +7,21 @@
 #    daemon picks the cuda backend by itself where /dev/nvidiactl exists) and the GPU tests
 #    tests/gpu/t_*.sh, one job at a time (GPU_JOBS=N runs N at once: the daemons of the
 #    integration tests then share the GPU, each with its keeper's CUDA context).
+# GPU_MEMORY=vmm runs it all in --memory vmm (docs/vmm.md): every mount of the integration
+# and GPU tests that names neither the host backend nor a memory mode (TFS_TEST_MEMORY=vmm,
+# tests/integration/lib.sh; TFS_TEST_MEMORY for the Python tests' mounts too);
+# backend_cuda_test is the same in both (its test_vmm covers VMM allocations). Tests that assert legacy IPC memory say "skip - ...: not in
+# --memory vmm: why". Run it besides the default run: the suite passes in both modes.
 # Ends with "N passed, N failed[, N skipped]". Without a GPU or nvcc every GPU test is
 # reported as skipped and the script exits 0.
 set -u
 cd "$(dirname "$0")/../.."
 B=${1:-build}
+case "${GPU_MEMORY:-ipc}" in
+ipc) ;;
+vmm) export TFS_TEST_MEMORY=vmm ;;
+*) echo "GPU_MEMORY must be ipc or vmm"; exit 2 ;;
+esac
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
 [ -x "$NVCC" ] || NVCC=$(command -v nvcc 2>/dev/null || echo "$NVCC")
@@ -41,6 +51,7 @@ if ! NVCC=$NVCC tests/gpu/build_backend_test.sh "$B/gpu" > "$B/gpu-build.log" 2>
 	exit 1
 fi
 nvidia-smi -L 2>/dev/null | sed 's/^/# /'
+echo "# memory mode: ${GPU_MEMORY:-ipc}"
 
 . tests/tally.sh
 t0=$SECONDS

@@ -4,6 +4,8 @@
 # public handle, finds the private tensor's bytes at no offset of the block it maps. A
 # rename into the private directory takes a tensor out of the public block; a restart of
 # the daemon (kill -9: the keeper restarts it) puts the blocks back under the same keys.
+# In --memory vmm the same holds of the VMM allocations small tensors are packed into: the
+# handle socket hands the whole allocation to whoever may read one tensor of it.
 EXPECT_RESTARTS=1     # it kills the daemon once
 . "$(dirname "$0")/gpulib.sh"
 gpu_tests "tensors of a private and a public directory have different handles" \
@@ -34,10 +36,12 @@ import os, sys
 os.setgroups([]); os.setgid(65534); os.setuid(65534)
 os.execv(sys.argv[1], sys.argv[1:])
 " "$@"; }
-nobody_dump() { as_nobody "$CONSUMER" dump "$1" 0 "$BLOCK" 0 > "$2"; }
+# nobody_dump FILE OUT: the whole block of FILE's handle, as uid 65534 maps it (a VMM block:
+# the descriptor the handle socket gives for FILE, --memory vmm)
+nobody_dump() { as_nobody "$CONSUMER" dump "$(cons_handle "$1")" 0 "$BLOCK" 0 > "$2"; }
 check "uid 65534 cannot read the private tensor through the mount" \
 	not as_nobody /bin/cat "$M/priv/secret"
-check "uid 65534 maps the whole public block" nobody_dump "$hp" "$T/pub.bin"
+check "uid 65534 maps the whole public block" nobody_dump "$M/pub/x" "$T/pub.bin"
 eq "the block it maps is $BLOCK bytes" "$BLOCK" "$(stat -c %s "$T/pub.bin")"
 check "uid 65534 with the public handle reads none of the private tensor's bytes" \
 	not grep -q SECRET-1 "$T/pub.bin"
@@ -50,7 +54,7 @@ check "a rename into the private directory moves the tensor out of the public bl
 check "its bytes survive the move (file and handle)" \
 	bash -c "cmp '$T/m2' '$M/priv/moving' && dump '$M/priv/moving' | cmp - '$T/m2'"
 # the chunk it left is zeroed by the daemon's zeroing thread, soon after
-gone_from_pub() { nobody_dump "$hp" "$T/pub2.bin" && ! grep -q SECRET-2 "$T/pub2.bin"; }
+gone_from_pub() { nobody_dump "$M/pub/x" "$T/pub2.bin" && ! grep -q SECRET-2 "$T/pub2.bin"; }
 check "the public block, mapped again, soon holds none of it" wait_for gone_from_pub
 eq "the record names the new directory" "$(rcli hget tensorfs:dir:priv ino)" \
 	"$(rcli hget tensorfs:tensor:priv/moving dir)"
@@ -58,7 +62,7 @@ eq "the record names the new directory" "$(rcli hget tensorfs:dir:priv ino)" \
 # a tensor another process holds open and maps is not moved under it: EBUSY
 cp "$T/m2" "$M/pub/held"
 : > "$T/hold.out"
-"$CONSUMER" hold "$(hexh "$M/pub/held")" "$(xget "$M/pub/held" ipc_offset)" 16 0 \
+"$CONSUMER" hold "$(cons_handle "$M/pub/held")" "$(xget "$M/pub/held" ipc_offset)" 16 0 \
 	< "$M/pub/held" > "$T/hold.out" 2>&1 &
 c=$!
 wait_for grep -q holding "$T/hold.out"

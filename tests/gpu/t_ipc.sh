@@ -15,7 +15,7 @@ check "cp a 5 MB file in" cp "$T/rand" "$M/w"
 eq "ipc_handle is 64 raw bytes" 64 "$(getfattr --only-values -n user.tensor.ipc_handle "$M/w" | wc -c)"
 eq "device xattr 0" 0 "$(xget "$M/w" device)"
 check "consumer process reads bytes written with cp through the IPC handle" \
-	bash -c "'$CONSUMER' dump '$(hexh "$M/w")' '$(xget "$M/w" ipc_offset)' 5000000 0 | cmp - '$T/rand'"
+	bash -c "'$CONSUMER' dump '$(cons_handle "$M/w")' '$(xget "$M/w" ipc_offset)' 5000000 0 | cmp - '$T/rand'"
 check "the consumer's view equals read()" bash -c "cmp <(cat '$M/w') '$T/rand'"
 # coherence after write(): overwrite the middle, then map at once
 head -c 1048576 /dev/urandom > "$T/mid"
@@ -27,7 +27,7 @@ printf 'hello tensor' > "$M/s"
 check "small pooled tensor through handle + offset" bash -c "[ \"\$(dump '$M/s')\" = 'hello tensor' ]"
 # a tensor shaped with setfattr is zero on the device too
 touch "$M/z"; setfattr -n user.tensor.dtype -v f32 "$M/z"; setfattr -n user.tensor.shape -v '[1000,1000]' "$M/z"
-check "shaped tensor is zero on the device" "$CONSUMER" zero "$(hexh "$M/z")" "$(xget "$M/z" ipc_offset)" 4000000 0
+check "shaped tensor is zero on the device" "$CONSUMER" zero "$(cons_handle "$M/z")" "$(xget "$M/z" ipc_offset)" 4000000 0
 truncate -s 2000 "$M/w"
 truncate -s 8000000 "$M/w"
 check "growth by truncate is zero on the device" bash -c "dump '$M/w' | cmp - <(head -c 2000 '$T/rand'; head -c 7998000 /dev/zero)"

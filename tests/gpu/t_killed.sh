@@ -9,7 +9,7 @@ mount_cuda "$M" --node n1 || exit 1
 cd "$T"
 u0=$(used_bytes "$M")
 head -c 4194304 /dev/urandom > "$M/k"
-"$CONSUMER" hold "$(hexh "$M/k")" "$(xget "$M/k" ipc_offset)" 4096 0 < "$M/k" > "$T/hold.out" 2>&1 &
+"$CONSUMER" hold "$(cons_handle "$M/k")" "$(xget "$M/k" ipc_offset)" 4096 0 < "$M/k" > "$T/hold.out" 2>&1 &
 c=$!
 wait_for grep -q holding "$T/hold.out"
 eq "consumer holding: refcount 2" 2 "$(rcli hget tensorfs:tensor:k refcount)"
@@ -18,7 +18,7 @@ wait_for test "$(rcli hget tensorfs:tensor:k refcount)" = 1
 eq "a killed consumer holding an open tensor returns its reference" 1 "$(rcli hget tensorfs:tensor:k refcount)"
 
 # the queue path: get with the consumer's pid, map, die
-"$CONSUMER" hold "$(hexh "$M/k")" "$(xget "$M/k" ipc_offset)" 4096 0 > "$T/hold2.out" 2>&1 &
+"$CONSUMER" hold "$(cons_handle "$M/k")" "$(xget "$M/k" ipc_offset)" 4096 0 > "$T/hold2.out" 2>&1 &
 c=$!
 wait_for grep -q holding "$T/hold2.out"
 rcli lpush tensor_lifecycle "{\"op\":\"get\",\"name\":\"k\",\"pid\":$c,\"node\":\"n1\",\"id\":\"g1\",\"reply\":\"tk:r1\"}" >/dev/null

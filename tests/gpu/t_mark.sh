@@ -16,7 +16,7 @@ cd "$T"
 touch "$M/e"; setfattr -n user.tensor.shape -v '[16777216]' "$M/e"
 n=$(size_of "$M/e")
 "$CONSUMER" gen - 0 "$n" 11 > "$T/pat11"
-coproc P { "$CONSUMER" kmark "$(hexh "$M/e")" "$(xget "$M/e" ipc_offset)" "$n" 11 "$M/e" 1500; }
+coproc P { "$CONSUMER" kmark "$(cons_handle "$M/e")" "$(xget "$M/e" ipc_offset)" "$n" 11 "$M/e" 1500; }
 ppid=$P_PID
 read -r line <&"${P[0]}"
 eq "producer marked without waiting" marked "$line"

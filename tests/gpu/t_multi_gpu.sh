@@ -32,13 +32,13 @@ for i in $(seq 0 $((ndev - 1))); do
 	setfattr -n user.tensor.device -v "$i" "$M/d$i"
 	cp rand "$M/d$i/t"
 	[ "$(xget "$M/d$i/t" device)" = "$i" ] || { ok_all=0; echo "# d$i/t: device $(xget "$M/d$i/t" device)"; }
-	"$CONSUMER" dump "$(hexh "$M/d$i/t")" "$(xget "$M/d$i/t" ipc_offset)" $((8 << 20)) 0 "$i" | cmp -s - rand ||
+	"$CONSUMER" dump "$(cons_handle "$M/d$i/t")" "$(xget "$M/d$i/t" ipc_offset)" $((8 << 20)) 0 "$i" | cmp -s - rand ||
 		{ ok_all=0; echo "# d$i/t: bytes through the handle on device $i differ"; }
 done
 eq "a tensor placed on each device holds its bytes there" 1 $ok_all
 
 truncate -s $((4 << 20)) "$M/d1/k"
-"$CONSUMER" kwrite "$(hexh "$M/d1/k")" "$(xget "$M/d1/k" ipc_offset)" $((4 << 20)) 7 0 > kw.out 2>&1
+"$CONSUMER" kwrite "$(cons_handle "$M/d1/k")" "$(xget "$M/d1/k" ipc_offset)" $((4 << 20)) 7 0 > kw.out 2>&1
 rc=$?
 "$CONSUMER" gen 0 0 $((4 << 20)) 7 > want
 check "a kernel on GPU 0 in another process writes a tensor on GPU 1" \
@@ -73,7 +73,7 @@ h0=$(hexh "$M/d0/m")
 check "setfattr user.tensor.device 1 moves a tensor with memory" setfattr -n user.tensor.device -v 1 "$M/d0/m"
 check "moving a tensor to another device keeps its bytes and changes its handle" bash -c \
 	"[ \"\$(getfattr --only-values -n user.tensor.device '$M/d0/m')\" = 1 ] && [ '$(hexh "$M/d0/m")' != '$h0' ] &&
-	 cmp big '$M/d0/m' && '$CONSUMER' dump \"\$(hexh '$M/d0/m')\" \"\$(getfattr --only-values -n user.tensor.ipc_offset '$M/d0/m')\" $((64 << 20)) 0 1 | cmp - big"
+	 cmp big '$M/d0/m' && '$CONSUMER' dump \"\$(cons_handle '$M/d0/m')\" \"\$(getfattr --only-values -n user.tensor.ipc_offset '$M/d0/m')\" $((64 << 20)) 0 1 | cmp - big"
 eq "the Redis record follows the move" 1 "$(rcli hget tensorfs:tensor:d0/m device)"
 check "the memory keeper, which owns both blocks, did the copy (peer access)" \
 	grep -q "moved $((64 << 20)) bytes from device 0 to 1: .* (by the memory keeper)" "$T/m.log"

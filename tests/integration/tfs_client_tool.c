@@ -466,7 +466,8 @@ int main(int argc, char **argv)
 		print_info(t);
 		if ((rc = tfs_write(t, 0, "\x2a", 1)) || (rc = hexdump(t, 0, 1)))
 			goto err;
-	} else if (!strcmp(cmd, "open-meta") && argc == 3) {    /* open-meta FILE */
+	} else if (!strcmp(cmd, "open-meta") && (argc == 3 || argc == 4)) {
+		/* open-meta FILE [LEN]: the info, then LEN bytes from 0 as hex */
 		char buf[8192];
 		FILE *f = fopen(argv[2], "r");
 		size_t n = f ? fread(buf, 1, sizeof(buf), f) : 0;
@@ -476,6 +477,8 @@ int main(int argc, char **argv)
 		if ((rc = tfs_open_meta(buf, n, &t)))
 			goto err;
 		print_info(t);
+		if (argc == 4 && (rc = hexdump(t, 0, strtoul(argv[3], NULL, 0))))
+			goto err;
 	} else if (!strcmp(cmd, "dlpack") && argc == 3) {       /* dlpack PATH */
 		DLManagedTensor *dl;
 

@@ -4,7 +4,8 @@ them. Results are also printed as "ok - " / "not ok - " / "skip - " lines, which
 tests/tally.sh counts into the suite's total.
 
 Environment: TFS_BUILD (default build) is the build folder whose tensorfs daemon runs;
-TFS_BACKEND (default host) its --backend.
+TFS_BACKEND (default host) its --backend; with TFS_TEST_MEMORY=vmm a cuda mount runs
+--memory vmm (tests/gpu/run.sh's GPU_MEMORY=vmm) unless the test names a memory mode.
 """
 import os
 import shutil
@@ -56,9 +57,13 @@ class Mount:
             raise RuntimeError("redis-server did not start")
         os.mkdir(self.dir)
         backend = os.environ.get("TFS_BACKEND", "host")
+        memory = []
+        if backend == "cuda" and os.environ.get("TFS_TEST_MEMORY") == "vmm" and \
+                not any(o.startswith("--memory") or "memory=" in o for o in self.options):
+            memory = ["--memory", "vmm"]
         self.daemon = subprocess.Popen(
             [DAEMON, "-f", "--redis", self.url, "--log", self.log, "--backend", backend]
-            + self.options + [self.dir], stdin=subprocess.DEVNULL)
+            + memory + self.options + [self.dir], stdin=subprocess.DEVNULL)
         if not wait_until(lambda: os.path.ismount(self.dir) or self.daemon.poll() is not None, 30) \
                 or not os.path.ismount(self.dir):
             with open(self.log, errors="replace") as f:

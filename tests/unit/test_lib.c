@@ -897,6 +897,60 @@ static void test_meta_json(void)
 	}
 }
 
+/* A VMM tensor's text names the handle socket and the tensor (docs/vmm.md): both travel
+ * exactly, and a socket path that is not absolute or does not fit is refused. */
+static void test_meta_hsock(void)
+{
+	struct tfs_meta m, back;
+	char name[64], *js, *bad;
+	const char *p;
+
+	sample_meta(&m);
+	js = tfs_meta_to_json(&m, NULL);
+	CHECK(js && strstr(js, "handle_socket") == NULL, "meta: no handle_socket key when none");
+	free(js);
+	strcpy(m.hsock, "/run/tensorfs/handles.0123456789abcdef.sock");
+	js = tfs_meta_to_json(&m, "d/t");
+	memset(&back, 0x77, sizeof(back));
+	CHECK(js && tfs_meta_from_json(js, strlen(js), &back) == 0 &&
+	      strcmp(back.hsock, m.hsock) == 0, "meta: json round trip keeps handle_socket");
+	CHECK(js && tfs_meta_json_name(js, strlen(js), name, sizeof(name)) == 0 &&
+	      strcmp(name, "d/t") == 0, "meta: json_name gives the name");
+	CHECK(js && tfs_meta_json_name(js, strlen(js), name, 3) == -EBADMSG,
+	      "meta: json_name refuses a name that does not fit");
+	if (js && (p = strstr(js, "\"/run/")) && (bad = strdup(js))) {
+		bad[p - js + 1] = 'r';                   /* "run/...": relative */
+		CHECK(tfs_meta_from_json(bad, strlen(bad), &back) == -EBADMSG,
+		      "meta: from_json refuses a relative handle_socket");
+		free(bad);
+	}
+	free(js);
+	js = tfs_meta_to_json(&m, NULL);
+	CHECK(js && tfs_meta_json_name(js, strlen(js), name, sizeof(name)) == -ENODATA,
+	      "meta: json_name: -ENODATA without a name");
+	free(js);
+	js = tfs_meta_to_json(&m, "../x");
+	CHECK(js && tfs_meta_json_name(js, strlen(js), name, sizeof(name)) == -EBADMSG,
+	      "meta: json_name refuses a name with ..");
+	free(js);
+	memset(m.hsock, 'a', sizeof(m.hsock) - 1);
+	m.hsock[0] = '/';
+	m.hsock[sizeof(m.hsock) - 1] = '\0';
+	js = tfs_meta_to_json(&m, NULL);
+	if (js && (p = strstr(js, "\"/aaa")) && (bad = malloc(strlen(js) + 2))) {
+		/* one byte more than a socket path holds */
+		size_t at = (size_t)(p - js) + 1;
+
+		memcpy(bad, js, at);
+		bad[at] = '/';
+		strcpy(bad + at + 1, js + at);
+		CHECK(tfs_meta_from_json(bad, strlen(bad), &back) == -EBADMSG,
+		      "meta: from_json refuses a handle_socket longer than a socket path");
+		free(bad);
+	}
+	free(js);
+}
+
 static void test_meta_misc(void)
 {
 	char name[5000];
@@ -1483,6 +1537,7 @@ int main(void)
 	test_strutil();
 	test_meta_fields();
 	test_meta_json();
+	test_meta_hsock();
 	test_meta_misc();
 	test_cmd_parse();
 	test_cmd_build();

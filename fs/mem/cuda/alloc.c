@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mem/cuda/cuda_internal.h"
 #include "mem/keeper/keeper.h"
@@ -92,6 +93,22 @@ static int block_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)
 	uint64_t before;
 	cudaError_t e;
 
+	if (tfs_cuda_vmm) {
+		/* --memory vmm packs small tensors into VMM allocations (docs/vmm.md): the
+		 * block is one, made (by the keeper), zeroed and counted by vmm.c. */
+		int rc;
+
+		if (!(cb = calloc(1, sizeof(*cb))))
+			return -ENOMEM;
+		if ((rc = tfs_cuda_vmm_block_get(d, size, &cb->vmm)) < 0) {
+			free(cb);
+			return rc;
+		}
+		cb->ptr = (void *)(uintptr_t)cb->vmm->va;
+		*base = cb->vmm->va;
+		*cookie = cb;
+		return 0;
+	}
 	before = atomic_fetch_add(&d->reserved, size);
 	if (be->cap && before + size > be->cap) {
 		atomic_fetch_sub(&d->reserved, size);
@@ -144,6 +161,11 @@ static void block_put(void *ctx, uint64_t base, uint64_t size, void *cookie)
 
 	(void)base;
 	(void)e;
+	if (cb->vmm) {
+		tfs_cuda_vmm_block_put(d, cb->vmm);
+		free(cb);
+		return;
+	}
 	block_drop(cb, d);
 	atomic_fetch_sub(&d->reserved, size);
 	free(cb);
@@ -170,7 +192,10 @@ int tfs_cuda_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t uid
 		return -ENOMEM;
 	a->dev = d;
 	a->key = tfs_pool_reader_key(uid, gid, mode, dir);
-	rc = pool_alloc(d, a->key, bytes, &a->chunk);
+	/* --memory vmm: a tensor of its own allocation, or a small one packed into a shared
+	 * one by the pool, under the same key rule as legacy blocks. */
+	rc = tfs_cuda_vmm && bytes > TFS_VMM_PACK_MAX ? tfs_cuda_vmm_alloc(d, bytes, a) :
+	     pool_alloc(d, a->key, bytes, &a->chunk);
 	if (rc < 0) {
 		tfs_log(rc == -ENOSPC ? LOG_INFO : LOG_ERR, "cuda: device %d: allocating %" PRIu64
 			" bytes: %s", d->ordinal, bytes, strerror(-rc));
@@ -188,6 +213,11 @@ void tfs_cuda_free(struct tfs_backend *be, struct tfs_alloc *a)
 	(void)be;
 	if (!a)
 		return;
+	if (a->vmm) {
+		tfs_cuda_vmm_free(a);
+		free(a);
+		return;
+	}
 	/* cudaFree, when the pool releases a block, acts on the current device. */
 	if (tfs_cuda_dev_current(a->dev) == 0)
 		tfs_cuda_chunk_release(a->dev, a->chunk);
@@ -207,6 +237,8 @@ int tfs_cuda_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t new_
 	(void)be;
 	if (!a || !new_bytes)
 		return -EINVAL;
+	if (a->vmm)
+		return tfs_cuda_vmm_resize(a, new_bytes);
 	d = a->dev;
 	old = tfs_pool_chunk_bytes(a->chunk);
 	if (new_bytes == old)
@@ -214,6 +246,22 @@ int tfs_cuda_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t new_
 	rc = tfs_cuda_dev_current(d);
 	if (rc < 0)
 		return rc;
+	if (tfs_cuda_vmm && new_bytes > TFS_VMM_PACK_MAX) {
+		/* Packed no longer: an allocation of its own, as a new tensor of that size. */
+		struct tfs_alloc na = { .dev = d };
+
+		if ((rc = tfs_cuda_vmm_alloc(d, new_bytes, &na)) < 0)
+			return rc;
+		rc = tfs_cuda_dev_copy_zero(d, na.vmm->va, tfs_pool_chunk_addr(a->chunk), old, 0, 0);
+		if (rc < 0) {
+			tfs_cuda_vmm_free(&na);
+			return rc;
+		}
+		tfs_cuda_chunk_release(d, a->chunk);
+		a->chunk = NULL;
+		a->vmm = na.vmm;
+		return 0;
+	}
 	/* In place when it shrinks or the space behind it is free; otherwise into a new chunk
 	 * with room to spare (see tfs_pool_growth_room): a file written by appends grows
 	 * 1.25x per move, so its bytes are copied a bounded number of times, at the price of
@@ -270,11 +318,23 @@ int tfs_cuda_export_handle(struct tfs_backend *be, struct tfs_alloc *a,
 	(void)be;
 	if (!a || !handle || !offset)
 		return -EINVAL;
+	if (a->vmm) {
+		tfs_cuda_vmm_handle(a, handle);
+		*offset = 0;
+		return 0;
+	}
 	d = a->dev;
 	rc = tfs_cuda_dev_current(d);
 	if (rc < 0)
 		return rc;
 	cb = tfs_pool_chunk_cookie(a->chunk);
+	if (cb->vmm) {
+		/* A packed VMM tensor: its block's handle, which grants nothing by itself; the
+		 * socket hands out the whole allocation, as a legacy handle maps its block. */
+		memcpy(handle, cb->vmm->handle, TFS_IPC_HANDLE_SIZE);
+		*offset = tfs_pool_chunk_offset(a->chunk);
+		return 0;
+	}
 	pthread_mutex_lock(&d->mu);
 	/* Asked once per block: every tensor of the block shares its handle. */
 	if (!cb->have_handle) {
@@ -302,6 +362,10 @@ int tfs_cuda_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, g
 	(void)be;
 	if (!a)
 		return -EINVAL;
+	/* A VMM tensor shares its memory with no other: who may have it is checked at each
+	 * fetch from the handle socket. */
+	if (a->vmm)
+		return 0;
 	d = a->dev;
 	rc = tfs_pool_rekey(d->pool, a->chunk, key);
 	if (rc != -EBUSY) {
@@ -397,6 +461,21 @@ int tfs_cuda_move(struct tfs_backend *be, struct tfs_alloc *a, int device)
 	if (rc < 0)
 		return rc;
 	peer_enable(to, from);
+	if (a->vmm) {
+		struct tfs_alloc na = { .dev = to };
+
+		if ((rc = tfs_cuda_vmm_alloc(to, a->vmm->bytes, &na)) < 0)
+			return rc;
+		rc = tfs_cuda_peer_copy(to, na.vmm->va, from, a->vmm->va, a->vmm->bytes);
+		if (rc < 0) {
+			tfs_cuda_vmm_free(&na);
+			return rc;
+		}
+		tfs_cuda_vmm_free(a);
+		a->vmm = na.vmm;
+		a->dev = to;
+		return 0;
+	}
 	bytes = tfs_pool_chunk_bytes(a->chunk);
 	rc = pool_alloc(to, a->key, bytes, &nc);
 	if (rc < 0) {
@@ -450,6 +529,10 @@ void tfs_cuda_stats(struct tfs_backend *be, int device, struct tfs_backend_stats
 	 * mount shows 0 used. */
 	st->reserved = ps.reserved - ps.cached;
 	st->nallocs = ps.nallocs;
+	/* --memory vmm: what tensors of their own allocation hold, beside the pool. */
+	st->used += atomic_load(&d->vmm_used);
+	st->reserved += atomic_load(&d->vmm_reserved);
+	st->nallocs += atomic_load(&d->vmm_n);
 }
 
 /* ---- restart: the keeper's blocks back into the pools ---- */
@@ -459,22 +542,38 @@ int tfs_cuda_list_found(struct tfs_backend *be)
 	struct tfs_keeper_req req = { .op = TFS_KEEPER_LIST };
 	struct tfs_keeper_rep rep;
 	size_t cap = 0;
-	int rc;
+	int rc, fd = -1;
 
 	if (!tfs_keeper_present())
 		return 0;
-	while ((rc = tfs_keeper_call(&req, &rep, NULL)) == 0) {
+	while ((rc = tfs_keeper_call(&req, &rep, &fd)) == 0) {
 		struct kfound *f;
+		int vmm = memcmp(rep.handle, TFS_VMM_MAGIC, 8) == 0;
 
 		req.id = rep.id;
-		if (rep.device == TFS_DEVICE_CPU)
-			continue;       /* the host tier's: the host backend's to adopt */
+		/* The host tier's are the host backend's to adopt (the handover registry
+		 * kept its copy of their descriptors); a VMM allocation needs its own. */
+		if (rep.device == TFS_DEVICE_CPU || !vmm || fd < 0) {
+			if (fd >= 0)
+				close(fd);
+			fd = -1;
+			if (rep.device == TFS_DEVICE_CPU)
+				continue;
+			if (vmm) {
+				tfs_log(LOG_ERR, "cuda: a VMM allocation of the keeper came without "
+					"its descriptor");
+				continue;
+			}
+		}
 		if (be->nfound == cap) {
 			size_t ncap = cap ? cap * 2 : 64;
 			struct kfound *nf = realloc(be->found, ncap * sizeof(*nf));
 
-			if (!nf)
+			if (!nf) {
+				if (fd >= 0)
+					close(fd);
 				return -ENOMEM;
+			}
 			be->found = nf;
 			cap = ncap;
 		}
@@ -483,6 +582,8 @@ int tfs_cuda_list_found(struct tfs_backend *be)
 		f->id = rep.id;
 		f->size = rep.size;
 		f->device = rep.device;
+		f->vfd = fd;
+		fd = -1;
 		memcpy(&f->handle, rep.handle, sizeof(f->handle));
 	}
 	return rc == -ENOENT ? 0 : rc;
@@ -505,7 +606,41 @@ int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_
 	rc = tfs_cuda_dev_get(be, m->device, &d);
 	if (rc < 0)
 		return rc;
-	if (!f->cb) {
+	if (f->vfd >= 0 && m->bytes <= TFS_VMM_PACK_MAX) {
+		/* A small tensor of --memory vmm: packed, its allocation a block of the pool
+		 * (an allocation of its own that shrank becomes a block too: harmless). */
+		if (!f->cb) {
+			struct cblock *cb = calloc(1, sizeof(*cb));
+
+			if (!cb)
+				return -ENOMEM;
+			rc = tfs_cuda_vmm_block_adopt(d, f->vfd, f->id, f->size,
+						      (const uint8_t *)&f->handle, &cb->vmm);
+			if (rc < 0) {
+				free(cb);
+				return rc;
+			}
+			cb->ptr = (void *)(uintptr_t)cb->vmm->va;
+			f->cb = cb;
+		}
+	} else if (f->vfd >= 0) {
+		/* A VMM allocation of its own is one tensor's: adopted once. */
+		if (f->used || f->cb)
+			return -EINVAL;
+		if (!(a = calloc(1, sizeof(*a))))
+			return -ENOMEM;
+		a->dev = d;
+		rc = tfs_cuda_vmm_adopt(d, f->vfd, f->id, f->size, m, a);
+		if (rc < 0) {
+			free(a);
+			return rc;
+		}
+		close(f->vfd);
+		f->vfd = -1;
+		f->used = 1;
+		*out = a;
+		return 0;
+	} else if (!f->cb) {
 		struct cblock *cb = calloc(1, sizeof(*cb));
 
 		if (!cb)
@@ -535,11 +670,29 @@ int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_
 		free(a);
 		return rc;
 	}
-	if (!f->used)
+	if (!f->used && !f->cb->vmm)    /* vmm.c counted a VMM block at its import */
 		atomic_fetch_add(&d->reserved, f->size);
 	f->used = 1;
 	*out = a;
 	return 0;
+}
+
+/* A block opened for adoption that no tensor took: unmapped here; the memory stays the
+ * keeper's (the caller frees it there or leaves it). */
+static void found_cb_drop(struct tfs_backend *be, struct kfound *f)
+{
+	struct cblock *cb = f->cb;
+	struct cdev *d;
+
+	if (cb->vmm) {
+		cb->vmm->kid = 0;
+		if (tfs_cuda_dev_get(be, f->device, &d) == 0)
+			tfs_cuda_vmm_block_put(d, cb->vmm);
+	} else {
+		cudaIpcCloseMemHandle(cb->ptr);
+	}
+	free(cb);
+	f->cb = NULL;
 }
 
 static void zero_free(void *ctx, uint64_t addr, uint64_t len)
@@ -552,11 +705,12 @@ void tfs_cuda_found_forget(struct tfs_backend *be)
 	for (size_t i = 0; i < be->nfound; i++) {
 		struct kfound *f = &be->found[i];
 
+		if (f->vfd >= 0)
+			close(f->vfd);
 		if (f->used || !f->cb)
 			continue;
 		cudaSetDevice(f->device);
-		cudaIpcCloseMemHandle(f->cb->ptr);
-		free(f->cb);
+		found_cb_drop(be, f);
 	}
 	free(be->found);
 	be->found = NULL;
@@ -572,12 +726,13 @@ int tfs_cuda_adopt_end(struct tfs_backend *be)
 		struct tfs_keeper_req req = { .op = TFS_KEEPER_FREE, .id = f->id };
 		struct tfs_keeper_rep rep;
 
+		if (f->vfd >= 0)
+			close(f->vfd);
 		if (f->used)
 			continue;
 		if (f->cb) {
 			cudaSetDevice(f->device);
-			cudaIpcCloseMemHandle(f->cb->ptr);
-			free(f->cb);
+			found_cb_drop(be, f);
 		}
 		tfs_log(LOG_NOTICE, "cuda: device %d: freeing a block of %" PRIu64 " bytes no "
 			"record names", f->device, f->size);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "mem/cuda/cuda_internal.h"
+#include "mem/keeper/keeper.h"
 #include "log.h"
 
 /* Numbers the backends: a thread's read area belongs to one generation (areas.c). */
@@ -62,6 +63,10 @@ int tfs_cuda_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 			(void)cudaGetLastError();
 	}
 	rc = tfs_cuda_dev_get(be, device, &d);
+	/* VMM memory lives while a descriptor of it does: the daemon keeps one beside the
+	 * keeper's (handover.h), from the first listed on. */
+	if (rc == 0 && tfs_cuda_vmm)
+		tfs_keeper_two_holders();
 	if (rc == 0)
 		rc = tfs_cuda_list_found(be);
 	if (rc < 0) {
@@ -144,4 +149,6 @@ const struct tfs_backend_ops tfs_backend_cuda = {
 	.host_unregister = tfs_cuda_host_unregister,
 	.copy_host_sum = tfs_cuda_copy_host_sum,
 	.release_cached = tfs_cuda_release_cached,
+	.export_fd = tfs_cuda_vmm_export_fd,
+	.grows_in_place = tfs_cuda_vmm_grows_in_place,
 };

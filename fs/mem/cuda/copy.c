@@ -82,7 +82,7 @@ static int check_range(struct tfs_alloc *a, uint64_t off, size_t len)
 
 	if (!a)
 		return -EINVAL;
-	bytes = tfs_pool_chunk_bytes(a->chunk);
+	bytes = tfs_cuda_bytes(a);
 	if (off > bytes || len > bytes - off)
 		return -EINVAL;
 	return 0;
@@ -115,7 +115,7 @@ static int device_range(struct tfs_alloc *a, uint64_t off, size_t len, uint64_t 
 
 	if (rc < 0 || (rc = tfs_cuda_dev_current(a->dev)) < 0)
 		return rc;
-	*addr = tfs_pool_chunk_addr(a->chunk) + off;
+	*addr = tfs_cuda_addr(a) + off;
 	return 0;
 }
 
@@ -253,7 +253,7 @@ static int to_area(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, si
 		return -ENOTSUP;
 	if ((rc = tfs_cuda_dev_current(a->dev)) < 0 ||
 	    (rc = copy_pinned(a->dev, r->p,
-			      (const void *)(uintptr_t)(tfs_pool_chunk_addr(a->chunk) + off), len,
+			      (const void *)(uintptr_t)(tfs_cuda_addr(a) + off), len,
 			      cudaMemcpyDeviceToHost)) < 0)
 		return rc;
 	*out = r;

@@ -19,7 +19,7 @@
  * reported), areas.c (the io region and the read areas), device.c (the devices and their
  * staging slots), copy.c (copies through the slots, read_fd), zero.c (the zeroing thread:
  * why memory from the pool reads as zeros), alloc.c (allocations and the pool's blocks,
- * resize, IPC handles, owner moves, stats), marks.c (written marks), keeper_mem.c,
+ * resize, IPC handles, owner moves, stats), marks.c (written marks), vmm.c (--memory vmm), keeper_mem.c,
  * backend.c (start-up and end, the operations table).
  *
  * Locks (level 3 of the order in tensors/tensors.h, taken inside backend calls only): per
@@ -65,6 +65,9 @@ struct cdev {
 	int ordinal;
 	struct tfs_backend *be;
 	_Atomic uint64_t reserved;      /* cudaMalloc'ed bytes of this device, against be->cap */
+	/* --memory vmm: tensors of their own allocation (not the pool's, whose statistics
+	 * count packed ones): allocations' bytes, tensors' bytes, how many (tfs_cuda_stats) */
+	_Atomic uint64_t vmm_reserved, vmm_used, vmm_n;
 	struct tfs_pool *pool;
 	uint8_t *staging;
 	struct slot slots[STAGING_SLOTS];
@@ -92,6 +95,8 @@ struct cblock {
 	int have_handle;
 	cudaIpcMemHandle_t handle;
 	uint64_t kid;           /* the keeper's id: ptr is its block, opened here; 0: ours */
+	struct tfs_vmm *vmm;    /* --memory vmm: the block is this VMM allocation (ptr its
+				 * address; handle and kid unused) */
 };
 
 /* A block the keeper held when this daemon started (a restart): adopted by tfs_cuda_adopt
@@ -102,13 +107,40 @@ struct kfound {
 	int used;               /* a tensor of it was adopted: the pool owns cb */
 	cudaIpcMemHandle_t handle;
 	struct cblock *cb;      /* opened here, NULL until a record names it */
+	int vfd;                /* a VMM allocation's descriptor (--memory vmm), else -1 */
+};
+
+/* A tensor's VMM allocation (--memory vmm, vmm.c): the driver's handle, its exported
+ * descriptor (kept until the tensor goes) and the address this daemon maps it at. */
+struct tfs_vmm {
+	uint64_t id;                 /* names it in the handle (and the clients' caches) */
+	uint64_t va;                 /* CUdeviceptr, mapped read-write for every device */
+	uint64_t size;               /* the allocation: bytes rounded up to the granularity */
+	uint64_t bytes;              /* the tensor's */
+	unsigned long long h;        /* CUmemGenericAllocationHandle, imported or made here */
+	int have_h, mapped;
+	int fd;                      /* the exported descriptor: this daemon's hold */
+	uint64_t kid;                /* the keeper's id of it, 0: made here */
+	uint8_t handle[TFS_IPC_HANDLE_SIZE];   /* TFS_VMM_MAGIC ... (meta.h) */
 };
 
 struct tfs_alloc {
 	struct cdev *dev;
-	struct tfs_pool_chunk *chunk;
+	struct tfs_pool_chunk *chunk;   /* NULL for a VMM allocation */
+	struct tfs_vmm *vmm;            /* --memory vmm: the tensor's own allocation */
 	struct tfs_pool_key key;
 };
+
+/* The device address and size of a's memory, whichever kind it is. */
+static inline uint64_t tfs_cuda_addr(const struct tfs_alloc *a)
+{
+	return a->vmm ? a->vmm->va : tfs_pool_chunk_addr(a->chunk);
+}
+
+static inline uint64_t tfs_cuda_bytes(const struct tfs_alloc *a)
+{
+	return a->vmm ? a->vmm->bytes : tfs_pool_chunk_bytes(a->chunk);
+}
 
 /* An interprocess event a producer marked a tensor written with, opened here once and
  * kept for the following reads (opening costs a driver call; waiting on a completed event
@@ -182,6 +214,50 @@ int tfs_cuda_dev_current(struct cdev *d);
  * still touch the buffer. */
 struct slot *tfs_cuda_slot_get(struct cdev *d);
 void tfs_cuda_slot_put(struct cdev *d, struct slot *s);
+
+/* ---- vmm.c (--memory vmm; docs/vmm.md) ---- */
+
+/* tfs_cuda_set_vmm's: new tensors are VMM allocations. */
+extern int tfs_cuda_vmm;
+
+/* Tensors up to this size are packed, in --memory vmm, into shared VMM allocations that
+ * the pool carves as it carves legacy blocks (one key per block, pool.h); larger ones get
+ * an allocation of their own. The pool's small class: its blocks are the 2 MiB of the
+ * allocation granularity, which a tensor of its own would take however small. */
+#define TFS_VMM_PACK_MAX (1ull << 20)
+
+/* The pool's blocks in --memory vmm: *out a new zeroed VMM allocation of at least size
+ * bytes on d (current), counted in d->reserved; put undoes it. 0 or -errno (-ENOSPC when
+ * the device or be->cap is full). */
+int tfs_cuda_vmm_block_get(struct cdev *d, uint64_t size, struct tfs_vmm **out);
+void tfs_cuda_vmm_block_put(struct cdev *d, struct tfs_vmm *v);
+/* A restart: *out the keeper's allocation kid of size with handle (its descriptor fd, the
+ * caller's) as a block for the pool to adopt tensors of, counted in d->reserved. 0 or
+ * -errno. */
+int tfs_cuda_vmm_block_adopt(struct cdev *d, int fd, uint64_t kid, uint64_t size,
+			     const uint8_t handle[TFS_IPC_HANDLE_SIZE], struct tfs_vmm **out);
+
+/* a->vmm: a new zeroed allocation of at least bytes on d, mapped here, exported as a
+ * descriptor. 0, -ENOSPC (device full or be->cap), -EIO (driver), -ENOSYS (no libcuda VMM
+ * API); on error a is unchanged. */
+int tfs_cuda_vmm_alloc(struct cdev *d, uint64_t bytes, struct tfs_alloc *a);
+/* A restart: a->vmm from the keeper's allocation kid of size (its descriptor fd, which
+ * stays the caller's), for the record m. 0, -EINVAL when m does not fit, -errno. */
+int tfs_cuda_vmm_adopt(struct cdev *d, int fd, uint64_t kid, uint64_t size,
+		       const struct tfs_meta *m, struct tfs_alloc *a);
+/* Unmaps and releases a->vmm and closes its descriptor (importers keep theirs). */
+void tfs_cuda_vmm_free(struct tfs_alloc *a);
+/* Within the allocation the size changes in place; beyond it a new allocation takes the
+ * bytes (its id, handle and address change). 0 or -errno, a unchanged on error. */
+int tfs_cuda_vmm_resize(struct tfs_alloc *a, uint64_t new_bytes);
+/* TFS_VMM_MAGIC, id, size, device (meta.h): a's own allocation's. */
+void tfs_cuda_vmm_handle(const struct tfs_alloc *a, uint8_t handle[TFS_IPC_HANDLE_SIZE]);
+/* backend.h's export_fd: a duplicate of the allocation's descriptor (for a packed tensor,
+ * its block's: the whole allocation, as a legacy handle names its whole block); -ENOTSUP
+ * for legacy memory. */
+int tfs_cuda_vmm_export_fd(struct tfs_backend *be, struct tfs_alloc *a, int writable, int *fd);
+/* backend.h's grows_in_place: a VMM allocation with room for new_bytes. */
+int tfs_cuda_vmm_grows_in_place(struct tfs_backend *be, struct tfs_alloc *a, uint64_t new_bytes);
 
 /* ---- zero.c ---- */
 

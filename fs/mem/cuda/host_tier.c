@@ -97,8 +97,8 @@ int tfs_cuda_copy_host_sum(struct tfs_backend *be, struct tfs_alloc *a, uint64_t
 	int rc, nt;
 
 	(void)be;
-	if (!a || off % TFS_SUM_PIECE || off > tfs_pool_chunk_bytes(a->chunk) ||
-	    len > tfs_pool_chunk_bytes(a->chunk) - off)
+	if (!a || off % TFS_SUM_PIECE || off > tfs_cuda_bytes(a) ||
+	    len > tfs_cuda_bytes(a) - off)
 		return -EINVAL;
 	if (!len)
 		return 0;
@@ -106,7 +106,7 @@ int tfs_cuda_copy_host_sum(struct tfs_backend *be, struct tfs_alloc *a, uint64_t
 		return rc;
 	if (!to_dev && !(ev = calloc(nb, sizeof(*ev))))
 		return -ENOMEM;
-	dev = tfs_pool_chunk_addr(a->chunk) + off;
+	dev = tfs_cuda_addr(a) + off;
 	s = tfs_cuda_slot_get(a->dev);
 	/* Every batch issued at once (the host side is registered: no staging ring), an
 	 * event after each for a sleep, whose summers wait for their batches; a wake's

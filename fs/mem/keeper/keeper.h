@@ -105,6 +105,7 @@ struct tfs_keeper_mem {
 extern const struct tfs_keeper_mem tfs_keeper_mem_host;
 #ifdef TFS_HAVE_CUDA
 extern const struct tfs_keeper_mem tfs_keeper_mem_cuda;
+extern const struct tfs_keeper_mem tfs_keeper_mem_vmm;    /* --memory vmm */
 #endif
 
 /* --- the keeper's side (keeper.c) --- */

@@ -32,15 +32,25 @@ check "a/t5 held through the queue" bash -c "echo '$r' | grep -q '\"ok\":true'"
 sleep 600 < "$M/w/t7" & opener=$!
 # A process that maps t2's memory through its handle and keeps it: after the crash it
 # checks the bytes and writes through its mapping.
-if [ "$BACKEND" = cuda ]; then
+if [ "$MEM_MODE" = vmm ]; then
+	# A VMM tensor's handle grants nothing: the Python package maps it (descriptor from the
+	# handle socket), the way a framework would.
+	target="$M/a/b/c/t2"
+	export PYTHONPATH=$ROOT/python${PYTHONPATH:+:$PYTHONPATH} TENSORFS_LIBRARY=$ROOT/$BUILD/libtensorfs.so
+elif [ "$BACKEND" = cuda ]; then
 	target="$(_map_hex "$M/a/b/c/t2") $(xget "$M/a/b/c/t2" ipc_offset)"
 else
 	target="/dev/shm$(xget "$M/a/b/c/t2" ipc_handle | tail -c +9 | tr -d '\0')"
 fi
-python3 - "$BACKEND" "$T/mapped" $target <<'PY' & mapper=$!
+python3 - "$BACKEND$([ "$MEM_MODE" = vmm ] && echo -vmm)" "$T/mapped" $target <<'PY' & mapper=$!
 import ctypes, os, sys, time
 backend, out = sys.argv[1], sys.argv[2]
-if backend == "cuda":
+if backend == "cuda-vmm":
+    import tensorfs
+    t = tensorfs.open(sys.argv[3], "r+")
+    read = lambda: t.read(0, 64)
+    write = lambda data: t.write(data, 0)
+elif backend == "cuda":
     import cupy
     rt = cupy.cuda.runtime
     ptr = rt.ipcOpenMemHandle(bytes.fromhex(sys.argv[3])) + int(sys.argv[4])

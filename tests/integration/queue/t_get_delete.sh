@@ -15,7 +15,8 @@ eq "get reply handle = xattr handle" "$(getfattr --only-values -n user.tensor.ip
 eq "get reply = user.tensor.meta + id, ok, name" same "$(/usr/bin/python3 -c '
 import json, sys
 r, m = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-for k in ("id", "ok", "name"): r.pop(k)
+for k in ("id", "ok"): r.pop(k)
+m.setdefault("name", r["name"])   # user.tensor.meta names a VMM tensor only (docs/vmm.md)
 print("same" if r == m else "reply %s meta %s" % (r, m))' "$r" "$(getfattr --only-values -n user.tensor.meta "$M/q1")" 2>&1)"
 r=$(send "{\"op\":\"delete\",\"name\":\"q1\",\"pid\":$live,\"node\":\"n1\"}")
 eq "delete by the holder ok" True "$(jfield "$r" ok)"
