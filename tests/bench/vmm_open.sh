@@ -21,11 +21,13 @@ median_ms() {
 		echo $(( (e - s) / 1000 ))
 	done | sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR+1)/2)]/1000}'
 }
+# The two mounts share one namespace (one Redis): each mode's tensors get their own names,
+# or the second mount would open the first's tensors as another node's.
 for m in ipc vmm; do
-	head -c 67108864 /dev/urandom > "$T/$m/t"
-	touch "$T/$m/empty"
-	full=$(median_ms "$TOOL" info "$T/$m/t")
-	base=$(median_ms "$TOOL" info "$T/$m/empty")
+	head -c 67108864 /dev/urandom > "$T/$m/t_$m" || { echo "not ok - vmm open latency bench: writing t_$m"; exit 1; }
+	touch "$T/$m/empty_$m" || { echo "not ok - vmm open latency bench: empty_$m"; exit 1; }
+	full=$(median_ms "$TOOL" info "$T/$m/t_$m")
+	base=$(median_ms "$TOOL" info "$T/$m/empty_$m")
 	echo "# $m: fresh process tfs_open of 64 MiB: median $full ms; of 0 bytes: $base ms; open's own: $(awk "BEGIN {printf \"%.2f\", $full - $base}") ms"
 done
 umount_tfs "$T/ipc"; umount_tfs "$T/vmm"
