@@ -78,6 +78,7 @@ static const struct fuse_opt opt_table[] = {
 	OPT("user_queues=%s", queue_users),
 	LONG_OPT("max-bytes", max_bytes),
 	OPT("max_bytes=%s", max_bytes),
+	LONG_OPT("preallocate", preallocate),
 	OPT("queue_max_command=%s", queue_max_command),
 	OPT("queue_max_batch=%s", queue_max_batch),
 	OPT("queue_max_forward=%d", queue_max_forward),
@@ -148,6 +149,9 @@ static void usage(const char *prog)
 	       "    --max-bytes SIZE    cap on memory for tensors, per device: 512M, 64G, ...,\n"
 	       "                        or per tier: cpu:64G,0:40G (-o max_bytes=cpu:64G/0:40G)\n"
 	       "                        (default: all of it)\n"
+	       "    --preallocate SIZES reserve each tier's memory at start, tier:size like\n"
+	       "                        cpu:64G,0:40G (-o preallocate=cpu:64G/0:40G); a tier\n"
+	       "                        without --max-bytes of its own is then that size\n"
 	       "    --log FILE          log here instead of syslog when in the background\n"
 	       "    --cluster-key FILE  the cluster's secret (mode 600): serve this node's\n"
 	       "                        tensors to daemons with it, read and write theirs\n"
@@ -460,6 +464,8 @@ static int parse_options(struct fuse_args *spelled, struct fuse_args *args,
 /* Start-up step: the options given, checked and completed with their defaults, and handed
  * to the layers that own them (schema, queue, memory, FUSE). Nothing is started yet. 0, or
  * -1 after logging why. restarted: started again by the keeper (it said so once already). */
+static int check_prealloc(void);
+
 static int check_options(struct tfs_opts *o, int restarted)
 {
 	char hostname[256];
@@ -494,6 +500,12 @@ static int check_options(struct tfs_opts *o, int restarted)
 		return -1;
 	}
 	tfs_mem.max_bytes = tfs_mem.caps.all;
+	if (o->preallocate && (tfs_tiers_parse_sizes(o->preallocate, &tfs_mem.prealloc) ||
+			       tfs_mem.prealloc.all)) {
+		tfs_log(LOG_ERR, "--preallocate '%s' is not a list of tier:size like "
+			"cpu:64G,0:40G", o->preallocate);
+		return -1;
+	}
 	if (o->host_devices < 0 || o->host_devices > TFS_HOST_DEVICES_MAX) {
 		tfs_log(LOG_ERR, "host_devices must be between 1 and %d", TFS_HOST_DEVICES_MAX);
 		return -1;
@@ -589,9 +601,42 @@ static int check_options(struct tfs_opts *o, int restarted)
 		tfs_mem.cpu_served = strcmp(tfs_mem.ops->name, "host") ? 1 : o->host_devices > 0;
 	if (tfs_mem.cpu_served && strcmp(tfs_mem.ops->name, "host"))
 		tfs_mem.ops = tfs_tiers_wrap(tfs_mem.ops);
+	if (check_prealloc())
+		return -1;
 	if (o->entry_timeout < 0) {
 		tfs_log(LOG_ERR, "entry_timeout must be >= 0");
 		return -1;
+	}
+	return 0;
+}
+
+/* --preallocate names tiers this mount serves, each within its cap. 0, or -1 after
+ * logging why. The ordinals are checked against the devices present by check_devices. */
+static int check_prealloc(void)
+{
+	const struct tfs_tier_sizes *p = &tfs_mem.prealloc;
+
+	if (p->devmask && strcmp(tfs_mem.ops->name, "host")) {
+		tfs_log(LOG_ERR, "--preallocate: the %s backend preallocates only the host tier "
+			"(cpu) so far", tfs_mem.ops->name);
+		return -1;
+	}
+	if (p->has_cpu && !tfs_mem.cpu_served) {
+		tfs_log(LOG_ERR, "--preallocate cpu: this mount serves no host tier");
+		return -1;
+	}
+	for (int dev = -2; dev < TFS_DEVICES_MAX; dev++) {
+		uint64_t want, cap;
+
+		if (dev == -1 || (dev >= 0 && !(p->devmask >> dev & 1)) ||
+		    (dev == TFS_DEVICE_CPU && !p->has_cpu))
+			continue;
+		want = tfs_tier_size(p, dev);
+		cap = tfs_tier_size(&tfs_mem.caps, dev);
+		if (cap && want > cap) {
+			tfs_log(LOG_ERR, "--preallocate: more than --max-bytes for a tier");
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -628,6 +673,11 @@ static int check_devices(const struct tfs_opts *o)
 	} else if (ndev < TFS_DEVICES_MAX && tfs_mem.devmask >> ndev) {
 		tfs_log(LOG_ERR, "--devices %s: no device %d (%d present)", o->devices,
 			ndev + __builtin_ctzll(tfs_mem.devmask >> ndev), ndev);
+		return -1;
+	}
+	if (ndev < TFS_DEVICES_MAX && tfs_mem.prealloc.devmask >> ndev) {
+		tfs_log(LOG_ERR, "--preallocate: no device %d (%d present)",
+			ndev + __builtin_ctzll(tfs_mem.prealloc.devmask >> ndev), ndev);
 		return -1;
 	}
 	if (!tfs_device_served(o->device)) {
@@ -885,7 +935,7 @@ out_args:
 	fuse_opt_free_args(&args);
 	fuse_opt_free_args(&spelled);
 	free(o->redis); free(o->redis_password_file); free(o->backend); free(o->node); free(o->prefix); free(o->queue); free(o->queue_users);
-	free(o->max_bytes); free(o->memory); free(o->queue_max_command); free(o->queue_max_batch); free(o->log); free(o->devices);
+	free(o->max_bytes); free(o->memory); free(o->preallocate); free(o->queue_max_command); free(o->queue_max_batch); free(o->log); free(o->devices);
 	free(o->cluster_key); free(o->handle_socket);
 	return rc;
 }

@@ -31,6 +31,8 @@ struct tfs_backend_stats {
 			     * only for reuse are not counted */
 	uint64_t total;     /* what the device has, or --max-bytes (a cap per device) if less */
 	uint64_t nallocs;   /* live allocations */
+	uint64_t prealloc;  /* bytes of the tier's preallocated pool (--preallocate), live
+			     * tensors' and idle alike; 0 without one */
 };
 
 #define TFS_BE_NOMOVE 1u   /* set_owner: refuse (-EBUSY) rather than move the memory */
@@ -208,6 +210,8 @@ struct tfs_mem {
 	uint64_t max_bytes;          /* -o max_bytes given as one size: the cap per device,
 				      * 0: none */
 	struct tfs_tier_sizes caps;  /* -o max_bytes per tier (tiers.h tfs_tier_size) */
+	struct tfs_tier_sizes prealloc; /* --preallocate: each tier's pool reserved at start
+					 * (docs/tiers.md#preallocation) */
 	uint64_t devmask;            /* the devices served (devices.h) */
 	int cpu_served;              /* the host tier "cpu" is served (docs/tiers.md) */
 	int host_devices;            /* -o host_devices: the host backend's stand-in GPUs */

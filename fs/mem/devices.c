@@ -36,5 +36,6 @@ void tfs_devices_stats(int device, struct tfs_backend_stats *st)
 		st->reserved += one.reserved;
 		st->total += one.total;
 		st->nallocs += one.nallocs;
+		st->prealloc += one.prealloc;
 	}
 }
