@@ -20,6 +20,7 @@
 
 #include "mem/cuda/cuda_internal.h"
 #include "mem/keeper/keeper.h"
+#include "mem/tiers.h"
 #include "meta.h"
 #include "log.h"
 
@@ -85,6 +86,15 @@ static void block_drop(struct cblock *cb, struct cdev *d)
 		tfs_log(LOG_WARNING, "cuda: device %d: the keeper did not free a block", d->ordinal);
 }
 
+/* The cap of device ordinal: its own of --max-bytes 0:40G,1:20G, else the one size (be->cap),
+ * 0 for none. */
+static uint64_t cap_of(const struct tfs_backend *be, int ordinal)
+{
+	uint64_t own = tfs_tier_size(&tfs_mem.caps, ordinal);
+
+	return own ? own : be->cap;
+}
+
 static int block_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)
 {
 	struct cdev *d = ctx;
@@ -110,7 +120,7 @@ static int block_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)
 		return 0;
 	}
 	before = atomic_fetch_add(&d->reserved, size);
-	if (be->cap && before + size > be->cap) {
+	if (cap_of(be, d->ordinal) && before + size > cap_of(be, d->ordinal)) {
 		atomic_fetch_sub(&d->reserved, size);
 		return -ENOSPC;
 	}
@@ -516,8 +526,8 @@ void tfs_cuda_stats(struct tfs_backend *be, int device, struct tfs_backend_stats
 	if (device < 0 || device >= be->ndev)
 		return;
 	st->total = be->dev_total[device];
-	if (be->cap && (!st->total || be->cap < st->total))
-		st->total = be->cap;
+	if (cap_of(be, device) && (!st->total || cap_of(be, device) < st->total))
+		st->total = cap_of(be, device);
 	d = atomic_load_explicit(&be->devs[device], memory_order_acquire);
 	if (!d)
 		return;
