@@ -464,10 +464,9 @@ static int parse_options(struct fuse_args *spelled, struct fuse_args *args,
 /* Start-up step: the options given, checked and completed with their defaults, and handed
  * to the layers that own them (schema, queue, memory, FUSE). Nothing is started yet. 0, or
  * -1 after logging why. restarted: started again by the keeper (it said so once already). */
-static int check_prealloc(void);
-
 static int check_options(struct tfs_opts *o, int restarted)
 {
+	const char *why;
 	char hostname[256];
 
 	if (!o->node) {
@@ -601,42 +600,15 @@ static int check_options(struct tfs_opts *o, int restarted)
 		tfs_mem.cpu_served = strcmp(tfs_mem.ops->name, "host") ? 1 : o->host_devices > 0;
 	if (tfs_mem.cpu_served && strcmp(tfs_mem.ops->name, "host"))
 		tfs_mem.ops = tfs_tiers_wrap(tfs_mem.ops);
-	if (check_prealloc())
+	if ((why = tfs_tiers_check_prealloc(&tfs_mem.prealloc, &tfs_mem.caps,
+					     strcmp(tfs_mem.ops->name, "host") == 0,
+					     tfs_mem.cpu_served))) {
+		tfs_log(LOG_ERR, "--preallocate: %s", why);
 		return -1;
+	}
 	if (o->entry_timeout < 0) {
 		tfs_log(LOG_ERR, "entry_timeout must be >= 0");
 		return -1;
-	}
-	return 0;
-}
-
-/* --preallocate names tiers this mount serves, each within its cap. 0, or -1 after
- * logging why. The ordinals are checked against the devices present by check_devices. */
-static int check_prealloc(void)
-{
-	const struct tfs_tier_sizes *p = &tfs_mem.prealloc;
-
-	if (p->devmask && strcmp(tfs_mem.ops->name, "host")) {
-		tfs_log(LOG_ERR, "--preallocate: the %s backend preallocates only the host tier "
-			"(cpu) so far", tfs_mem.ops->name);
-		return -1;
-	}
-	if (p->has_cpu && !tfs_mem.cpu_served) {
-		tfs_log(LOG_ERR, "--preallocate cpu: this mount serves no host tier");
-		return -1;
-	}
-	for (int dev = -2; dev < TFS_DEVICES_MAX; dev++) {
-		uint64_t want, cap;
-
-		if (dev == -1 || (dev >= 0 && !(p->devmask >> dev & 1)) ||
-		    (dev == TFS_DEVICE_CPU && !p->has_cpu))
-			continue;
-		want = tfs_tier_size(p, dev);
-		cap = tfs_tier_size(&tfs_mem.caps, dev);
-		if (cap && want > cap) {
-			tfs_log(LOG_ERR, "--preallocate: more than --max-bytes for a tier");
-			return -1;
-		}
 	}
 	return 0;
 }
@@ -647,6 +619,8 @@ static int start_backend(const struct tfs_opts *o)
 {
 	int rc = tfs_mem.ops->init(&tfs_mem.be, o->device, tfs_mem.max_bytes);
 
+	if (rc == 0 && tfs_mem.ops->set_caps)
+		tfs_mem.ops->set_caps(tfs_mem.be, &tfs_mem.caps);
 	if (rc) {
 		tfs_log(LOG_ERR, "the %s backend failed to start on device %d: %s",
 			tfs_mem.ops->name, o->device, strerror(-rc));

@@ -24,6 +24,7 @@ struct tfs_meta;
 
 struct tfs_backend;     /* one per daemon: the backend's private state */
 struct tfs_alloc;       /* one per tensor with bytes > 0: opaque to callers */
+struct tfs_tier_sizes;  /* below */
 
 struct tfs_backend_stats {
 	uint64_t used;      /* bytes handed out to tensors (requested sizes) */
@@ -44,6 +45,11 @@ struct tfs_backend_ops {
 	 * On success *out is owned by the caller and released with fini(). */
 	int (*init)(struct tfs_backend **out, int device, uint64_t max_bytes);
 	void (*fini)(struct tfs_backend *be);
+
+	/* Per-device caps (--max-bytes 0:40G,1:20G), given once after init, before any alloc:
+	 * a device caps names has that cap, the others init's max_bytes. The caller keeps caps
+	 * alive. May be NULL (the host backend reads tfs_mem.caps at init). */
+	void (*set_caps)(struct tfs_backend *be, const struct tfs_tier_sizes *caps);
 
 	/* Number of devices usable with alloc(); valid ordinals are 0..n-1. */
 	int (*device_count)(struct tfs_backend *be);

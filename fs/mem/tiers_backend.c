@@ -120,6 +120,12 @@ static void tiers_fini(struct tfs_backend *be)
 	free(be);
 }
 
+static void tiers_set_caps(struct tfs_backend *be, const struct tfs_tier_sizes *caps)
+{
+	if (main_ops->set_caps)
+		main_ops->set_caps(be->main, caps);
+}
+
 static int tiers_device_count(struct tfs_backend *be)
 {
 	return main_ops->device_count(be->main);
@@ -394,6 +400,7 @@ const struct tfs_backend_ops tfs_backend_tiers = {
 	.name = "tiers",        /* tfs_tiers_wrap's copy takes its main backend's */
 	.init = tiers_init,
 	.fini = tiers_fini,
+	.set_caps = tiers_set_caps,
 	.device_count = tiers_device_count,
 	.alloc = tiers_alloc,
 	.free = tiers_free,

@@ -20,7 +20,6 @@
 
 #include "mem/cuda/cuda_internal.h"
 #include "mem/keeper/keeper.h"
-#include "mem/tiers.h"
 #include "meta.h"
 #include "log.h"
 
@@ -86,13 +85,18 @@ static void block_drop(struct cblock *cb, struct cdev *d)
 		tfs_log(LOG_WARNING, "cuda: device %d: the keeper did not free a block", d->ordinal);
 }
 
-/* The cap of device ordinal: its own of --max-bytes 0:40G,1:20G, else the one size (be->cap),
- * 0 for none. */
+/* The cap of device ordinal: its own of --max-bytes 0:40G,1:20G (set_caps), else the one
+ * size (be->cap), 0 for none. */
 static uint64_t cap_of(const struct tfs_backend *be, int ordinal)
 {
-	uint64_t own = tfs_tier_size(&tfs_mem.caps, ordinal);
+	if (ordinal >= 0 && ordinal < TFS_DEVICES_MAX && (be->caps.devmask >> ordinal & 1))
+		return be->caps.dev[ordinal];
+	return be->cap;
+}
 
-	return own ? own : be->cap;
+void tfs_cuda_set_caps(struct tfs_backend *be, const struct tfs_tier_sizes *caps)
+{
+	be->caps = *caps;
 }
 
 static int block_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)

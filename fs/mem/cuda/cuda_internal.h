@@ -159,6 +159,7 @@ struct tfs_backend {
 	uint64_t mark_clock;
 	int ndev, default_dev;
 	uint64_t cap;                           /* per device; 0: its memory is the limit */
+	struct tfs_tier_sizes caps;             /* set_caps: devices with a cap of their own */
 	uint64_t *dev_total;                    /* memory of each device, by ordinal */
 	pthread_mutex_t init_mu;
 	_Atomic(struct cdev *) *devs;
@@ -336,6 +337,8 @@ int tfs_cuda_copy_in_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t of
 			uint64_t foff, size_t len);
 int tfs_cuda_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 		      void *dst, size_t len);
+/* backend.h's set_caps (alloc.c). */
+void tfs_cuda_set_caps(struct tfs_backend *be, const struct tfs_tier_sizes *caps);
 /* backend.h's host_register, host_unregister and copy_host_sum (host_tier.c). */
 int tfs_cuda_host_register(struct tfs_backend *be, void *p, size_t len);
 void tfs_cuda_host_unregister(struct tfs_backend *be, void *p);
