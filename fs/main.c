@@ -601,7 +601,6 @@ static int check_options(struct tfs_opts *o, int restarted)
 	if (tfs_mem.cpu_served && strcmp(tfs_mem.ops->name, "host"))
 		tfs_mem.ops = tfs_tiers_wrap(tfs_mem.ops);
 	if ((why = tfs_tiers_check_prealloc(&tfs_mem.prealloc, &tfs_mem.caps,
-					     strcmp(tfs_mem.ops->name, "host") == 0,
 					     tfs_mem.cpu_served))) {
 		tfs_log(LOG_ERR, "--preallocate: %s", why);
 		return -1;
@@ -620,7 +619,7 @@ static int start_backend(const struct tfs_opts *o)
 	int rc = tfs_mem.ops->init(&tfs_mem.be, o->device, tfs_mem.max_bytes);
 
 	if (rc == 0 && tfs_mem.ops->set_caps)
-		tfs_mem.ops->set_caps(tfs_mem.be, &tfs_mem.caps);
+		tfs_mem.ops->set_caps(tfs_mem.be, &tfs_mem.caps, &tfs_mem.prealloc);
 	if (rc) {
 		tfs_log(LOG_ERR, "the %s backend failed to start on device %d: %s",
 			tfs_mem.ops->name, o->device, strerror(-rc));

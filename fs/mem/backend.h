@@ -46,10 +46,13 @@ struct tfs_backend_ops {
 	int (*init)(struct tfs_backend **out, int device, uint64_t max_bytes);
 	void (*fini)(struct tfs_backend *be);
 
-	/* Per-device caps (--max-bytes 0:40G,1:20G), given once after init, before any alloc:
-	 * a device caps names has that cap, the others init's max_bytes. The caller keeps caps
-	 * alive. May be NULL (the host backend reads tfs_mem.caps at init). */
-	void (*set_caps)(struct tfs_backend *be, const struct tfs_tier_sizes *caps);
+	/* Per-device caps (--max-bytes 0:40G,1:20G) and preallocations (--preallocate 0:40G),
+	 * given once after init, before any other call: a device caps names has that cap, the
+	 * others init's max_bytes; a device prealloc names has its pool reserved by adopt_end
+	 * (which every start calls). Copied. May be NULL (the host backend reads tfs_mem at
+	 * init). */
+	void (*set_caps)(struct tfs_backend *be, const struct tfs_tier_sizes *caps,
+			 const struct tfs_tier_sizes *prealloc);
 
 	/* Number of devices usable with alloc(); valid ordinals are 0..n-1. */
 	int (*device_count)(struct tfs_backend *be);

@@ -128,11 +128,8 @@ uint64_t tfs_tier_size(const struct tfs_tier_sizes *s, int device)
 }
 
 const char *tfs_tiers_check_prealloc(const struct tfs_tier_sizes *pre,
-				     const struct tfs_tier_sizes *caps, int host_backend,
-				     int cpu_served)
+				     const struct tfs_tier_sizes *caps, int cpu_served)
 {
-	if (pre->devmask && !host_backend)
-		return "this backend preallocates only the host tier (cpu) so far";
 	if (pre->has_cpu && !cpu_served)
 		return "cpu: this mount serves no host tier";
 	for (int dev = TFS_DEVICE_CPU; dev < TFS_DEVICES_MAX; dev++) {

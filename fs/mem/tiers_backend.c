@@ -120,10 +120,11 @@ static void tiers_fini(struct tfs_backend *be)
 	free(be);
 }
 
-static void tiers_set_caps(struct tfs_backend *be, const struct tfs_tier_sizes *caps)
+static void tiers_set_caps(struct tfs_backend *be, const struct tfs_tier_sizes *caps,
+			   const struct tfs_tier_sizes *prealloc)
 {
 	if (main_ops->set_caps)
-		main_ops->set_caps(be->main, caps);
+		main_ops->set_caps(be->main, caps, prealloc);
 }
 
 static int tiers_device_count(struct tfs_backend *be)
