@@ -149,9 +149,7 @@ static void usage(const char *prog)
 	       "    --max-bytes SIZE    cap on memory for tensors, per device: 512M, 64G, ...,\n"
 	       "                        or per tier: cpu:64G,0:40G (-o max_bytes=cpu:64G/0:40G)\n"
 	       "                        (default: all of it)\n"
-	       "    --preallocate SIZES reserve each tier's memory at start, tier:size like\n"
-	       "                        cpu:64G,0:40G (-o preallocate=cpu:64G/0:40G); a tier\n"
-	       "                        without --max-bytes of its own is then that size\n"
+	       "    --preallocate LIST  reserve tiers' memory at start: cpu:64G,0:40G (tiers.md)\n"
 	       "    --log FILE          log here instead of syslog when in the background\n"
 	       "    --cluster-key FILE  the cluster's secret (mode 600): serve this node's\n"
 	       "                        tensors to daemons with it, read and write theirs\n"
@@ -466,7 +464,6 @@ static int parse_options(struct fuse_args *spelled, struct fuse_args *args,
  * -1 after logging why. restarted: started again by the keeper (it said so once already). */
 static int check_options(struct tfs_opts *o, int restarted)
 {
-	const char *why;
 	char hostname[256];
 
 	if (!o->node) {
@@ -499,12 +496,6 @@ static int check_options(struct tfs_opts *o, int restarted)
 		return -1;
 	}
 	tfs_mem.max_bytes = tfs_mem.caps.all;
-	if (o->preallocate && (tfs_tiers_parse_sizes(o->preallocate, &tfs_mem.prealloc) ||
-			       tfs_mem.prealloc.all)) {
-		tfs_log(LOG_ERR, "--preallocate '%s' is not a list of tier:size like "
-			"cpu:64G,0:40G", o->preallocate);
-		return -1;
-	}
 	if (o->host_devices < 0 || o->host_devices > TFS_HOST_DEVICES_MAX) {
 		tfs_log(LOG_ERR, "host_devices must be between 1 and %d", TFS_HOST_DEVICES_MAX);
 		return -1;
@@ -600,11 +591,8 @@ static int check_options(struct tfs_opts *o, int restarted)
 		tfs_mem.cpu_served = strcmp(tfs_mem.ops->name, "host") ? 1 : o->host_devices > 0;
 	if (tfs_mem.cpu_served && strcmp(tfs_mem.ops->name, "host"))
 		tfs_mem.ops = tfs_tiers_wrap(tfs_mem.ops);
-	if ((why = tfs_tiers_check_prealloc(&tfs_mem.prealloc, &tfs_mem.caps,
-					     tfs_mem.cpu_served))) {
-		tfs_log(LOG_ERR, "--preallocate: %s", why);
+	if (o->preallocate && tfs_prealloc_option(o->preallocate))
 		return -1;
-	}
 	if (o->entry_timeout < 0) {
 		tfs_log(LOG_ERR, "entry_timeout must be >= 0");
 		return -1;
@@ -616,10 +604,8 @@ static int check_options(struct tfs_opts *o, int restarted)
  * (nothing started). */
 static int start_backend(const struct tfs_opts *o)
 {
-	int rc = tfs_mem.ops->init(&tfs_mem.be, o->device, tfs_mem.max_bytes);
+	int rc = tfs_mem_start(o->device);
 
-	if (rc == 0 && tfs_mem.ops->set_caps)
-		tfs_mem.ops->set_caps(tfs_mem.be, &tfs_mem.caps, &tfs_mem.prealloc);
 	if (rc) {
 		tfs_log(LOG_ERR, "the %s backend failed to start on device %d: %s",
 			tfs_mem.ops->name, o->device, strerror(-rc));
@@ -649,8 +635,8 @@ static int check_devices(const struct tfs_opts *o)
 		return -1;
 	}
 	if (ndev < TFS_DEVICES_MAX && tfs_mem.prealloc.devmask >> ndev) {
-		tfs_log(LOG_ERR, "--preallocate: no device %d (%d present)",
-			ndev + __builtin_ctzll(tfs_mem.prealloc.devmask >> ndev), ndev);
+		tfs_log(LOG_ERR, "--preallocate: no device %d",
+			ndev + __builtin_ctzll(tfs_mem.prealloc.devmask >> ndev));
 		return -1;
 	}
 	if (!tfs_device_served(o->device)) {
