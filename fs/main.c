@@ -78,6 +78,7 @@ static const struct fuse_opt opt_table[] = {
 	OPT("user_queues=%s", queue_users),
 	LONG_OPT("max-bytes", max_bytes),
 	OPT("max_bytes=%s", max_bytes),
+	LONG_OPT("preallocate", preallocate),
 	OPT("queue_max_command=%s", queue_max_command),
 	OPT("queue_max_batch=%s", queue_max_batch),
 	OPT("queue_max_forward=%d", queue_max_forward),
@@ -148,6 +149,7 @@ static void usage(const char *prog)
 	       "    --max-bytes SIZE    cap on memory for tensors, per device: 512M, 64G, ...,\n"
 	       "                        or per tier: cpu:64G,0:40G (-o max_bytes=cpu:64G/0:40G)\n"
 	       "                        (default: all of it)\n"
+	       "    --preallocate LIST  reserve tiers' memory at start: cpu:64G,0:40G (tiers.md)\n"
 	       "    --log FILE          log here instead of syslog when in the background\n"
 	       "    --cluster-key FILE  the cluster's secret (mode 600): serve this node's\n"
 	       "                        tensors to daemons with it, read and write theirs\n"
@@ -589,6 +591,8 @@ static int check_options(struct tfs_opts *o, int restarted)
 		tfs_mem.cpu_served = strcmp(tfs_mem.ops->name, "host") ? 1 : o->host_devices > 0;
 	if (tfs_mem.cpu_served && strcmp(tfs_mem.ops->name, "host"))
 		tfs_mem.ops = tfs_tiers_wrap(tfs_mem.ops);
+	if (o->preallocate && tfs_prealloc_option(o->preallocate))
+		return -1;
 	if (o->entry_timeout < 0) {
 		tfs_log(LOG_ERR, "entry_timeout must be >= 0");
 		return -1;
@@ -600,7 +604,7 @@ static int check_options(struct tfs_opts *o, int restarted)
  * (nothing started). */
 static int start_backend(const struct tfs_opts *o)
 {
-	int rc = tfs_mem.ops->init(&tfs_mem.be, o->device, tfs_mem.max_bytes);
+	int rc = tfs_mem_start(o->device);
 
 	if (rc) {
 		tfs_log(LOG_ERR, "the %s backend failed to start on device %d: %s",
@@ -628,6 +632,11 @@ static int check_devices(const struct tfs_opts *o)
 	} else if (ndev < TFS_DEVICES_MAX && tfs_mem.devmask >> ndev) {
 		tfs_log(LOG_ERR, "--devices %s: no device %d (%d present)", o->devices,
 			ndev + __builtin_ctzll(tfs_mem.devmask >> ndev), ndev);
+		return -1;
+	}
+	if (ndev < TFS_DEVICES_MAX && tfs_mem.prealloc.devmask >> ndev) {
+		tfs_log(LOG_ERR, "--preallocate: no device %d",
+			ndev + __builtin_ctzll(tfs_mem.prealloc.devmask >> ndev));
 		return -1;
 	}
 	if (!tfs_device_served(o->device)) {
@@ -885,7 +894,7 @@ out_args:
 	fuse_opt_free_args(&args);
 	fuse_opt_free_args(&spelled);
 	free(o->redis); free(o->redis_password_file); free(o->backend); free(o->node); free(o->prefix); free(o->queue); free(o->queue_users);
-	free(o->max_bytes); free(o->memory); free(o->queue_max_command); free(o->queue_max_batch); free(o->log); free(o->devices);
+	free(o->max_bytes); free(o->memory); free(o->preallocate); free(o->queue_max_command); free(o->queue_max_batch); free(o->log); free(o->devices);
 	free(o->cluster_key); free(o->handle_socket);
 	return rc;
 }

@@ -54,6 +54,10 @@ struct tfs_cudart {
 const struct tfs_cudart *tfs_cudart_get(int *rc);
 /* Runs cudaSetDevice(dev) and returns the previous device in *prev (for restore). */
 int tfs_cuda_enter(const struct tfs_cudart *cu, int dev, int *prev);
+/* Whether host memory at p is registered with (or allocated pinned by) the CUDA driver in
+ * this process: 1 or 0. Never loads the driver (a process that has not loaded it has
+ * registered nothing), never makes a context. */
+int tfs_host_pinned(const void *p);
 
 /* ---- per-process handle cache (ipc_cache.c) ---- */
 struct tfs_ipc_entry;

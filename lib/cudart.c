@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "client_internal.h"
@@ -74,6 +75,27 @@ const struct tfs_cudart *tfs_cudart_get(int *rc)
 	}
 	*rc = 0;
 	return &cu;
+}
+
+int tfs_host_pinned(const void *p)
+{
+	static const char *const names[] = { "libcuda.so.1", "libcuda.so" };
+	int (*get)(void *data, int attr, unsigned long long ptr);
+	unsigned int type = 0;
+	void *h = NULL;
+	int rc = -1;
+
+	for (size_t i = 0; !h && i < sizeof(names) / sizeof(names[0]); i++)
+		h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+	if (!h)
+		return 0;
+	*(void **)&get = dlsym(h, "cuPointerGetAttribute");
+	/* CU_POINTER_ATTRIBUTE_MEMORY_TYPE (2); CU_MEMORYTYPE_HOST (1). Memory the driver does
+	 * not know answers an error, also before cuInit. */
+	if (get)
+		rc = get(&type, 2, (unsigned long long)(uintptr_t)p);
+	dlclose(h);
+	return rc == 0 && type == 1;
 }
 
 int tfs_cuda_enter(const struct tfs_cudart *c, int dev, int *prev)

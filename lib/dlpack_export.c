@@ -24,8 +24,24 @@ static void deleter(DLManagedTensor *self)
 	free(x);
 }
 
+int tfs_dlpack_device(tfs_tensor *t, int32_t *device_type, int32_t *device_id)
+{
+	if (!t || !device_type || !device_id)
+		return tfs_seterr(-EINVAL, "tfs_dlpack_device: NULL argument");
+	if (!tfs_tensor_on_host(t)) {
+		*device_type = kDLCUDA;
+		*device_id = t->meta.device;
+	} else {
+		*device_type = t->data && tfs_host_pinned(t->data) ? kDLCUDAHost : kDLCPU;
+		*device_id = 0;
+	}
+	return 0;
+}
+
 int tfs_to_dlpack(tfs_tensor *t, struct DLManagedTensor **out)
 {
+	int32_t type, id;
+
 	struct export *x;
 	uint8_t code, bits;
 
@@ -43,8 +59,9 @@ int tfs_to_dlpack(tfs_tensor *t, struct DLManagedTensor **out)
 	for (int i = 0; i < t->meta.shape.ndim; i++)
 		x->shape[i] = (int64_t)t->meta.shape.dims[i];
 	x->dl.dl_tensor.data = t->data;
-	x->dl.dl_tensor.device.device_type = tfs_tensor_on_host(t) ? kDLCPU : kDLCUDA;
-	x->dl.dl_tensor.device.device_id = tfs_tensor_on_host(t) ? 0 : t->meta.device;
+	tfs_dlpack_device(t, &type, &id);
+	x->dl.dl_tensor.device.device_type = (DLDeviceType)type;
+	x->dl.dl_tensor.device.device_id = id;
 	x->dl.dl_tensor.ndim = t->meta.shape.ndim;
 	x->dl.dl_tensor.dtype.code = code;
 	x->dl.dl_tensor.dtype.bits = bits;

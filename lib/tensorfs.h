@@ -140,6 +140,14 @@ int tfs_write(tfs_tensor *t, uint64_t off, const void *src, size_t len);
  * DLPack 1.1's kDLFloat8_e4m3fn = 10 and kDLFloat8_e5m2 = 12), -ENOMEM. */
 int tfs_to_dlpack(tfs_tensor *t, struct DLManagedTensor **out);
 
+/* The DLPack device tfs_to_dlpack gives t now: kDLCUDA (2) and the ordinal for a GPU
+ * tensor; for host memory (the host backend's, the host tier's) kDLCUDAHost (3) when this
+ * process has it registered with the CUDA driver (cudaHostRegister of its mapping, made by
+ * the caller: the daemon's registration is its own process's), so frameworks copy it at
+ * pinned speed, else kDLCPU (1); id 0. The driver is asked only when the process has loaded
+ * it already. 0, -EINVAL. */
+int tfs_dlpack_device(tfs_tensor *t, int32_t *device_type, int32_t *device_id);
+
 /* Connects to the Redis a tensorfs daemon uses: redis://[[user]:password@]host[:port][/db],
  * unix://[[user]:password@]/path/to/sock or
  * sentinel://[[user]:password@]host:port[,host:port...]/mastername[?db=N] (the primary

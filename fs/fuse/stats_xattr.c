@@ -44,7 +44,9 @@ static int add_devices(cJSON *o)
 		    !cJSON_AddNumberToObject(d, "total", (double)st.total) ||
 		    !cJSON_AddNumberToObject(d, "reserved", (double)st.reserved) ||
 		    !cJSON_AddNumberToObject(d, "used", (double)st.used) ||
-		    !cJSON_AddNumberToObject(d, "allocations", (double)st.nallocs))
+		    !cJSON_AddNumberToObject(d, "allocations", (double)st.nallocs) ||
+		    (st.prealloc &&
+		     !cJSON_AddNumberToObject(d, "preallocated", (double)st.prealloc)))
 			return -ENOMEM;
 	}
 	return 0;

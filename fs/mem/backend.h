@@ -24,6 +24,7 @@ struct tfs_meta;
 
 struct tfs_backend;     /* one per daemon: the backend's private state */
 struct tfs_alloc;       /* one per tensor with bytes > 0: opaque to callers */
+struct tfs_tier_sizes;  /* below */
 
 struct tfs_backend_stats {
 	uint64_t used;      /* bytes handed out to tensors (requested sizes) */
@@ -31,6 +32,8 @@ struct tfs_backend_stats {
 			     * only for reuse are not counted */
 	uint64_t total;     /* what the device has, or --max-bytes (a cap per device) if less */
 	uint64_t nallocs;   /* live allocations */
+	uint64_t prealloc;  /* bytes of the tier's preallocated pool (--preallocate), live
+			     * tensors' and idle alike; 0 without one */
 };
 
 #define TFS_BE_NOMOVE 1u   /* set_owner: refuse (-EBUSY) rather than move the memory */
@@ -42,6 +45,14 @@ struct tfs_backend_ops {
 	 * On success *out is owned by the caller and released with fini(). */
 	int (*init)(struct tfs_backend **out, int device, uint64_t max_bytes);
 	void (*fini)(struct tfs_backend *be);
+
+	/* Per-device caps (--max-bytes 0:40G,1:20G) and preallocations (--preallocate 0:40G),
+	 * given once after init, before any other call: a device caps names has that cap, the
+	 * others init's max_bytes; a device prealloc names has its pool reserved by adopt_end
+	 * (which every start calls). Copied. May be NULL (the host backend reads tfs_mem at
+	 * init). */
+	void (*set_caps)(struct tfs_backend *be, const struct tfs_tier_sizes *caps,
+			 const struct tfs_tier_sizes *prealloc);
 
 	/* Number of devices usable with alloc(); valid ordinals are 0..n-1. */
 	int (*device_count)(struct tfs_backend *be);
@@ -208,6 +219,8 @@ struct tfs_mem {
 	uint64_t max_bytes;          /* -o max_bytes given as one size: the cap per device,
 				      * 0: none */
 	struct tfs_tier_sizes caps;  /* -o max_bytes per tier (tiers.h tfs_tier_size) */
+	struct tfs_tier_sizes prealloc; /* --preallocate: each tier's pool reserved at start
+					 * (docs/tiers.md#preallocation) */
 	uint64_t devmask;            /* the devices served (devices.h) */
 	int cpu_served;              /* the host tier "cpu" is served (docs/tiers.md) */
 	int host_devices;            /* -o host_devices: the host backend's stand-in GPUs */

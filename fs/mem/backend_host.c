@@ -1,7 +1,8 @@
 /* The host backend: each tensor is a shared-memory object in the keeper's directory of
  * /dev/shm, so another process maps it by name. The 64-byte handle is "TFSHOST1" followed
- * by the NUL-terminated path (core/host_handle.h, docs/handles.md); the offset is
- * always 0. Pages are reserved with fallocate at
+ * by the NUL-terminated path (core/host_handle.h, docs/handles.md); the offset is 0,
+ * except in a tier --preallocate names, whose tensors are carved from the segments of its
+ * pool (backend_host_pool.c). Pages are reserved with fallocate at
  * allocation so running out of /dev/shm is ENOSPC here, not SIGBUS in a later copy.
  * The memory keeper makes and owns the objects (keeper_host.c) and sends the daemon a
  * descriptor of each; without a keeper (a backend used on its own) the same code runs in
@@ -22,6 +23,8 @@
 #include "mem/backend.h"
 #include "mem/tiers.h"
 #include "mem/host_mem.h"
+#include "mem/host_internal.h"
+#include "mem/host_pool.h"
 #include "tier.h"
 #include "fileio.h"
 #include "host_handle.h"
@@ -33,53 +36,15 @@
 #include "util/nofile.h"
 
 
-/* An object the keeper held when this daemon started: a restart adopts it (host_adopt). */
-struct found {
-	uint64_t id;
-	int fd;                  /* -1 once adopted */
-	char name[TFS_HOST_PATH_MAX];
-};
-
-/* One tier's figures: the stand-in devices 0..ndev-1, then the host tier "cpu" (slot
- * ndev). Every tier is shared memory here; each has its own cap and counts. */
-struct htier {
-	uint64_t used, reserved, total, nallocs;
-};
-
-struct tfs_backend {
-	pthread_mutex_t lock;
-	struct htier tier[TFS_HOST_DEVICES_MAX + 1];
-	int ndev;
-	size_t page;
-	struct found *found;
-	size_t nfound;
-};
-
-struct tfs_alloc {
-	int fd;
-	void *base;
-	uint64_t bytes, mapped;
-	uint64_t kid;            /* the keeper's id; 0 without a keeper */
-	int damaged;             /* a copy found pages gone: logged once */
-	int slot;                /* its tier (struct htier) */
-	void *kpriv;             /* without a keeper: keeper_host.c's state, in this process */
-	char name[TFS_HOST_PATH_MAX];  /* the object's path in /dev/shm, as the handle has it */
-};
-
-static uint64_t round_page(struct tfs_backend *be, uint64_t n)
-{
-	return (n + be->page - 1) / be->page * be->page;
-}
-
 /* Can a tensor of bytes be charged at all? Bounded before any arithmetic on it: the page
  * rounding and the signed charges below stay in range for every size that passes. */
-static int chargeable(struct tfs_backend *be, int slot, uint64_t bytes)
+int hb_chargeable(struct tfs_backend *be, int slot, uint64_t bytes)
 {
 	uint64_t total = be->tier[slot].total;
 
 	if (bytes > (uint64_t)INT64_MAX - be->page)
 		return -EFBIG;
-	return total && round_page(be, bytes) > total ? -ENOSPC : 0;
+	return total && hb_round_page(be, bytes) > total ? -ENOSPC : 0;
 }
 
 /* The slot of device, or -1 when this backend has no such tier. */
@@ -152,6 +117,8 @@ static int list_found(struct tfs_backend *be)
 	return rc == -ENOENT ? 0 : rc;
 }
 
+static void host_fini(struct tfs_backend *be);
+
 static int host_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 {
 	struct tfs_backend *be;
@@ -189,6 +156,15 @@ static int host_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 			*total = (uint64_t)sv.f_blocks * sv.f_frsize;
 		if (dev == TFS_DEVICE_CPU)
 			*total = tfs_tier_host_bound(*total);
+		/* Without a cap of its own, a preallocated tier is its reservation. */
+		if (tfs_tier_size(&tfs_mem.prealloc, dev) && !tfs_tier_size(&tfs_mem.caps, dev) &&
+		    !max_bytes)
+			*total = hb_round_page(be, tfs_tier_size(&tfs_mem.prealloc, dev));
+	}
+	/* A restart fills the pools once the keeper's objects are taken back (adopt_end). */
+	if ((rc = hb_start_pools(be, be->nfound == 0))) {
+		host_fini(be);
+		return rc;
 	}
 	*out = be;
 	return 0;
@@ -196,6 +172,7 @@ static int host_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 
 static void host_fini(struct tfs_backend *be)
 {
+	hb_stop_pools(be);
 	for (size_t i = 0; i < be->nfound; i++)
 		if (be->found[i].fd >= 0)
 			close(be->found[i].fd);
@@ -210,7 +187,7 @@ static int host_device_count(struct tfs_backend *be)
 }
 
 /* Charges n reserved bytes against the tier's cap; -ENOSPC when it does not fit. */
-static int charge(struct tfs_backend *be, int slot, int64_t used, int64_t reserved)
+int hb_charge(struct tfs_backend *be, int slot, int64_t used, int64_t reserved)
 {
 	struct htier *t = &be->tier[slot];
 	int rc = 0;
@@ -268,7 +245,7 @@ static int obtain_object(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gi
 /* obtain_object, with out of descriptors (the keeper's, or ours: the object then went
  * back) answered ENOSPC, as a full file system's creates are: EMFILE would tell the
  * caller that its own table is full. */
-static int obtain(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gid, mode_t mode)
+int hb_obtain(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gid, mode_t mode)
 {
 	int rc = obtain_object(a, size, uid, gid, mode);
 
@@ -300,7 +277,7 @@ static void remove_orphan(const struct tfs_alloc *a)
 
 /* The object goes: the keeper removes it (or this process, without a keeper, or when the
  * keeper is gone). */
-static void give_back(struct tfs_alloc *a)
+void hb_give_back(struct tfs_alloc *a)
 {
 	struct tfs_keeper_req req = { .op = TFS_KEEPER_FREE, .id = a->kid };
 	struct tfs_keeper_rep rep;
@@ -316,7 +293,7 @@ static void give_back(struct tfs_alloc *a)
 }
 
 /* Charges without the cap (adopted memory). */
-static void charge_force(struct tfs_backend *be, int slot, int64_t used, int64_t reserved)
+void hb_charge_force(struct tfs_backend *be, int slot, int64_t used, int64_t reserved)
 {
 	pthread_mutex_lock(&be->lock);
 	be->tier[slot].used += (uint64_t)used;
@@ -324,27 +301,29 @@ static void charge_force(struct tfs_backend *be, int slot, int64_t used, int64_t
 	pthread_mutex_unlock(&be->lock);
 }
 
-static int host_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t uid,
-		      gid_t gid, mode_t mode, uint64_t dir, struct tfs_alloc **out)
+/* host_alloc, zeroed or not (zero 0: the caller writes every byte, a move). */
+static int alloc_in(struct tfs_backend *be, int device, uint64_t bytes, uid_t uid,
+		    gid_t gid, mode_t mode, uint64_t dir, int zero, struct tfs_alloc **out)
 {
 	struct tfs_alloc *a;
 	uint64_t mapped;
 	int rc, slot = slot_of(be, device);
 
-	(void)dir;      /* an object of its own per tensor */
 	if (slot < 0)
 		return -EINVAL;
-	if ((rc = chargeable(be, slot, bytes)))
+	if (be->tier[slot].pool)
+		return hb_pool_alloc(be, slot, bytes, 0, uid, gid, mode, dir, zero, out);
+	if ((rc = hb_chargeable(be, slot, bytes)))
 		return rc;
-	mapped = round_page(be, bytes);
-	if ((rc = charge(be, slot, (int64_t)bytes, (int64_t)mapped)))
+	mapped = hb_round_page(be, bytes);
+	if ((rc = hb_charge(be, slot, (int64_t)bytes, (int64_t)mapped)))
 		return rc;
 	a = calloc(1, sizeof(*a));
 	if (!a) {
 		rc = -ENOMEM;
 		goto fail_charge;
 	}
-	if ((rc = obtain(a, mapped, uid, gid, mode)))
+	if ((rc = hb_obtain(a, mapped, uid, gid, mode)))
 		goto fail_struct;
 	/* Not MAP_POPULATE: it faults the whole object in here, in the thread that sizes the
 	 * tensor, at about 2.5 GB/s; the copies into it (prefault) map their own pages, in
@@ -357,25 +336,45 @@ static int host_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t 
 	a->bytes = bytes;
 	a->mapped = mapped;
 	a->slot = slot;
+	a->uid = uid;
+	a->gid = gid;
+	a->mode = mode;
+	a->dir = dir;
 	__atomic_add_fetch(&be->tier[slot].nallocs, 1, __ATOMIC_RELAXED);
 	*out = a;
 	return 0;
 fail_shm:
-	give_back(a);
+	hb_give_back(a);
 fail_struct:
 	free(a);
 fail_charge:
-	charge(be, slot, -(int64_t)bytes, -(int64_t)mapped);
+	hb_charge(be, slot, -(int64_t)bytes, -(int64_t)mapped);
 	return rc;
+}
+
+static int host_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t uid,
+		      gid_t gid, mode_t mode, uint64_t dir, struct tfs_alloc **out)
+{
+	return alloc_in(be, device, bytes, uid, gid, mode, dir, 1, out);
+}
+
+int tfs_host_alloc_uninit(struct tfs_backend *be, int device, uint64_t bytes, uid_t uid,
+			  gid_t gid, mode_t mode, uint64_t dir, struct tfs_alloc **out)
+{
+	return alloc_in(be, device, bytes, uid, gid, mode, dir, 0, out);
 }
 
 static void host_free(struct tfs_backend *be, struct tfs_alloc *a)
 {
 	if (!a)
 		return;
+	if (a->chunk) {
+		hb_pool_free(be, a);
+		return;
+	}
 	munmap(a->base, a->mapped);
-	give_back(a);
-	charge(be, a->slot, -(int64_t)a->bytes, -(int64_t)a->mapped);
+	hb_give_back(a);
+	hb_charge(be, a->slot, -(int64_t)a->bytes, -(int64_t)a->mapped);
 	__atomic_sub_fetch(&be->tier[a->slot].nallocs, 1, __ATOMIC_RELAXED);
 	free(a);
 }
@@ -387,12 +386,14 @@ static int host_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t b
 	void *base;
 	int rc;
 
+	if (a->chunk)
+		return hb_pool_resize(be, a, bytes);
 	/* Only growth is bounded: a tensor adopted over a smaller --max-bytes may shrink. */
-	if (bytes > a->bytes && (rc = chargeable(be, a->slot, bytes)))
+	if (bytes > a->bytes && (rc = hb_chargeable(be, a->slot, bytes)))
 		return rc;
-	mapped = round_page(be, bytes);
+	mapped = hb_round_page(be, bytes);
 	if (bytes > a->bytes && mapped > a->mapped) {
-		if ((rc = charge(be, a->slot, 0, (int64_t)(mapped - a->mapped))))
+		if ((rc = hb_charge(be, a->slot, 0, (int64_t)(mapped - a->mapped))))
 			return rc;
 		/* Only the new range: shmem's fallocate walks every page it is given, so
 		 * reserving from 0 made a cp that grows the file 1 MiB at a time quadratic. */
@@ -405,11 +406,11 @@ static int host_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t b
 			/* Give back the pages fallocate may have added. */
 			if (ftruncate(a->fd, (off_t)a->mapped))
 				tfs_log(LOG_WARNING, "host: cannot trim %s back", a->name);
-			charge(be, a->slot, 0, -(int64_t)(mapped - a->mapped));
+			hb_charge(be, a->slot, 0, -(int64_t)(mapped - a->mapped));
 			return -ENOSPC;
 		}
 		a->base = base;
-		charge(be, a->slot, (int64_t)(bytes - a->bytes), 0);
+		hb_charge(be, a->slot, (int64_t)(bytes - a->bytes), 0);
 		a->mapped = mapped;
 		a->bytes = bytes;
 		return 0;
@@ -422,17 +423,17 @@ static int host_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t b
 			base = mremap(a->base, a->mapped, mapped, 0);
 			if (base == MAP_FAILED)
 				return -errno;
-			charge(be, a->slot, 0, -(int64_t)(a->mapped - mapped));
+			hb_charge(be, a->slot, 0, -(int64_t)(a->mapped - mapped));
 			a->mapped = mapped;
 		}
 		if (ftruncate(a->fd, (off_t)mapped))
 			return -errno;
-		charge(be, a->slot, -(int64_t)(a->bytes - bytes), 0);
+		hb_charge(be, a->slot, -(int64_t)(a->bytes - bytes), 0);
 		a->bytes = bytes;
 		return 0;
 	}
 	/* Growing inside the last page: those bytes are already zero. */
-	charge(be, a->slot, (int64_t)(bytes - a->bytes), 0);
+	hb_charge(be, a->slot, (int64_t)(bytes - a->bytes), 0);
 	a->bytes = bytes;
 	return 0;
 }
@@ -444,28 +445,31 @@ static int host_export(struct tfs_backend *be, struct tfs_alloc *a,
 	memset(handle, 0, TFS_IPC_HANDLE_SIZE);
 	memcpy(handle, TFS_HOST_MAGIC, 8);
 	memcpy(handle + 8, a->name, strlen(a->name));
-	*offset = 0;
+	*offset = a->chunk ? tfs_pool_chunk_offset(a->chunk) : 0;
 	return 0;
 }
 
 static int host_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, gid_t gid,
 			  mode_t mode, uint64_t dir, unsigned flags)
 {
-	(void)be;
-	(void)dir;      /* an object of its own: it never moves */
-	(void)flags;
-	/* A daemon not run by root cannot give the object away: it stays the daemon user's,
-	 * and the mode says who else maps it. */
+	if (a->chunk)
+		return hb_pool_set_owner(be, a, uid, gid, mode, dir, flags);
+	/* An object of its own: it never moves. A daemon not run by root cannot give the
+	 * object away: it stays the daemon user's, and the mode says who else maps it. */
 	if ((fchown(a->fd, uid, gid) && (errno != EPERM || geteuid() == 0)) ||
 	    fchmod(a->fd, mode & 0666))
 		return -errno;
+	a->uid = uid;
+	a->gid = gid;
+	a->mode = mode;
+	a->dir = dir;
 	return 0;
 }
 
 /* Maps the pages a copy is about to write, in one call instead of a fault per 4 KiB page.
  * fallocate reserved them, so this cannot run out of memory; where it fails anyway (a
  * kernel before 5.14) the copy faults them in. */
-static void prefault(void *p, size_t len)
+void hb_prefault(void *p, size_t len)
 {
 	(void)tfs_populate(p, len, MADV_POPULATE_WRITE);
 }
@@ -473,7 +477,7 @@ static void prefault(void *p, size_t len)
 /* A guarded copy's result: a fault means the object lost pages under us (truncated or
  * punched by whoever may write it; or /dev/shm full where pages were punched). Said once
  * per tensor, so that repeating it does not fill the log. */
-static int copied(struct tfs_alloc *a, int rc)
+int hb_copied(struct tfs_alloc *a, int rc)
 {
 	if (rc && !__atomic_exchange_n(&a->damaged, 1, __ATOMIC_RELAXED))
 		tfs_log(LOG_WARNING, "host: %s%s lost pages under the daemon (truncated by a "
@@ -488,8 +492,8 @@ static int host_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t of
 	(void)be;
 	if (off > a->bytes || len > a->bytes - off)
 		return -EINVAL;
-	prefault((char *)a->base + off, len);
-	return copied(a, tfs_guarded_copy((char *)a->base + off, src, len));
+	hb_prefault((char *)a->base + off, len);
+	return hb_copied(a, tfs_guarded_copy((char *)a->base + off, src, len));
 }
 
 static int host_copy_in_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, int fd,
@@ -498,7 +502,7 @@ static int host_copy_in_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t
 	(void)be;
 	if (off > a->bytes || len > a->bytes - off)
 		return -EINVAL;
-	prefault((char *)a->base + off, len);
+	hb_prefault((char *)a->base + off, len);
 	return tfs_pread_full(fd, (char *)a->base + off, len, foff);
 }
 
@@ -508,7 +512,7 @@ static int host_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t o
 	(void)be;
 	if (off > a->bytes || len > a->bytes - off)
 		return -EINVAL;
-	return copied(a, tfs_guarded_copy(dst, (char *)a->base + off, len));
+	return hb_copied(a, tfs_guarded_copy(dst, (char *)a->base + off, len));
 }
 
 static int host_read_mem(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
@@ -534,79 +538,49 @@ static void host_stats(struct tfs_backend *be, int device, struct tfs_backend_st
 	st->total = be->tier[slot].total;
 	st->nallocs = be->tier[slot].nallocs;
 	pthread_mutex_unlock(&be->lock);
+	if (be->tier[slot].pool)
+		tfs_host_pool_stats(be->tier[slot].pool, &st->prealloc, &st->reserved);
 }
 
-/* Moves a to another tier: a new object there, the bytes copied a piece at a time and
- * each piece summed where it landed, while it is still in the cache (no second pass),
- * then the old object given back. The object keeps its owner and mode. */
+/* Moves a to another tier: new memory there (its pool's, or an object of its own), the
+ * bytes copied a piece at a time and each piece summed where it landed, while it is still
+ * in the cache (no second pass), then the old memory given back. The tensor keeps its
+ * owner and mode. */
 static int host_move_sum(struct tfs_backend *be, struct tfs_alloc *a, int device,
 			 uint64_t *sum, void (*commit)(void *arg), void *arg)
 {
 	int rc, slot = slot_of(be, device);
 	uint64_t acc = TFS_SUM_EMPTY;
-	struct tfs_alloc n;
-	struct stat st;
+	struct tfs_alloc *n;
 
 	if (slot < 0)
 		return -EINVAL;
-	if (fstat(a->fd, &st))
-		return -errno;
-	if ((rc = chargeable(be, slot, a->bytes)))
+	if ((rc = alloc_in(be, device, a->bytes, a->uid, a->gid, a->mode, a->dir, 0, &n)))
 		return rc;
-	if ((rc = charge(be, slot, (int64_t)a->bytes, (int64_t)a->mapped)))
-		return rc;
-	memset(&n, 0, sizeof(n));
-	if ((rc = obtain(&n, a->mapped, st.st_uid, st.st_gid, st.st_mode & 07777)))
-		goto fail_charge;
-	n.base = mmap(NULL, a->mapped, PROT_READ | PROT_WRITE, MAP_SHARED, n.fd, 0);
-	if (n.base == MAP_FAILED) {
-		rc = -ENOSPC;
-		goto fail_obj;
-	}
-	prefault(n.base, a->bytes);
+	hb_prefault(n->base, a->bytes);
 	for (uint64_t off = 0; off < a->bytes; off += TFS_SUM_PIECE) {
 		size_t len = a->bytes - off < TFS_SUM_PIECE ? (size_t)(a->bytes - off) :
 			     TFS_SUM_PIECE;
 
-		if ((rc = copied(a, tfs_guarded_copy((char *)n.base + off,
+		if ((rc = hb_copied(a, tfs_guarded_copy((char *)n->base + off,
 						     (char *)a->base + off, len))))
-			goto fail_map;
-		acc = tfs_sum_add(acc, tfs_sum_piece((char *)n.base + off, len, off));
+			goto fail;
+		acc = tfs_sum_add(acc, tfs_sum_piece((char *)n->base + off, len, off));
 	}
 	acc = tfs_sum_final(acc);
 	if (*sum && acc != *sum) {
 		rc = -EBADMSG;
-		goto fail_map;
+		goto fail;
 	}
-	/* a takes the new object; n keeps the old one until the commit is made. */
-	{
-		struct tfs_alloc old = *a;
-
-		a->fd = n.fd;
-		a->base = n.base;
-		a->kid = n.kid;
-		a->kpriv = n.kpriv;
-		a->damaged = 0;
-		a->slot = slot;
-		memcpy(a->name, n.name, sizeof(a->name));
-		n = old;
-	}
-	__atomic_add_fetch(&be->tier[slot].nallocs, 1, __ATOMIC_RELAXED);
+	/* a takes the new memory; n keeps the old until the commit is made. */
+	hb_take_over(a, n);
 	*sum = acc;
 	if (commit)
 		commit(arg);
-	munmap(n.base, n.mapped);
-	give_back(&n);
-	charge(be, n.slot, -(int64_t)n.bytes, -(int64_t)n.mapped);
-	__atomic_sub_fetch(&be->tier[n.slot].nallocs, 1, __ATOMIC_RELAXED);
+	host_free(be, n);
 	return 0;
-fail_map:
-	munmap(n.base, a->mapped);
-fail_obj:
-	n.mapped = a->mapped;
-	give_back(&n);
-fail_charge:
-	charge(be, slot, -(int64_t)a->bytes, -(int64_t)a->mapped);
+fail:
+	host_free(be, n);
 	return rc;
 }
 
@@ -623,6 +597,11 @@ void *tfs_host_mem(struct tfs_alloc *a, uint64_t *mapped)
 	return a->base;
 }
 
+int tfs_host_mem_pinned(struct tfs_alloc *a)
+{
+	return a->chunk && a->seg->pinned;
+}
+
 static int host_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out)
 {
 	char path[TFS_HOST_PATH_MAX];
@@ -631,26 +610,29 @@ static int host_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct t
 	struct stat st;
 	int rc, slot = slot_of(be, m->device);
 
-	if (tfs_host_handle_path(m->ipc_handle, path, sizeof(path)) || m->ipc_offset != 0 ||
-	    slot < 0)
+	if (tfs_host_handle_path(m->ipc_handle, path, sizeof(path)) || slot < 0 ||
+	    (m->ipc_offset != 0 && !be->tier[slot].pool))
 		return -EINVAL;
 	for (size_t i = 0; i < be->nfound && !f; i++)
-		if (be->found[i].fd >= 0 && strcmp(be->found[i].name, path) == 0)
+		if ((be->found[i].fd >= 0 || be->found[i].seg) &&
+		    strcmp(be->found[i].name, path) == 0)
 			f = &be->found[i];
 	if (!f)
 		return -ENOENT;
+	if (be->tier[slot].pool)
+		return hb_pool_adopt(be, slot, f, m, out);
 	/* The record says how big the tensor is, not the object: whoever may write the
 	 * object may also have grown it (a sparse ftruncate to terabytes, which would be
 	 * charged and so refuse everyone else's allocations), or the daemon that died grew
 	 * it before its record said so. Pages past the mapping are trimmed by the next
 	 * resize. A shrunk object is refused: its bytes are gone. */
-	if (m->bytes == 0 || chargeable(be, slot, m->bytes) == -EFBIG || fstat(f->fd, &st) ||
+	if (m->bytes == 0 || hb_chargeable(be, slot, m->bytes) == -EFBIG || fstat(f->fd, &st) ||
 	    (uint64_t)st.st_size < m->bytes)
 		return -EINVAL;
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	a->mapped = round_page(be, m->bytes);
+	a->mapped = hb_round_page(be, m->bytes);
 	a->bytes = m->bytes;
 	a->base = mmap(NULL, a->mapped, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
 	if (a->base == MAP_FAILED) {
@@ -658,18 +640,22 @@ static int host_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct t
 		free(a);
 		return rc;
 	}
-	if ((rc = charge(be, slot, (int64_t)a->bytes, (int64_t)a->mapped)) && rc != -ENOSPC) {
+	if ((rc = hb_charge(be, slot, (int64_t)a->bytes, (int64_t)a->mapped)) && rc != -ENOSPC) {
 		munmap(a->base, a->mapped);
 		free(a);
 		return rc;
 	}
 	if (rc)        /* a smaller --max-bytes than before: keep it, it was there first */
-		charge_force(be, slot, (int64_t)a->bytes, (int64_t)a->mapped);
+		hb_charge_force(be, slot, (int64_t)a->bytes, (int64_t)a->mapped);
 	a->fd = f->fd;
 	a->kid = f->id;
 	snprintf(a->name, sizeof(a->name), "%s", f->name);
 	f->fd = -1;
 	a->slot = slot;
+	a->uid = m->uid;
+	a->gid = m->gid;
+	a->mode = m->mode;
+	a->dir = m->dir;
 	__atomic_add_fetch(&be->tier[slot].nallocs, 1, __ATOMIC_RELAXED);
 	*out = a;
 	return 0;
@@ -683,7 +669,7 @@ static int host_adopt_end(struct tfs_backend *be)
 		struct tfs_keeper_req req = { .op = TFS_KEEPER_FREE, .id = be->found[i].id };
 		struct tfs_keeper_rep rep;
 
-		if (be->found[i].fd < 0)
+		if (be->found[i].fd < 0 || hb_pool_take_found(be, &be->found[i]))
 			continue;
 		tfs_log(LOG_NOTICE, "host: freeing %s: no record names it", be->found[i].name);
 		close(be->found[i].fd);
@@ -694,20 +680,28 @@ static int host_adopt_end(struct tfs_backend *be)
 	free(be->found);
 	be->found = NULL;
 	be->nfound = 0;
+	/* What the reservation lacks still (segments freed, or a larger --preallocate). */
+	for (int i = 0; i <= be->ndev; i++)
+		if (be->tier[i].pool && tfs_host_pool_reserve(be->tier[i].pool, be->tier[i].prealloc))
+			tfs_log(LOG_WARNING, "host: tier %d holds less than its preallocation of "
+				"%llu MiB", i == be->ndev ? TFS_DEVICE_CPU : i,
+				(unsigned long long)(be->tier[i].prealloc >> 20));
 	return n;
 }
 
 /* A read-only descriptor is a new open of the object (through /proc/self/fd), not a dup of
- * ours: a dup would share our read-write access. */
+ * ours: a dup would share our read-write access. A pooled tensor's is its segment's, which
+ * holds tensors of its key only (host_pool.h). */
 static int host_export_fd(struct tfs_backend *be, struct tfs_alloc *a, int writable, int *fd)
 {
+	int own = a->chunk ? a->seg->fd : a->fd;
 	char proc[32];
 
 	(void)be;
 	if (writable) {
-		*fd = fcntl(a->fd, F_DUPFD_CLOEXEC, 3);
+		*fd = fcntl(own, F_DUPFD_CLOEXEC, 3);
 	} else {
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", a->fd);
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", own);
 		*fd = open(proc, O_RDONLY | O_CLOEXEC);
 	}
 	return *fd < 0 ? -errno : 0;

@@ -6,6 +6,8 @@
 
 #include "mem/devices.h"
 #include "mem/backend.h"
+#include "mem/tiers.h"
+#include "log.h"
 
 int tfs_device_served(int device)
 {
@@ -36,5 +38,29 @@ void tfs_devices_stats(int device, struct tfs_backend_stats *st)
 		st->reserved += one.reserved;
 		st->total += one.total;
 		st->nallocs += one.nallocs;
+		st->prealloc += one.prealloc;
 	}
+}
+
+int tfs_prealloc_option(const char *text)
+{
+	const char *why;
+
+	if (tfs_tiers_parse_sizes(text, &tfs_mem.prealloc) || tfs_mem.prealloc.all)
+		why = "not a list of tier:size like cpu:64G,0:40G";
+	else
+		why = tfs_tiers_check_prealloc(&tfs_mem.prealloc, &tfs_mem.caps,
+					       tfs_mem.cpu_served);
+	if (why)
+		tfs_log(LOG_ERR, "--preallocate '%s': %s", text, why);
+	return why ? -1 : 0;
+}
+
+int tfs_mem_start(int device)
+{
+	int rc = tfs_mem.ops->init(&tfs_mem.be, device, tfs_mem.max_bytes);
+
+	if (rc == 0 && tfs_mem.ops->set_caps)
+		tfs_mem.ops->set_caps(tfs_mem.be, &tfs_mem.caps, &tfs_mem.prealloc);
+	return rc;
 }

@@ -127,6 +127,23 @@ uint64_t tfs_tier_size(const struct tfs_tier_sizes *s, int device)
 	return s->all;
 }
 
+const char *tfs_tiers_check_prealloc(const struct tfs_tier_sizes *pre,
+				     const struct tfs_tier_sizes *caps, int cpu_served)
+{
+	if (pre->has_cpu && !cpu_served)
+		return "cpu: this mount serves no host tier";
+	for (int dev = TFS_DEVICE_CPU; dev < TFS_DEVICES_MAX; dev++) {
+		uint64_t cap;
+
+		if (dev == TFS_DEVICE_CPU ? !pre->has_cpu : dev < 0 || !(pre->devmask >> dev & 1))
+			continue;
+		cap = tfs_tier_size(caps, dev);
+		if (cap && tfs_tier_size(pre, dev) > cap)
+			return "more than --max-bytes for a tier";
+	}
+	return NULL;
+}
+
 /* A field of /proc/meminfo in bytes, 0 when it cannot tell. */
 static uint64_t meminfo(const char *field)
 {

@@ -21,6 +21,12 @@ int tfs_tiers_parse_list(const char *text, uint64_t *mask, int *cpu);
 int tfs_tiers_parse_sizes(const char *text, struct tfs_tier_sizes *out);
 int tfs_tiers_parse_size(const char *s, size_t len, uint64_t *out);
 
+/* Whether --preallocate pre fits the mount: the cpu tier only when cpu_served, none above
+ * its cap in caps. NULL, or why not (a static message). The ordinals are checked against
+ * the devices present once the backend runs (main.c). No I/O. */
+const char *tfs_tiers_check_prealloc(const struct tfs_tier_sizes *pre,
+				     const struct tfs_tier_sizes *caps, int cpu_served);
+
 /* The size s gives device (TFS_DEVICE_CPU or an ordinal): its own, else all. */
 uint64_t tfs_tier_size(const struct tfs_tier_sizes *s, int device);
 

@@ -61,7 +61,7 @@ static void pin(struct tfs_backend *be, struct tfs_alloc *w)
 	uint64_t mapped;
 	void *p;
 
-	if (!w->host || w->pinned || !main_ops->host_register)
+	if (!w->host || w->pinned || !main_ops->host_register || tfs_host_mem_pinned(w->in))
 		return;
 	p = tfs_host_mem(w->in, &mapped);
 	if (main_ops->host_register(be->main, p, mapped) == 0)
@@ -78,6 +78,17 @@ static void unpin(struct tfs_backend *be, struct tfs_alloc *w)
 	w->pinned = NULL;
 }
 
+/* The pin hook of the host backend's preallocated segments (host_mem.h). */
+static int hook_reg(void *ctx, void *p, size_t len)
+{
+	return main_ops->host_register(ctx, p, len);
+}
+
+static void hook_unreg(void *ctx, void *p)
+{
+	main_ops->host_unregister(ctx, p);
+}
+
 static int tiers_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 {
 	struct tfs_backend *be = calloc(1, sizeof(*be));
@@ -87,6 +98,10 @@ static int tiers_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 		return -ENOMEM;
 	if ((rc = main_ops->init(&be->main, device, max_bytes)))
 		goto fail;
+	/* Before the host side starts: its pool's segments are registered as they are made,
+	 * once each (docs/tiers.md#preallocation). */
+	if (main_ops->host_register && main_ops->host_unregister)
+		tfs_host_pin_hook(hook_reg, hook_unreg, be->main);
 	if ((rc = H->init(&be->host, 0, max_bytes))) {
 		main_ops->fini(be->main);
 		goto fail;
@@ -103,6 +118,13 @@ static void tiers_fini(struct tfs_backend *be)
 	main_ops->fini(be->main);
 	H->fini(be->host);
 	free(be);
+}
+
+static void tiers_set_caps(struct tfs_backend *be, const struct tfs_tier_sizes *caps,
+			   const struct tfs_tier_sizes *prealloc)
+{
+	if (main_ops->set_caps)
+		main_ops->set_caps(be->main, caps, prealloc);
 }
 
 static int tiers_device_count(struct tfs_backend *be)
@@ -292,13 +314,27 @@ static int cross(struct tfs_backend *be, struct tfs_alloc *w, int device, uint64
 	uint8_t *h;
 	int rc;
 
-	if ((rc = tiers_alloc(be, device, w->bytes, w->uid, w->gid, w->mode, w->dir, &n)))
+	/* Every byte of the new memory is copied over: a pool's need not be zeroed first. */
+	if (to_host)
+		rc = tfs_host_alloc_uninit(be->host, device, w->bytes, w->uid, w->gid, w->mode,
+					   w->dir, &n);
+	else
+		rc = tiers_alloc(be, device, w->bytes, w->uid, w->gid, w->mode, w->dir, &n);
+	if (rc)
 		return rc;
+	if (to_host) {
+		struct tfs_alloc *in = n;
+
+		if (!(n = wrap(be, in, device, w->bytes, w->uid, w->gid, w->mode, w->dir))) {
+			H->free(be->host, in);
+			return -ENOMEM;
+		}
+	}
 	hw = to_host ? n : w;
 	dw = to_host ? w : n;
 	pin(be, hw);
 	h = tfs_host_mem(hw->in, &mapped);
-	if (hw->pinned && main_ops->copy_host_sum) {
+	if ((hw->pinned || tfs_host_mem_pinned(hw->in)) && main_ops->copy_host_sum) {
 		rc = main_ops->copy_host_sum(be->main, dw->in, 0, h, w->bytes, !to_host, &acc);
 	} else {
 		for (uint64_t off = 0; off < w->bytes && rc == 0; off += TFS_SUM_PIECE) {
@@ -365,6 +401,7 @@ const struct tfs_backend_ops tfs_backend_tiers = {
 	.name = "tiers",        /* tfs_tiers_wrap's copy takes its main backend's */
 	.init = tiers_init,
 	.fini = tiers_fini,
+	.set_caps = tiers_set_caps,
 	.device_count = tiers_device_count,
 	.alloc = tiers_alloc,
 	.free = tiers_free,

@@ -90,6 +90,13 @@ if _c_new is None:
     _DESTRUCTOR_ADDR = ctypes.cast(_DESTRUCTOR, c_void_p).value
 
 
+def set_device(managed: int, device_type: int, device_id: int) -> None:
+    """Sets the device of a DLManagedTensor* of tfs_to_dlpack not yet in a capsule."""
+    d = ctypes.cast(managed, POINTER(DLManagedTensor)).contents.dl_tensor.device
+    d.device_type = device_type
+    d.device_id = device_id
+
+
 def capsule(managed: int) -> object:
     """A "dltensor" capsule owning managed (a DLManagedTensor* from tfs_to_dlpack)."""
     if _c_new is not None:

@@ -11,8 +11,8 @@ call, so a call that waits (tfs_get on the queue) never blocks other threads.
 import ctypes
 import ctypes.util
 import os
-from ctypes import (POINTER, Structure, c_char_p, c_int, c_int64, c_size_t, c_uint64,
-                    c_void_p)
+from ctypes import (POINTER, Structure, c_char_p, c_int, c_int32, c_int64, c_size_t,
+                    c_uint64, c_void_p)
 from typing import Any, List, Optional
 
 MAX_DIMS = 16
@@ -90,6 +90,8 @@ tfs_tensor_data = _fn("tfs_tensor_data", c_void_p, c_void_p)
 tfs_read = _fn("tfs_read", c_int, c_void_p, c_uint64, c_void_p, c_size_t)
 tfs_write = _fn("tfs_write", c_int, c_void_p, c_uint64, c_void_p, c_size_t)
 tfs_to_dlpack = _fn("tfs_to_dlpack", c_int, c_void_p, _p)
+tfs_dlpack_device = _fn("tfs_dlpack_device", c_int, c_void_p, POINTER(c_int32),
+                        POINTER(c_int32))
 tfs_connect = _fn("tfs_connect", c_int, c_char_p, c_int, _p)
 tfs_disconnect = _fn("tfs_disconnect", None, c_void_p)
 tfs_client_set_queue = _fn("tfs_client_set_queue", c_int, c_void_p, c_char_p)

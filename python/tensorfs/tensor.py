@@ -8,7 +8,7 @@ import ctypes
 import errno
 import json
 import os
-from ctypes import byref, c_void_p
+from ctypes import byref, c_int32, c_void_p
 from typing import Any, Optional, Sequence, Tuple, Union
 
 from . import _dlpack, _lib, dtypes
@@ -84,9 +84,14 @@ class Tensor:
 
     # DLPack (the Python array API's protocol)
     def __dlpack_device__(self) -> Tuple[int, int]:
-        if self.on_host:
-            return (_dlpack.KDL_CPU, 0)
-        return (_dlpack.KDL_CUDA, self.device_index)
+        """(kDLCUDA, ordinal) on a GPU; on the host (kDLCUDAHost, 0) when this process
+        registered the memory with CUDA (cudaHostRegister: copies to a GPU then run at
+        pinned speed), else (kDLCPU, 0)."""
+        kind, idx = c_int32(), c_int32()
+        rc = _lib.tfs_dlpack_device(self._handle(), byref(kind), byref(idx))
+        if rc:
+            raise lib_error(rc, self.path)
+        return (kind.value, idx.value)
 
     def __dlpack__(self, stream: Optional[int] = None,
                    max_version: Optional[Tuple[int, int]] = None,
@@ -94,16 +99,23 @@ class Tensor:
         """A "dltensor" capsule viewing this tensor's memory (no copy). stream is accepted
         and needs no synchronisation: tensorfs memory has no work pending in this process
         (tfs_write is synchronous). A versioned capsule is never made (max_version
-        consumers accept the legacy one)."""
+        consumers accept the legacy one). Pinned host memory (kDLCUDAHost) is also
+        exported as kDLCPU to a consumer that asks for dl_device=(1, 0): torch, for one,
+        takes no kDLCUDAHost."""
         if copy:
             raise BufferError("tensorfs exports its memory only without copying")
-        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+        dev = self.__dlpack_device__()
+        as_cpu = (dl_device is not None and tuple(dl_device) == (_dlpack.KDL_CPU, 0)
+                  and dev[0] == _dlpack.KDL_CUDA_HOST)
+        if dl_device is not None and tuple(dl_device) != dev and not as_cpu:
             raise BufferError("tensorfs tensor is on %s, not on DLPack device %r"
                               % (self.device, tuple(dl_device)))
         out = c_void_p()
         rc = _lib.tfs_to_dlpack(self._handle(), byref(out))
         if rc:
             raise lib_error(rc, self.path)
+        if as_cpu:
+            _dlpack.set_device(out.value, _dlpack.KDL_CPU, 0)
         return _dlpack.capsule(out.value)
 
     def numpy(self) -> Any:

@@ -18,6 +18,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
+from . import _dlpack
 from . import tensor as _tensor
 from .errors import make_error
 from .files import rm as _rm
@@ -96,7 +97,10 @@ def view(t: "_tensor.Tensor") -> Any:
         # without calling its deleter, which would keep the tensor open for good.
         return torch.empty(t.shape, dtype=dt, device=t.device)
     if t.dtype not in _FP8:
-        return torch.from_dlpack(t)
+        # Host memory as kDLCPU: torch takes no kDLCUDAHost (pinned memory), and finds it
+        # pinned by itself (is_pinned asks the driver).
+        return torch.from_dlpack(t.__dlpack__(dl_device=(_dlpack.KDL_CPU, 0))
+                                 if t.on_host else t)
     if dt is None:
         raise TypeError("this torch (%s) has no %s" % (torch.__version__, t.dtype))
     # The view needs a reference of its own, as a DLPack export has: closing t releases

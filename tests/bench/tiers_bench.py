@@ -3,9 +3,13 @@
 issue 35), side by side with what a user does without tensorfs, in one run on one GPU:
 
 - tensorfs: tensorfs.move(DIR, "cpu") then tensorfs.move(DIR, 0) of N tensors of MIB MiB
-  (default 64 x 256 MiB = 16 GiB) made on GPU 0, twice (the first sleep registers new host
-  memory with the driver; the second shows the same again: each sleep makes new memory);
-  the bytes checked after each wake (a sum per tensor on the GPU before and after);
+  (default 64 x 256 MiB = 16 GiB) made on GPU 0, twice, on two mounts: one without
+  --preallocate (each sleep makes new host memory and registers it with the driver) and
+  one with --preallocate cpu:SIZE,0:SIZE (the model's size, 1/8 and 2 GiB more: tensors
+  are carved from segments reserved at start, the host ones registered with the driver
+  once; a sleep keeps GPU 0's segments for the wake); the bytes checked after each wake
+  (a sum per tensor on the GPU before and after); with the pools, the create of a 1 GiB
+  tensor on GPU 0 and in the host tier timed too (the host one zeroed: a memset);
 - torch pageable: .to("cpu") of the same state dict, then .to("cuda") back;
 - torch pinned: copy_ into pinned host tensors allocated beforehand (their allocation
   timed apart) and back, non_blocking, synchronized.
@@ -52,43 +56,10 @@ def main():
     def sync():
         torch.cuda.synchronize()
 
-    # --- tensorfs
-    m = conftest.Mount(tempfile.mkdtemp(prefix="tfs-tiers."))
-    m.start()
-    try:
-        d = m.path("model")
-        os.mkdir(d)
-        sums = []
-        for i in range(a.n):
-            with tensorfs.create(os.path.join(d, "t%03d" % i), "u8", [nbytes], device=0) as t:
-                x = torch.from_dlpack(t)
-                x.random_(0, 256)
-                sums.append(int(x.view(torch.int64).sum()))
-                del x
-            sync()
-
-        def check():
-            bad = 0
-            for i in range(a.n):
-                with tensorfs.open(os.path.join(d, "t%03d" % i)) as t:
-                    x = torch.from_dlpack(t)
-                    bad += int(x.view(torch.int64).sum()) != sums[i]
-                    del x
-            return bad
-
-        for rnd in (1, 2):
-            t0 = time.perf_counter()
-            tensorfs.move(d, "cpu")
-            t1 = time.perf_counter()
-            free_gpu = torch.cuda.mem_get_info(0)[0]
-            tensorfs.move(d, 0)
-            t2 = time.perf_counter()
-            bad = check()
-            row("tensorfs.move, round %d" % rnd, t1 - t0, t2 - t1,
-                "bytes %s; GPU free while asleep %.1f GiB" %
-                ("ok" if bad == 0 else "DIFFER in %d tensors" % bad, free_gpu / 2**30))
-    finally:
-        m.stop()
+    # --- tensorfs, without --preallocate and with the model's size and more preallocated
+    room = (total + total // 8 + (2 << 30)) >> 20
+    for pre in (None, "cpu:%dM,0:%dM" % (room, room)):
+        run_tensorfs(a, pre, row, nbytes, torch, conftest, tensorfs)
 
     # --- torch
     sd = [torch.empty(nbytes, dtype=torch.uint8, device="cuda:0").random_(0, 256)
@@ -129,6 +100,65 @@ def main():
     for what, s, w, note in rows:
         print("| %s | %.3f | %.1f | %.3f | %.1f | %.2f, %.2f | %s |" % (
             what, s, total / s / 1e9, w, total / w / 1e9, pin_sleep / s, pin_wake / w, note))
+
+
+def run_tensorfs(a, pre, row, nbytes, torch, conftest, tensorfs):
+    """Two rounds of sleep and wake of the model directory on a mount of its own, with
+    --preallocate pre (None: without); with it, the create of a 1 GiB host-tier tensor
+    too."""
+    def sync():
+        torch.cuda.synchronize()
+
+    opts = ["--preallocate", pre] if pre else []
+    label = "tensorfs.move%s" % (", --preallocate " + pre if pre else "")
+    m = conftest.Mount(tempfile.mkdtemp(prefix="tfs-tiers."), opts)
+    m.start()
+    try:
+        d = m.path("model")
+        os.mkdir(d)
+        sums = []
+        for i in range(a.n):
+            with tensorfs.create(os.path.join(d, "t%03d" % i), "u8", [nbytes], device=0) as t:
+                x = torch.from_dlpack(t)
+                x.random_(0, 256)
+                sums.append(int(x.view(torch.int64).sum()))
+                del x
+            sync()
+
+        def check():
+            bad = 0
+            for i in range(a.n):
+                with tensorfs.open(os.path.join(d, "t%03d" % i)) as t:
+                    x = torch.from_dlpack(t)
+                    bad += int(x.view(torch.int64).sum()) != sums[i]
+                    del x
+            return bad
+
+        for rnd in (1, 2):
+            t0 = time.perf_counter()
+            tensorfs.move(d, "cpu")
+            t1 = time.perf_counter()
+            free_gpu = torch.cuda.mem_get_info(0)[0]
+            tensorfs.move(d, 0)
+            t2 = time.perf_counter()
+            bad = check()
+            row("%s, round %d" % (label, rnd), t1 - t0, t2 - t1,
+                "bytes %s; GPU free while asleep %.1f GiB" %
+                ("ok" if bad == 0 else "DIFFER in %d tensors" % bad, free_gpu / 2**30))
+        if pre:
+            for dev in (0, "cpu"):
+                best = None
+                for k in range(3):
+                    p = m.path("one_gib_%s_%d" % (dev, k))
+                    t0 = time.perf_counter()
+                    tensorfs.create(p, "u8", [1 << 30], device=dev).close()
+                    dt = time.perf_counter() - t0
+                    best = dt if best is None else min(best, dt)
+                    os.unlink(p)
+                print("# create of a 1 GiB tensor on %s from its pool (tensorfs.create, "
+                      "best of 3): %.2f ms" % (dev, best * 1e3))
+    finally:
+        m.stop()
 
 
 if __name__ == "__main__":

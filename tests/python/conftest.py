@@ -64,7 +64,7 @@ class Mount:
         self.daemon = subprocess.Popen(
             [DAEMON, "-f", "--redis", self.url, "--log", self.log, "--backend", backend]
             + memory + self.options + [self.dir], stdin=subprocess.DEVNULL)
-        if not wait_until(lambda: os.path.ismount(self.dir) or self.daemon.poll() is not None, 30) \
+        if not wait_until(lambda: os.path.ismount(self.dir) or self.daemon.poll() is not None, 120) \
                 or not os.path.ismount(self.dir):
             with open(self.log, errors="replace") as f:
                 raise RuntimeError("mount failed:\n" + f.read())

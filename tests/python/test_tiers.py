@@ -63,3 +63,21 @@ def test_move_directory_all_or_none(tiers):
             assert t.read() == data[i]
     with pytest.raises(ValueError):
         tensorfs.move(tiers.path("m"), None)
+
+
+def test_dlpack_device_of_host_tier(mount_factory):
+    """A host-tier tensor this process has not registered with CUDA is kDLCPU; asking for
+    kDLCPU is granted; a preallocated tier's tensors (at offsets of a segment) map and read
+    as any other."""
+    m = mount_factory("-o", "host_devices=1", "--preallocate", "cpu:8M")
+    a = numpy.arange(1 << 16, dtype=numpy.float32)
+    tensorfs.publish(m.path("x"), a, device="cpu").close()
+    tensorfs.publish(m.path("y"), a * 2, device="cpu").close()
+    with tensorfs.open(m.path("y")) as t:
+        assert t.device == "cpu"
+        assert t.__dlpack_device__() == (1, 0)
+        t.__dlpack__(dl_device=(1, 0))
+        with pytest.raises(BufferError):
+            t.__dlpack__(dl_device=(2, 0))
+        assert numpy.array_equal(t.numpy(), a * 2)
+    assert int(os.getxattr(m.path("y"), "user.tensor.ipc_offset")) > 0

@@ -58,6 +58,30 @@ int main(void)
 	unsigned char *b = malloc(n);
 	uint64_t s0;
 
+	{
+		struct tfs_tier_sizes pre, caps;
+
+		memset(&caps, 0, sizeof(caps));
+		ok(tfs_tiers_parse_sizes("cpu:8M,1:4M", &pre) == 0 &&
+		   tfs_tiers_check_prealloc(&pre, &caps, 1) == NULL,
+		   "--preallocate cpu:8M,1:4M fits a mount serving cpu");
+		ok(tfs_tiers_check_prealloc(&pre, &caps, 0) != NULL,
+		   "cpu where no host tier is served: refused");
+		ok(tfs_tiers_parse_sizes("cpu:4M", &caps) == 0 &&
+		   tfs_tiers_check_prealloc(&pre, &caps, 1) != NULL,
+		   "cpu:8M over --max-bytes cpu:4M: refused");
+		ok(tfs_tiers_parse_sizes("1:4M", &caps) == 0 &&
+		   tfs_tiers_check_prealloc(&pre, &caps, 1) == NULL,
+		   "1:4M within --max-bytes 1:4M");
+		ok(tfs_tiers_parse_sizes("2M", &caps) == 0 &&
+		   tfs_tiers_check_prealloc(&pre, &caps, 1) != NULL,
+		   "over the one size of --max-bytes: refused");
+		ok(tfs_tiers_parse_sizes("cpu:1M,1:16M", &caps) == 0 &&
+		   tfs_tiers_check_prealloc(&pre, &caps, 1) != NULL &&
+		   tfs_tiers_parse_sizes("1:16M", &caps) == 0 &&
+		   tfs_tiers_check_prealloc(&pre, &caps, 1) == NULL,
+		   "each tier within its own cap, or none");
+	}
 	name_ok("cpu", TFS_DEVICE_CPU);
 	name_ok("0", 0);
 	name_ok("7", 7);

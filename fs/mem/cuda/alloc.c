@@ -85,9 +85,50 @@ static void block_drop(struct cblock *cb, struct cdev *d)
 		tfs_log(LOG_WARNING, "cuda: device %d: the keeper did not free a block", d->ordinal);
 }
 
+uint64_t tfs_cuda_cap(const struct tfs_backend *be, int ordinal)
+{
+	if (ordinal < 0 || ordinal >= TFS_DEVICES_MAX)
+		return be->cap;
+	if (be->caps.devmask >> ordinal & 1)
+		return be->caps.dev[ordinal];
+	if (!be->cap && (be->prealloc.devmask >> ordinal & 1))
+		return be->prealloc.dev[ordinal];
+	return be->cap;
+}
+#define cap_of tfs_cuda_cap
+
+void tfs_cuda_set_caps(struct tfs_backend *be, const struct tfs_tier_sizes *caps,
+		       const struct tfs_tier_sizes *prealloc)
+{
+	be->caps = *caps;
+	be->prealloc = *prealloc;
+}
+
+/* A segment of the reserve when one fits (--preallocate), else a new block; the tier's cap
+ * or a full device spends the reserve's idle segments first (a tensor larger than a
+ * segment). */
 static int block_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)
 {
 	struct cdev *d = ctx;
+	struct cblock *cb;
+	int rc;
+
+	if (!(cb = tfs_cuda_prealloc_take(d, size))) {
+		struct cblock *idle;
+
+		while ((rc = tfs_cuda_block_new(d, size, &cb)) && rc != -EIO &&
+		       (idle = tfs_cuda_prealloc_pop(d)))
+			tfs_cuda_block_drop(d, idle, d->seg);
+		if (rc)
+			return rc;
+	}
+	*base = (uint64_t)(uintptr_t)cb->ptr;
+	*cookie = cb;
+	return 0;
+}
+
+int tfs_cuda_block_new(struct cdev *d, uint64_t size, struct cblock **out)
+{
 	struct tfs_backend *be = d->be;
 	struct cblock *cb;
 	uint64_t before;
@@ -105,12 +146,11 @@ static int block_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)
 			return rc;
 		}
 		cb->ptr = (void *)(uintptr_t)cb->vmm->va;
-		*base = cb->vmm->va;
-		*cookie = cb;
+		*out = cb;
 		return 0;
 	}
 	before = atomic_fetch_add(&d->reserved, size);
-	if (be->cap && before + size > be->cap) {
+	if (cap_of(be, d->ordinal) && before + size > cap_of(be, d->ordinal)) {
 		atomic_fetch_sub(&d->reserved, size);
 		return -ENOSPC;
 	}
@@ -148,19 +188,12 @@ static int block_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)
 		free(cb);
 		return -EIO;
 	}
-	*base = (uint64_t)(uintptr_t)cb->ptr;
-	*cookie = cb;
+	*out = cb;
 	return 0;
 }
 
-static void block_put(void *ctx, uint64_t base, uint64_t size, void *cookie)
+void tfs_cuda_block_drop(struct cdev *d, struct cblock *cb, uint64_t size)
 {
-	struct cdev *d = ctx;
-	struct cblock *cb = cookie;
-	cudaError_t e;
-
-	(void)base;
-	(void)e;
 	if (cb->vmm) {
 		tfs_cuda_vmm_block_put(d, cb->vmm);
 		free(cb);
@@ -171,7 +204,54 @@ static void block_put(void *ctx, uint64_t base, uint64_t size, void *cookie)
 	free(cb);
 }
 
+static void block_put(void *ctx, uint64_t base, uint64_t size, void *cookie)
+{
+	(void)base;
+	tfs_cuda_block_drop(ctx, cookie, size);
+}
+
 const struct tfs_pool_block_ops tfs_cuda_block_ops = { block_get, block_put };
+
+/* A preallocated device's reserve, made up to its size (what adopted tensors hold
+ * counts). */
+static int prealloc_fill_one(struct cdev *d)
+{
+	int rc = 0;
+
+	while (atomic_load(&d->reserved) < d->prealloc) {
+		struct cblock *cb;
+
+		if ((rc = tfs_cuda_block_new(d, d->seg, &cb)))
+			break;
+		if ((rc = tfs_cuda_prealloc_push(d, cb))) {
+			tfs_cuda_block_drop(d, cb, d->seg);
+			break;
+		}
+	}
+	tfs_log(rc ? LOG_ERR : LOG_INFO, "cuda: device %d: %" PRIu64 " MiB preallocated in "
+		"segments of %" PRIu64 " MiB%s%s", d->ordinal,
+		(uint64_t)atomic_load(&d->reserved) / MiB, d->seg / MiB, rc ? ": " : "",
+		rc ? strerror(-rc) : "");
+	return rc;
+}
+
+int tfs_cuda_prealloc_fill(struct tfs_backend *be)
+{
+	int first = 0;
+
+	for (int i = 0; i < be->ndev && i < TFS_DEVICES_MAX; i++) {
+		struct cdev *d;
+		int rc;
+
+		if (!(be->prealloc.devmask >> i & 1))
+			continue;
+		if ((rc = tfs_cuda_dev_get(be, i, &d)) == 0 && d->seg)
+			rc = prealloc_fill_one(d);
+		if (rc && !first)
+			first = rc;
+	}
+	return first;
+}
 
 /* ---- operations ---- */
 
@@ -516,8 +596,8 @@ void tfs_cuda_stats(struct tfs_backend *be, int device, struct tfs_backend_stats
 	if (device < 0 || device >= be->ndev)
 		return;
 	st->total = be->dev_total[device];
-	if (be->cap && (!st->total || be->cap < st->total))
-		st->total = be->cap;
+	if (cap_of(be, device) && (!st->total || cap_of(be, device) < st->total))
+		st->total = cap_of(be, device);
 	d = atomic_load_explicit(&be->devs[device], memory_order_acquire);
 	if (!d)
 		return;
@@ -533,6 +613,8 @@ void tfs_cuda_stats(struct tfs_backend *be, int device, struct tfs_backend_stats
 	st->used += atomic_load(&d->vmm_used);
 	st->reserved += atomic_load(&d->vmm_reserved);
 	st->nallocs += atomic_load(&d->vmm_n);
+	if (d->seg)
+		st->prealloc = atomic_load(&d->reserved);
 }
 
 /* ---- restart: the keeper's blocks back into the pools ---- */
@@ -750,5 +832,8 @@ int tfs_cuda_adopt_end(struct tfs_backend *be)
 	free(be->found);
 	be->found = NULL;
 	be->nfound = 0;
+	/* What no record took is freed: the reservation is made whole now (a start reserves
+	 * it all; a restart what the crash left unclaimed). */
+	tfs_cuda_prealloc_fill(be);
 	return n;
 }

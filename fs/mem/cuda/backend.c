@@ -146,6 +146,7 @@ const struct tfs_backend_ops tfs_backend_cuda = {
 	.adopt = tfs_cuda_adopt,
 	.adopt_end = tfs_cuda_adopt_end,
 	.host_register = tfs_cuda_host_register,
+	.set_caps = tfs_cuda_set_caps,
 	.host_unregister = tfs_cuda_host_unregister,
 	.copy_host_sum = tfs_cuda_copy_host_sum,
 	.release_cached = tfs_cuda_release_cached,

@@ -82,6 +82,11 @@ struct cdev {
 	pthread_cond_t zwork, zdone;
 	pthread_t zthread;
 	cudaStream_t zstream;
+	/* --preallocate (prealloc.c): segments of seg bytes made at start that no key had
+	 * yet, taken by block_get under the pool's lock. seg 0: not preallocated. */
+	uint64_t seg, prealloc;
+	struct cblock **idle;
+	size_t nidle, idle_cap;
 };
 
 struct zitem {
@@ -159,6 +164,8 @@ struct tfs_backend {
 	uint64_t mark_clock;
 	int ndev, default_dev;
 	uint64_t cap;                           /* per device; 0: its memory is the limit */
+	struct tfs_tier_sizes caps;             /* set_caps: devices with a cap of their own */
+	struct tfs_tier_sizes prealloc;         /* set_caps: devices with a pool reserved */
 	uint64_t *dev_total;                    /* memory of each device, by ordinal */
 	pthread_mutex_t init_mu;
 	_Atomic(struct cdev *) *devs;
@@ -336,6 +343,33 @@ int tfs_cuda_copy_in_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t of
 			uint64_t foff, size_t len);
 int tfs_cuda_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 		      void *dst, size_t len);
+/* backend.h's set_caps (alloc.c). */
+void tfs_cuda_set_caps(struct tfs_backend *be, const struct tfs_tier_sizes *caps,
+		       const struct tfs_tier_sizes *prealloc);
+/* The cap of device ordinal: its own --max-bytes, else its --preallocate when it has no
+ * cap otherwise (the pool is the device), else the one size; 0 for none (alloc.c). */
+uint64_t tfs_cuda_cap(const struct tfs_backend *be, int ordinal);
+/* A block of size bytes for d, zeroed, counted in d->reserved (alloc.c's block_get
+ * without the reserve): 0 with *cb, or -ENOSPC, -ENOMEM, -EIO. tfs_cuda_block_drop gives
+ * it back and uncounts it. */
+int tfs_cuda_block_new(struct cdev *d, uint64_t size, struct cblock **cb);
+void tfs_cuda_block_drop(struct cdev *d, struct cblock *cb, uint64_t size);
+
+/* --preallocate of GPUs (prealloc.c, docs/tiers.md#preallocation), the reserve's list;
+ * its blocks are made and dropped by the callers. tfs_cuda_prealloc_cfg: the pool's
+ * configuration of a preallocated device (one class of segments, an eighth of the
+ * reservation between 2 MiB and 1 GiB, kept with their keys), sets d->seg; 0 when the
+ * device is not preallocated. tfs_cuda_prealloc_push: an idle segment joins the reserve
+ * (0, -ENOMEM). tfs_cuda_prealloc_take: an idle segment for a block of size, or NULL;
+ * tfs_cuda_prealloc_pop: any idle segment (to give back), or NULL. tfs_cuda_prealloc_end:
+ * frees the list, empty by then. tfs_cuda_prealloc_fill (alloc.c, from adopt_end):
+ * reserves what each preallocated device lacks, logged; 0 or the first error. */
+int tfs_cuda_prealloc_cfg(struct cdev *d, struct tfs_pool_config *cfg);
+int tfs_cuda_prealloc_push(struct cdev *d, struct cblock *cb);
+struct cblock *tfs_cuda_prealloc_take(struct cdev *d, uint64_t size);
+struct cblock *tfs_cuda_prealloc_pop(struct cdev *d);
+void tfs_cuda_prealloc_end(struct cdev *d);
+int tfs_cuda_prealloc_fill(struct tfs_backend *be);
 /* backend.h's host_register, host_unregister and copy_host_sum (host_tier.c). */
 int tfs_cuda_host_register(struct tfs_backend *be, void *p, size_t len);
 void tfs_cuda_host_unregister(struct tfs_backend *be, void *p);

@@ -57,6 +57,9 @@ void tfs_cuda_dev_destroy(struct cdev *d)
 				" allocations still live", d->ordinal, st.nallocs);
 		tfs_pool_destroy(d->pool);
 	}
+	for (struct cblock *cb; (cb = tfs_cuda_prealloc_pop(d));)
+		d->be->block_ops->put(d, (uint64_t)(uintptr_t)cb->ptr, d->seg, cb);
+	tfs_cuda_prealloc_end(d);
 	if (d->zstream)
 		cudaStreamDestroy(d->zstream);
 	pthread_cond_destroy(&d->zdone);
@@ -142,6 +145,7 @@ static int dev_init(struct tfs_backend *be, int ordinal, struct cdev **out)
 		cfg.cache_max = 256 * MiB;
 	if (cfg.cache_max > 4 * GiB)
 		cfg.cache_max = 4 * GiB;
+	tfs_cuda_prealloc_cfg(d, &cfg);
 	d->pool = tfs_pool_new(&cfg, be->block_ops, d);
 	if (!d->pool) {
 		rc = -ENOMEM;

@@ -167,6 +167,9 @@ int tfs_cuda_release_cached(struct tfs_backend *be, int device)
 
 	if ((rc = tfs_cuda_dev_get(be, device, &d)))
 		return rc;
+	/* A preallocated device keeps its segments with their keys: the wake finds them. */
+	if (d->seg)
+		return 0;
 	/* What was just freed is zeroed and back in the pool first, then every block with
 	 * nothing live goes back to the driver. */
 	tfs_cuda_zero_drain(d);

@@ -209,3 +209,30 @@ def test_example_transformers_attach(mnt, tmp_path):
                        env=dict(os.environ, TENSORFS_LOCK_DIR=str(tmp_path)))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "same tokens: True" in r.stdout, r.stdout
+
+
+def test_host_tier_pinned_by_this_process_is_cuda_host(mnt):
+    """A host-tier tensor is kDLCPU until this process registers its mapping with CUDA,
+    then kDLCUDAHost (frameworks copy it at pinned speed); tensorfs.torch still views it
+    as a CPU tensor, which torch sees pinned."""
+    src = torch.arange(1 << 20, dtype=torch.float32)
+    tensorfs.publish(mnt.path("h"), src, device="cpu").close()
+    with tensorfs.open(mnt.path("h"), "r+") as t:
+        assert t.__dlpack_device__() == (1, 0)
+        ptr = _lib_data(t)
+        cudart = torch.cuda.cudart()
+        assert cudart.cudaHostRegister(ptr, t.nbytes, 0) == 0
+        try:
+            assert t.__dlpack_device__() == (3, 0)
+            v = tt.view(t)
+            assert v.device.type == "cpu" and v.is_pinned()
+            assert torch.equal(v.cuda(non_blocking=True).cpu(), src)
+        finally:
+            del v
+            cudart.cudaHostUnregister(ptr)
+        assert t.__dlpack_device__() == (1, 0)
+
+
+def _lib_data(t):
+    from tensorfs import _lib
+    return _lib.tfs_tensor_data(t._handle())

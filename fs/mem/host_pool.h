@@ -1,0 +1,87 @@
+/* The preallocated pool of a host-memory tier (host_pool.c, docs/tiers.md#preallocation):
+ * shared-memory objects reserved at start ("segments"), out of which tensors are carved
+ * at offsets, so that a create or a move into the tier makes no object and, on a device
+ * backend, registers no memory with the driver (a segment is registered once, when it is
+ * made). The objects themselves are the host backend's (backend_host.c makes, maps and
+ * gives them back through tfs_host_seg_ops); this file decides which segment serves
+ * whom.
+ *
+ * Isolation, as the CUDA pool's (pool.h): a client maps a whole object, so a segment
+ * serves one key for its whole life: tensors of one owner, group, mode and directory
+ * (tfs_host_pool_key). A segment nobody was ever given (the reserve) goes to the first
+ * key that needs one; once given, it stays with its key, empty or not, until the tier is
+ * short of memory (another key then needs a segment and none is idle: the empty ones of
+ * every key are given back to the system and the request tried again).
+ *
+ * Thread-safe: the pool's own mutex, under which the callbacks run. */
+#ifndef TFS_FS_HOST_POOL_H
+#define TFS_FS_HOST_POOL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "mem/pool.h"
+
+struct tfs_host_pool;
+
+struct tfs_host_seg_ops {
+	/* A new object of size bytes (a multiple of the page size), owned by the daemon's
+	 * user with mode 0600, its pages reserved and mapped: 0 with *seg (the backend's,
+	 * opaque here) and *base, or -ENOSPC (the tier's cap or the machine's memory),
+	 * -errno. */
+	int (*make)(void *ctx, uint64_t size, void **seg, void **base);
+	/* Gives an object of make (or of tfs_host_pool_adopt) back to the system. */
+	void (*drop)(void *ctx, void *seg, uint64_t size);
+	/* Lets go of this process's hold of an object (its mapping), leaving the object to
+	 * whoever else holds it (the keeper: a daemon that stops is not the end of its
+	 * memory). */
+	void (*leave)(void *ctx, void *seg);
+};
+
+/* The segment size for a reservation of bytes: an eighth of it, between 2 MiB and 1 GiB,
+ * whole pages. Tensors up to it are carved from segments; larger ones get an object of
+ * their own (fresh memory, counted against the tier's cap). */
+uint64_t tfs_host_pool_seg_size(uint64_t bytes, uint64_t page);
+
+/* A pool of segments of seg bytes. NULL when out of memory. */
+struct tfs_host_pool *tfs_host_pool_new(uint64_t seg, uint64_t page,
+					const struct tfs_host_seg_ops *ops, void *ctx);
+/* Lets go of every segment (leave), live tensors' included. */
+void tfs_host_pool_destroy(struct tfs_host_pool *p);
+
+/* Makes idle segments until the pool holds at least bytes: 0, or make's error (what was
+ * made stays). */
+int tfs_host_pool_reserve(struct tfs_host_pool *p, uint64_t bytes);
+/* An existing object of size bytes (left by an earlier run, adoption) joins the reserve
+ * as an idle segment: 0, or -EINVAL when size is not the segment size. Its contents are
+ * whatever it held: tfs_host_pool_alloc with zero set zeroes what it hands out. */
+int tfs_host_pool_give(struct tfs_host_pool *p, void *seg, void *base, uint64_t size);
+
+/* The key of a tensor: equal keys share segments. Stricter than tfs_pool_reader_key: the
+ * object's owner and mode are the tensor's own, so a client opening it by name gets the
+ * access the mount gives. */
+struct tfs_pool_key tfs_host_pool_key(uid_t uid, gid_t gid, mode_t mode, uint64_t dir);
+
+/* A tensor of bytes for key (room: tfs_pool_alloc's, space kept behind it to grow into),
+ * zeroed when zero is set (else the caller writes every byte
+ * before anyone reads it: a move). *seg is its segment (or its own object for a large
+ * one) and *first is set when the segment was just given to key: the caller sets the
+ * object's owner and mode. -ENOSPC, -ENOMEM, -EINVAL; nothing changed on error. */
+int tfs_host_pool_alloc(struct tfs_host_pool *p, struct tfs_pool_key key, uint64_t bytes,
+			uint64_t room, int zero, struct tfs_pool_chunk **out, void **seg, int *first);
+void tfs_host_pool_free(struct tfs_host_pool *p, struct tfs_pool_chunk *c);
+/* Where c lives: its segment, that segment's mapping in this process. */
+void *tfs_host_pool_seg(const struct tfs_pool_chunk *c);
+
+/* A restart takes back a tensor of an earlier run: bytes at off of the object seg (size
+ * bytes, mapped at base). tfs_pool_adopt's contract; the object becomes the pool's on the
+ * first success. */
+int tfs_host_pool_adopt(struct tfs_host_pool *p, struct tfs_pool_key key, void *seg,
+			void *base, uint64_t size, uint64_t off, uint64_t bytes,
+			struct tfs_pool_chunk **out);
+
+/* held: bytes of every segment (the reservation, live or idle); live: the capacity of the
+ * tensors carved. */
+void tfs_host_pool_stats(struct tfs_host_pool *p, uint64_t *held, uint64_t *live);
+
+#endif
