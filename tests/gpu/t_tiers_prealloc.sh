@@ -3,7 +3,7 @@
 # not be); a sleep carves the tensor from it (no new object in /dev/shm) and a wake reads
 # it back, bytes equal through the mount and through a CUDA process's handle; a second
 # sleep finds the same segments; the reservation survives the daemon's SIGKILL. And a GPU's
-# pool (--preallocate 0:2G): reserved at start and reported, a 1 GiB create drawn from it
+# pool (--preallocate 0:8G): reserved at start and reported, a 1 GiB create drawn from it
 # (its time printed: the target is 1 ms), its bytes written and read back.
 . "$(dirname "$0")/gpulib.sh"
 gpu_tests "sleep and wake through the registered pool: same bytes, no new object" \
@@ -19,7 +19,9 @@ cpu_stat() {
 }
 eq "the host tier's pool: 2 GiB" $((2 << 30)) "$(cpu_stat preallocated)"
 check "its segments were registered with the driver" not grep -q "could not be registered" "$T/m.log"
-head -c $((512 << 20)) /dev/urandom > "$T/big"
+# 192 MiB: within one segment (an eighth of the pool); a larger tensor gets an object of
+# its own
+head -c $((192 << 20)) /dev/urandom > "$T/big"
 cp "$T/big" "$M/w"
 truncate -s 4096 "$M/probe"
 setfattr -n user.tensor.device -v cpu "$M/probe"
@@ -28,7 +30,7 @@ n0=$(find "$KDIR" -type f -name '[!.]*' | wc -l)
 t0=$(date +%s%N)
 setfattr -n user.tensor.device -v cpu "$M/w"; s1=$?
 t1=$(date +%s%N)
-echo "# sleep of 512 MiB into the pool: $(( (t1 - t0) / 1000000 )) ms"
+echo "# sleep of 192 MiB into the pool: $(( (t1 - t0) / 1000000 )) ms"
 same=$([ "$n0" = "$(find "$KDIR" -type f -name '[!.]*' | wc -l)" ] && echo yes)
 check "the bytes asleep" cmp "$T/big" "$M/w"
 setfattr -n user.tensor.device -v 0 "$M/w"; s2=$?
@@ -36,7 +38,7 @@ dump "$M/w" > "$T/dumped"
 t0=$(date +%s%N)
 setfattr -n user.tensor.device -v cpu "$M/w"; s3=$?
 t1=$(date +%s%N)
-echo "# second sleep of 512 MiB: $(( (t1 - t0) / 1000000 )) ms"
+echo "# second sleep of 192 MiB: $(( (t1 - t0) / 1000000 )) ms"
 setfattr -n user.tensor.device -v 0 "$M/w"; s4=$?
 if [ "$s1$s2$s3$s4" = 0000 ] && [ "$same" = yes ] && cmp -s "$T/big" "$T/dumped" && cmp -s "$T/big" "$M/w"; then
 	ok "sleep and wake through the registered pool: same bytes, no new object"
@@ -58,7 +60,8 @@ else
 	nok "the pool survives the daemon's SIGKILL"
 fi
 umount_tfs "$M"
-mount_cuda "$M" --node n1 --preallocate 0:2G,cpu:1G || exit 1
+# 8 GiB: segments of 1 GiB, so the 1 GiB tensor is drawn from one
+mount_cuda "$M" --node n1 --preallocate 0:8G,cpu:1G || exit 1
 dev0() {
 	getfattr --only-values -n user.tensorfs.stats "$M" | /usr/bin/python3 -c \
 		'import json,sys; print([d.get(sys.argv[1], 0) for d in json.load(sys.stdin)["devices"] if str(d["device"])=="0"][0])' "$1"
@@ -70,7 +73,7 @@ t1=$(date +%s%N)
 echo "# create of a 1 GiB tensor on GPU 0 from its pool: $(( (t1 - t0) / 1000 )) us (truncate, through FUSE)"
 head -c $((64 << 20)) /dev/urandom > "$T/part"
 dd if="$T/part" of="$M/g" bs=1M conv=notrunc status=none
-if [ "$p0" = $((2 << 30)) ] && [ $rc = 0 ] && [ "$(dev0 preallocated)" = $((2 << 30)) ] &&
+if [ "$p0" = $((8 << 30)) ] && [ $rc = 0 ] && [ "$(dev0 preallocated)" = $((8 << 30)) ] &&
    cmp -s "$T/part" <(head -c $((64 << 20)) "$M/g"); then
 	ok "a GPU's pool: reserved, a 1 GiB create drawn from it"
 else

@@ -102,6 +102,13 @@ void tfs_cuda_set_caps(struct tfs_backend *be, const struct tfs_tier_sizes *caps
 {
 	be->caps = *caps;
 	be->prealloc = *prealloc;
+	/* init set up its default device before these were known */
+	for (int i = 0; i < be->ndev; i++) {
+		struct cdev *d = atomic_load(&be->devs[i]);
+
+		if (d && tfs_cuda_dev_repool(d))
+			tfs_log(LOG_ERR, "cuda: device %d: --preallocate: out of memory", i);
+	}
 }
 
 /* A segment of the reserve when one fits (--preallocate), else a new block; the tier's cap

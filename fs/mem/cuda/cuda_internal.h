@@ -205,6 +205,11 @@ int tfs_cuda_fail(cudaError_t e, const char *what, int device);
  * failed with. */
 int tfs_cuda_dev_get(struct tfs_backend *be, int ordinal, struct cdev **out);
 
+/* set_caps on a device set up before it (init's default device): its pool made again with
+ * the --preallocate segments it now names, while it holds nothing (before adoption). 0,
+ * or -ENOMEM with the pool as it was. */
+int tfs_cuda_dev_repool(struct cdev *d);
+
 /* Stops d's zeroing thread and frees d with its pool and slots (fini; a failed start-up).
  * NULL: nothing. */
 void tfs_cuda_dev_destroy(struct cdev *d);

@@ -35,6 +35,42 @@ void tfs_cuda_slot_put(struct cdev *d, struct slot *s)
 
 /* ---- devices ---- */
 
+/* d's pool: freed blocks kept for reuse, but not so many that the CUDA programs sharing
+ * the device starve (1/16 of it, between 256 MiB and 4 GiB); or its --preallocate
+ * segments. */
+static void pool_config(struct cdev *d, size_t totalb, struct tfs_pool_config *cfg)
+{
+	tfs_pool_config_default(cfg);
+	cfg->cache_max = totalb / 16;
+	if (cfg->cache_max < 256 * MiB)
+		cfg->cache_max = 256 * MiB;
+	if (cfg->cache_max > 4 * GiB)
+		cfg->cache_max = 4 * GiB;
+	tfs_cuda_prealloc_cfg(d, cfg);
+}
+
+int tfs_cuda_dev_repool(struct cdev *d)
+{
+	struct tfs_pool_config cfg;
+	struct tfs_pool_stats st;
+	struct tfs_pool *p;
+
+	tfs_pool_get_stats(d->pool, &st);
+	if (d->seg || st.nallocs || st.reserved)
+		return 0;
+	pool_config(d, d->be->dev_total[d->ordinal], &cfg);
+	if (!d->seg)
+		return 0;
+	if (!(p = tfs_pool_new(&cfg, d->be->block_ops, d))) {
+		d->seg = 0;
+		d->prealloc = 0;
+		return -ENOMEM;
+	}
+	tfs_pool_destroy(d->pool);
+	d->pool = p;
+	return 0;
+}
+
 void tfs_cuda_dev_destroy(struct cdev *d)
 {
 	struct tfs_pool_stats st;
@@ -137,15 +173,7 @@ static int dev_init(struct tfs_backend *be, int ordinal, struct cdev **out)
 		rc = tfs_cuda_fail(e, "creating the zeroing stream", ordinal);
 		goto fail;
 	}
-	/* Keep freed blocks for reuse, but not so many that the CUDA programs sharing this
-	 * device starve: 1/16 of the device, between 256 MiB and 4 GiB. */
-	tfs_pool_config_default(&cfg);
-	cfg.cache_max = totalb / 16;
-	if (cfg.cache_max < 256 * MiB)
-		cfg.cache_max = 256 * MiB;
-	if (cfg.cache_max > 4 * GiB)
-		cfg.cache_max = 4 * GiB;
-	tfs_cuda_prealloc_cfg(d, &cfg);
+	pool_config(d, totalb, &cfg);
 	d->pool = tfs_pool_new(&cfg, be->block_ops, d);
 	if (!d->pool) {
 		rc = -ENOMEM;
