@@ -22,6 +22,7 @@
 #include "mem/backend.h"
 #include "mem/tiers.h"
 #include "mem/host_mem.h"
+#include "mem/host_internal.h"
 #include "tier.h"
 #include "fileio.h"
 #include "host_handle.h"
@@ -33,40 +34,7 @@
 #include "util/nofile.h"
 
 
-/* An object the keeper held when this daemon started: a restart adopts it (host_adopt). */
-struct found {
-	uint64_t id;
-	int fd;                  /* -1 once adopted */
-	char name[TFS_HOST_PATH_MAX];
-};
-
-/* One tier's figures: the stand-in devices 0..ndev-1, then the host tier "cpu" (slot
- * ndev). Every tier is shared memory here; each has its own cap and counts. */
-struct htier {
-	uint64_t used, reserved, total, nallocs;
-};
-
-struct tfs_backend {
-	pthread_mutex_t lock;
-	struct htier tier[TFS_HOST_DEVICES_MAX + 1];
-	int ndev;
-	size_t page;
-	struct found *found;
-	size_t nfound;
-};
-
-struct tfs_alloc {
-	int fd;
-	void *base;
-	uint64_t bytes, mapped;
-	uint64_t kid;            /* the keeper's id; 0 without a keeper */
-	int damaged;             /* a copy found pages gone: logged once */
-	int slot;                /* its tier (struct htier) */
-	void *kpriv;             /* without a keeper: keeper_host.c's state, in this process */
-	char name[TFS_HOST_PATH_MAX];  /* the object's path in /dev/shm, as the handle has it */
-};
-
-static uint64_t round_page(struct tfs_backend *be, uint64_t n)
+uint64_t tfs_host_round_page(struct tfs_backend *be, uint64_t n)
 {
 	return (n + be->page - 1) / be->page * be->page;
 }
@@ -79,7 +47,7 @@ static int chargeable(struct tfs_backend *be, int slot, uint64_t bytes)
 
 	if (bytes > (uint64_t)INT64_MAX - be->page)
 		return -EFBIG;
-	return total && round_page(be, bytes) > total ? -ENOSPC : 0;
+	return total && tfs_host_round_page(be, bytes) > total ? -ENOSPC : 0;
 }
 
 /* The slot of device, or -1 when this backend has no such tier. */
@@ -152,6 +120,8 @@ static int list_found(struct tfs_backend *be)
 	return rc == -ENOENT ? 0 : rc;
 }
 
+static void host_fini(struct tfs_backend *be);
+
 static int host_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 {
 	struct tfs_backend *be;
@@ -190,12 +160,17 @@ static int host_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 		if (dev == TFS_DEVICE_CPU)
 			*total = tfs_tier_host_bound(*total);
 	}
+	if ((rc = tfs_host_pack_init(be))) {
+		host_fini(be);
+		return rc;
+	}
 	*out = be;
 	return 0;
 }
 
 static void host_fini(struct tfs_backend *be)
 {
+	tfs_host_pack_fini(be);
 	for (size_t i = 0; i < be->nfound; i++)
 		if (be->found[i].fd >= 0)
 			close(be->found[i].fd);
@@ -210,7 +185,7 @@ static int host_device_count(struct tfs_backend *be)
 }
 
 /* Charges n reserved bytes against the tier's cap; -ENOSPC when it does not fit. */
-static int charge(struct tfs_backend *be, int slot, int64_t used, int64_t reserved)
+int tfs_host_charge(struct tfs_backend *be, int slot, int64_t used, int64_t reserved)
 {
 	struct htier *t = &be->tier[slot];
 	int rc = 0;
@@ -268,7 +243,7 @@ static int obtain_object(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gi
 /* obtain_object, with out of descriptors (the keeper's, or ours: the object then went
  * back) answered ENOSPC, as a full file system's creates are: EMFILE would tell the
  * caller that its own table is full. */
-static int obtain(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gid, mode_t mode)
+int tfs_host_obtain(struct tfs_alloc *a, uint64_t size, uid_t uid, gid_t gid, mode_t mode)
 {
 	int rc = obtain_object(a, size, uid, gid, mode);
 
@@ -300,7 +275,7 @@ static void remove_orphan(const struct tfs_alloc *a)
 
 /* The object goes: the keeper removes it (or this process, without a keeper, or when the
  * keeper is gone). */
-static void give_back(struct tfs_alloc *a)
+void tfs_host_give_back(struct tfs_alloc *a)
 {
 	struct tfs_keeper_req req = { .op = TFS_KEEPER_FREE, .id = a->kid };
 	struct tfs_keeper_rep rep;
@@ -316,7 +291,7 @@ static void give_back(struct tfs_alloc *a)
 }
 
 /* Charges without the cap (adopted memory). */
-static void charge_force(struct tfs_backend *be, int slot, int64_t used, int64_t reserved)
+void tfs_host_charge_force(struct tfs_backend *be, int slot, int64_t used, int64_t reserved)
 {
 	pthread_mutex_lock(&be->lock);
 	be->tier[slot].used += (uint64_t)used;
@@ -331,20 +306,33 @@ static int host_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t 
 	uint64_t mapped;
 	int rc, slot = slot_of(be, device);
 
-	(void)dir;      /* an object of its own per tensor */
 	if (slot < 0)
 		return -EINVAL;
 	if ((rc = chargeable(be, slot, bytes)))
 		return rc;
-	mapped = round_page(be, bytes);
-	if ((rc = charge(be, slot, (int64_t)bytes, (int64_t)mapped)))
-		return rc;
 	a = calloc(1, sizeof(*a));
-	if (!a) {
-		rc = -ENOMEM;
-		goto fail_charge;
+	if (!a)
+		return -ENOMEM;
+	rc = tfs_host_pack_alloc(be, slot, bytes, uid, gid, mode, dir, a);
+	if (rc != -E2BIG) {
+		if (rc) {
+			free(a);
+			return rc;
+		}
+		goto done;
 	}
-	if ((rc = obtain(a, mapped, uid, gid, mode)))
+	mapped = tfs_host_round_page(be, bytes);
+	rc = tfs_host_charge(be, slot, (int64_t)bytes, (int64_t)mapped);
+	if (rc == -ENOSPC && tfs_host_pack_cached(be, slot)) {
+		/* Empty blocks kept for reuse give way. */
+		tfs_host_pack_trim(be, slot);
+		rc = tfs_host_charge(be, slot, (int64_t)bytes, (int64_t)mapped);
+	}
+	if (rc) {
+		free(a);
+		return rc;
+	}
+	if ((rc = tfs_host_obtain(a, mapped, uid, gid, mode)))
 		goto fail_struct;
 	/* Not MAP_POPULATE: it faults the whole object in here, in the thread that sizes the
 	 * tensor, at about 2.5 GB/s; the copies into it (prefault) map their own pages, in
@@ -357,15 +345,15 @@ static int host_alloc(struct tfs_backend *be, int device, uint64_t bytes, uid_t 
 	a->bytes = bytes;
 	a->mapped = mapped;
 	a->slot = slot;
+done:
 	__atomic_add_fetch(&be->tier[slot].nallocs, 1, __ATOMIC_RELAXED);
 	*out = a;
 	return 0;
 fail_shm:
-	give_back(a);
+	tfs_host_give_back(a);
 fail_struct:
 	free(a);
-fail_charge:
-	charge(be, slot, -(int64_t)bytes, -(int64_t)mapped);
+	tfs_host_charge(be, slot, -(int64_t)bytes, -(int64_t)mapped);
 	return rc;
 }
 
@@ -373,9 +361,13 @@ static void host_free(struct tfs_backend *be, struct tfs_alloc *a)
 {
 	if (!a)
 		return;
-	munmap(a->base, a->mapped);
-	give_back(a);
-	charge(be, a->slot, -(int64_t)a->bytes, -(int64_t)a->mapped);
+	if (a->chunk) {
+		tfs_host_pack_free(be, a);
+	} else {
+		munmap(a->base, a->mapped);
+		tfs_host_give_back(a);
+		tfs_host_charge(be, a->slot, -(int64_t)a->bytes, -(int64_t)a->mapped);
+	}
 	__atomic_sub_fetch(&be->tier[a->slot].nallocs, 1, __ATOMIC_RELAXED);
 	free(a);
 }
@@ -390,9 +382,11 @@ static int host_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t b
 	/* Only growth is bounded: a tensor adopted over a smaller --max-bytes may shrink. */
 	if (bytes > a->bytes && (rc = chargeable(be, a->slot, bytes)))
 		return rc;
-	mapped = round_page(be, bytes);
+	if (a->chunk)
+		return tfs_host_pack_resize(be, a, bytes);
+	mapped = tfs_host_round_page(be, bytes);
 	if (bytes > a->bytes && mapped > a->mapped) {
-		if ((rc = charge(be, a->slot, 0, (int64_t)(mapped - a->mapped))))
+		if ((rc = tfs_host_charge(be, a->slot, 0, (int64_t)(mapped - a->mapped))))
 			return rc;
 		/* Only the new range: shmem's fallocate walks every page it is given, so
 		 * reserving from 0 made a cp that grows the file 1 MiB at a time quadratic. */
@@ -405,11 +399,11 @@ static int host_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t b
 			/* Give back the pages fallocate may have added. */
 			if (ftruncate(a->fd, (off_t)a->mapped))
 				tfs_log(LOG_WARNING, "host: cannot trim %s back", a->name);
-			charge(be, a->slot, 0, -(int64_t)(mapped - a->mapped));
+			tfs_host_charge(be, a->slot, 0, -(int64_t)(mapped - a->mapped));
 			return -ENOSPC;
 		}
 		a->base = base;
-		charge(be, a->slot, (int64_t)(bytes - a->bytes), 0);
+		tfs_host_charge(be, a->slot, (int64_t)(bytes - a->bytes), 0);
 		a->mapped = mapped;
 		a->bytes = bytes;
 		return 0;
@@ -422,17 +416,17 @@ static int host_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t b
 			base = mremap(a->base, a->mapped, mapped, 0);
 			if (base == MAP_FAILED)
 				return -errno;
-			charge(be, a->slot, 0, -(int64_t)(a->mapped - mapped));
+			tfs_host_charge(be, a->slot, 0, -(int64_t)(a->mapped - mapped));
 			a->mapped = mapped;
 		}
 		if (ftruncate(a->fd, (off_t)mapped))
 			return -errno;
-		charge(be, a->slot, -(int64_t)(a->bytes - bytes), 0);
+		tfs_host_charge(be, a->slot, -(int64_t)(a->bytes - bytes), 0);
 		a->bytes = bytes;
 		return 0;
 	}
 	/* Growing inside the last page: those bytes are already zero. */
-	charge(be, a->slot, (int64_t)(bytes - a->bytes), 0);
+	tfs_host_charge(be, a->slot, (int64_t)(bytes - a->bytes), 0);
 	a->bytes = bytes;
 	return 0;
 }
@@ -444,17 +438,16 @@ static int host_export(struct tfs_backend *be, struct tfs_alloc *a,
 	memset(handle, 0, TFS_IPC_HANDLE_SIZE);
 	memcpy(handle, TFS_HOST_MAGIC, 8);
 	memcpy(handle + 8, a->name, strlen(a->name));
-	*offset = 0;
+	*offset = a->off;
 	return 0;
 }
 
 static int host_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, gid_t gid,
 			  mode_t mode, uint64_t dir, unsigned flags)
 {
-	(void)be;
-	(void)dir;      /* an object of its own: it never moves */
-	(void)flags;
-	/* A daemon not run by root cannot give the object away: it stays the daemon user's,
+	if (a->chunk)
+		return tfs_host_pack_set_owner(be, a, uid, gid, mode, dir, flags);
+	/* An object of its own never moves. A daemon not run by root cannot give the object away: it stays the daemon user's,
 	 * and the mode says who else maps it. */
 	if ((fchown(a->fd, uid, gid) && (errno != EPERM || geteuid() == 0)) ||
 	    fchmod(a->fd, mode & 0666))
@@ -465,7 +458,7 @@ static int host_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid
 /* Maps the pages a copy is about to write, in one call instead of a fault per 4 KiB page.
  * fallocate reserved them, so this cannot run out of memory; where it fails anyway (a
  * kernel before 5.14) the copy faults them in. */
-static void prefault(void *p, size_t len)
+void tfs_host_prefault(void *p, size_t len)
 {
 	(void)tfs_populate(p, len, MADV_POPULATE_WRITE);
 }
@@ -488,7 +481,7 @@ static int host_copy_in(struct tfs_backend *be, struct tfs_alloc *a, uint64_t of
 	(void)be;
 	if (off > a->bytes || len > a->bytes - off)
 		return -EINVAL;
-	prefault((char *)a->base + off, len);
+	tfs_host_prefault((char *)a->base + off, len);
 	return copied(a, tfs_guarded_copy((char *)a->base + off, src, len));
 }
 
@@ -498,7 +491,7 @@ static int host_copy_in_fd(struct tfs_backend *be, struct tfs_alloc *a, uint64_t
 	(void)be;
 	if (off > a->bytes || len > a->bytes - off)
 		return -EINVAL;
-	prefault((char *)a->base + off, len);
+	tfs_host_prefault((char *)a->base + off, len);
 	return tfs_pread_full(fd, (char *)a->base + off, len, foff);
 }
 
@@ -524,6 +517,7 @@ static int host_read_mem(struct tfs_backend *be, struct tfs_alloc *a, uint64_t o
 static void host_stats(struct tfs_backend *be, int device, struct tfs_backend_stats *st)
 {
 	int slot = slot_of(be, device);
+	uint64_t cached;
 
 	memset(st, 0, sizeof(*st));
 	if (slot < 0)
@@ -531,6 +525,11 @@ static void host_stats(struct tfs_backend *be, int device, struct tfs_backend_st
 	pthread_mutex_lock(&be->lock);
 	st->used = be->tier[slot].used;
 	st->reserved = be->tier[slot].reserved;
+	pthread_mutex_unlock(&be->lock);
+	/* Empty blocks kept for reuse are not held for a tensor. */
+	cached = tfs_host_pack_cached(be, slot);
+	pthread_mutex_lock(&be->lock);
+	st->reserved = st->reserved > cached ? st->reserved - cached : 0;
 	st->total = be->tier[slot].total;
 	st->nallocs = be->tier[slot].nallocs;
 	pthread_mutex_unlock(&be->lock);
@@ -553,17 +552,17 @@ static int host_move_sum(struct tfs_backend *be, struct tfs_alloc *a, int device
 		return -errno;
 	if ((rc = chargeable(be, slot, a->bytes)))
 		return rc;
-	if ((rc = charge(be, slot, (int64_t)a->bytes, (int64_t)a->mapped)))
+	if ((rc = tfs_host_charge(be, slot, (int64_t)a->bytes, (int64_t)a->mapped)))
 		return rc;
 	memset(&n, 0, sizeof(n));
-	if ((rc = obtain(&n, a->mapped, st.st_uid, st.st_gid, st.st_mode & 07777)))
+	if ((rc = tfs_host_obtain(&n, a->mapped, st.st_uid, st.st_gid, st.st_mode & 07777)))
 		goto fail_charge;
 	n.base = mmap(NULL, a->mapped, PROT_READ | PROT_WRITE, MAP_SHARED, n.fd, 0);
 	if (n.base == MAP_FAILED) {
 		rc = -ENOSPC;
 		goto fail_obj;
 	}
-	prefault(n.base, a->bytes);
+	tfs_host_prefault(n.base, a->bytes);
 	for (uint64_t off = 0; off < a->bytes; off += TFS_SUM_PIECE) {
 		size_t len = a->bytes - off < TFS_SUM_PIECE ? (size_t)(a->bytes - off) :
 			     TFS_SUM_PIECE;
@@ -578,7 +577,8 @@ static int host_move_sum(struct tfs_backend *be, struct tfs_alloc *a, int device
 		rc = -EBADMSG;
 		goto fail_map;
 	}
-	/* a takes the new object; n keeps the old one until the commit is made. */
+	/* a takes the new object, of its own wherever it was (a moved tensor is not packed);
+	 * n keeps the old memory until the commit is made. */
 	{
 		struct tfs_alloc old = *a;
 
@@ -588,6 +588,9 @@ static int host_move_sum(struct tfs_backend *be, struct tfs_alloc *a, int device
 		a->kpriv = n.kpriv;
 		a->damaged = 0;
 		a->slot = slot;
+		a->chunk = NULL;
+		a->blk = NULL;
+		a->off = 0;
 		memcpy(a->name, n.name, sizeof(a->name));
 		n = old;
 	}
@@ -595,18 +598,22 @@ static int host_move_sum(struct tfs_backend *be, struct tfs_alloc *a, int device
 	*sum = acc;
 	if (commit)
 		commit(arg);
-	munmap(n.base, n.mapped);
-	give_back(&n);
-	charge(be, n.slot, -(int64_t)n.bytes, -(int64_t)n.mapped);
+	if (n.chunk) {
+		tfs_host_pack_free(be, &n);
+	} else {
+		munmap(n.base, n.mapped);
+		tfs_host_give_back(&n);
+		tfs_host_charge(be, n.slot, -(int64_t)n.bytes, -(int64_t)n.mapped);
+	}
 	__atomic_sub_fetch(&be->tier[n.slot].nallocs, 1, __ATOMIC_RELAXED);
 	return 0;
 fail_map:
 	munmap(n.base, a->mapped);
 fail_obj:
 	n.mapped = a->mapped;
-	give_back(&n);
+	tfs_host_give_back(&n);
 fail_charge:
-	charge(be, slot, -(int64_t)a->bytes, -(int64_t)a->mapped);
+	tfs_host_charge(be, slot, -(int64_t)a->bytes, -(int64_t)a->mapped);
 	return rc;
 }
 
@@ -631,14 +638,33 @@ static int host_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct t
 	struct stat st;
 	int rc, slot = slot_of(be, m->device);
 
-	if (tfs_host_handle_path(m->ipc_handle, path, sizeof(path)) || m->ipc_offset != 0 ||
-	    slot < 0)
+	if (tfs_host_handle_path(m->ipc_handle, path, sizeof(path)) || slot < 0)
 		return -EINVAL;
 	for (size_t i = 0; i < be->nfound && !f; i++)
-		if (be->found[i].fd >= 0 && strcmp(be->found[i].name, path) == 0)
+		if ((be->found[i].fd >= 0 || be->found[i].blk) &&
+		    strcmp(be->found[i].name, path) == 0)
 			f = &be->found[i];
 	if (!f)
 		return -ENOENT;
+	if (m->bytes == 0)
+		return -EINVAL;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	/* A tensor packed into a block (host_pack.c), or an object of its own. */
+	rc = tfs_host_pack_adopt(be, slot, m, f, a);
+	if (rc) {
+		if (rc < 0) {
+			free(a);
+			return rc;
+		}
+		__atomic_add_fetch(&be->tier[slot].nallocs, 1, __ATOMIC_RELAXED);
+		*out = a;
+		return 0;
+	}
+	free(a);
+	if (m->ipc_offset != 0 || f->fd < 0)
+		return -EINVAL;
 	/* The record says how big the tensor is, not the object: whoever may write the
 	 * object may also have grown it (a sparse ftruncate to terabytes, which would be
 	 * charged and so refuse everyone else's allocations), or the daemon that died grew
@@ -650,7 +676,7 @@ static int host_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct t
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	a->mapped = round_page(be, m->bytes);
+	a->mapped = tfs_host_round_page(be, m->bytes);
 	a->bytes = m->bytes;
 	a->base = mmap(NULL, a->mapped, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
 	if (a->base == MAP_FAILED) {
@@ -658,13 +684,13 @@ static int host_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct t
 		free(a);
 		return rc;
 	}
-	if ((rc = charge(be, slot, (int64_t)a->bytes, (int64_t)a->mapped)) && rc != -ENOSPC) {
+	if ((rc = tfs_host_charge(be, slot, (int64_t)a->bytes, (int64_t)a->mapped)) && rc != -ENOSPC) {
 		munmap(a->base, a->mapped);
 		free(a);
 		return rc;
 	}
 	if (rc)        /* a smaller --max-bytes than before: keep it, it was there first */
-		charge_force(be, slot, (int64_t)a->bytes, (int64_t)a->mapped);
+		tfs_host_charge_force(be, slot, (int64_t)a->bytes, (int64_t)a->mapped);
 	a->fd = f->fd;
 	a->kid = f->id;
 	snprintf(a->name, sizeof(a->name), "%s", f->name);
@@ -679,6 +705,7 @@ static int host_adopt_end(struct tfs_backend *be)
 {
 	int n = 0;
 
+	tfs_host_pack_adopt_end(be);
 	for (size_t i = 0; i < be->nfound; i++) {
 		struct tfs_keeper_req req = { .op = TFS_KEEPER_FREE, .id = be->found[i].id };
 		struct tfs_keeper_rep rep;
