@@ -50,6 +50,11 @@ static __thread struct {
 
 static char zeros[1 << 16];
 
+/* Set by tfs_host_pack_fini: blocks still holding tensors are closed, not freed (the
+ * backend's fini frees nothing: a daemon that ends without its tensors' shutdown leaves
+ * them to the keeper and to the next daemon's adoption). */
+static int closing;
+
 /* Zeroes len bytes at p, guarded: a block's pages may have been truncated away by a
  * process that may write it (its own tensors' bytes are then lost, not the daemon). */
 static int zero(void *p, uint64_t len)
@@ -119,6 +124,11 @@ static void block_put(void *ctx, uint64_t base, uint64_t size, void *cookie)
 
 	(void)base;
 	munmap(b->base, b->mapped);
+	if (closing) {
+		close(b->fd);
+		free(b);
+		return;
+	}
 	tfs_host_give_back(b);
 	tfs_host_charge(x->be, x->slot, 0, -(int64_t)size);
 	free(b);
@@ -161,11 +171,15 @@ void tfs_host_pack_fini(struct tfs_backend *be)
 
 		if (!be->pool[i])
 			continue;
+		/* Empty blocks hold no tensor: freed. */
+		tfs_pool_trim(be->pool[i]);
 		tfs_pool_get_stats(be->pool[i], &st);
 		if (st.nallocs)
-			tfs_log(LOG_WARNING, "host: device %d: releasing %llu packed tensors still "
-				"live", i, (unsigned long long)st.nallocs);
+			tfs_log(LOG_INFO, "host: device %d: %llu packed tensors left to the keeper",
+				i, (unsigned long long)st.nallocs);
+		closing = 1;
 		tfs_pool_destroy(be->pool[i]);
+		closing = 0;
 		be->pool[i] = NULL;
 	}
 }
@@ -226,7 +240,7 @@ void tfs_host_pack_free(struct tfs_backend *be, struct tfs_alloc *a)
 	a->blk = NULL;
 }
 
-/* a leaves its block for an object of its own of bytes (more than any packed tensor). */
+/* a leaves its block for an object of its own of bytes. */
 static int unpack(struct tfs_backend *be, struct tfs_alloc *a, uint64_t bytes)
 {
 	struct tfs_pool_key k = tfs_pool_chunk_key(a->chunk);
@@ -274,7 +288,8 @@ int tfs_host_pack_resize(struct tfs_backend *be, struct tfs_alloc *a, uint64_t b
 
 	if (bytes == old)
 		return 0;
-	if (bytes > HOST_PACK_MAX)
+	/* Past the packing size, as one made that large would be. */
+	if (bytes > tfs_mem.host_pack || bytes > HOST_PACK_MAX)
 		return unpack(be, a, bytes);
 	if (bytes > old && (rc = tfs_host_charge(be, a->slot, (int64_t)(bytes - old), 0)))
 		return rc;
