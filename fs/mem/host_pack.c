@@ -11,7 +11,8 @@
  * tensor that shares its block (set_owner), as the cuda backend's pool does.
  *
  * Lifetime: a block is the keeper's object like any tensor's, freed through the keeper
- * when its last tensor goes and the pool's cache of empty blocks lets it go. A restart
+ * when its last tensor goes and the pool's cache of empty blocks lets it go (HOST_CACHE
+ * bytes per device, and none once the device has no packed tensor left). A restart
  * adopts blocks from the records that name them (tfs_host_pack_adopt); a block no record
  * names is freed by the backend's adopt_end like any object.
  *
@@ -234,8 +235,16 @@ int tfs_host_pack_alloc(struct tfs_backend *be, int slot, uint64_t bytes, uid_t 
 
 void tfs_host_pack_free(struct tfs_backend *be, struct tfs_alloc *a)
 {
-	tfs_pool_free(be->pool[a->slot], a->chunk);
+	struct tfs_pool *p = be->pool[a->slot];
+	struct tfs_pool_stats st;
+
+	tfs_pool_free(p, a->chunk);
 	tfs_host_charge(be, a->slot, -(int64_t)a->bytes, 0);
+	/* Empty blocks are kept for the next tensors while any is live; with the last one
+	 * they all go, so that a mount with no tensor holds nothing in /dev/shm. */
+	tfs_pool_get_stats(p, &st);
+	if (!st.nallocs)
+		tfs_pool_trim(p);
 	a->chunk = NULL;
 	a->blk = NULL;
 }
