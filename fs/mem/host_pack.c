@@ -11,8 +11,9 @@
  * tensor that shares its block (set_owner), as the cuda backend's pool does.
  *
  * Lifetime: a block is the keeper's object like any tensor's, freed through the keeper
- * when its last tensor goes and the pool's cache of empty blocks lets it go (HOST_CACHE
- * bytes per device, and none once the device has no packed tensor left). A restart
+ * when its last tensor goes and the pool's cache of empty blocks lets it go: HOST_CACHE
+ * bytes per device, and none once the device has had no packed tensor for a second or
+ * two (the reaper thread). A restart
  * adopts blocks from the records that name them (tfs_host_pack_adopt); a block no record
  * names is freed by the backend's adopt_end like any object.
  *
@@ -20,10 +21,12 @@
  * allocating thread under the pool's lock and learns the owner the block is for from that
  * thread's `want` (the pool's callbacks carry no key). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mem/host_internal.h"
@@ -137,6 +140,49 @@ static void block_put(void *ctx, uint64_t base, uint64_t size, void *cookie)
 
 static const struct tfs_pool_block_ops ops = { block_get, block_put };
 
+/* The reaper: every REAP_TICK_S it looks at each pool, and gives back the empty blocks of
+ * one that had no packed tensor at this tick and the one before, so that a mount whose
+ * tensors are all gone holds nothing in /dev/shm, while one that makes and deletes small
+ * tensors one at a time keeps reusing its blocks (and the pages every process mapped). */
+#define REAP_TICK_S 1
+static struct {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int started, stop;
+	int idle[TFS_HOST_DEVICES_MAX];
+} reap = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+static void *reaper(void *arg)
+{
+	struct tfs_backend *be = arg;
+	struct timespec ts;
+
+	pthread_mutex_lock(&reap.mu);
+	while (!reap.stop) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += REAP_TICK_S;
+		if (pthread_cond_timedwait(&reap.cv, &reap.mu, &ts) != ETIMEDOUT)
+			continue;
+		for (int i = 0; i < TFS_HOST_DEVICES_MAX; i++) {
+			struct tfs_pool_stats st;
+
+			if (!be->pool[i])
+				continue;
+			tfs_pool_get_stats(be->pool[i], &st);
+			if (st.nallocs || !st.cached) {
+				reap.idle[i] = 0;
+				continue;
+			}
+			/* Under the pool's lock: a block taken meanwhile is not empty. */
+			if (reap.idle[i]++)
+				tfs_pool_trim(be->pool[i]);
+		}
+	}
+	pthread_mutex_unlock(&reap.mu);
+	return NULL;
+}
+
 int tfs_host_pack_init(struct tfs_backend *be)
 {
 	struct tfs_pool_config cfg;
@@ -162,11 +208,26 @@ int tfs_host_pack_init(struct tfs_backend *be)
 			return -ENOMEM;
 		}
 	}
+	reap.stop = 0;
+	if (pthread_create(&reap.thread, NULL, reaper, be)) {
+		tfs_host_pack_fini(be);
+		return -ENOMEM;
+	}
+	pthread_setname_np(reap.thread, "tfs-shmreap");
+	reap.started = 1;
 	return 0;
 }
 
 void tfs_host_pack_fini(struct tfs_backend *be)
 {
+	if (reap.started) {
+		pthread_mutex_lock(&reap.mu);
+		reap.stop = 1;
+		pthread_cond_signal(&reap.cv);
+		pthread_mutex_unlock(&reap.mu);
+		pthread_join(reap.thread, NULL);
+		reap.started = 0;
+	}
 	for (int i = 0; i < TFS_HOST_DEVICES_MAX; i++) {
 		struct tfs_pool_stats st;
 
@@ -236,15 +297,9 @@ int tfs_host_pack_alloc(struct tfs_backend *be, int slot, uint64_t bytes, uid_t 
 void tfs_host_pack_free(struct tfs_backend *be, struct tfs_alloc *a)
 {
 	struct tfs_pool *p = be->pool[a->slot];
-	struct tfs_pool_stats st;
 
 	tfs_pool_free(p, a->chunk);
 	tfs_host_charge(be, a->slot, -(int64_t)a->bytes, 0);
-	/* Empty blocks are kept for the next tensors while any is live; with the last one
-	 * they all go, so that a mount with no tensor holds nothing in /dev/shm. */
-	tfs_pool_get_stats(p, &st);
-	if (!st.nallocs)
-		tfs_pool_trim(p);
 	a->chunk = NULL;
 	a->blk = NULL;
 }
