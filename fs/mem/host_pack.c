@@ -450,6 +450,8 @@ int tfs_host_pack_adopt(struct tfs_backend *be, int slot, const struct tfs_meta 
 
 	if (!p)
 		return 0;
+	if (b && b->slot != slot)
+		return -EINVAL;         /* one block, two devices: records that contradict */
 	if (!b) {
 		/* Objects of one tensor are page-rounded to its size, which is larger than
 		 * any packed tensor where it is a block's. */
