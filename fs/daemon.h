@@ -17,6 +17,7 @@ struct tfs_opts {
 	char *max_bytes;         /* text: 64G, 512M, ... */
 	char *preallocate;       /* text: 0:40G,cpu:64G (docs/tiers.md#preallocation) */
 	char *queue_max_command; /* -o queue_max_command=SIZE: a larger command is refused */
+	char *host_pack;         /* -o host_pack=SIZE: host tensors packed into blocks */
 	char *queue_max_batch;   /* -o queue_max_batch=SIZE: bytes of commands taken at once */
 	int queue_max_forward;       /* -o queue_max_forward=N: commands waiting for a node */
 	char *devices;           /* --devices: "cpu,0,2,3", NULL: every device */

@@ -81,6 +81,7 @@ static const struct fuse_opt opt_table[] = {
 	LONG_OPT("preallocate", preallocate),
 	OPT("queue_max_command=%s", queue_max_command),
 	OPT("queue_max_batch=%s", queue_max_batch),
+	OPT("host_pack=%s", host_pack),
 	OPT("queue_max_forward=%d", queue_max_forward),
 	LONG_OPT("log", log),
 	LONG_OPT("cluster-key", cluster_key),
@@ -172,6 +173,8 @@ static void usage(const char *prog)
 	       "                        (EMSGSIZE) unread (default 64k, 256 to 64M)\n"
 	       "    -o queue_max_batch=SIZE    bytes of commands taken from the queue at once\n"
 	       "                        (default 1M, at least queue_max_command)\n"
+	       "    -o host_pack=SIZE   host backend: tensors up to SIZE (256K at most, default\n"
+	       "                        64K, 0: none) share 1 MiB objects per owner, mode, directory\n"
 	       "    -o queue_max_forward=N     commands waiting on another node's list past\n"
 	       "                        which a forward is refused (EAGAIN; default 10000)\n"
 	       "  Bounds on what one local user can make the daemon hold (docs/tensorfs.8):\n"
@@ -234,18 +237,7 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *out)
 /* "512M" -> bytes (binary units). 0 or -EINVAL. */
 static int parse_size(const char *s, uint64_t *out)
 {
-	size_t n = strlen(s);
-	unsigned shift = 0;
-
-	if (n && strchr("kKmMgGtT", s[n - 1])) {
-		shift = strchr("kK", s[n - 1]) ? 10 : strchr("mM", s[n - 1]) ? 20 :
-			strchr("gG", s[n - 1]) ? 30 : 40;
-		n--;
-	}
-	if (tfs_parse_u64(s, n, out) || *out > (UINT64_MAX >> shift))
-		return -EINVAL;
-	*out <<= shift;
-	return 0;
+	return tfs_tiers_parse_size(s, strlen(s), out);
 }
 
 /* The bounds (struct tfs_limits): each given one parsed, the rest at their defaults. A
@@ -503,6 +495,12 @@ static int check_options(struct tfs_opts *o, int restarted)
 	tfs_mem.host_devices = o->host_devices;
 	if (parse_limits(o))
 		return -1;
+	tfs_mem.host_pack = 64u << 10;
+	if (o->host_pack && (parse_size(o->host_pack, &tfs_mem.host_pack) ||
+			     tfs_mem.host_pack > (256u << 10))) {
+		tfs_log(LOG_ERR, "host_pack takes a size from 0 to 256K");
+		return -1;
+	}
 	if ((o->queue_max_command && parse_size(o->queue_max_command, &tfs_queue.max_cmd)) ||
 	    tfs_queue.max_cmd < 256 || tfs_queue.max_cmd > (64u << 20)) {
 		tfs_log(LOG_ERR, "queue_max_command takes a size from 256 to 64M");
@@ -894,7 +892,7 @@ out_args:
 	fuse_opt_free_args(&args);
 	fuse_opt_free_args(&spelled);
 	free(o->redis); free(o->redis_password_file); free(o->backend); free(o->node); free(o->prefix); free(o->queue); free(o->queue_users);
-	free(o->max_bytes); free(o->memory); free(o->preallocate); free(o->queue_max_command); free(o->queue_max_batch); free(o->log); free(o->devices);
+	free(o->max_bytes); free(o->memory); free(o->preallocate); free(o->queue_max_command); free(o->queue_max_batch); free(o->host_pack); free(o->log); free(o->devices);
 	free(o->cluster_key); free(o->handle_socket);
 	return rc;
 }

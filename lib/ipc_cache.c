@@ -1,6 +1,12 @@
 /* The per-process IPC handle cache: a handle is opened (CUDA) or mapped (host shm) once
  * per process and shared by every tensor that names it (pooled tensors share one
- * allocation); it is closed when its last user releases it. A VMM tensor's handle
+ * allocation); it is closed when its last user releases it, except that the last IDLE_MAX
+ * small host mappings stay (IDLE_SIZE each at most): the host backend packs small tensors
+ * into blocks (docs/handles.md), and a tensor created, written and deleted after another of
+ * the same block then maps nothing, faults nothing in and flushes no TLB. An idle mapping
+ * keeps its object's pages until it is dropped (bounded: IDLE_MAX x IDLE_SIZE per process);
+ * it is taken again only after the object is opened again as a new mapping would be, so
+ * that it grants no more than the object's mode grants now. A VMM tensor's handle
  * (TFS_VMM_MAGIC, docs/vmm.md) names an allocation whose descriptor comes from the handle
  * socket; it is imported and mapped with access for every device of the process. */
 #include <errno.h>
@@ -18,6 +24,8 @@
 
 /* Host objects up to this size are mapped with MAP_POPULATE (map_host). */
 #define POPULATE_MAX (1u << 20)
+#define IDLE_MAX 64
+#define IDLE_SIZE (1u << 20)
 
 
 struct tfs_ipc_entry {
@@ -32,6 +40,8 @@ struct tfs_ipc_entry {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tfs_ipc_entry *entries;
+static struct tfs_ipc_entry *idle;      /* users 0, the most recently released first */
+static int nidle;
 
 /* Opens the object a host handle names, read-write when the caller may, else read-only.
  * Only the one form the keeper makes is accepted (host_handle.h), and nothing on the way
@@ -315,6 +325,52 @@ static int unmap(struct tfs_ipc_entry *e)
 	return err ? tfs_seterr(-EIO, "cudaIpcCloseMemHandle: %s", cu->GetErrorString(err)) : 0;
 }
 
+/* Under lock: keeps e idle; returns the entry that must go instead (the oldest, when
+ * there are IDLE_MAX already), or NULL. */
+static struct tfs_ipc_entry *idle_put(struct tfs_ipc_entry *e)
+{
+	struct tfs_ipc_entry **pp;
+
+	e->next = idle;
+	idle = e;
+	if (++nidle <= IDLE_MAX)
+		return NULL;
+	for (pp = &idle; (*pp)->next; pp = &(*pp)->next)
+		;
+	e = *pp;
+	*pp = NULL;
+	nidle--;
+	return e;
+}
+
+/* Under lock: the idle mapping of m's host handle, out of the idle list, when the object
+ * may still be opened with the access the mapping has and is large enough for m; else
+ * NULL (a stale one is dropped). */
+static struct tfs_ipc_entry *idle_take(const struct tfs_meta *m)
+{
+	struct tfs_ipc_entry **pp, *e;
+	char name[TFS_HOST_PATH_MAX];
+	int fd, w = 0;
+
+	for (pp = &idle; *pp; pp = &(*pp)->next)
+		if (!memcmp((*pp)->handle, m->ipc_handle, TFS_IPC_HANDLE_SIZE))
+			break;
+	if (!(e = *pp))
+		return NULL;
+	*pp = e->next;
+	nidle--;
+	fd = tfs_host_handle_path(e->handle, name, sizeof(name)) ? -EINVAL : open_host(name, &w);
+	if (fd >= 0)
+		close(fd);
+	if (fd < 0 || w != e->writable || e->size < m->ipc_offset ||
+	    e->size - m->ipc_offset < m->bytes) {
+		unmap(e);
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
 /* Under lock: the entry of m's handle, or NULL. */
 static struct tfs_ipc_entry *find(const struct tfs_meta *m, int cuda)
 {
@@ -359,6 +415,12 @@ int tfs_ipc_acquire_fd(const struct tfs_meta *m, int tfd, const char *name,
 		rc = 0;
 		goto found;
 	}
+	if (!cuda && (e = idle_take(m))) {
+		e->users = 1;
+		e->next = entries;
+		entries = e;
+		goto found;
+	}
 	e = calloc(1, sizeof(*e));
 	if (!e) {
 		rc = tfs_seterr(-ENOMEM, "out of memory");
@@ -398,9 +460,15 @@ int tfs_ipc_release(struct tfs_ipc_entry *e)
 			;
 		if (*pp)
 			*pp = e->next;
+		if (!e->cuda && e->size <= IDLE_SIZE) {
+			e = idle_put(e);
+			if (!e)
+				goto out;
+		}
 		rc = unmap(e);
 		free(e);
 	}
+out:
 	pthread_mutex_unlock(&lock);
 	return rc;
 }

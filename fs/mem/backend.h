@@ -227,6 +227,8 @@ struct tfs_mem {
 	int device;                  /* --device: where a tensor goes when nothing says */
 	int vmm;                     /* --memory vmm (tfs_cuda_set_vmm, docs/vmm.md): the
 				      * keeper's memory is then the cuda_vmm one */
+	uint64_t host_pack;          /* -o host_pack: the host backend's largest packed tensor
+				      * (mem/host_internal.h), 0: none */
 };
 extern struct tfs_mem tfs_mem;
 

@@ -2,7 +2,8 @@
  * /dev/shm, so another process maps it by name. The 64-byte handle is "TFSHOST1" followed
  * by the NUL-terminated path (core/host_handle.h, docs/handles.md); the offset is 0,
  * except in a tier --preallocate names, whose tensors are carved from the segments of its
- * pool (backend_host_pool.c). Pages are reserved with fallocate at
+ * pool (backend_host_pool.c), and for tensors up to -o host_pack elsewhere, packed into
+ * blocks shared per owner, mode and directory (host_pack.c). Pages are reserved with fallocate at
  * allocation so running out of /dev/shm is ENOSPC here, not SIGBUS in a later copy.
  * The memory keeper makes and owns the objects (keeper_host.c) and sends the daemon a
  * descriptor of each; without a keeper (a backend used on its own) the same code runs in
@@ -162,7 +163,7 @@ static int host_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 			*total = hb_round_page(be, tfs_tier_size(&tfs_mem.prealloc, dev));
 	}
 	/* A restart fills the pools once the keeper's objects are taken back (adopt_end). */
-	if ((rc = hb_start_pools(be, be->nfound == 0))) {
+	if ((rc = hb_start_pools(be, be->nfound == 0)) || (rc = tfs_host_pack_init(be))) {
 		host_fini(be);
 		return rc;
 	}
@@ -172,6 +173,7 @@ static int host_init(struct tfs_backend **out, int device, uint64_t max_bytes)
 
 static void host_fini(struct tfs_backend *be)
 {
+	tfs_host_pack_fini(be);
 	hb_stop_pools(be);
 	for (size_t i = 0; i < be->nfound; i++)
 		if (be->found[i].fd >= 0)
@@ -311,17 +313,32 @@ static int alloc_in(struct tfs_backend *be, int device, uint64_t bytes, uid_t ui
 
 	if (slot < 0)
 		return -EINVAL;
+	/* A preallocated tier's tensors are all its pool's; elsewhere a small one is packed
+	 * (host_pack.c, zeroed whatever zero says), a larger one is an object of its own. */
 	if (be->tier[slot].pool)
 		return hb_pool_alloc(be, slot, bytes, 0, uid, gid, mode, dir, zero, out);
 	if ((rc = hb_chargeable(be, slot, bytes)))
 		return rc;
-	mapped = hb_round_page(be, bytes);
-	if ((rc = hb_charge(be, slot, (int64_t)bytes, (int64_t)mapped)))
-		return rc;
 	a = calloc(1, sizeof(*a));
-	if (!a) {
-		rc = -ENOMEM;
-		goto fail_charge;
+	if (!a)
+		return -ENOMEM;
+	rc = tfs_host_pack_alloc(be, slot, bytes, uid, gid, mode, dir, a);
+	if (rc == 0)
+		goto done;
+	if (rc != -E2BIG) {
+		free(a);
+		return rc;
+	}
+	mapped = hb_round_page(be, bytes);
+	rc = hb_charge(be, slot, (int64_t)bytes, (int64_t)mapped);
+	if (rc == -ENOSPC && tfs_host_pack_cached(be, slot)) {
+		/* Empty blocks kept for reuse give way. */
+		tfs_host_pack_trim(be, slot);
+		rc = hb_charge(be, slot, (int64_t)bytes, (int64_t)mapped);
+	}
+	if (rc) {
+		free(a);
+		return rc;
 	}
 	if ((rc = hb_obtain(a, mapped, uid, gid, mode)))
 		goto fail_struct;
@@ -336,6 +353,7 @@ static int alloc_in(struct tfs_backend *be, int device, uint64_t bytes, uid_t ui
 	a->bytes = bytes;
 	a->mapped = mapped;
 	a->slot = slot;
+done:
 	a->uid = uid;
 	a->gid = gid;
 	a->mode = mode;
@@ -347,7 +365,6 @@ fail_shm:
 	hb_give_back(a);
 fail_struct:
 	free(a);
-fail_charge:
 	hb_charge(be, slot, -(int64_t)bytes, -(int64_t)mapped);
 	return rc;
 }
@@ -368,13 +385,17 @@ static void host_free(struct tfs_backend *be, struct tfs_alloc *a)
 {
 	if (!a)
 		return;
-	if (a->chunk) {
+	if (a->seg) {
 		hb_pool_free(be, a);
 		return;
 	}
-	munmap(a->base, a->mapped);
-	hb_give_back(a);
-	hb_charge(be, a->slot, -(int64_t)a->bytes, -(int64_t)a->mapped);
+	if (a->chunk) {
+		tfs_host_pack_free(be, a);
+	} else {
+		munmap(a->base, a->mapped);
+		hb_give_back(a);
+		hb_charge(be, a->slot, -(int64_t)a->bytes, -(int64_t)a->mapped);
+	}
 	__atomic_sub_fetch(&be->tier[a->slot].nallocs, 1, __ATOMIC_RELAXED);
 	free(a);
 }
@@ -386,11 +407,13 @@ static int host_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t b
 	void *base;
 	int rc;
 
-	if (a->chunk)
+	if (a->seg)
 		return hb_pool_resize(be, a, bytes);
 	/* Only growth is bounded: a tensor adopted over a smaller --max-bytes may shrink. */
 	if (bytes > a->bytes && (rc = hb_chargeable(be, a->slot, bytes)))
 		return rc;
+	if (a->chunk)
+		return tfs_host_pack_resize(be, a, bytes);
 	mapped = hb_round_page(be, bytes);
 	if (bytes > a->bytes && mapped > a->mapped) {
 		if ((rc = hb_charge(be, a->slot, 0, (int64_t)(mapped - a->mapped))))
@@ -445,20 +468,27 @@ static int host_export(struct tfs_backend *be, struct tfs_alloc *a,
 	memset(handle, 0, TFS_IPC_HANDLE_SIZE);
 	memcpy(handle, TFS_HOST_MAGIC, 8);
 	memcpy(handle + 8, a->name, strlen(a->name));
-	*offset = a->chunk ? tfs_pool_chunk_offset(a->chunk) : 0;
+	*offset = a->seg ? tfs_pool_chunk_offset(a->chunk) : a->off;
 	return 0;
 }
 
 static int host_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, gid_t gid,
 			  mode_t mode, uint64_t dir, unsigned flags)
 {
-	if (a->chunk)
+	int rc;
+
+	if (a->seg)
 		return hb_pool_set_owner(be, a, uid, gid, mode, dir, flags);
-	/* An object of its own: it never moves. A daemon not run by root cannot give the
-	 * object away: it stays the daemon user's, and the mode says who else maps it. */
-	if ((fchown(a->fd, uid, gid) && (errno != EPERM || geteuid() == 0)) ||
-	    fchmod(a->fd, mode & 0666))
+	if (a->chunk) {
+		if ((rc = tfs_host_pack_set_owner(be, a, uid, gid, mode, dir, flags)))
+			return rc;
+	} else if ((fchown(a->fd, uid, gid) && (errno != EPERM || geteuid() == 0)) ||
+		   fchmod(a->fd, mode & 0666)) {
+		/* An object of its own: it never moves. A daemon not run by root cannot give
+		 * the object away: it stays the daemon user's, and the mode says who else maps
+		 * it. */
 		return -errno;
+	}
 	a->uid = uid;
 	a->gid = gid;
 	a->mode = mode;
@@ -528,6 +558,7 @@ static int host_read_mem(struct tfs_backend *be, struct tfs_alloc *a, uint64_t o
 static void host_stats(struct tfs_backend *be, int device, struct tfs_backend_stats *st)
 {
 	int slot = slot_of(be, device);
+	uint64_t cached;
 
 	memset(st, 0, sizeof(*st));
 	if (slot < 0)
@@ -538,8 +569,13 @@ static void host_stats(struct tfs_backend *be, int device, struct tfs_backend_st
 	st->total = be->tier[slot].total;
 	st->nallocs = be->tier[slot].nallocs;
 	pthread_mutex_unlock(&be->lock);
-	if (be->tier[slot].pool)
+	if (be->tier[slot].pool) {
 		tfs_host_pool_stats(be->tier[slot].pool, &st->prealloc, &st->reserved);
+		return;
+	}
+	/* Empty blocks kept for reuse are not held for a tensor. */
+	cached = tfs_host_pack_cached(be, slot);
+	st->reserved = st->reserved > cached ? st->reserved - cached : 0;
 }
 
 /* Moves a to another tier: new memory there (its pool's, or an object of its own), the
@@ -599,7 +635,7 @@ void *tfs_host_mem(struct tfs_alloc *a, uint64_t *mapped)
 
 int tfs_host_mem_pinned(struct tfs_alloc *a)
 {
-	return a->chunk && a->seg->pinned;
+	return a->seg && a->seg->pinned;
 }
 
 static int host_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out)
@@ -610,17 +646,28 @@ static int host_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct t
 	struct stat st;
 	int rc, slot = slot_of(be, m->device);
 
-	if (tfs_host_handle_path(m->ipc_handle, path, sizeof(path)) || slot < 0 ||
-	    (m->ipc_offset != 0 && !be->tier[slot].pool))
+	if (tfs_host_handle_path(m->ipc_handle, path, sizeof(path)) || slot < 0)
 		return -EINVAL;
 	for (size_t i = 0; i < be->nfound && !f; i++)
-		if ((be->found[i].fd >= 0 || be->found[i].seg) &&
+		if ((be->found[i].fd >= 0 || be->found[i].seg || be->found[i].blk) &&
 		    strcmp(be->found[i].name, path) == 0)
 			f = &be->found[i];
 	if (!f)
 		return -ENOENT;
 	if (be->tier[slot].pool)
-		return hb_pool_adopt(be, slot, f, m, out);
+		return f->blk ? -EINVAL : hb_pool_adopt(be, slot, f, m, out);
+	if (m->bytes == 0 || f->seg)     /* f->seg: another tier's segment */
+		return -EINVAL;
+	if (!(a = calloc(1, sizeof(*a))))
+		return -ENOMEM;
+	/* A tensor packed into a block (host_pack.c), or an object of its own. */
+	if ((rc = tfs_host_pack_adopt(be, slot, m, f, a)) > 0)
+		goto adopted;
+	free(a);
+	if (rc < 0)
+		return rc;
+	if (m->ipc_offset != 0 || f->fd < 0)
+		return -EINVAL;
 	/* The record says how big the tensor is, not the object: whoever may write the
 	 * object may also have grown it (a sparse ftruncate to terabytes, which would be
 	 * charged and so refuse everyone else's allocations), or the daemon that died grew
@@ -652,6 +699,7 @@ static int host_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct t
 	snprintf(a->name, sizeof(a->name), "%s", f->name);
 	f->fd = -1;
 	a->slot = slot;
+adopted:
 	a->uid = m->uid;
 	a->gid = m->gid;
 	a->mode = m->mode;
@@ -665,6 +713,7 @@ static int host_adopt_end(struct tfs_backend *be)
 {
 	int n = 0;
 
+	tfs_host_pack_adopt_end(be);
 	for (size_t i = 0; i < be->nfound; i++) {
 		struct tfs_keeper_req req = { .op = TFS_KEEPER_FREE, .id = be->found[i].id };
 		struct tfs_keeper_rep rep;
@@ -694,7 +743,7 @@ static int host_adopt_end(struct tfs_backend *be)
  * holds tensors of its key only (host_pool.h). */
 static int host_export_fd(struct tfs_backend *be, struct tfs_alloc *a, int writable, int *fd)
 {
-	int own = a->chunk ? a->seg->fd : a->fd;
+	int own = a->seg ? a->seg->fd : a->fd;
 	char proc[32];
 
 	(void)be;

@@ -1,5 +1,6 @@
 /* The host backend's private state (backend_host.c), shared with its preallocated pools
- * (backend_host_pool.c); nothing else includes it. Counters of struct htier are read and
+ * (backend_host_pool.c) and its small tensors packed into blocks (host_pack.c,
+ * docs/handles.md); nothing else includes it. Counters of struct htier are read and
  * changed under the backend's lock (hb_charge). */
 #ifndef TFS_FS_HOST_INTERNAL_H
 #define TFS_FS_HOST_INTERNAL_H
@@ -13,11 +14,15 @@
 #include "mem/host_pool.h"
 #include "mem/tiers.h"
 
+struct tfs_pool;
+struct tfs_pool_chunk;
+
 /* An object the keeper held when this daemon started: a restart adopts it (host_adopt). */
 struct found {
 	uint64_t id;
 	int fd;                  /* -1 once adopted */
 	struct tfs_alloc *seg;   /* the pool segment made of it by a first adoption */
+	struct tfs_alloc *blk;   /* adopted as a block of packed tensors (host_pack.c) */
 	char name[TFS_HOST_PATH_MAX];
 };
 
@@ -40,6 +45,10 @@ struct tfs_backend {
 	size_t page;
 	struct found *found;
 	size_t nfound;
+	/* Packing (host_pack.c): a pool per stand-in device, NULL where tensors are not
+	 * packed (packing off, the host tier, the host tier of another backend). A tier
+	 * --preallocate names carves every tensor from its own pool instead (htier.pool). */
+	struct tfs_pool *pack[TFS_HOST_DEVICES_MAX];
 };
 
 struct tfs_alloc {
@@ -51,10 +60,15 @@ struct tfs_alloc {
 	int slot;                /* its tier (struct htier) */
 	void *kpriv;             /* without a keeper: keeper_host.c's state, in this process */
 	char name[TFS_HOST_PATH_MAX];  /* the object's path in /dev/shm, as the handle has it */
-	/* A tensor carved from a pool: its chunk and segment (whose fd, kid and mapping it
-	 * uses; fd is then -1 and base points into the segment). NULL: an object of its own. */
+	/* A tensor carved from a preallocated pool: its chunk and segment (whose kid and
+	 * mapping it uses; fd is then -1 and base points into the segment). A packed tensor
+	 * (host_pack.c): its chunk and block (whose fd and name it borrows; base is the
+	 * block's mapping plus off, mapped its chunk's capacity); the pool's cookie, the
+	 * block, is an object of its own that no tensor is. Both NULL: an object of its own. */
 	struct tfs_pool_chunk *chunk;
 	struct tfs_alloc *seg;
+	struct tfs_alloc *blk;
+	uint64_t off;            /* packed: the offset in the block, the handle's ipc_offset */
 	int pinned;              /* a segment registered through the pin hook */
 	uid_t uid;
 	gid_t gid;
@@ -106,5 +120,40 @@ void hb_take_over(struct tfs_alloc *a, struct tfs_alloc *n);
 int hb_pool_adopt(struct tfs_backend *be, int slot, struct found *f, const struct tfs_meta *m,
 		  struct tfs_alloc **out);
 int hb_pool_take_found(struct tfs_backend *be, struct found *f);
+
+/* host_pack.c. Packing is on for slot when be->pack[slot] is set. */
+
+/* Makes the pools (tfs_mem.host_pack: the largest tensor packed, 0 for none). 0, -ENOMEM. */
+int tfs_host_pack_init(struct tfs_backend *be);
+void tfs_host_pack_fini(struct tfs_backend *be);
+/* bytes for the owner in directory dir, packed into a block of that owner, mode and
+ * directory: 0 with *a filled (charged: used, and reserved per block), -E2BIG when this
+ * tensor is not packed (too large, packing off, or no block fits under the cap: the caller
+ * makes an object of its own), another -errno. */
+int tfs_host_pack_alloc(struct tfs_backend *be, int slot, uint64_t bytes, uid_t uid,
+			gid_t gid, mode_t mode, uint64_t dir, struct tfs_alloc *a);
+/* Gives a packed tensor's chunk back (the block goes with its last tensor, or stays cached
+ * for reuse); uncharges its bytes. a itself is the caller's. */
+void tfs_host_pack_free(struct tfs_backend *be, struct tfs_alloc *a);
+/* resize for a packed tensor: in place, into another chunk, or (above the packing size)
+ * into an object of its own, which fills a from scratch.
+ * Zeroes what grows. On error a is unchanged. */
+int tfs_host_pack_resize(struct tfs_backend *be, struct tfs_alloc *a, uint64_t bytes);
+/* set_owner for a packed tensor (see backend.h): alone in its block, the block takes the
+ * new owner and mode and is retired from packing; else a moves to a block of the new key
+ * (its handle and offset change), or -EBUSY with TFS_BE_NOMOVE. */
+int tfs_host_pack_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid,
+			    gid_t gid, mode_t mode, uint64_t dir, unsigned flags);
+/* A restart: the record m names a packed tensor in the object f (when it does: 1 with *a
+ * filled and f's descriptor taken by its block), 0 when it names an object of its own,
+ * -errno when it contradicts what the block holds. */
+int tfs_host_pack_adopt(struct tfs_backend *be, int slot, const struct tfs_meta *m,
+			struct found *f, struct tfs_alloc *a);
+/* After the last adopt: the blocks' free ranges are the pool's again. */
+void tfs_host_pack_adopt_end(struct tfs_backend *be);
+/* Bytes of blocks held with no tensor (not counted as reserved in stats). */
+uint64_t tfs_host_pack_cached(struct tfs_backend *be, int slot);
+/* Gives cached blocks back (an allocation of its own did not fit the cap). */
+void tfs_host_pack_trim(struct tfs_backend *be, int slot);
 
 #endif

@@ -7,7 +7,11 @@
 # still serves.
 . "$(dirname "$0")/../lib.sh"
 ulimit -n 256
-client_mount
+# host_pack=0: every tensor an object of its own, with its descriptors; packed tensors
+# share their block's (perm/t_host_pack).
+client_tools
+export TFS_NODE=n1
+one_mount --node n1 --backend host --max-bytes 64M -o host_pack=0
 KEEPER=${MNT_PID[$M]}
 D0=$(daemon_pid "$M")
 objects() { find /dev/shm/tensorfs."$KEEPER".* -type f 2>/dev/null | wc -l; }

@@ -1,10 +1,10 @@
 # --preallocate (docs/tiers.md#preallocation) on the host backend with two stand-in devices:
 # each named tier's pool is reserved at start and reported (the stats attribute's
 # "preallocated", statfs's size), creates and moves draw from it (no new object in
-# /dev/shm, the tensor at an offset of a segment), what a freed tensor left is never seen
-# by the next, a tensor of other readers gets a segment of its own, ENOSPC once the pool
-# is spent (no --max-bytes: the pool is the tier), fresh memory beyond it up to
-# --max-bytes, and bad lists are refused.
+# /dev/shm, the tensor at an offset of a segment; small ones too, which a tier without a
+# pool packs), what a freed tensor left is never seen by the next, a tensor of other
+# readers gets a segment of its own, ENOSPC once the pool is spent (no --max-bytes: the
+# pool is the tier), fresh memory beyond it up to --max-bytes, and bad lists are refused.
 . "$(dirname "$0")/../lib.sh"
 start_redis || exit 1
 cd "$T" || exit 1
@@ -42,6 +42,20 @@ map_dump "$M/b" > "$T/b.mapped"
 check "a process maps b by its handle and offset and reads its bytes" cmp "$T/b" "$T/b.mapped"
 eq "device 0 counts 1 MiB used" $((1 << 20)) "$(stat_of 0 used)"
 eq "device 0's pool is still 8 MiB" $((8 << 20)) "$(stat_of 0 preallocated)"
+
+# Small tensors (-o host_pack, perm/t_host_pack): a preallocated tier's are carved from its
+# pool too; device 1, without a pool, packs them into a block.
+printf 'small' > "$M/s"
+eq "a small tensor on a preallocated tier lies in the pool's segment" "$(shm_of "$M/a")" "$(shm_of "$M/s")"
+eq "and makes no object" "$before" "$(objects | wc -l)"
+mkdir "$M/d1"
+setfattr -n user.tensor.device -v 1 "$M/d1"
+printf 'one' > "$M/d1/s"
+printf 'two' > "$M/d1/t"
+eq "on device 1 (no pool) two small tensors share a packed block" "$(shm_of "$M/d1/s")" "$(shm_of "$M/d1/t")"
+eq "one object more there: the block" $((before + 1)) "$(objects | wc -l)"
+rm -r "$M/s" "$M/d1"
+check "the block goes after its last tensor" soon eval '[ "$(objects | wc -l)" -eq "$before" ]'
 
 # moves in and out of pools
 check "a sleeps to the host tier (pool to pool)" setfattr -n user.tensor.device -v cpu "$M/a"
