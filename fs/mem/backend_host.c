@@ -555,6 +555,21 @@ static int host_read_mem(struct tfs_backend *be, struct tfs_alloc *a, uint64_t o
 	return 0;
 }
 
+static int host_span(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,
+		     int wr, struct tfs_guard_span *span)
+{
+	(void)be;
+	if (off > a->bytes || len > a->bytes - off)
+		return -EINVAL;
+	if (wr)
+		prefault((char *)a->base + off, len);
+	span->map = a->base;
+	span->fd = a->fd;
+	span->p = (char *)a->base + off;
+	span->len = len;
+	return tfs_guard_span_add(span);
+}
+
 static void host_stats(struct tfs_backend *be, int device, struct tfs_backend_stats *st)
 {
 	int slot = slot_of(be, device);
@@ -773,6 +788,7 @@ const struct tfs_backend_ops tfs_backend_host = {
 	.copy_out = host_copy_out,
 	.copy_in_fd = host_copy_in_fd,
 	.read_mem = host_read_mem,
+	.host_span = host_span,
 	.stats = host_stats,
 	.move = host_move,
 	.move_sum = host_move_sum,

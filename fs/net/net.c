@@ -21,6 +21,7 @@
 #include "store/lease.h"
 #include "store/peer.h"
 #include "util/clock.h"
+#include "util/guard.h"
 
 #define MAX_PEERS 64
 #define REC_FRESH_MS 1000            /* a peer's record read from Redis is used this long */
@@ -44,8 +45,10 @@ struct peer {
 	int64_t rec_ms;
 };
 
-/* One request. Its memory is its own (hbuf, data): a caller who gives up at its deadline
- * leaves it to the network thread, which frees it when UCX is done with it. */
+/* One request. Its memory is its own (hdr, and data unless ext): a caller who gives up at
+ * its deadline leaves it to the network thread, which frees it when UCX is done with it.
+ * An ext request's data is the caller's (tfs_net_read_into), who waits for busy to clear
+ * before it takes it back. */
 struct op {
 	int refs;                    /* under mu */
 	int done;
@@ -59,6 +62,13 @@ struct op {
 	void *data;
 	size_t len;
 	int write;
+	int ext;                     /* data is the caller's, not freed here */
+	int busy;                    /* UCX may write into data (under mu) */
+	int data_in;                 /* a read's bytes are in (network thread only) */
+	ssize_t got;
+	int want_confirm;            /* the answer came from the tensor's memory: the request */
+	int confirmed;               /* ends on its CONFIRM, which says whether the bytes were */
+	ssize_t cstatus;             /* whole (network thread only) */
 	int in_flight;               /* sent, reply awaited (network thread only) */
 	int handshake;               /* a HELLO or PROVE, not a caller's */
 	struct op *next;             /* in the submit queue, a peer's waiting list */
@@ -100,7 +110,8 @@ static void op_put(struct op *o)
 	if (last) {
 		pthread_cond_destroy(&o->cv);
 		free(o->hdr);
-		free(o->data);
+		if (!o->ext)
+			free(o->data);
 		free(o);
 	}
 }
@@ -407,14 +418,38 @@ static struct op *flight_find(uint64_t req)
 	return NULL;
 }
 
+/* A read whose bytes are in ends now, or on its CONFIRM when one is due. */
+static void read_progress(struct op *o)
+{
+	if (!o->data_in || (o->want_confirm && !o->confirmed))
+		return;
+	op_finish(o, o->want_confirm && o->cstatus < 0 ? o->cstatus : o->got);
+}
+
+static void unbusy(struct op *o)
+{
+	pthread_mutex_lock(&nt.mu);
+	o->busy = 0;
+	pthread_cond_broadcast(&o->cv);
+	pthread_mutex_unlock(&nt.mu);
+}
+
 /* The rendezvous's reference: o may have been ended meanwhile (its peer failed). */
 static void recv_done(void *req, ucs_status_t st, size_t length, void *user)
 {
 	struct op *o = user;
 
 	ucp_request_free(req);
-	if (o->in_flight)
-		op_finish(o, st == UCS_OK ? (ssize_t)length : -ECONNRESET);
+	unbusy(o);
+	if (o->in_flight) {
+		if (st != UCS_OK) {
+			op_finish(o, -ECONNRESET);
+		} else {
+			o->data_in = 1;
+			o->got = (ssize_t)length;
+			read_progress(o);
+		}
+	}
 	op_put(o);
 }
 
@@ -440,6 +475,22 @@ static ucs_status_t on_reply(void *arg, const void *header, size_t hlen, void *d
 		handshake_reply(o, r);
 		return UCS_OK;
 	}
+	if (r->op == TFS_NET_CONFIRM) {
+		if (o->write || !o->want_confirm || o->confirmed) {
+			op_finish(o, -EIO);
+			return UCS_OK;
+		}
+		o->confirmed = 1;
+		o->cstatus = r->status < 0 ? -EIO : o->got;
+		if (r->status >= 0 && o->data_in && r->status != o->got)
+			o->cstatus = -EIO;
+		read_progress(o);
+		return UCS_OK;
+	}
+	if (o->data_in || o->busy) {
+		op_finish(o, -EIO);          /* a second answer to one request */
+		return UCS_OK;
+	}
 	if (r->status < 0 || o->write) {
 		int64_t s = r->status;
 
@@ -452,9 +503,12 @@ static ucs_status_t on_reply(void *arg, const void *header, size_t hlen, void *d
 		op_finish(o, -EIO);
 		return UCS_OK;
 	}
+	o->want_confirm = !!(r->flags & TFS_NET_F_CONFIRM);
 	if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
 		memcpy(o->data, data, len);
-		op_finish(o, (ssize_t)len);
+		o->data_in = 1;
+		o->got = (ssize_t)len;
+		read_progress(o);
 		return UCS_OK;
 	}
 	/* Stays in flight (a failed peer finishes it) until the bytes are in. */
@@ -463,10 +517,18 @@ static ucs_status_t on_reply(void *arg, const void *header, size_t hlen, void *d
 	p.user_data = o;
 	pthread_mutex_lock(&nt.mu);
 	o->refs++;
+	o->busy = 1;
 	pthread_mutex_unlock(&nt.mu);
 	q = ucp_am_recv_data_nbx(nt.w, data, o->data, len, &p);
 	if (q == NULL || UCS_PTR_IS_ERR(q)) {
-		op_finish(o, q == NULL ? (ssize_t)len : -EIO);
+		unbusy(o);
+		if (q == NULL) {
+			o->data_in = 1;
+			o->got = (ssize_t)len;
+			read_progress(o);
+		} else {
+			op_finish(o, -EIO);
+		}
 		op_put(o);
 	}
 	return UCS_OK;
@@ -478,9 +540,9 @@ static ucs_status_t on_request(void *arg, const void *header, size_t hlen, void 
 	(void)arg;
 	if (!(param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP))
 		return UCS_OK;
-	tfs_net_serve_request(nt.w, param->reply_ep, header, hlen, data, len,
-			      !!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV));
-	return UCS_OK;
+	return tfs_net_serve_request(nt.w, param->reply_ep, header, hlen, data, len,
+				     !!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) ?
+	       UCS_INPROGRESS : UCS_OK;
 }
 
 /* Peers whose connection failed, requests past their deadline (the peer is then taken
@@ -520,7 +582,11 @@ static void publish(void)
 
 static void *thread_main(void *arg)
 {
+	int waiting = 0;
+
 	(void)arg;
+	/* UCX copies into and out of tensors' mappings on this thread (util/guard.h spans). */
+	tfs_guard_thread();
 	while (!nt.stop) {
 		struct pollfd pf[2] = { { nt.efd, POLLIN, 0 }, { nt.wake, POLLIN, 0 } };
 		struct op *o, *next;
@@ -537,12 +603,13 @@ static void *thread_main(void *arg)
 		}
 		while (ucp_worker_progress(nt.w))
 			;
+		waiting = tfs_net_serve_pending();
 		sweep();
 		publish();
 		if (ucp_worker_arm(nt.w) == UCS_ERR_BUSY)
 			continue;
 		/* UCX's events and the callers' wake it; 100 ms is the deadlines' cadence. */
-		if (poll(pf, 2, 100) > 0 && (pf[1].revents & POLLIN))
+		if (poll(pf, 2, waiting ? 1 : 100) > 0 && (pf[1].revents & POLLIN))
 			(void)!read(nt.wake, &v, sizeof(v));
 	}
 	for (int i = 0; i < nt.npeers; i++)
@@ -706,22 +773,11 @@ static int peer_get(const char *node, struct peer **out, uint64_t *epoch)
 	return rc;
 }
 
-static int copy_to(void *arg, uint64_t at, const void *data, size_t n)
-{
-	memcpy((char *)arg + at, data, n);
-	return 0;
-}
-
-ssize_t tfs_net_io(const char *node, const char *name, uint64_t ino, int wr, void *buf,
-		   size_t len, uint64_t off, const struct tfs_net_cred *cr)
-{
-	return tfs_net_read_each(node, name, ino, wr, wr ? buf : NULL, len, off, cr,
-				 wr ? NULL : copy_to, buf);
-}
-
-ssize_t tfs_net_read_each(const char *node, const char *name, uint64_t ino, int wr,
-			  const void *buf, size_t len, uint64_t off,
-			  const struct tfs_net_cred *cr, tfs_net_sink sink, void *arg)
+/* Every request of a call: wbuf a write's bytes, dst where a read's land (UCX receives
+ * into it), else sink. */
+static ssize_t request(const char *node, const char *name, uint64_t ino, int wr,
+		       const void *wbuf, void *dst, size_t len, uint64_t off,
+		       const struct tfs_net_cred *cr, tfs_net_sink sink, void *arg)
 {
 	size_t namelen = strlen(name), nops = (len + TFS_NET_CHUNK - 1) / TFS_NET_CHUNK, i;
 	struct op **ops;
@@ -753,11 +809,16 @@ ssize_t tfs_net_read_each(const char *node, const char *name, uint64_t ino, int 
 	deadline = now_ms() + nt.timeout_ms;
 	for (i = 0; i < nops; i++) {
 		size_t at = i * TFS_NET_CHUNK, n = len - at < TFS_NET_CHUNK ? len - at : TFS_NET_CHUNK;
-		struct op *o = op_new(namelen, n);
+		struct op *o = op_new(namelen, dst ? 0 : n);
 
 		if (!o) {
 			rc = -ENOMEM;
 			break;
+		}
+		if (dst) {
+			o->data = (char *)dst + at;
+			o->len = n;
+			o->ext = 1;
 		}
 		o->write = wr;
 		o->peer = pr;
@@ -774,7 +835,7 @@ ssize_t tfs_net_read_each(const char *node, const char *name, uint64_t ino, int 
 		o->hdr->namelen = (uint32_t)namelen;
 		memcpy(o->hdr + 1, name, namelen);
 		if (wr)
-			memcpy(o->data, (const char *)buf + at, n);
+			memcpy(o->data, (const char *)wbuf + at, n);
 		ops[i] = o;
 	}
 	pthread_mutex_lock(&nt.mu);
@@ -801,11 +862,20 @@ ssize_t tfs_net_read_each(const char *node, const char *name, uint64_t ino, int 
 				break;
 		if (!o->done && rc == 0)
 			rc = -ETIMEDOUT;
+		/* dst is the caller's again only once UCX let go of it: the network thread ends
+		 * a request past its deadline by closing its connection, which ends its receive. */
+		while (o->ext && (o->busy || (!o->done && nt.running))) {
+			ts.tv_sec += 10;
+			if (pthread_cond_timedwait(&o->cv, &nt.mu, &ts) == ETIMEDOUT)
+				tfs_log(LOG_WARNING, "node %s: a receive into %s is not over yet past "
+					"its deadline: still waiting for UCX to let go of it", node,
+					name);
+		}
 		pthread_mutex_unlock(&nt.mu);
 		if (o->done && o->result < 0 && rc == 0)
 			rc = o->result;
 		if (o->done && o->result >= 0 && rc == 0) {
-			if (!wr && o->result)
+			if (!wr && !dst && o->result)
 				rc = sink(arg, k * TFS_NET_CHUNK, o->data, (size_t)o->result);
 			total += o->result;
 			if (rc == 0 && (size_t)o->result < o->len)
@@ -815,4 +885,27 @@ ssize_t tfs_net_read_each(const char *node, const char *name, uint64_t ino, int 
 	}
 	free(ops);
 	return rc < 0 ? rc : total;
+}
+
+ssize_t tfs_net_io(const char *node, const char *name, uint64_t ino, int wr, void *buf,
+		   size_t len, uint64_t off, const struct tfs_net_cred *cr)
+{
+	if (wr)
+		return request(node, name, ino, 1, buf, NULL, len, off, cr, NULL, NULL);
+	return request(node, name, ino, 0, NULL, buf, len, off, cr, NULL, NULL);
+}
+
+ssize_t tfs_net_read_into(const char *node, const char *name, uint64_t ino, void *dst,
+			  size_t len, uint64_t off, const struct tfs_net_cred *cr)
+{
+	return request(node, name, ino, 0, NULL, dst, len, off, cr, NULL, NULL);
+}
+
+ssize_t tfs_net_read_each(const char *node, const char *name, uint64_t ino, int wr,
+			  const void *buf, size_t len, uint64_t off,
+			  const struct tfs_net_cred *cr, tfs_net_sink sink, void *arg)
+{
+	if (!wr && !sink)
+		return -EINVAL;
+	return request(node, name, ino, wr, buf, NULL, len, off, cr, sink, arg);
 }

@@ -4,7 +4,8 @@
 # transport and a plain TCP stream (socat), in one run. Results: tests/bench/RESULTS-ucx.md.
 #   tests/bench/ucx_bench.sh [SIZE_MB] [TENSORS]     (default 2048 MB in 16 tensors)
 # UCX_TLS / UCX_NET_DEVICES as given (default tcp on lo). BUILD=build by default;
-# PERF_OUT=FILE: perf record of both daemons during the first copy.
+# PERF_OUT=FILE: perf record of both daemons during copy PERF_RUN (default 1, the one that
+# also faults in the owner's mapping; 2 or 3 show the steady state).
 # TFS_BACKEND=cuda for tensors in GPU memory (default host); DEV_A / DEV_B: --devices of
 # node a and node b (a 2-GPU machine: DEV_A=0 DEV_B=1, one GPU per node).
 set -u
@@ -64,8 +65,8 @@ rm -f "$T/blob"
 best=
 for r in 1 2 3; do
 	ca=$(cpu "$PID_a") cb=$(cpu "$PID_b")
-	if [ -n "${PERF_OUT:-}" ] && [ "$r" = 1 ]; then
-		# A profile of both daemons (keepers' children) during the first copy.
+	if [ -n "${PERF_OUT:-}" ] && [ "$r" = "${PERF_RUN:-1}" ]; then
+		# A profile of both daemons (keepers' children) during one copy.
 		perf record -F 999 -g -o "$PERF_OUT" -p "$(ps -o pid= --ppid "$PID_a" --ppid "$PID_b" | tr -s ' \n' ',' | sed 's/^,//; s/,$//')" >/dev/null 2>&1 &
 		perfpid=$!
 		sleep 1
