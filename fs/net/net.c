@@ -601,7 +601,9 @@ static void *thread_main(void *arg)
 			next = o->next;
 			dispatch(o);
 		}
-		while (ucp_worker_progress(nt.w))
+		/* Bounded: under a steady stream progress never runs dry, and the address's
+		 * renewal (publish) and the deadlines (sweep) must still come round. */
+		for (int i = 0; i < 256 && ucp_worker_progress(nt.w); i++)
 			;
 		waiting = tfs_net_serve_pending();
 		sweep();

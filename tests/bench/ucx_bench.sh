@@ -51,7 +51,10 @@ for n in a b; do
 	for _ in $(seq 400); do mountpoint -q "$T/$n" && break; sleep 0.05; done
 	mountpoint -q "$T/$n" || { echo "mount of $n failed"; cat "$T/$n.log"; exit 1; }
 done
-for _ in $(seq 100); do [ -n "$(redis-cli -s "$SOCK" get tensorfs:ucx:na)" ] && break; sleep 0.05; done
+# Both addresses published (a loaded machine may take seconds).
+for n in na nb; do
+	for _ in $(seq 1200); do [ -n "$(redis-cli -s "$SOCK" get tensorfs:ucx:$n)" ] && break; sleep 0.05; done
+done
 
 per=$((SIZE_MB / N))
 bytes=$((per * N * 1024 * 1024))
@@ -72,7 +75,8 @@ for r in 1 2 3; do
 		sleep 1
 	fi
 	t0=$(now)
-	"$CTL" cp -r -q "$T/b/model" "$T/b/r$r" || { echo "cp failed"; exit 1; }
+	"$CTL" cp -r -q "$T/b/model" "$T/b/r$r" ||
+		{ echo "cp failed; the daemons' logs:"; tail -n 20 "$T/a.log" "$T/b.log"; exit 1; }
 	t1=$(now)
 	[ -n "${perfpid:-}" ] && { kill -INT "$perfpid"; wait "$perfpid"; perfpid=; }
 	s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
