@@ -418,12 +418,18 @@ static struct op *flight_find(uint64_t req)
 	return NULL;
 }
 
-/* A read whose bytes are in ends now, or on its CONFIRM when one is due. */
+/* A read whose bytes are in ends now, or on its CONFIRM when one is due (which may come
+ * first, over another lane). */
 static void read_progress(struct op *o)
 {
 	if (!o->data_in || (o->want_confirm && !o->confirmed))
 		return;
-	op_finish(o, o->want_confirm && o->cstatus < 0 ? o->cstatus : o->got);
+	if (o->confirmed && !o->want_confirm)
+		op_finish(o, -EIO);          /* a CONFIRM that no answer announced */
+	else if (o->confirmed)
+		op_finish(o, o->cstatus < 0 || o->cstatus != o->got ? -EIO : o->got);
+	else
+		op_finish(o, o->got);
 }
 
 static void unbusy(struct op *o)
@@ -476,14 +482,12 @@ static ucs_status_t on_reply(void *arg, const void *header, size_t hlen, void *d
 		return UCS_OK;
 	}
 	if (r->op == TFS_NET_CONFIRM) {
-		if (o->write || !o->want_confirm || o->confirmed) {
+		if (o->write || o->confirmed) {
 			op_finish(o, -EIO);
 			return UCS_OK;
 		}
 		o->confirmed = 1;
-		o->cstatus = r->status < 0 ? -EIO : o->got;
-		if (r->status >= 0 && o->data_in && r->status != o->got)
-			o->cstatus = -EIO;
+		o->cstatus = r->status;
 		read_progress(o);
 		return UCS_OK;
 	}
@@ -603,10 +607,15 @@ static void *thread_main(void *arg)
 		}
 		/* Bounded: under a steady stream progress never runs dry, and the address's
 		 * renewal (publish) and the deadlines (sweep) must still come round. */
-		for (int i = 0; i < 256 && ucp_worker_progress(nt.w); i++)
+		int64_t until = now_ms() + 20;
+
+		while (ucp_worker_progress(nt.w) && now_ms() < until)
 			;
 		waiting = tfs_net_serve_pending();
 		sweep();
+		/* Twice a requester's deadline: a requester ends its request at its own, so an
+		 * answer older than that is for no one. */
+		tfs_net_serve_sweep(nt.w, 2 * nt.timeout_ms);
 		publish();
 		if (ucp_worker_arm(nt.w) == UCS_ERR_BUSY)
 			continue;

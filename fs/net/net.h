@@ -85,6 +85,10 @@ int tfs_net_serve_request(void *worker, void *reply_ep, const void *hdr, size_t 
  * thread holds tensors' io for answers in flight), outside UCX's progress: 1 when some
  * still wait (call again soon), else 0. */
 int tfs_net_serve_pending(void);
+/* Drops the connection of a daemon that has left an answer from a tensor's memory (whose
+ * io is held meanwhile) or a write's bytes untaken for timeout_ms, which ends all of
+ * them. Network thread, outside UCX's progress. */
+void tfs_net_serve_sweep(void *worker, int timeout_ms);
 /* Drops every session and what they hold (at stop). */
 void tfs_net_serve_fini(void);
 

@@ -46,6 +46,9 @@ struct pending {
 	size_t len;                  /* bytes of data[] (counted in held) */
 	struct tfsd_tensor *t;       /* an answer from t's memory: its io held shared */
 	struct tfs_guard_span span;  /* that memory, lent to UCX */
+	int64_t start_ms;            /* in live: when it was handed to UCX */
+	int dead;                    /* its connection was dropped: nothing more goes to ep */
+	struct pending *prev, *next; /* in live: answers from tensors, rendezvous writes */
 	uint8_t data[];
 };
 
@@ -73,7 +76,30 @@ static struct {
 	struct job *jobs, **jobs_tail;
 	int njobs;
 	int in_cb;                   /* inside UCX's callback of a request's arrival */
+	struct pending *live;        /* what UCX still holds that names its connection */
+	ucp_ep_h closing;            /* being dropped (tfs_net_serve_sweep): no sends to it */
 } sv;
+
+static void live_add(struct pending *p)
+{
+	p->start_ms = tfs_mono_ns() / 1000000;
+	p->prev = NULL;
+	p->next = sv.live;
+	if (sv.live)
+		sv.live->prev = p;
+	sv.live = p;
+}
+
+static void live_del(struct pending *p)
+{
+	if (p->prev)
+		p->prev->next = p->next;
+	else if (sv.live == p)
+		sv.live = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	p->prev = p->next = NULL;
+}
 
 /* A rendezvous's descriptor not received: inside the arrival's callback UCX drops it
  * itself (the callback answers UCS_OK); a kept one is given back. */
@@ -90,11 +116,11 @@ static void reply_done(void *req, ucs_status_t st, void *user);
  * request on this, not on the bytes' arrival. */
 static void confirm(struct pending *p, int64_t status)
 {
-	struct pending *c = calloc(1, sizeof(*c));
+	struct pending *c;
 	ucp_request_param_t rp = { 0 };
 	ucs_status_ptr_t r;
 
-	if (!c)
+	if (p->dead || !(c = calloc(1, sizeof(*c))))
 		return;              /* the requester's deadline ends it */
 	c->ep = p->ep;
 	c->hdr.magic = TFS_NET_MAGIC;
@@ -118,6 +144,7 @@ static void reply_done(void *req, ucs_status_t st, void *user)
 	if (p->t) {
 		int bad = tfs_guard_span_del(&p->span);
 
+		live_del(p);
 		pthread_rwlock_unlock(&p->t->io);
 		sv.zc--;
 		if (bad)
@@ -141,6 +168,10 @@ static void reply_send(struct pending *p)
 	size_t n = p->t ? p->span.len : p->len;
 
 	p->hdr.magic = TFS_NET_MAGIC;
+	if (p->ep == sv.closing) {
+		reply_done(NULL, UCS_ERR_CANCELED, p);
+		return;
+	}
 	rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
 	rp.cb.send = reply_done;
 	rp.user_data = p;
@@ -325,6 +356,7 @@ static int do_read(ucp_ep_h ep, const struct tfs_net_hdr *q, const char *name)
 			p->hdr.status = (int64_t)n;
 			p->hdr.flags = TFS_NET_F_CONFIRM;
 			sv.zc++;
+			live_add(p);
 			reply_send(p);
 			return 0;
 		}
@@ -358,6 +390,13 @@ static void write_arrived(void *req, ucs_status_t st, size_t length, void *user)
 
 	if (req)
 		ucp_request_free(req);
+	live_del(p);
+	if (p->dead) {
+		sv.held -= p->len;
+		free(p->name);
+		free(p);
+		return;
+	}
 	if (rc == -EWOULDBLOCK) {
 		/* The bytes are here: the job carries them until the tensor can be had. */
 		j = malloc(sizeof(*j) + strlen(p->name) + 1);
@@ -417,6 +456,7 @@ static int do_write(void *worker, ucp_ep_h ep, const struct tfs_net_hdr *q, cons
 		return 0;
 	}
 	sv.held += len;
+	live_add(p);
 	rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
 	rp.cb.recv_am = write_arrived;
 	rp.user_data = p;
@@ -493,6 +533,72 @@ static int defer(ucp_ep_h ep, const struct tfs_net_hdr *q, const char *name, voi
 	memcpy(j->name, name, q->namelen + 1);
 	job_add(j);
 	return rndv;
+}
+
+void tfs_net_serve_sweep(void *worker, int timeout_ms)
+{
+	int64_t now = tfs_mono_ns() / 1000000;
+	ucp_request_param_t cp = { 0 };
+	struct job **jp;
+	ucs_status_ptr_t r;
+	ucp_ep_h ep = NULL;
+
+	for (struct pending *p = sv.live; p; p = p->next)
+		if (!p->dead && now - p->start_ms > timeout_ms) {
+			ep = p->ep;
+			break;
+		}
+	if (!ep)
+		return;
+	/* A tensor's io is held until UCX lets go of its answer, and a daemon that takes
+	 * neither it nor the rest (gone over a transport without failure detection, or
+	 * stuck) must not hold it for ever: its connection is dropped, which ends them all.
+	 * Nothing more is sent to it: what waited for it goes, what UCX gives back names a
+	 * dead connection. */
+	tfs_log(LOG_WARNING, "a daemon did not take an answer in %d ms: its connection is "
+		"dropped", timeout_ms);
+	for (struct pending *p = sv.live; p; p = p->next)
+		if (p->ep == ep)
+			p->dead = 1;
+	for (jp = &sv.jobs; *jp;) {
+		struct job *j = *jp;
+
+		if (j->ep != ep) {
+			jp = &j->next;
+			continue;
+		}
+		*jp = j->next;
+		sv.njobs--;
+		if (j->rndv == 2) {
+			struct pending *p = j->data;
+
+			sv.held -= p->len;
+			free(p->name);
+			free(p);
+		} else if (j->rndv) {
+			ucp_am_data_release(worker, j->data);
+		} else {
+			sv.held -= j->len;
+			free(j->data);
+		}
+		free(j);
+	}
+	sv.jobs_tail = &sv.jobs;
+	while (*sv.jobs_tail)
+		sv.jobs_tail = &(*sv.jobs_tail)->next;
+	sv.closing = ep;
+	cp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+	cp.flags = UCP_EP_CLOSE_FLAG_FORCE;
+	r = ucp_ep_close_nbx(ep, &cp);
+	if (UCS_PTR_IS_PTR(r)) {
+		int64_t end = now + 1000;
+
+		while (ucp_request_check_status(r) == UCS_INPROGRESS &&
+		       tfs_mono_ns() / 1000000 < end)
+			ucp_worker_progress(worker);
+		ucp_request_free(r);
+	}
+	sv.closing = NULL;
 }
 
 int tfs_net_serve_pending(void)
