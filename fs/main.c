@@ -86,6 +86,7 @@ static const struct fuse_opt opt_table[] = {
 	LONG_OPT("log", log),
 	LONG_OPT("cluster-key", cluster_key),
 	OPT("net_timeout=%d", net_timeout),
+	OPT("net_staged", net_staged),
 	OPT("devices=%s", devices),          /* --devices: spell_devices */
 	OPT("host_devices=%d", host_devices),
 	OPT("--device=%d", device), OPT("--device %d", device), OPT("device=%d", device),
@@ -154,7 +155,8 @@ static void usage(const char *prog)
 	       "    --log FILE          log here instead of syslog when in the background\n"
 	       "    --cluster-key FILE  the cluster's secret (mode 600): serve this node's\n"
 	       "                        tensors to daemons with it, read and write theirs\n"
-	       "                        over UCX (docs/net.md); -o net_timeout=S (15)\n"
+	       "                        over UCX (docs/net.md); -o net_timeout=S (15),\n"
+	       "                        -o net_staged (no zero copy: a comparison)\n"
 	       "    --allow-other       let other users use the mount (permissions still apply)\n"
 	       "    --handle-socket PATH the socket that hands out descriptors of tensors' memory\n"
 	       "                        (docs/holders.md; default /run/tensorfs/handles.<hash>.sock)\n"
@@ -795,7 +797,7 @@ int main(int argc, char *argv[])
 		goto out_signals;
 	if (tfs_queue_start())
 		goto out_signals;
-	if (tfs_net_start((o->net_timeout > 0 ? o->net_timeout : 15) * 1000))
+	if (tfs_net_start((o->net_timeout > 0 ? o->net_timeout : 15) * 1000, !o->net_staged))
 		goto out_signals;
 	/* Optional: without it, handles are opened by name as before. */
 	tfs_handles_start(o->handle_socket, cmd.mountpoint, o->allow_other);

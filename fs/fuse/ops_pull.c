@@ -65,7 +65,7 @@ static ssize_t pull_into(struct tfsd_tensor *t, const char *node, const char *pa
 	ssize_t n;
 	int rc;
 
-	if (!tfs_mem.ops->host_span)
+	if (!tfs_mem.ops->host_span || !tfs_net_zero_copy())
 		return -ENOTSUP;
 	pthread_rwlock_rdlock(&t->io);
 	if (q->dst_off > t->meta.bytes || q->len > t->meta.bytes - q->dst_off)

@@ -93,6 +93,7 @@ static struct {
 	struct peer peers[MAX_PEERS];
 	int npeers;
 	int64_t said_ms;
+	int zero_copy;
 } nt = { .mu = PTHREAD_MUTEX_INITIALIZER, .efd = -1, .wake = -1 };
 
 static int64_t now_ms(void)
@@ -612,6 +613,7 @@ static void *thread_main(void *arg)
 		while (ucp_worker_progress(nt.w) && now_ms() < until)
 			;
 		waiting = tfs_net_serve_pending();
+		waiting |= tfs_net_serve_staged();
 		sweep();
 		/* Twice a requester's deadline: a requester ends its request at its own, so an
 		 * answer older than that is for no one. */
@@ -641,7 +643,19 @@ static int set_handler(unsigned id, ucp_am_recv_callback_t cb)
 	return ucp_worker_set_am_recv_handler(nt.w, &h) == UCS_OK ? 0 : -EIO;
 }
 
-int tfs_net_start(int timeout_ms)
+static void wake_thread(void)
+{
+	uint64_t one = 1;
+
+	(void)!write(nt.wake, &one, sizeof(one));
+}
+
+int tfs_net_zero_copy(void)
+{
+	return nt.zero_copy;
+}
+
+int tfs_net_start(int timeout_ms, int zero_copy)
 {
 	ucp_params_t cp = { 0 };
 	ucp_worker_params_t wp = { 0 };
@@ -658,6 +672,7 @@ int tfs_net_start(int timeout_ms)
 		return 0;
 	}
 	nt.timeout_ms = timeout_ms;
+	nt.zero_copy = zero_copy;
 	nt.submit_tail = &nt.submit;
 	if (ucp_config_read(NULL, NULL, &cfg) != UCS_OK)
 		goto fail;
@@ -696,11 +711,16 @@ int tfs_net_start(int timeout_ms)
 	tfs_peer_rec_format(rec, nt.rec, sizeof(nt.rec));
 	free(rec);
 	rec = NULL;
-	if (pthread_create(&nt.th, NULL, thread_main, NULL))
+	tfs_net_serve_start(wake_thread, zero_copy);
+	if (pthread_create(&nt.th, NULL, thread_main, NULL)) {
+		tfs_net_serve_fini();
 		goto fail_worker;
+	}
 	nt.running = 1;
 	tfs_log(LOG_INFO, "UCX: serving this node's tensors to daemons with the cluster key "
-		"(worker address %zu bytes)", alen);
+		"(worker address %zu bytes; %s)", alen, zero_copy ?
+		"host memory sent and received in place, device memory staged" :
+		"-o net_staged: every answer and pull staged through buffers");
 	return 0;
 fail_worker:
 	if (nt.wake >= 0)

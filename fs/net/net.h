@@ -42,8 +42,13 @@ struct tfs_net_cred {
 };
 
 /* Starts the network thread when a key was loaded (auth.h): 0, or -errno (logged) when
- * UCX cannot start. timeout_ms bounds each wait for a peer. Without a key: 0, logged. */
-int tfs_net_start(int timeout_ms);
+ * UCX cannot start. timeout_ms bounds each wait for a peer. zero_copy 0 (-o net_staged):
+ * every answer and pull goes through a buffer of the daemon's, as for device memory (a
+ * comparison, or a transport that misbehaves with shared mappings). Without a key: 0,
+ * logged. */
+int tfs_net_start(int timeout_ms, int zero_copy);
+/* Whether bytes go straight from and into tensors' host memory (not -o net_staged). */
+int tfs_net_zero_copy(void);
 /* Stops the thread and closes UCX. Requests in flight fail with -ESHUTDOWN. */
 void tfs_net_stop(void);
 /* Whether other nodes' bytes can be asked for. */
@@ -89,6 +94,12 @@ int tfs_net_serve_pending(void);
  * io is held meanwhile) or a write's bytes untaken for timeout_ms, which ends all of
  * them. Network thread, outside UCX's progress. */
 void tfs_net_serve_sweep(void *worker, int timeout_ms);
+/* At start, before the first request: answers from tensors' memory where it is host
+ * memory unless !zero_copy, and the staging threads (stage.h), whose finished answers
+ * are announced with wake() and sent by tfs_net_serve_staged (network thread: 1 when it
+ * sent any). */
+int tfs_net_serve_start(void (*wake)(void), int zero_copy);
+int tfs_net_serve_staged(void);
 /* Drops every session and what they hold (at stop). */
 void tfs_net_serve_fini(void);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <ucp/api/ucp.h>
 
@@ -13,6 +14,7 @@
 #include "mem/backend.h"
 #include "net/auth.h"
 #include "net/net.h"
+#include "net/stage.h"
 #include "store/conn.h"
 #include "tensors/tensors.h"
 #include "util/clock.h"
@@ -48,6 +50,8 @@ struct pending {
 	struct tfs_guard_span span;  /* that memory, lent to UCX */
 	int64_t start_ms;            /* in live: when it was handed to UCX */
 	int dead;                    /* its connection was dropped: nothing more goes to ep */
+	struct tfs_net_stage stage;  /* a staged answer: its copy on a staging thread, */
+	struct tfs_net_hdr q;        /* of the request q */
 	struct pending *prev, *next; /* in live: answers from tensors, rendezvous writes */
 	uint8_t data[];
 };
@@ -78,6 +82,8 @@ static struct {
 	int in_cb;                   /* inside UCX's callback of a request's arrival */
 	struct pending *live;        /* what UCX still holds that names its connection */
 	ucp_ep_h closing;            /* being dropped (tfs_net_serve_sweep): no sends to it */
+	int zero_copy;               /* answers sent from tensors' memory (not -o net_staged) */
+	int staging;                 /* staging threads run (stage.h) */
 } sv;
 
 static void live_add(struct pending *p)
@@ -155,6 +161,7 @@ static void reply_done(void *req, ucs_status_t st, void *user)
 			confirm(p, bad ? -EIO : p->hdr.status);
 	}
 	sv.held -= p->len;
+	free(p->name);
 	free(p);
 }
 
@@ -273,13 +280,15 @@ static int permitted(const struct tfsd_tensor *t, const struct tfs_net_hdr *q, u
  * lie inside it), or -errno; -EWOULDBLOCK when the namespace lock or the tensor's io is
  * not to be had without waiting, which this thread may not do (struct job). */
 static int tensor_get(const struct tfs_net_hdr *q, const char *name, int wr,
-		      struct tfsd_tensor **out, uint64_t *n)
+		      struct tfsd_tensor **out, uint64_t *n, int wait_ns)
 {
 	struct tfsd_tensor *t;
 
 	if (tfs_redis.lease_lost)
 		return -ESTALE;          /* another daemon holds this node now */
-	if (tfs_ns_trylock())
+	if (wait_ns)
+		tfs_ns_lock();
+	else if (tfs_ns_trylock())
 		return -EWOULDBLOCK;
 	t = tfs_table_find(name);
 	if (!t || t->meta.ino != q->ino) {
@@ -311,7 +320,7 @@ static int64_t tensor_write(const struct tfs_net_hdr *q, const char *name, const
 {
 	struct tfsd_tensor *t;
 	uint64_t n;
-	int64_t rc = tensor_get(q, name, 1, &t, &n);
+	int64_t rc = tensor_get(q, name, 1, &t, &n, 0);
 	struct timespec now;
 
 	if (rc)
@@ -340,7 +349,7 @@ static int do_read(ucp_ep_h ep, const struct tfs_net_hdr *q, const char *name)
 	struct tfsd_tensor *t;
 	struct pending *p;
 	uint64_t n;
-	int rc = tensor_get(q, name, 0, &t, &n);
+	int rc = tensor_get(q, name, 0, &t, &n, 0);
 
 	if (rc == -EWOULDBLOCK)
 		return rc;
@@ -348,7 +357,8 @@ static int do_read(ucp_ep_h ep, const struct tfs_net_hdr *q, const char *name)
 		reply_status(ep, q, rc);
 		return 0;
 	}
-	if (n && tfs_mem.ops->host_span && sv.zc < ZC_MAX && (p = calloc(1, sizeof(*p)))) {
+	if (n && sv.zero_copy && tfs_mem.ops->host_span && sv.zc < ZC_MAX &&
+	    (p = calloc(1, sizeof(*p)))) {
 		if (tfs_mem.ops->host_span(tfs_mem.be, t->alloc, q->off, n, 0, &p->span) == 0) {
 			p->ep = ep;
 			p->t = t;
@@ -370,12 +380,101 @@ static int do_read(ucp_ep_h ep, const struct tfs_net_hdr *q, const char *name)
 	memset(p, 0, sizeof(*p));
 	p->ep = ep;
 	p->hdr.req = q->req;
+	if (n && sv.staging && (p->name = strdup(name))) {
+		/* Copied out on a staging thread while this one sends. */
+		p->q = *q;
+		p->len = n;
+		p->stage.arg = p;
+		sv.held += n;
+		live_add(p);
+		if (tfs_net_stage_put(&p->stage) == 0) {
+			pthread_rwlock_unlock(&t->io);
+			return 0;
+		}
+		live_del(p);
+		sv.held -= n;
+		p->len = 0;
+		free(p->name);
+		p->name = NULL;
+	}
 	rc = n ? tfs_mem.ops->copy_out(tfs_mem.be, t->alloc, q->off, p->data, n) : 0;
 	pthread_rwlock_unlock(&t->io);
 	p->hdr.status = rc ? rc : (int64_t)n;
 	p->len = rc ? 0 : n;
 	sv.held += p->len;
 	reply_send(p);
+	return 0;
+}
+
+/* A staged answer's copy, on a staging thread: the tensor looked up again (the network
+ * thread let its io go), waiting for the namespace lock as a FUSE request would, but not
+ * for the io a mover holds (it takes the namespace lock to end). The bytes copied, or
+ * -errno. */
+static int64_t stage_work(void *arg)
+{
+	struct pending *p = arg;
+	struct tfsd_tensor *t;
+	uint64_t n;
+	int64_t rc;
+
+	for (int i = 0;; i++) {
+		rc = tensor_get(&p->q, p->name, 0, &t, &n, 1);
+		if (rc != -EWOULDBLOCK)
+			break;
+		if (i == 5000)
+			return -EAGAIN;  /* five seconds of a move: the requester tries again */
+		usleep(1000);
+	}
+	if (rc)
+		return rc;
+	if (n > p->len)
+		n = p->len;          /* it grew meanwhile: the bytes held for it */
+	rc = n ? tfs_mem.ops->copy_out(tfs_mem.be, t->alloc, p->q.off, p->data, n) : 0;
+	pthread_rwlock_unlock(&t->io);
+	return rc ? rc : (int64_t)n;
+}
+
+int tfs_net_serve_staged(void)
+{
+	struct tfs_net_stage *it = tfs_net_stage_take(), *next;
+	int any = !!it;
+
+	for (; it; it = next) {
+		struct pending *p = it->arg;
+		int64_t rc = it->result;
+
+		next = it->next;
+		live_del(p);
+		free(p->name);
+		p->name = NULL;
+		if (p->dead) {
+			sv.held -= p->len;
+			free(p);
+			continue;
+		}
+		p->hdr.status = rc;
+		if (rc < 0 || (uint64_t)rc < p->len) {
+			sv.held -= p->len - (rc < 0 ? 0 : (uint64_t)rc);
+			p->len = rc < 0 ? 0 : (size_t)rc;
+		}
+		reply_send(p);
+	}
+	return any;
+}
+
+static void stage_drop(struct tfs_net_stage *it)
+{
+	struct pending *p = it->arg;
+
+	free(p->name);
+	free(p);
+}
+
+int tfs_net_serve_start(void (*wake)(void), int zero_copy)
+{
+	sv.zero_copy = zero_copy;
+	/* Without the threads answers are staged on the network thread, as before. */
+	sv.staging = tfs_net_stage_start(stage_work, wake) == 0;
 	return 0;
 }
 
@@ -682,6 +781,9 @@ drop:
 
 void tfs_net_serve_fini(void)
 {
+	if (sv.staging)
+		tfs_net_stage_stop(stage_drop);
+	sv.staging = 0;
 	/* UCX is closed: what waited is dropped. */
 	while (sv.jobs) {
 		struct job *j = sv.jobs;
