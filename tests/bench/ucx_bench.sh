@@ -6,7 +6,9 @@
 # UCX_TLS / UCX_NET_DEVICES as given (default tcp on lo). BUILD=build by default;
 # PERF_OUT=FILE: perf record of both daemons during copy PERF_RUN (default 1, the one that
 # also faults in the owner's mapping; 2 or 3 show the steady state).
-# TFS_BACKEND=cuda for tensors in GPU memory (default host); DEV_A / DEV_B: --devices of
+# TFS_OPTS: more options of both daemons ("-o net_staged": the staged path, to compare with
+# zero copy in one build). CHUNK: ucx_perftest's message size (default the daemons'
+# request, TFS_NET_CHUNK). TFS_BACKEND=cuda for tensors in GPU memory (default host); DEV_A / DEV_B: --devices of
 # node a and node b (a 2-GPU machine: DEV_A=0 DEV_B=1, one GPU per node).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -43,7 +45,7 @@ for n in a b; do
 	mkdir -p "$T/$n"
 	devs=DEV_${n^^}
 	"$TFS" ${!devs:+--devices "${!devs}"} -f --redis "unix://$SOCK" --log "$T/$n.log" --node "n$n" --cluster-key "$T/key" \
-		--backend "${TFS_BACKEND:-host}" "$T/$n" &
+		--backend "${TFS_BACKEND:-host}" ${TFS_OPTS:-} "$T/$n" &
 	PIDS+=($!)
 	eval "PID_$n=$!"
 done
@@ -58,7 +60,7 @@ done
 
 per=$((SIZE_MB / N))
 bytes=$((per * N * 1024 * 1024))
-echo "# $SIZE_MB MB in $N tensors of $per MiB; UCX_TLS=$UCX_TLS UCX_NET_DEVICES=$UCX_NET_DEVICES; $(nproc) CPUs"
+echo "# $SIZE_MB MB in $N tensors of $per MiB; UCX_TLS=$UCX_TLS UCX_NET_DEVICES=$UCX_NET_DEVICES; $(nproc) CPUs${TFS_OPTS:+; $TFS_OPTS}"
 head -c $((per * 1024 * 1024)) /dev/urandom > "$T/blob"
 mkdir "$T/a/model"
 for i in $(seq 0 $((N - 1))); do cp "$T/blob" "$T/a/model/w$i"; done
