@@ -99,6 +99,9 @@ void tfs_net_serve_sweep(void *worker, int timeout_ms);
  * are announced with wake() and sent by tfs_net_serve_staged (network thread: 1 when it
  * sent any). */
 int tfs_net_serve_start(void (*wake)(void), int zero_copy);
+/* At stop, on the network thread: drops every connection UCX still holds an answer or a
+ * write for, so that each tensor's io is let go by the thread that took it. */
+void tfs_net_serve_close(void *worker);
 int tfs_net_serve_staged(void);
 /* Drops every session and what they hold (at stop). */
 void tfs_net_serve_fini(void);

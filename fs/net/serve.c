@@ -634,28 +634,15 @@ static int defer(ucp_ep_h ep, const struct tfs_net_hdr *q, const char *name, voi
 	return rndv;
 }
 
-void tfs_net_serve_sweep(void *worker, int timeout_ms)
+/* Drops the connection ep: what UCX holds for it ends (their callbacks run, io locks
+ * are let go), nothing more is sent to it, what waited for it goes. */
+static void drop_ep(void *worker, ucp_ep_h ep)
 {
 	int64_t now = tfs_mono_ns() / 1000000;
 	ucp_request_param_t cp = { 0 };
 	struct job **jp;
 	ucs_status_ptr_t r;
-	ucp_ep_h ep = NULL;
 
-	for (struct pending *p = sv.live; p; p = p->next)
-		if (!p->dead && now - p->start_ms > timeout_ms) {
-			ep = p->ep;
-			break;
-		}
-	if (!ep)
-		return;
-	/* A tensor's io is held until UCX lets go of its answer, and a daemon that takes
-	 * neither it nor the rest (gone over a transport without failure detection, or
-	 * stuck) must not hold it for ever: its connection is dropped, which ends them all.
-	 * Nothing more is sent to it: what waited for it goes, what UCX gives back names a
-	 * dead connection. */
-	tfs_log(LOG_WARNING, "a daemon did not take an answer in %d ms: its connection is "
-		"dropped", timeout_ms);
 	for (struct pending *p = sv.live; p; p = p->next)
 		if (p->ep == ep)
 			p->dead = 1;
@@ -698,6 +685,35 @@ void tfs_net_serve_sweep(void *worker, int timeout_ms)
 		ucp_request_free(r);
 	}
 	sv.closing = NULL;
+}
+
+void tfs_net_serve_sweep(void *worker, int timeout_ms)
+{
+	int64_t now = tfs_mono_ns() / 1000000;
+
+	for (struct pending *p = sv.live; p; p = p->next)
+		if (!p->dead && now - p->start_ms > timeout_ms) {
+			/* A tensor's io is held until UCX lets go of its answer, and a daemon
+			 * that takes neither it nor the rest (gone over a transport without
+			 * failure detection, or stuck) must not hold it for ever. */
+			tfs_log(LOG_WARNING, "a daemon did not take an answer in %d ms: its "
+				"connection is dropped", timeout_ms);
+			drop_ep(worker, p->ep);
+			return;
+		}
+}
+
+void tfs_net_serve_close(void *worker)
+{
+	struct pending *p;
+
+	for (;;) {
+		for (p = sv.live; p && p->dead; p = p->next)
+			;
+		if (!p)
+			break;
+		drop_ep(worker, p->ep);
+	}
 }
 
 int tfs_net_serve_pending(void)
