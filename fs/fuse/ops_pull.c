@@ -77,7 +77,7 @@ static ssize_t pull_into(struct tfsd_tensor *t, const char *node, const char *pa
 		return rc == -EINVAL ? rc : -ENOTSUP;
 	}
 	n = tfs_net_read_into(node, path, rino, span.p, q->len, q->src_off, cr);
-	if (tfs_guard_span_del(&span) && n >= 0)
+	if (tfs_mem.ops->host_span_end(tfs_mem.be, &span) && n >= 0)
 		n = -EIO;
 	pthread_rwlock_unlock(&t->io);
 	return n;

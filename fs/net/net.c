@@ -547,9 +547,6 @@ static void *thread_main(void *arg)
 		waiting = tfs_net_serve_pending();
 		waiting |= tfs_net_serve_staged();
 		sweep();
-		/* Twice a requester's deadline: a requester ends its request at its own, so an
-		 * answer older than that is for no one. */
-		tfs_net_serve_sweep(tfs_nt.w, 2 * tfs_nt.timeout_ms);
 		publish();
 		if (ucp_worker_arm(tfs_nt.w) == UCS_ERR_BUSY)
 			continue;
@@ -557,7 +554,6 @@ static void *thread_main(void *arg)
 		if (poll(pf, 2, waiting ? 1 : 100) > 0 && (pf[1].revents & POLLIN))
 			(void)!read(tfs_nt.wake, &v, sizeof(v));
 	}
-	tfs_net_serve_close(tfs_nt.w);
 	for (int i = 0; i < tfs_nt.npeers; i++)
 		peer_reset(&tfs_nt.peers[i], -ESHUTDOWN);
 	tfs_conn_close_thread();
@@ -678,8 +674,16 @@ void tfs_net_stop(void)
 	pthread_join(tfs_nt.th, NULL);
 	tfs_nt.running = 0;
 	tfs_net_serve_fini();
-	ucp_worker_destroy(tfs_nt.w);
-	ucp_cleanup(tfs_nt.ctx);
+	if (tfs_net_serve_inflight()) {
+		/* UCX refuses to destroy a worker whose endpoints carry requests (it aborts):
+		 * answers to a daemon that took none are left to the process's exit, with the
+		 * tensors' memory they were lent. */
+		tfs_log(LOG_NOTICE, "UCX: %d answers to other daemons never taken: left to the "
+			"exit", tfs_net_serve_inflight());
+	} else {
+		ucp_worker_destroy(tfs_nt.w);
+		ucp_cleanup(tfs_nt.ctx);
+	}
 	close(tfs_nt.wake);
 	tfs_nt.wake = -1;
 }

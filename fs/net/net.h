@@ -83,26 +83,23 @@ struct tfs_net_serve;
  * bytes, or UCX's rendezvous descriptor when rndv), inside UCX's callback. reply_ep is
  * where the answer goes. 1 when it kept the rendezvous descriptor for later (the callback
  * answers UCS_INPROGRESS), else 0. A read is answered straight from the tensor's memory
- * where that is host memory, its io lock held shared until UCX is done with it. */
+ * where that is host memory, lent to UCX until it is done with it (mem/backend.h
+ * host_span). */
 int tfs_net_serve_request(void *worker, void *reply_ep, const void *hdr, size_t hlen,
 			  void *data, size_t len, int rndv);
 /* Serves requests that had to wait (the namespace lock or a tensor's io busy while this
  * thread holds tensors' io for answers in flight), outside UCX's progress: 1 when some
  * still wait (call again soon), else 0. */
 int tfs_net_serve_pending(void);
-/* Drops the connection of a daemon that has left an answer from a tensor's memory (whose
- * io is held meanwhile) or a write's bytes untaken for timeout_ms, which ends all of
- * them. Network thread, outside UCX's progress. */
-void tfs_net_serve_sweep(void *worker, int timeout_ms);
 /* At start, before the first request: answers from tensors' memory where it is host
  * memory unless !zero_copy, and the staging threads (stage.h), whose finished answers
  * are announced with wake() and sent by tfs_net_serve_staged (network thread: 1 when it
  * sent any). */
 int tfs_net_serve_start(void (*wake)(void), int zero_copy);
-/* At stop, on the network thread: drops every connection UCX still holds an answer or a
- * write for, so that each tensor's io is let go by the thread that took it. */
-void tfs_net_serve_close(void *worker);
 int tfs_net_serve_staged(void);
+/* Answers and writes UCX still carries for the server (network thread, or once it ended):
+ * a daemon that takes none keeps them for as long as its connection looks alive. */
+int tfs_net_serve_inflight(void);
 /* Drops every session and what they hold (at stop). */
 void tfs_net_serve_fini(void);
 

@@ -46,21 +46,17 @@ struct pending {
 	ucp_ep_h ep;
 	char *name;
 	size_t len;                  /* bytes of data[] (counted in held) */
-	struct tfsd_tensor *t;       /* an answer from t's memory: its io held shared */
-	struct tfs_guard_span span;  /* that memory, lent to UCX */
-	int64_t start_ms;            /* in live: when it was handed to UCX */
-	int dead;                    /* its connection was dropped: nothing more goes to ep */
+	int zc;                      /* an answer from a tensor's memory, lent to UCX: */
+	struct tfs_guard_span span;  /* that memory (mem/backend.h host_span) */
 	struct tfs_net_stage stage;  /* a staged answer: its copy on a staging thread, */
 	struct tfs_net_hdr q;        /* of the request q */
-	struct pending *prev, *next; /* in live: answers from tensors, rendezvous writes */
 	uint8_t data[];
 };
 
 /* A request that could not be served at once. This thread waits for neither the
  * namespace lock nor a tensor's io: a holder of the first may wait for the io of a
- * tensor that this thread sends from, or that a pull fills (fuse/ops_pull.c holds it
- * while this thread receives into it), and a mover holds the second exclusively and takes
- * the first to end. So a request that would wait is kept, and served again from the
+ * tensor that a pull fills (fuse/ops_pull.c holds it shared while this thread receives
+ * into it), and a mover holds the second exclusively and takes the first to end. So a request that would wait is kept, and served again from the
  * network thread's loop, outside UCX's progress (tfs_net_serve_pending). */
 struct job {
 	struct tfs_net_hdr q;
@@ -80,32 +76,10 @@ static struct {
 	struct job *jobs, **jobs_tail;
 	int njobs;
 	int in_cb;                   /* inside UCX's callback of a request's arrival */
-	struct pending *live;        /* what UCX still holds that names its connection */
-	ucp_ep_h closing;            /* being dropped (tfs_net_serve_sweep): no sends to it */
 	int zero_copy;               /* answers sent from tensors' memory (not -o net_staged) */
+	int inflight;                /* UCX requests of ours not yet completed */
 	int staging;                 /* staging threads run (stage.h) */
 } sv;
-
-static void live_add(struct pending *p)
-{
-	p->start_ms = tfs_mono_ns() / 1000000;
-	p->prev = NULL;
-	p->next = sv.live;
-	if (sv.live)
-		sv.live->prev = p;
-	sv.live = p;
-}
-
-static void live_del(struct pending *p)
-{
-	if (p->prev)
-		p->prev->next = p->next;
-	else if (sv.live == p)
-		sv.live = p->next;
-	if (p->next)
-		p->next->prev = p->prev;
-	p->prev = p->next = NULL;
-}
 
 /* A rendezvous's descriptor not received: inside the arrival's callback UCX drops it
  * itself (the callback answers UCS_OK); a kept one is given back. */
@@ -126,7 +100,7 @@ static void confirm(struct pending *p, int64_t status)
 	ucp_request_param_t rp = { 0 };
 	ucs_status_ptr_t r;
 
-	if (p->dead || !(c = calloc(1, sizeof(*c))))
+	if (!(c = calloc(1, sizeof(*c))))
 		return;              /* the requester's deadline ends it */
 	c->ep = p->ep;
 	c->hdr.magic = TFS_NET_MAGIC;
@@ -137,7 +111,9 @@ static void confirm(struct pending *p, int64_t status)
 	rp.cb.send = reply_done;
 	rp.user_data = c;
 	r = ucp_am_send_nbx(c->ep, TFS_NET_AM_REP, &c->hdr, sizeof(c->hdr), NULL, 0, &rp);
-	if (r == NULL || UCS_PTR_IS_ERR(r))
+	if (UCS_PTR_IS_PTR(r))
+		sv.inflight++;
+	else
 		reply_done(NULL, UCS_OK, c);
 }
 
@@ -145,18 +121,18 @@ static void reply_done(void *req, ucs_status_t st, void *user)
 {
 	struct pending *p = user;
 
-	if (req)
+	if (req) {
 		ucp_request_free(req);
-	if (p->t) {
-		int bad = tfs_guard_span_del(&p->span);
+		sv.inflight--;
+	}
+	if (p->zc) {
+		int bad = tfs_mem.ops->host_span_end(tfs_mem.be, &p->span);
 
-		live_del(p);
-		pthread_rwlock_unlock(&p->t->io);
 		sv.zc--;
 		if (bad)
 			tfs_log(LOG_WARNING, "%s lost pages while they were sent to another node "
 				"(truncated by a process that may write it?): that read fails with "
-				"EIO", p->t->name);
+				"EIO", p->name ? p->name : "a tensor");
 		if (st == UCS_OK)
 			confirm(p, bad ? -EIO : p->hdr.status);
 	}
@@ -171,20 +147,18 @@ static void reply_send(struct pending *p)
 {
 	ucp_request_param_t rp = { 0 };
 	ucs_status_ptr_t r;
-	const void *buf = p->t ? (const void *)p->span.p : p->data;
-	size_t n = p->t ? p->span.len : p->len;
+	const void *buf = p->zc ? (const void *)p->span.p : p->data;
+	size_t n = p->zc ? p->span.len : p->len;
 
 	p->hdr.magic = TFS_NET_MAGIC;
-	if (p->ep == sv.closing) {
-		reply_done(NULL, UCS_ERR_CANCELED, p);
-		return;
-	}
 	rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
 	rp.cb.send = reply_done;
 	rp.user_data = p;
 	r = ucp_am_send_nbx(p->ep, TFS_NET_AM_REP, &p->hdr, sizeof(p->hdr), n ? buf : NULL, n,
 			    &rp);
-	if (r == NULL)
+	if (UCS_PTR_IS_PTR(r))
+		sv.inflight++;
+	else if (r == NULL)
 		reply_done(NULL, UCS_OK, p);
 	else if (UCS_PTR_IS_ERR(r))
 		reply_done(NULL, UCS_PTR_STATUS(r), p);
@@ -360,13 +334,16 @@ static int do_read(ucp_ep_h ep, const struct tfs_net_hdr *q, const char *name)
 	if (n && sv.zero_copy && tfs_mem.ops->host_span && sv.zc < ZC_MAX &&
 	    (p = calloc(1, sizeof(*p)))) {
 		if (tfs_mem.ops->host_span(tfs_mem.be, t->alloc, q->off, n, 0, &p->span) == 0) {
+			/* The span keeps the memory mapped (its free put off, resizes and moves
+			 * refused) until UCX is done: the tensor's io is let go now. */
+			pthread_rwlock_unlock(&t->io);
 			p->ep = ep;
-			p->t = t;
+			p->zc = 1;
+			p->name = strdup(name);  /* for the log; NULL is fine */
 			p->hdr.req = q->req;
 			p->hdr.status = (int64_t)n;
 			p->hdr.flags = TFS_NET_F_CONFIRM;
 			sv.zc++;
-			live_add(p);
 			reply_send(p);
 			return 0;
 		}
@@ -386,12 +363,10 @@ static int do_read(ucp_ep_h ep, const struct tfs_net_hdr *q, const char *name)
 		p->len = n;
 		p->stage.arg = p;
 		sv.held += n;
-		live_add(p);
 		if (tfs_net_stage_put(&p->stage) == 0) {
 			pthread_rwlock_unlock(&t->io);
 			return 0;
 		}
-		live_del(p);
 		sv.held -= n;
 		p->len = 0;
 		free(p->name);
@@ -444,14 +419,8 @@ int tfs_net_serve_staged(void)
 		int64_t rc = it->result;
 
 		next = it->next;
-		live_del(p);
 		free(p->name);
 		p->name = NULL;
-		if (p->dead) {
-			sv.held -= p->len;
-			free(p);
-			continue;
-		}
 		p->hdr.status = rc;
 		if (rc < 0 || (uint64_t)rc < p->len) {
 			sv.held -= p->len - (rc < 0 ? 0 : (uint64_t)rc);
@@ -487,14 +456,9 @@ static void write_arrived(void *req, ucs_status_t st, size_t length, void *user)
 		     tensor_write(&p->hdr, p->name, p->data) : -EIO;
 	struct job *j;
 
-	if (req)
+	if (req) {
 		ucp_request_free(req);
-	live_del(p);
-	if (p->dead) {
-		sv.held -= p->len;
-		free(p->name);
-		free(p);
-		return;
+		sv.inflight--;
 	}
 	if (rc == -EWOULDBLOCK) {
 		/* The bytes are here: the job carries them until the tensor can be had. */
@@ -555,12 +519,13 @@ static int do_write(void *worker, ucp_ep_h ep, const struct tfs_net_hdr *q, cons
 		return 0;
 	}
 	sv.held += len;
-	live_add(p);
 	rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
 	rp.cb.recv_am = write_arrived;
 	rp.user_data = p;
 	r = ucp_am_recv_data_nbx(worker, data, p->data, len, &rp);
-	if (r == NULL)
+	if (UCS_PTR_IS_PTR(r))
+		sv.inflight++;
+	else if (r == NULL)
 		write_arrived(NULL, UCS_OK, len, p);
 	else if (UCS_PTR_IS_ERR(r))
 		write_arrived(NULL, UCS_PTR_STATUS(r), 0, p);
@@ -632,88 +597,6 @@ static int defer(ucp_ep_h ep, const struct tfs_net_hdr *q, const char *name, voi
 	memcpy(j->name, name, q->namelen + 1);
 	job_add(j);
 	return rndv;
-}
-
-/* Drops the connection ep: what UCX holds for it ends (their callbacks run, io locks
- * are let go), nothing more is sent to it, what waited for it goes. */
-static void drop_ep(void *worker, ucp_ep_h ep)
-{
-	int64_t now = tfs_mono_ns() / 1000000;
-	ucp_request_param_t cp = { 0 };
-	struct job **jp;
-	ucs_status_ptr_t r;
-
-	for (struct pending *p = sv.live; p; p = p->next)
-		if (p->ep == ep)
-			p->dead = 1;
-	for (jp = &sv.jobs; *jp;) {
-		struct job *j = *jp;
-
-		if (j->ep != ep) {
-			jp = &j->next;
-			continue;
-		}
-		*jp = j->next;
-		sv.njobs--;
-		if (j->rndv == 2) {
-			struct pending *p = j->data;
-
-			sv.held -= p->len;
-			free(p->name);
-			free(p);
-		} else if (j->rndv) {
-			ucp_am_data_release(worker, j->data);
-		} else {
-			sv.held -= j->len;
-			free(j->data);
-		}
-		free(j);
-	}
-	sv.jobs_tail = &sv.jobs;
-	while (*sv.jobs_tail)
-		sv.jobs_tail = &(*sv.jobs_tail)->next;
-	sv.closing = ep;
-	cp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-	cp.flags = UCP_EP_CLOSE_FLAG_FORCE;
-	r = ucp_ep_close_nbx(ep, &cp);
-	if (UCS_PTR_IS_PTR(r)) {
-		int64_t end = now + 1000;
-
-		while (ucp_request_check_status(r) == UCS_INPROGRESS &&
-		       tfs_mono_ns() / 1000000 < end)
-			ucp_worker_progress(worker);
-		ucp_request_free(r);
-	}
-	sv.closing = NULL;
-}
-
-void tfs_net_serve_sweep(void *worker, int timeout_ms)
-{
-	int64_t now = tfs_mono_ns() / 1000000;
-
-	for (struct pending *p = sv.live; p; p = p->next)
-		if (!p->dead && now - p->start_ms > timeout_ms) {
-			/* A tensor's io is held until UCX lets go of its answer, and a daemon
-			 * that takes neither it nor the rest (gone over a transport without
-			 * failure detection, or stuck) must not hold it for ever. */
-			tfs_log(LOG_WARNING, "a daemon did not take an answer in %d ms: its "
-				"connection is dropped", timeout_ms);
-			drop_ep(worker, p->ep);
-			return;
-		}
-}
-
-void tfs_net_serve_close(void *worker)
-{
-	struct pending *p;
-
-	for (;;) {
-		for (p = sv.live; p && p->dead; p = p->next)
-			;
-		if (!p)
-			break;
-		drop_ep(worker, p->ep);
-	}
 }
 
 int tfs_net_serve_pending(void)
@@ -793,6 +676,11 @@ int tfs_net_serve_request(void *worker, void *reply_ep, const void *hdr, size_t 
 drop:
 	sv.in_cb = 0;
 	return kept;
+}
+
+int tfs_net_serve_inflight(void)
+{
+	return sv.inflight;
 }
 
 void tfs_net_serve_fini(void)

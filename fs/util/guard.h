@@ -29,6 +29,7 @@ struct tfs_guard_span {
 	char *p;
 	size_t len;
 	int slot;               /* tfs_guard_span_add's */
+	void *owner, *owner_be; /* the lender's (mem/backend.h host_span) */
 };
 #define TFS_GUARD_SPANS 512
 /* Registers s: 0, or -EAGAIN when TFS_GUARD_SPANS are registered (the caller copies

@@ -1,8 +1,8 @@
-# The requesting daemon stops (SIGSTOP) in the middle of a replication: the owner, which
-# sends its answers straight from the tensor's memory and holds the tensor's io until UCX
-# is done with them, drops that connection after twice net_timeout, so the tensor can be
-# removed and the owner's mount goes on; the requester, let go again, fails the copy and
-# removes what it made.
+# The requesting daemon stops (SIGSTOP) in the middle of a replication, while the owner
+# sends its answers straight from the tensor's memory, which UCX then holds for as long as
+# the requester takes nothing: the tensor can still be removed on the owner (its memory is
+# freed once UCX lets go of it) and the owner's mount goes on; the requester, let go again,
+# fails the copy at its deadline and removes what it made, and the next copy goes through.
 . "$(dirname "$0")/netlib.sh"
 net_nodes -o net_timeout=2
 mkdir "$A/m"
@@ -25,11 +25,7 @@ if [ -z "$stopped" ]; then
 	exit
 fi
 ok "the requester stopped while the owner sends"
-dropped() {
-	for _ in $(seq 1200); do grep -q "did not take an answer" "$T/a.log" && return 0; sleep 0.05; done
-	return 1
-}
-check "the owner drops the connection of a daemon that takes no answer" dropped
+sleep 5    # past the requester's deadline: nothing at the owner waits for it
 check "the source can be removed on the owner meanwhile" timeout 60 rm "$A/m/w"
 check "the owner's mount still serves" serves_within 20 "$A"
 kill -CONT "$db"
