@@ -85,8 +85,7 @@ static const struct fuse_opt opt_table[] = {
 	OPT("queue_max_forward=%d", queue_max_forward),
 	LONG_OPT("log", log),
 	LONG_OPT("cluster-key", cluster_key),
-	OPT("net_timeout=%d", net_timeout),
-	OPT("net_staged", net_staged),
+	OPT("net_timeout=%d", net_timeout), OPT("net_staged", net_staged),
 	OPT("devices=%s", devices),          /* --devices: spell_devices */
 	OPT("host_devices=%d", host_devices),
 	OPT("--device=%d", device), OPT("--device %d", device), OPT("device=%d", device),
@@ -155,8 +154,7 @@ static void usage(const char *prog)
 	       "    --log FILE          log here instead of syslog when in the background\n"
 	       "    --cluster-key FILE  the cluster's secret (mode 600): serve this node's\n"
 	       "                        tensors to daemons with it, read and write theirs\n"
-	       "                        over UCX (docs/net.md); -o net_timeout=S (15),\n"
-	       "                        -o net_staged (no zero copy: a comparison)\n"
+	       "                        over UCX (docs/net.md); -o net_timeout=S (15)\n"
 	       "    --allow-other       let other users use the mount (permissions still apply)\n"
 	       "    --handle-socket PATH the socket that hands out descriptors of tensors' memory\n"
 	       "                        (docs/holders.md; default /run/tensorfs/handles.<hash>.sock)\n"

@@ -554,6 +554,7 @@ static void *thread_main(void *arg)
 		if (poll(pf, 2, waiting ? 1 : 100) > 0 && (pf[1].revents & POLLIN))
 			(void)!read(tfs_nt.wake, &v, sizeof(v));
 	}
+	tfs_net_serve_close(tfs_nt.w);
 	for (int i = 0; i < tfs_nt.npeers; i++)
 		peer_reset(&tfs_nt.peers[i], -ESHUTDOWN);
 	tfs_conn_close_thread();

@@ -100,6 +100,9 @@ int tfs_net_serve_staged(void);
 /* Answers and writes UCX still carries for the server (network thread, or once it ended):
  * a daemon that takes none keeps them for as long as its connection looks alive. */
 int tfs_net_serve_inflight(void);
+/* At stop, on the network thread just before it ends: the connections that still carry
+ * them are closed by force, which ends them (their memory given back). */
+void tfs_net_serve_close(void *worker);
 /* Drops every session and what they hold (at stop). */
 void tfs_net_serve_fini(void);
 

@@ -50,6 +50,7 @@ struct pending {
 	struct tfs_guard_span span;  /* that memory (mem/backend.h host_span) */
 	struct tfs_net_stage stage;  /* a staged answer: its copy on a staging thread, */
 	struct tfs_net_hdr q;        /* of the request q */
+	struct pending *fprev, *fnext;  /* in flight */
 	uint8_t data[];
 };
 
@@ -77,7 +78,8 @@ static struct {
 	int njobs;
 	int in_cb;                   /* inside UCX's callback of a request's arrival */
 	int zero_copy;               /* answers sent from tensors' memory (not -o net_staged) */
-	int inflight;                /* UCX requests of ours not yet completed */
+	int inflight;                /* UCX requests of ours not yet completed, */
+	struct pending *flight;      /* those of these (answers, writes arriving) */
 	int staging;                 /* staging threads run (stage.h) */
 } sv;
 
@@ -90,6 +92,27 @@ static void drop_desc(void *data)
 }
 
 static void reply_done(void *req, ucs_status_t st, void *user);
+
+static void flight_add(struct pending *p)
+{
+	sv.inflight++;
+	p->fprev = NULL;
+	p->fnext = sv.flight;
+	if (sv.flight)
+		sv.flight->fprev = p;
+	sv.flight = p;
+}
+
+static void flight_del(struct pending *p)
+{
+	sv.inflight--;
+	if (p->fprev)
+		p->fprev->fnext = p->fnext;
+	else
+		sv.flight = p->fnext;
+	if (p->fnext)
+		p->fnext->fprev = p->fprev;
+}
 
 /* Tells the requester whether an answer sent from a tensor's memory held the tensor's
  * bytes (its pages may have been truncated away meanwhile): its requester finishes the
@@ -112,7 +135,7 @@ static void confirm(struct pending *p, int64_t status)
 	rp.user_data = c;
 	r = ucp_am_send_nbx(c->ep, TFS_NET_AM_REP, &c->hdr, sizeof(c->hdr), NULL, 0, &rp);
 	if (UCS_PTR_IS_PTR(r))
-		sv.inflight++;
+		flight_add(c);
 	else
 		reply_done(NULL, UCS_OK, c);
 }
@@ -123,7 +146,7 @@ static void reply_done(void *req, ucs_status_t st, void *user)
 
 	if (req) {
 		ucp_request_free(req);
-		sv.inflight--;
+		flight_del(p);
 	}
 	if (p->zc) {
 		int bad = tfs_mem.ops->host_span_end(tfs_mem.be, &p->span);
@@ -157,7 +180,7 @@ static void reply_send(struct pending *p)
 	r = ucp_am_send_nbx(p->ep, TFS_NET_AM_REP, &p->hdr, sizeof(p->hdr), n ? buf : NULL, n,
 			    &rp);
 	if (UCS_PTR_IS_PTR(r))
-		sv.inflight++;
+		flight_add(p);
 	else if (r == NULL)
 		reply_done(NULL, UCS_OK, p);
 	else if (UCS_PTR_IS_ERR(r))
@@ -458,7 +481,7 @@ static void write_arrived(void *req, ucs_status_t st, size_t length, void *user)
 
 	if (req) {
 		ucp_request_free(req);
-		sv.inflight--;
+		flight_del(p);
 	}
 	if (rc == -EWOULDBLOCK) {
 		/* The bytes are here: the job carries them until the tensor can be had. */
@@ -524,7 +547,7 @@ static int do_write(void *worker, ucp_ep_h ep, const struct tfs_net_hdr *q, cons
 	rp.user_data = p;
 	r = ucp_am_recv_data_nbx(worker, data, p->data, len, &rp);
 	if (UCS_PTR_IS_PTR(r))
-		sv.inflight++;
+		flight_add(p);
 	else if (r == NULL)
 		write_arrived(NULL, UCS_OK, len, p);
 	else if (UCS_PTR_IS_ERR(r))
@@ -681,6 +704,29 @@ drop:
 int tfs_net_serve_inflight(void)
 {
 	return sv.inflight;
+}
+
+void tfs_net_serve_close(void *worker)
+{
+	ucp_request_param_t cp = { 0 };
+
+	cp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+	cp.flags = UCP_EP_CLOSE_FLAG_FORCE;
+	while (sv.flight) {
+		struct pending *first = sv.flight;
+		ucs_status_ptr_t r = ucp_ep_close_nbx(first->ep, &cp);
+
+		if (UCS_PTR_IS_PTR(r)) {
+			int64_t end = tfs_mono_ns() / 1000000 + 1000;
+
+			while (ucp_request_check_status(r) == UCS_INPROGRESS &&
+			       tfs_mono_ns() / 1000000 < end)
+				ucp_worker_progress(worker);
+			ucp_request_free(r);
+		}
+		if (sv.flight == first)
+			break;           /* UCX did not end them: left to the exit */
+	}
 }
 
 void tfs_net_serve_fini(void)
