@@ -37,6 +37,7 @@ struct tfs_opts {
 	int io_uring_depth;          /* -o io_uring_depth=N: entries per queue */
 	char *cluster_key;       /* --cluster-key FILE: trust between daemons (net/auth.h) */
 	int net_timeout;             /* -o net_timeout=S: a wait for another node's daemon */
+	int net_staged;              /* -o net_staged: no zero copy over UCX (net.h) */
 	int show_help;
 	int show_version;
 	/* The bounds (tensors/quota.h struct tfs_limits), as given: NULL for the default. */

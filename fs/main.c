@@ -85,7 +85,7 @@ static const struct fuse_opt opt_table[] = {
 	OPT("queue_max_forward=%d", queue_max_forward),
 	LONG_OPT("log", log),
 	LONG_OPT("cluster-key", cluster_key),
-	OPT("net_timeout=%d", net_timeout),
+	OPT("net_timeout=%d", net_timeout), OPT("net_staged", net_staged),
 	OPT("devices=%s", devices),          /* --devices: spell_devices */
 	OPT("host_devices=%d", host_devices),
 	OPT("--device=%d", device), OPT("--device %d", device), OPT("device=%d", device),
@@ -795,7 +795,7 @@ int main(int argc, char *argv[])
 		goto out_signals;
 	if (tfs_queue_start())
 		goto out_signals;
-	if (tfs_net_start((o->net_timeout > 0 ? o->net_timeout : 15) * 1000))
+	if (tfs_net_start((o->net_timeout > 0 ? o->net_timeout : 15) * 1000, !o->net_staged))
 		goto out_signals;
 	/* Optional: without it, handles are opened by name as before. */
 	tfs_handles_start(o->handle_socket, cmd.mountpoint, o->allow_other);

@@ -9,6 +9,7 @@
 #include "net/net.h"
 #include "pull_ioctl.h"
 #include "tensors/tensors.h"
+#include "util/guard.h"
 
 /* The source's node and inode number: 0, -EXDEV (this node's), -ENOENT, -ESTALE. */
 static int source(const char *path, uint64_t ino, char *node, uint64_t *rino)
@@ -53,6 +54,35 @@ static int put_chunk(void *arg, uint64_t at, const void *data, size_t n)
 	return rc;
 }
 
+/* Straight into the tensor's memory where it is host memory: UCX receives each chunk
+ * there. Its io is held shared for the whole pull (so its memory is neither moved nor
+ * freed under UCX), and the mapping is lent as a guarded span (a user who may write the
+ * tensor can truncate it meanwhile: EIO, not a dead daemon). -ENOTSUP: stage instead. */
+static ssize_t pull_into(struct tfsd_tensor *t, const char *node, const char *path,
+			 uint64_t rino, const struct tfs_pull_req *q, const struct tfs_net_cred *cr)
+{
+	struct tfs_guard_span span;
+	ssize_t n;
+	int rc;
+
+	if (!tfs_mem.ops->host_span || !tfs_net_zero_copy())
+		return -ENOTSUP;
+	pthread_rwlock_rdlock(&t->io);
+	if (q->dst_off > t->meta.bytes || q->len > t->meta.bytes - q->dst_off)
+		rc = -EINVAL;        /* it shrank meanwhile */
+	else
+		rc = tfs_mem.ops->host_span(tfs_mem.be, t->alloc, q->dst_off, q->len, 1, &span);
+	if (rc) {
+		pthread_rwlock_unlock(&t->io);
+		return rc == -EINVAL ? rc : -ENOTSUP;
+	}
+	n = tfs_net_read_into(node, path, rino, span.p, q->len, q->src_off, cr);
+	if (tfs_mem.ops->host_span_end(tfs_mem.be, &span) && n >= 0)
+		n = -EIO;
+	pthread_rwlock_unlock(&t->io);
+	return n;
+}
+
 static int pull(fuse_req_t req, fuse_ino_t ino, struct tfs_file *f,
 		const struct tfs_pull_req *q)
 {
@@ -83,7 +113,10 @@ static int pull(fuse_req_t req, fuse_ino_t ino, struct tfs_file *f,
 		return rc;
 	ng = fuse_req_getgroups(req, TFS_NET_GIDS, cr.gids);
 	cr.ngids = ng > 0 ? (uint32_t)(ng < TFS_NET_GIDS ? ng : TFS_NET_GIDS) : 0;
-	n = tfs_net_read_each(node, path, rino, 0, NULL, q->len, q->src_off, &cr, put_chunk, &k);
+	n = pull_into(t, node, path, rino, q, &cr);
+	if (n == -ENOTSUP)
+		n = tfs_net_read_each(node, path, rino, 0, NULL, q->len, q->src_off, &cr, put_chunk,
+				      &k);
 	if (n >= 0 && (uint64_t)n != q->len)
 		n = -ENODATA;
 	if (n >= 0)

@@ -21,6 +21,7 @@
 #include "tensorfs.h"      /* TFS_IPC_HANDLE_SIZE */
 
 struct tfs_meta;
+struct tfs_guard_span;  /* util/guard.h */
 
 struct tfs_backend;     /* one per daemon: the backend's private state */
 struct tfs_alloc;       /* one per tensor with bytes > 0: opaque to callers */
@@ -151,6 +152,21 @@ struct tfs_backend_ops {
 	 * copy_out. May be NULL. */
 	int (*read_mem)(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,
 			const void **mem);
+
+	/* The allocation's own host memory at off, lent for a transfer that reads or writes
+	 * it in place over many calls (fs/net: UCX sends a reply from it and receives a
+	 * pulled chunk into it): *span filled and registered (util/guard.h), span->p the
+	 * bytes, until host_span_end(span), which says whether a page was truncated away
+	 * meanwhile (-EIO, else 0). The caller holds the tensor's io lock (shared) for the
+	 * call; afterwards the memory stays mapped whatever happens to the tensor: free()
+	 * is put off until the last span of a ends, and resize() and move() answer -EBUSY
+	 * while spans are lent. -ENOTSUP: the bytes are in device memory (stage them through
+	 * copy_in/copy_out); -EAGAIN: too many spans lent; -EINVAL: off + len outside. wr:
+	 * the transfer writes it (its pages are mapped first, in one call). May be NULL;
+	 * host_span_end with it. Any thread. */
+	int (*host_span)(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,
+			 int wr, struct tfs_guard_span *span);
+	int (*host_span_end)(struct tfs_backend *be, struct tfs_guard_span *span);
 
 	/* A daemon started again after a crash (adopt.c) takes back the memory its keeper
 	 * still holds. adopt: the memory the record m names (handle, offset, bytes, device,

@@ -381,10 +381,8 @@ int tfs_host_alloc_uninit(struct tfs_backend *be, int device, uint64_t bytes, ui
 	return alloc_in(be, device, bytes, uid, gid, mode, dir, 0, out);
 }
 
-static void host_free(struct tfs_backend *be, struct tfs_alloc *a)
+static void free_now(struct tfs_backend *be, struct tfs_alloc *a)
 {
-	if (!a)
-		return;
 	if (a->seg) {
 		hb_pool_free(be, a);
 		return;
@@ -400,6 +398,27 @@ static void host_free(struct tfs_backend *be, struct tfs_alloc *a)
 	free(a);
 }
 
+static void host_free(struct tfs_backend *be, struct tfs_alloc *a)
+{
+	int later;
+
+	if (!a)
+		return;
+	/* UCX may still send from it: the last host_span_end frees it. */
+	pthread_mutex_lock(&be->lock);
+	later = a->spans > 0;
+	a->freed = later;
+	pthread_mutex_unlock(&be->lock);
+	if (!later)
+		free_now(be, a);
+}
+
+/* Whether a's memory is lent (host_span): it must then stay where it is. */
+static int lent(struct tfs_alloc *a)
+{
+	return __atomic_load_n(&a->spans, __ATOMIC_ACQUIRE) > 0;
+}
+
 static int host_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t bytes)
 {
 	struct tfs_alloc *a = *ap;
@@ -407,6 +426,8 @@ static int host_resize(struct tfs_backend *be, struct tfs_alloc **ap, uint64_t b
 	void *base;
 	int rc;
 
+	if (lent(a))
+		return -EBUSY;       /* its mapping must stay whole while UCX reads it */
 	if (a->seg)
 		return hb_pool_resize(be, a, bytes);
 	/* Only growth is bounded: a tensor adopted over a smaller --max-bytes may shrink. */
@@ -555,6 +576,47 @@ static int host_read_mem(struct tfs_backend *be, struct tfs_alloc *a, uint64_t o
 	return 0;
 }
 
+static int host_span(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,
+		     int wr, struct tfs_guard_span *span)
+{
+	int rc;
+
+	if (off > a->bytes || len > a->bytes - off)
+		return -EINVAL;
+	if (a->chunk || a->seg)
+		return -ENOTSUP;     /* carved from a pool's segment: staged (a span names an
+				      * object of its own, mapped from its start) */
+	if (wr)
+		hb_prefault((char *)a->base + off, len);
+	span->map = a->base;
+	span->fd = a->fd;
+	span->p = (char *)a->base + off;
+	span->len = len;
+	span->owner = a;
+	span->owner_be = be;
+	if ((rc = tfs_guard_span_add(span)))
+		return rc;
+	pthread_mutex_lock(&be->lock);
+	a->spans++;
+	pthread_mutex_unlock(&be->lock);
+	return 0;
+}
+
+static int host_span_end(struct tfs_backend *unused, struct tfs_guard_span *span)
+{
+	struct tfs_backend *be = span->owner_be;
+	struct tfs_alloc *a = span->owner;
+	int rc = tfs_guard_span_del(span), last;
+
+	(void)unused;
+	pthread_mutex_lock(&be->lock);
+	last = --a->spans == 0 && a->freed;
+	pthread_mutex_unlock(&be->lock);
+	if (last)
+		free_now(be, a);
+	return rc;
+}
+
 static void host_stats(struct tfs_backend *be, int device, struct tfs_backend_stats *st)
 {
 	int slot = slot_of(be, device);
@@ -591,6 +653,8 @@ static int host_move_sum(struct tfs_backend *be, struct tfs_alloc *a, int device
 
 	if (slot < 0)
 		return -EINVAL;
+	if (lent(a))
+		return -EBUSY;
 	if ((rc = alloc_in(be, device, a->bytes, a->uid, a->gid, a->mode, a->dir, 0, &n)))
 		return rc;
 	hb_prefault(n->base, a->bytes);
@@ -773,6 +837,8 @@ const struct tfs_backend_ops tfs_backend_host = {
 	.copy_out = host_copy_out,
 	.copy_in_fd = host_copy_in_fd,
 	.read_mem = host_read_mem,
+	.host_span = host_span,
+	.host_span_end = host_span_end,
 	.stats = host_stats,
 	.move = host_move,
 	.move_sum = host_move_sum,

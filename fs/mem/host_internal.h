@@ -57,6 +57,8 @@ struct tfs_alloc {
 	uint64_t bytes, mapped;
 	uint64_t kid;            /* the keeper's id; 0 without a keeper */
 	int damaged;             /* a copy found pages gone: logged once */
+	int spans;               /* host_span's lent (under be->lock) */
+	int freed;               /* free() came while spans were lent: the last one frees */
 	int slot;                /* its tier (struct htier) */
 	void *kpriv;             /* without a keeper: keeper_host.c's state, in this process */
 	char name[TFS_HOST_PATH_MAX];  /* the object's path in /dev/shm, as the handle has it */

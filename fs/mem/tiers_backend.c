@@ -266,6 +266,20 @@ static int tiers_read_mem(struct tfs_backend *be, struct tfs_alloc *w, uint64_t 
 	return SIDE(w)->read_mem(BE(be, w), w->in, off, len, mem);
 }
 
+static int tiers_host_span(struct tfs_backend *be, struct tfs_alloc *w, uint64_t off,
+			   size_t len, int wr, struct tfs_guard_span *span)
+{
+	if (!SIDE(w)->host_span)
+		return -ENOTSUP;
+	return SIDE(w)->host_span(BE(be, w), w->in, off, len, wr, span);
+}
+
+static int tiers_host_span_end(struct tfs_backend *be, struct tfs_guard_span *span)
+{
+	(void)be;
+	return H->host_span_end(NULL, span);  /* only the host side lends spans */
+}
+
 static int tiers_export_fd(struct tfs_backend *be, struct tfs_alloc *w, int writable, int *fd)
 {
 	if (!SIDE(w)->export_fd)
@@ -418,6 +432,8 @@ const struct tfs_backend_ops tfs_backend_tiers = {
 	.io_region = tiers_io_region,
 	.read_fd = tiers_read_fd,
 	.read_mem = tiers_read_mem,
+	.host_span = tiers_host_span,
+	.host_span_end = tiers_host_span_end,
 	.adopt = tiers_adopt,
 	.adopt_end = tiers_adopt_end,
 	.export_fd = tiers_export_fd,

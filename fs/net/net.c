@@ -1,4 +1,6 @@
-/* The network thread and this daemon's requests for other nodes' bytes (net.h). */
+/* The network thread: UCX's context and worker, connections to peers and their
+ * challenge, the requests in flight and their answers (net.h; the callers' side is
+ * request.c). */
 #include <errno.h>
 #include <malloc.h>
 #include <poll.h>
@@ -16,91 +18,33 @@
 #include "meta.h"
 #include "net/auth.h"
 #include "net/net.h"
+#include "net/net_int.h"
 #include "net/peer_rec.h"
 #include "store/conn.h"
 #include "store/lease.h"
 #include "store/peer.h"
 #include "util/clock.h"
+#include "util/guard.h"
 
-#define MAX_PEERS 64
-#define REC_FRESH_MS 1000            /* a peer's record read from Redis is used this long */
+struct tfs_net_thread tfs_nt = { .mu = PTHREAD_MUTEX_INITIALIZER, .efd = -1, .wake = -1 };
 
-enum { P_NONE, P_HELLO, P_PROVE, P_READY };
-
-struct op;
-
-struct peer {
-	char node[TFS_NODE_MAX];
-	uint64_t epoch;
-	ucp_ep_h ep;
-	int state;
-	int err;                     /* set by UCX's error callback: close and fail */
-	uint64_t sid;
-	uint8_t nc[TFS_NET_NONCE], ns[TFS_NET_NONCE], sk[TFS_SHA256_LEN];
-	struct op *waiting;          /* until the challenge is done */
-	/* The record as last read (by tfs_net_io, under mu). */
-	struct tfs_peer_rec rec;
-	int has_rec;
-	int64_t rec_ms;
-};
-
-/* One request. Its memory is its own (hbuf, data): a caller who gives up at its deadline
- * leaves it to the network thread, which frees it when UCX is done with it. */
-struct op {
-	int refs;                    /* under mu */
-	int done;
-	ssize_t result;
-	pthread_cond_t cv;
-	struct peer *peer;
-	uint64_t epoch;
-	int64_t deadline_ms;
-	struct tfs_net_hdr *hdr;     /* header + name */
-	size_t hlen;
-	void *data;
-	size_t len;
-	int write;
-	int in_flight;               /* sent, reply awaited (network thread only) */
-	int handshake;               /* a HELLO or PROVE, not a caller's */
-	struct op *next;             /* in the submit queue, a peer's waiting list */
-	struct op *all_next;         /* in the in-flight list */
-};
-
-static struct {
-	ucp_context_h ctx;
-	ucp_worker_h w;
-	int efd, wake;
-	pthread_t th;
-	int running;
-	volatile int stop;
-	int timeout_ms;
-	uint64_t epoch;
-	char rec[TFS_NET_REC_MAX];
-	pthread_mutex_t mu;
-	struct op *submit, **submit_tail;
-	struct op *flight;           /* network thread only */
-	int nflight;
-	uint64_t next_req;
-	struct peer peers[MAX_PEERS];
-	int npeers;
-	int64_t said_ms;
-} nt = { .mu = PTHREAD_MUTEX_INITIALIZER, .efd = -1, .wake = -1 };
-
-static int64_t now_ms(void)
+int64_t tfs_net_now_ms(void)
 {
 	return tfs_mono_ns() / 1000000;
 }
 
-static void op_put(struct op *o)
+void tfs_net_op_put(struct op *o)
 {
 	int last;
 
-	pthread_mutex_lock(&nt.mu);
+	pthread_mutex_lock(&tfs_nt.mu);
 	last = --o->refs == 0;
-	pthread_mutex_unlock(&nt.mu);
+	pthread_mutex_unlock(&tfs_nt.mu);
 	if (last) {
 		pthread_cond_destroy(&o->cv);
 		free(o->hdr);
-		free(o->data);
+		if (!o->ext)
+			free(o->data);
 		free(o);
 	}
 }
@@ -111,21 +55,21 @@ static void op_finish(struct op *o, ssize_t r)
 	if (o->in_flight) {
 		struct op **pp;
 
-		for (pp = &nt.flight; *pp && *pp != o; pp = &(*pp)->all_next)
+		for (pp = &tfs_nt.flight; *pp && *pp != o; pp = &(*pp)->all_next)
 			;
 		if (*pp)
 			*pp = o->all_next;
 		o->in_flight = 0;
-		nt.nflight--;
+		tfs_nt.nflight--;
 	}
-	pthread_mutex_lock(&nt.mu);
+	pthread_mutex_lock(&tfs_nt.mu);
 	if (!o->done) {
 		o->done = 1;
 		o->result = r;
 		pthread_cond_signal(&o->cv);
 	}
-	pthread_mutex_unlock(&nt.mu);
-	op_put(o);
+	pthread_mutex_unlock(&tfs_nt.mu);
+	tfs_net_op_put(o);
 }
 
 static void send_done(void *req, ucs_status_t st, void *user)
@@ -134,7 +78,7 @@ static void send_done(void *req, ucs_status_t st, void *user)
 
 	(void)st;
 	ucp_request_free(req);
-	op_put(o);
+	tfs_net_op_put(o);
 }
 
 /* Sends o to its peer, and keeps it in flight. */
@@ -153,23 +97,23 @@ static void op_send(struct op *o)
 	p.cb.send = send_done;
 	p.user_data = o;
 	o->in_flight = 1;
-	o->all_next = nt.flight;
-	nt.flight = o;
-	nt.nflight++;
-	pthread_mutex_lock(&nt.mu);
+	o->all_next = tfs_nt.flight;
+	tfs_nt.flight = o;
+	tfs_nt.nflight++;
+	pthread_mutex_lock(&tfs_nt.mu);
 	o->refs++;                   /* the send's, until UCX is done with the bytes */
-	pthread_mutex_unlock(&nt.mu);
+	pthread_mutex_unlock(&tfs_nt.mu);
 	r = ucp_am_send_nbx(o->peer->ep, TFS_NET_AM_REQ, o->hdr, o->hlen,
 			    o->write ? o->data : NULL, o->write ? o->len : 0, &p);
 	if (r == NULL) {
-		op_put(o);
+		tfs_net_op_put(o);
 	} else if (UCS_PTR_IS_ERR(r)) {
-		op_put(o);
+		tfs_net_op_put(o);
 		op_finish(o, -ECONNRESET);
 	}
 }
 
-static struct op *op_new(size_t namelen, size_t datalen)
+struct op *tfs_net_op_new(size_t namelen, size_t datalen)
 {
 	struct op *o = calloc(1, sizeof(*o));
 
@@ -209,12 +153,12 @@ static void peer_reset(struct peer *pr, int err)
 		op_finish(o, err);
 	}
 	pr->waiting = NULL;
-	for (pp = &nt.flight; *pp;) {
+	for (pp = &tfs_nt.flight; *pp;) {
 		o = *pp;
 		if (o->peer == pr) {
 			*pp = o->all_next;
 			o->in_flight = 0;
-			nt.nflight--;
+			tfs_nt.nflight--;
 			op_finish(o, err);
 		} else {
 			pp = &o->all_next;
@@ -227,19 +171,19 @@ static void peer_reset(struct peer *pr, int err)
 		p.flags = UCP_EP_CLOSE_FLAG_FORCE;
 		r = ucp_ep_close_nbx(pr->ep, &p);
 		if (UCS_PTR_IS_PTR(r)) {
-			int64_t end = now_ms() + 1000;
+			int64_t end = tfs_net_now_ms() + 1000;
 
-			while (ucp_request_check_status(r) == UCS_INPROGRESS && now_ms() < end)
-				ucp_worker_progress(nt.w);
+			while (ucp_request_check_status(r) == UCS_INPROGRESS && tfs_net_now_ms() < end)
+				ucp_worker_progress(tfs_nt.w);
 			ucp_request_free(r);
 		}
 	}
 	pr->ep = NULL;
 	pr->state = P_NONE;
 	pr->err = 0;
-	pthread_mutex_lock(&nt.mu);
+	pthread_mutex_lock(&tfs_nt.mu);
 	pr->has_rec = 0;             /* read it again: the daemon may have restarted */
-	pthread_mutex_unlock(&nt.mu);
+	pthread_mutex_unlock(&tfs_nt.mu);
 }
 
 static void ep_error(void *arg, ucp_ep_h ep, ucs_status_t st)
@@ -265,16 +209,16 @@ static int peer_connect(struct peer *pr, const struct tfs_peer_rec *rec)
 	ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
 	ep.err_handler.cb = ep_error;
 	ep.err_handler.arg = pr;
-	st = ucp_ep_create(nt.w, &ep, &pr->ep);
+	st = ucp_ep_create(tfs_nt.w, &ep, &pr->ep);
 	if (st == UCS_ERR_UNREACHABLE) {
 		/* Shared memory has no peer failure detection in UCX: without it, a dead peer
 		 * is noticed at the request's deadline instead (sweep). */
 		ep.err_mode = UCP_ERR_HANDLING_MODE_NONE;
-		st = ucp_ep_create(nt.w, &ep, &pr->ep);
+		st = ucp_ep_create(tfs_nt.w, &ep, &pr->ep);
 		if (st == UCS_OK)
 			tfs_log(LOG_INFO, "node %s: reached over a transport without failure "
 				"detection: a dead daemon is noticed after %d ms", pr->node,
-				nt.timeout_ms);
+				tfs_nt.timeout_ms);
 	}
 	if (st != UCS_OK) {
 		pr->ep = NULL;
@@ -284,32 +228,32 @@ static int peer_connect(struct peer *pr, const struct tfs_peer_rec *rec)
 	}
 	pr->epoch = rec->epoch;
 	pr->sid = 0;
-	h = op_new(0, 0);
+	h = tfs_net_op_new(0, 0);
 	if (!h || tfs_net_random(pr->nc, sizeof(pr->nc))) {
 		if (h)
-			op_put(h);
+			tfs_net_op_put(h);
 		return -ENOMEM;
 	}
 	h->handshake = 1;
 	h->peer = pr;
-	h->deadline_ms = now_ms() + nt.timeout_ms;
+	h->deadline_ms = tfs_net_now_ms() + tfs_nt.timeout_ms;
 	h->hdr->op = TFS_NET_HELLO;
-	h->hdr->req = __atomic_add_fetch(&nt.next_req, 1, __ATOMIC_RELAXED);
+	h->hdr->req = __atomic_add_fetch(&tfs_nt.next_req, 1, __ATOMIC_RELAXED);
 	memcpy(h->hdr->nonce, pr->nc, sizeof(pr->nc));
 	pr->state = P_HELLO;
 	op_send(h);
 	return 0;
 }
 
-static struct peer *peer_find(const char *node, int make)
+struct peer *tfs_net_peer_find(const char *node, int make)
 {
-	for (int i = 0; i < nt.npeers; i++)
-		if (!strcmp(nt.peers[i].node, node))
-			return &nt.peers[i];
-	if (!make || nt.npeers == MAX_PEERS)
+	for (int i = 0; i < tfs_nt.npeers; i++)
+		if (!strcmp(tfs_nt.peers[i].node, node))
+			return &tfs_nt.peers[i];
+	if (!make || tfs_nt.npeers == MAX_PEERS)
 		return NULL;
-	snprintf(nt.peers[nt.npeers].node, TFS_NODE_MAX, "%s", node);
-	return &nt.peers[nt.npeers++];
+	snprintf(tfs_nt.peers[tfs_nt.npeers].node, TFS_NODE_MAX, "%s", node);
+	return &tfs_nt.peers[tfs_nt.npeers++];
 }
 
 /* A caller's request, on the network thread: onto its peer's connection, made first if
@@ -325,12 +269,12 @@ static void dispatch(struct op *o)
 		int rc = rec ? 0 : -ENOMEM;
 
 		if (rec) {
-			pthread_mutex_lock(&nt.mu);
+			pthread_mutex_lock(&tfs_nt.mu);
 			if (pr->has_rec && pr->rec.epoch == o->epoch)
 				*rec = pr->rec;
 			else
 				rc = -ECONNRESET;
-			pthread_mutex_unlock(&nt.mu);
+			pthread_mutex_unlock(&tfs_nt.mu);
 		}
 		if (!rc)
 			rc = peer_connect(pr, rec);
@@ -375,16 +319,16 @@ static void handshake_reply(struct op *o, const struct tfs_net_hdr *r)
 		memcpy(pr->ns, r->nonce, sizeof(pr->ns));
 		pr->sid = r->sid;
 		op_finish(o, 0);
-		p = op_new(0, 0);
+		p = tfs_net_op_new(0, 0);
 		if (!p) {
 			pr->err = -ENOMEM;
 			return;
 		}
 		p->handshake = 1;
 		p->peer = pr;
-		p->deadline_ms = now_ms() + nt.timeout_ms;
+		p->deadline_ms = tfs_net_now_ms() + tfs_nt.timeout_ms;
 		p->hdr->op = TFS_NET_PROVE;
-		p->hdr->req = __atomic_add_fetch(&nt.next_req, 1, __ATOMIC_RELAXED);
+		p->hdr->req = __atomic_add_fetch(&tfs_nt.next_req, 1, __ATOMIC_RELAXED);
 		tfs_net_mac_client(pr->nc, pr->ns, p->hdr->mac);
 		pr->state = P_PROVE;
 		op_send(p);
@@ -401,10 +345,32 @@ static void handshake_reply(struct op *o, const struct tfs_net_hdr *r)
 
 static struct op *flight_find(uint64_t req)
 {
-	for (struct op *o = nt.flight; o; o = o->all_next)
+	for (struct op *o = tfs_nt.flight; o; o = o->all_next)
 		if (o->hdr->req == req)
 			return o;
 	return NULL;
+}
+
+/* A read whose bytes are in ends now, or on its CONFIRM when one is due (which may come
+ * first, over another lane). */
+static void read_progress(struct op *o)
+{
+	if (!o->data_in || (o->want_confirm && !o->confirmed))
+		return;
+	if (o->confirmed && !o->want_confirm)
+		op_finish(o, -EIO);          /* a CONFIRM that no answer announced */
+	else if (o->confirmed)
+		op_finish(o, o->cstatus < 0 || o->cstatus != o->got ? -EIO : o->got);
+	else
+		op_finish(o, o->got);
+}
+
+static void unbusy(struct op *o)
+{
+	pthread_mutex_lock(&tfs_nt.mu);
+	o->busy = 0;
+	pthread_cond_broadcast(&o->cv);
+	pthread_mutex_unlock(&tfs_nt.mu);
 }
 
 /* The rendezvous's reference: o may have been ended meanwhile (its peer failed). */
@@ -413,9 +379,17 @@ static void recv_done(void *req, ucs_status_t st, size_t length, void *user)
 	struct op *o = user;
 
 	ucp_request_free(req);
-	if (o->in_flight)
-		op_finish(o, st == UCS_OK ? (ssize_t)length : -ECONNRESET);
-	op_put(o);
+	unbusy(o);
+	if (o->in_flight) {
+		if (st != UCS_OK) {
+			op_finish(o, -ECONNRESET);
+		} else {
+			o->data_in = 1;
+			o->got = (ssize_t)length;
+			read_progress(o);
+		}
+	}
+	tfs_net_op_put(o);
 }
 
 static ucs_status_t on_reply(void *arg, const void *header, size_t hlen, void *data,
@@ -440,6 +414,20 @@ static ucs_status_t on_reply(void *arg, const void *header, size_t hlen, void *d
 		handshake_reply(o, r);
 		return UCS_OK;
 	}
+	if (r->op == TFS_NET_CONFIRM) {
+		if (o->write || o->confirmed) {
+			op_finish(o, -EIO);
+			return UCS_OK;
+		}
+		o->confirmed = 1;
+		o->cstatus = r->status;
+		read_progress(o);
+		return UCS_OK;
+	}
+	if (o->data_in || o->busy) {
+		op_finish(o, -EIO);          /* a second answer to one request */
+		return UCS_OK;
+	}
 	if (r->status < 0 || o->write) {
 		int64_t s = r->status;
 
@@ -452,22 +440,33 @@ static ucs_status_t on_reply(void *arg, const void *header, size_t hlen, void *d
 		op_finish(o, -EIO);
 		return UCS_OK;
 	}
+	o->want_confirm = !!(r->flags & TFS_NET_F_CONFIRM);
 	if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
 		memcpy(o->data, data, len);
-		op_finish(o, (ssize_t)len);
+		o->data_in = 1;
+		o->got = (ssize_t)len;
+		read_progress(o);
 		return UCS_OK;
 	}
 	/* Stays in flight (a failed peer finishes it) until the bytes are in. */
 	p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
 	p.cb.recv_am = recv_done;
 	p.user_data = o;
-	pthread_mutex_lock(&nt.mu);
+	pthread_mutex_lock(&tfs_nt.mu);
 	o->refs++;
-	pthread_mutex_unlock(&nt.mu);
-	q = ucp_am_recv_data_nbx(nt.w, data, o->data, len, &p);
+	o->busy = 1;
+	pthread_mutex_unlock(&tfs_nt.mu);
+	q = ucp_am_recv_data_nbx(tfs_nt.w, data, o->data, len, &p);
 	if (q == NULL || UCS_PTR_IS_ERR(q)) {
-		op_finish(o, q == NULL ? (ssize_t)len : -EIO);
-		op_put(o);
+		unbusy(o);
+		if (q == NULL) {
+			o->data_in = 1;
+			o->got = (ssize_t)len;
+			read_progress(o);
+		} else {
+			op_finish(o, -EIO);
+		}
+		tfs_net_op_put(o);
 	}
 	return UCS_OK;
 }
@@ -478,24 +477,24 @@ static ucs_status_t on_request(void *arg, const void *header, size_t hlen, void 
 	(void)arg;
 	if (!(param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP))
 		return UCS_OK;
-	tfs_net_serve_request(nt.w, param->reply_ep, header, hlen, data, len,
-			      !!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV));
-	return UCS_OK;
+	return tfs_net_serve_request(tfs_nt.w, param->reply_ep, header, hlen, data, len,
+				     !!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) ?
+	       UCS_INPROGRESS : UCS_OK;
 }
 
 /* Peers whose connection failed, requests past their deadline (the peer is then taken
  * as gone: a network that went away answers nothing, and nothing else would end them). */
 static void sweep(void)
 {
-	int64_t now = now_ms();
+	int64_t now = tfs_net_now_ms();
 
-	for (int i = 0; i < nt.npeers; i++)
-		if (nt.peers[i].err)
-			peer_reset(&nt.peers[i], nt.peers[i].err);
-	for (struct op *o = nt.flight; o; o = o->all_next)
+	for (int i = 0; i < tfs_nt.npeers; i++)
+		if (tfs_nt.peers[i].err)
+			peer_reset(&tfs_nt.peers[i], tfs_nt.peers[i].err);
+	for (struct op *o = tfs_nt.flight; o; o = o->all_next)
 		if (now > o->deadline_ms) {
 			tfs_log(LOG_WARNING, "node %s: no answer from its daemon in %d ms: "
-				"connection dropped", o->peer->node, nt.timeout_ms);
+				"connection dropped", o->peer->node, tfs_nt.timeout_ms);
 			peer_reset(o->peer, -ETIMEDOUT);
 			return;
 		}
@@ -504,49 +503,60 @@ static void sweep(void)
 static void publish(void)
 {
 	static int64_t last;
-	int64_t now = now_ms();
+	int64_t now = tfs_net_now_ms();
 	int rc;
 
 	if (now - last < 1000)
 		return;
 	last = now;
-	rc = tfs_store_peer_publish(tfs_lease_token(), nt.rec, TFS_LEASE_MS);
-	if (rc && rc != -EBUSY && now - nt.said_ms > 60000) {
+	rc = tfs_store_peer_publish(tfs_lease_token(), tfs_nt.rec, TFS_LEASE_MS);
+	if (rc && rc != -EBUSY && now - tfs_nt.said_ms > 60000) {
 		tfs_log(LOG_WARNING, "cannot publish this node's UCX address in Redis: %s",
 			strerror(-rc));
-		nt.said_ms = now;
+		tfs_nt.said_ms = now;
 	}
 }
 
 static void *thread_main(void *arg)
 {
+	int waiting = 0;
+
 	(void)arg;
-	while (!nt.stop) {
-		struct pollfd pf[2] = { { nt.efd, POLLIN, 0 }, { nt.wake, POLLIN, 0 } };
+	/* UCX copies into and out of tensors' mappings on this thread (util/guard.h spans). */
+	tfs_guard_thread();
+	while (!tfs_nt.stop) {
+		struct pollfd pf[2] = { { tfs_nt.efd, POLLIN, 0 }, { tfs_nt.wake, POLLIN, 0 } };
 		struct op *o, *next;
 		uint64_t v;
 
-		pthread_mutex_lock(&nt.mu);
-		o = nt.submit;
-		nt.submit = NULL;
-		nt.submit_tail = &nt.submit;
-		pthread_mutex_unlock(&nt.mu);
+		pthread_mutex_lock(&tfs_nt.mu);
+		o = tfs_nt.submit;
+		tfs_nt.submit = NULL;
+		tfs_nt.submit_tail = &tfs_nt.submit;
+		pthread_mutex_unlock(&tfs_nt.mu);
 		for (; o; o = next) {
 			next = o->next;
 			dispatch(o);
 		}
-		while (ucp_worker_progress(nt.w))
+		/* Bounded: under a steady stream progress never runs dry, and the address's
+		 * renewal (publish) and the deadlines (sweep) must still come round. */
+		int64_t until = tfs_net_now_ms() + 20;
+
+		while (ucp_worker_progress(tfs_nt.w) && tfs_net_now_ms() < until)
 			;
+		waiting = tfs_net_serve_pending();
+		waiting |= tfs_net_serve_staged();
 		sweep();
 		publish();
-		if (ucp_worker_arm(nt.w) == UCS_ERR_BUSY)
+		if (ucp_worker_arm(tfs_nt.w) == UCS_ERR_BUSY)
 			continue;
 		/* UCX's events and the callers' wake it; 100 ms is the deadlines' cadence. */
-		if (poll(pf, 2, 100) > 0 && (pf[1].revents & POLLIN))
-			(void)!read(nt.wake, &v, sizeof(v));
+		if (poll(pf, 2, waiting ? 1 : 100) > 0 && (pf[1].revents & POLLIN))
+			(void)!read(tfs_nt.wake, &v, sizeof(v));
 	}
-	for (int i = 0; i < nt.npeers; i++)
-		peer_reset(&nt.peers[i], -ESHUTDOWN);
+	tfs_net_serve_close(tfs_nt.w);
+	for (int i = 0; i < tfs_nt.npeers; i++)
+		peer_reset(&tfs_nt.peers[i], -ESHUTDOWN);
 	tfs_conn_close_thread();
 	return NULL;
 }
@@ -560,10 +570,22 @@ static int set_handler(unsigned id, ucp_am_recv_callback_t cb)
 	h.id = id;
 	h.cb = cb;
 	h.flags = UCP_AM_FLAG_WHOLE_MSG;
-	return ucp_worker_set_am_recv_handler(nt.w, &h) == UCS_OK ? 0 : -EIO;
+	return ucp_worker_set_am_recv_handler(tfs_nt.w, &h) == UCS_OK ? 0 : -EIO;
 }
 
-int tfs_net_start(int timeout_ms)
+static void wake_thread(void)
+{
+	uint64_t one = 1;
+
+	(void)!write(tfs_nt.wake, &one, sizeof(one));
+}
+
+int tfs_net_zero_copy(void)
+{
+	return tfs_nt.zero_copy;
+}
+
+int tfs_net_start(int timeout_ms, int zero_copy)
 {
 	ucp_params_t cp = { 0 };
 	ucp_worker_params_t wp = { 0 };
@@ -579,15 +601,16 @@ int tfs_net_start(int timeout_ms)
 			"this node's are served to no other");
 		return 0;
 	}
-	nt.timeout_ms = timeout_ms;
-	nt.submit_tail = &nt.submit;
+	tfs_nt.timeout_ms = timeout_ms;
+	tfs_nt.zero_copy = zero_copy;
+	tfs_nt.submit_tail = &tfs_nt.submit;
 	if (ucp_config_read(NULL, NULL, &cfg) != UCS_OK)
 		goto fail;
 	cp.field_mask = UCP_PARAM_FIELD_FEATURES;
 	mallopt(M_MMAP_THRESHOLD, 8 << 20);
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	cp.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
-	st = ucp_init(&cp, cfg, &nt.ctx);
+	st = ucp_init(&cp, cfg, &tfs_nt.ctx);
 	ucp_config_release(cfg);
 	if (st != UCS_OK) {
 		tfs_log(LOG_ERR, "UCX: cannot start: %s", ucs_status_string(st));
@@ -595,42 +618,47 @@ int tfs_net_start(int timeout_ms)
 	}
 	wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
 	wp.thread_mode = UCS_THREAD_MODE_SINGLE;
-	if ((st = ucp_worker_create(nt.ctx, &wp, &nt.w)) != UCS_OK) {
+	if ((st = ucp_worker_create(tfs_nt.ctx, &wp, &tfs_nt.w)) != UCS_OK) {
 		tfs_log(LOG_ERR, "UCX: cannot make a worker: %s", ucs_status_string(st));
 		goto fail_ctx;
 	}
-	if (ucp_worker_get_efd(nt.w, &nt.efd) != UCS_OK ||
-	    (nt.wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
+	if (ucp_worker_get_efd(tfs_nt.w, &tfs_nt.efd) != UCS_OK ||
+	    (tfs_nt.wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
 	    set_handler(TFS_NET_AM_REQ, on_request) || set_handler(TFS_NET_AM_REP, on_reply))
 		goto fail_worker;
-	if (ucp_worker_get_address(nt.w, &addr, &alen) != UCS_OK)
+	if (ucp_worker_get_address(tfs_nt.w, &addr, &alen) != UCS_OK)
 		goto fail_worker;
 	rec = malloc(sizeof(*rec));
-	if (!rec || alen > TFS_NET_ADDR_MAX || tfs_net_random(&nt.epoch, sizeof(nt.epoch))) {
+	if (!rec || alen > TFS_NET_ADDR_MAX || tfs_net_random(&tfs_nt.epoch, sizeof(tfs_nt.epoch))) {
 		tfs_log(LOG_ERR, "UCX: the worker's address (%zu bytes) is too long", alen);
-		ucp_worker_release_address(nt.w, addr);
+		ucp_worker_release_address(tfs_nt.w, addr);
 		goto fail_worker;
 	}
-	rec->epoch = nt.epoch;
+	rec->epoch = tfs_nt.epoch;
 	rec->addrlen = alen;
 	memcpy(rec->addr, addr, alen);
-	ucp_worker_release_address(nt.w, addr);
-	tfs_peer_rec_format(rec, nt.rec, sizeof(nt.rec));
+	ucp_worker_release_address(tfs_nt.w, addr);
+	tfs_peer_rec_format(rec, tfs_nt.rec, sizeof(tfs_nt.rec));
 	free(rec);
 	rec = NULL;
-	if (pthread_create(&nt.th, NULL, thread_main, NULL))
+	tfs_net_serve_start(wake_thread, zero_copy);
+	if (pthread_create(&tfs_nt.th, NULL, thread_main, NULL)) {
+		tfs_net_serve_fini();
 		goto fail_worker;
-	nt.running = 1;
+	}
+	tfs_nt.running = 1;
 	tfs_log(LOG_INFO, "UCX: serving this node's tensors to daemons with the cluster key "
-		"(worker address %zu bytes)", alen);
+		"(worker address %zu bytes; %s)", alen, zero_copy ?
+		"host memory sent and received in place, device memory staged" :
+		"-o net_staged: every answer and pull staged through buffers");
 	return 0;
 fail_worker:
-	if (nt.wake >= 0)
-		close(nt.wake);
-	nt.wake = -1;
-	ucp_worker_destroy(nt.w);
+	if (tfs_nt.wake >= 0)
+		close(tfs_nt.wake);
+	tfs_nt.wake = -1;
+	ucp_worker_destroy(tfs_nt.w);
 fail_ctx:
-	ucp_cleanup(nt.ctx);
+	ucp_cleanup(tfs_nt.ctx);
 fail:
 	free(rec);
 	return rc;
@@ -640,179 +668,28 @@ void tfs_net_stop(void)
 {
 	uint64_t one = 1;
 
-	if (!nt.running)
+	if (!tfs_nt.running)
 		return;
-	nt.stop = 1;
-	(void)!write(nt.wake, &one, sizeof(one));
-	pthread_join(nt.th, NULL);
-	nt.running = 0;
+	tfs_nt.stop = 1;
+	(void)!write(tfs_nt.wake, &one, sizeof(one));
+	pthread_join(tfs_nt.th, NULL);
+	tfs_nt.running = 0;
 	tfs_net_serve_fini();
-	ucp_worker_destroy(nt.w);
-	ucp_cleanup(nt.ctx);
-	close(nt.wake);
-	nt.wake = -1;
+	if (tfs_net_serve_inflight()) {
+		/* UCX refuses to destroy a worker whose endpoints carry requests (it aborts):
+		 * answers to a daemon that took none are left to the process's exit, with the
+		 * tensors' memory they were lent. */
+		tfs_log(LOG_NOTICE, "UCX: %d answers to other daemons never taken: left to the "
+			"exit", tfs_net_serve_inflight());
+	} else {
+		ucp_worker_destroy(tfs_nt.w);
+		ucp_cleanup(tfs_nt.ctx);
+	}
+	close(tfs_nt.wake);
+	tfs_nt.wake = -1;
 }
 
 int tfs_net_on(void)
 {
-	return nt.running;
-}
-
-/* The peer of node, with a record fresh enough: 0, or -EREMOTE (logged). */
-static int peer_get(const char *node, struct peer **out, uint64_t *epoch)
-{
-	static struct tfs_peer_rec rec;       /* under rec_mu: 4 KiB is not for the stack */
-	static pthread_mutex_t rec_mu = PTHREAD_MUTEX_INITIALIZER;
-	static char buf[TFS_NET_REC_MAX];
-	struct peer *pr;
-	int rc = 0;
-
-	pthread_mutex_lock(&nt.mu);
-	pr = peer_find(node, 1);
-	if (pr && pr->has_rec && now_ms() - pr->rec_ms < REC_FRESH_MS) {
-		*out = pr;
-		*epoch = pr->rec.epoch;
-		pthread_mutex_unlock(&nt.mu);
-		return 0;
-	}
-	pthread_mutex_unlock(&nt.mu);
-	if (!pr)
-		return -EAGAIN;
-	pthread_mutex_lock(&rec_mu);
-	rc = tfs_store_peer_get(node, buf, sizeof(buf));
-	if (rc == 0)
-		rc = tfs_peer_rec_parse(buf, strlen(buf), &rec);
-	if (rc == 0) {
-		pthread_mutex_lock(&nt.mu);
-		pr->rec = rec;
-		pr->has_rec = 1;
-		pr->rec_ms = now_ms();
-		*epoch = rec.epoch;
-		pthread_mutex_unlock(&nt.mu);
-		*out = pr;
-	}
-	pthread_mutex_unlock(&rec_mu);
-	if (rc == -ENOENT || rc == -EINVAL || rc == -E2BIG) {
-		int64_t now = now_ms();
-
-		if (now - nt.said_ms > 10000) {
-			tfs_log(LOG_WARNING, "node %s publishes %s UCX address: its tensors' bytes "
-				"are EREMOTE here (is its daemon started with --cluster-key?)", node,
-				rc == -ENOENT ? "no" : "an unreadable");
-			nt.said_ms = now;
-		}
-		return -EREMOTE;
-	}
-	return rc;
-}
-
-static int copy_to(void *arg, uint64_t at, const void *data, size_t n)
-{
-	memcpy((char *)arg + at, data, n);
-	return 0;
-}
-
-ssize_t tfs_net_io(const char *node, const char *name, uint64_t ino, int wr, void *buf,
-		   size_t len, uint64_t off, const struct tfs_net_cred *cr)
-{
-	return tfs_net_read_each(node, name, ino, wr, wr ? buf : NULL, len, off, cr,
-				 wr ? NULL : copy_to, buf);
-}
-
-ssize_t tfs_net_read_each(const char *node, const char *name, uint64_t ino, int wr,
-			  const void *buf, size_t len, uint64_t off,
-			  const struct tfs_net_cred *cr, tfs_net_sink sink, void *arg)
-{
-	size_t namelen = strlen(name), nops = (len + TFS_NET_CHUNK - 1) / TFS_NET_CHUNK, i;
-	struct op **ops;
-	struct peer *pr;
-	uint64_t epoch;
-	int64_t deadline;
-	ssize_t total = 0, rc = 0;
-	uint64_t one = 1;
-
-	if (!nt.running) {
-		int64_t now = now_ms();
-
-		if (now - nt.said_ms > 10000) {
-			tfs_log(LOG_NOTICE, "%s is node %s's: its bytes are EREMOTE here, since this "
-				"daemon has no --cluster-key", name, node);
-			nt.said_ms = now;
-		}
-		return -EREMOTE;
-	}
-	if (namelen > TFS_NET_NAME_MAX)
-		return -ENAMETOOLONG;
-	if (len == 0)
-		return 0;
-	if ((rc = peer_get(node, &pr, &epoch)))
-		return rc;
-	ops = calloc(nops, sizeof(*ops));
-	if (!ops)
-		return -ENOMEM;
-	deadline = now_ms() + nt.timeout_ms;
-	for (i = 0; i < nops; i++) {
-		size_t at = i * TFS_NET_CHUNK, n = len - at < TFS_NET_CHUNK ? len - at : TFS_NET_CHUNK;
-		struct op *o = op_new(namelen, n);
-
-		if (!o) {
-			rc = -ENOMEM;
-			break;
-		}
-		o->write = wr;
-		o->peer = pr;
-		o->epoch = epoch;
-		o->deadline_ms = deadline;
-		o->hdr->op = wr ? TFS_NET_WRITE : TFS_NET_READ;
-		o->hdr->ino = ino;
-		o->hdr->off = off + at;
-		o->hdr->len = n;
-		o->hdr->uid = cr->uid;
-		o->hdr->gid = cr->gid;
-		o->hdr->ngids = (uint16_t)(cr->ngids < TFS_NET_GIDS ? cr->ngids : TFS_NET_GIDS);
-		memcpy(o->hdr->gids, cr->gids, o->hdr->ngids * sizeof(uint32_t));
-		o->hdr->namelen = (uint32_t)namelen;
-		memcpy(o->hdr + 1, name, namelen);
-		if (wr)
-			memcpy(o->data, (const char *)buf + at, n);
-		ops[i] = o;
-	}
-	pthread_mutex_lock(&nt.mu);
-	for (size_t k = 0; k < i; k++) {
-		ops[k]->hdr->req = __atomic_add_fetch(&nt.next_req, 1, __ATOMIC_RELAXED);
-		ops[k]->refs++;              /* the network thread's */
-		ops[k]->next = NULL;
-		*nt.submit_tail = ops[k];
-		nt.submit_tail = &ops[k]->next;
-	}
-	pthread_mutex_unlock(&nt.mu);
-	(void)!write(nt.wake, &one, sizeof(one));
-	for (size_t k = 0; k < i; k++) {
-		struct op *o = ops[k];
-		struct timespec ts;
-		/* A little past the network thread's own deadline, which ends the request. */
-		int64_t end = deadline + 2000;
-
-		ts.tv_sec = end / 1000;
-		ts.tv_nsec = (end % 1000) * 1000000;
-		pthread_mutex_lock(&nt.mu);
-		while (!o->done)
-			if (pthread_cond_timedwait(&o->cv, &nt.mu, &ts) == ETIMEDOUT)
-				break;
-		if (!o->done && rc == 0)
-			rc = -ETIMEDOUT;
-		pthread_mutex_unlock(&nt.mu);
-		if (o->done && o->result < 0 && rc == 0)
-			rc = o->result;
-		if (o->done && o->result >= 0 && rc == 0) {
-			if (!wr && o->result)
-				rc = sink(arg, k * TFS_NET_CHUNK, o->data, (size_t)o->result);
-			total += o->result;
-			if (rc == 0 && (size_t)o->result < o->len)
-				rc = 1;          /* short: the end of the tensor */
-		}
-		op_put(o);
-	}
-	free(ops);
-	return rc < 0 ? rc : total;
+	return tfs_nt.running;
 }

@@ -25,7 +25,11 @@
 
 #include "net/wire.h"
 
-#define TFS_NET_CHUNK (1u << 20)
+/* Bytes per request: a pull of 16 MiB is 4 requests in flight together. At most
+ * TFS_NET_CHUNK_MAX (wire.h), what a server accepts. */
+#ifndef TFS_NET_CHUNK
+#define TFS_NET_CHUNK (4u << 20)
+#endif
 /* Requests of this daemon in flight at once, over all peers; more wait their turn. */
 #define TFS_NET_INFLIGHT 64
 
@@ -38,8 +42,13 @@ struct tfs_net_cred {
 };
 
 /* Starts the network thread when a key was loaded (auth.h): 0, or -errno (logged) when
- * UCX cannot start. timeout_ms bounds each wait for a peer. Without a key: 0, logged. */
-int tfs_net_start(int timeout_ms);
+ * UCX cannot start. timeout_ms bounds each wait for a peer. zero_copy 0 (-o net_staged):
+ * every answer and pull goes through a buffer of the daemon's, as for device memory (a
+ * comparison, or a transport that misbehaves with shared mappings). Without a key: 0,
+ * logged. */
+int tfs_net_start(int timeout_ms, int zero_copy);
+/* Whether bytes go straight from and into tensors' host memory (not -o net_staged). */
+int tfs_net_zero_copy(void);
 /* Stops the thread and closes UCX. Requests in flight fail with -ESHUTDOWN. */
 void tfs_net_stop(void);
 /* Whether other nodes' bytes can be asked for. */
@@ -57,6 +66,12 @@ ssize_t tfs_net_io(const char *node, const char *name, uint64_t ino, int wr, voi
  * request's own buffer, instead of one buffer of the caller's: sink(arg, at, data, n) puts
  * n bytes that belong at at (from the start of the range); its non-zero return (-errno)
  * ends the read with it. wr and buf are as tfs_net_io's when sink is NULL. */
+/* tfs_net_io's read, received straight into dst (UCX writes the bytes there as they
+ * arrive, no copy of the daemon's): dst is the caller's again only once this returns,
+ * which it does only once UCX let go of every part of it, whatever the result. */
+ssize_t tfs_net_read_into(const char *node, const char *name, uint64_t ino, void *dst,
+			  size_t len, uint64_t off, const struct tfs_net_cred *cr);
+
 typedef int (*tfs_net_sink)(void *arg, uint64_t at, const void *data, size_t n);
 ssize_t tfs_net_read_each(const char *node, const char *name, uint64_t ino, int wr,
 			  const void *buf, size_t len, uint64_t off,
@@ -65,9 +80,29 @@ ssize_t tfs_net_read_each(const char *node, const char *name, uint64_t ino, int 
 /* --- the server's side (serve.c), run on the network thread by net.c --- */
 struct tfs_net_serve;
 /* Answers a request that arrived (hdr and the name after it, hlen bytes in all; data the
- * bytes, or UCX's rendezvous descriptor when rndv). reply_ep is where the answer goes. */
-void tfs_net_serve_request(void *worker, void *reply_ep, const void *hdr, size_t hlen,
-			   void *data, size_t len, int rndv);
+ * bytes, or UCX's rendezvous descriptor when rndv), inside UCX's callback. reply_ep is
+ * where the answer goes. 1 when it kept the rendezvous descriptor for later (the callback
+ * answers UCS_INPROGRESS), else 0. A read is answered straight from the tensor's memory
+ * where that is host memory, lent to UCX until it is done with it (mem/backend.h
+ * host_span). */
+int tfs_net_serve_request(void *worker, void *reply_ep, const void *hdr, size_t hlen,
+			  void *data, size_t len, int rndv);
+/* Serves requests that had to wait (the namespace lock or a tensor's io busy while this
+ * thread holds tensors' io for answers in flight), outside UCX's progress: 1 when some
+ * still wait (call again soon), else 0. */
+int tfs_net_serve_pending(void);
+/* At start, before the first request: answers from tensors' memory where it is host
+ * memory unless !zero_copy, and the staging threads (stage.h), whose finished answers
+ * are announced with wake() and sent by tfs_net_serve_staged (network thread: 1 when it
+ * sent any). */
+int tfs_net_serve_start(void (*wake)(void), int zero_copy);
+int tfs_net_serve_staged(void);
+/* Answers and writes UCX still carries for the server (network thread, or once it ended):
+ * a daemon that takes none keeps them for as long as its connection looks alive. */
+int tfs_net_serve_inflight(void);
+/* At stop, on the network thread just before it ends: the connections that still carry
+ * them are closed by force, which ends them (their memory given back). */
+void tfs_net_serve_close(void *worker);
 /* Drops every session and what they hold (at stop). */
 void tfs_net_serve_fini(void);
 

@@ -15,7 +15,13 @@
 #define TFS_NET_GIDS 32                /* groups sent with a request; more are cut */
 #define TFS_NET_NAME_MAX 4096
 
-enum tfs_net_op { TFS_NET_HELLO = 1, TFS_NET_PROVE, TFS_NET_READ, TFS_NET_WRITE };
+/* CONFIRM: a reply's second message, after an answer sent straight from the tensor's
+ * memory (flags TFS_NET_F_CONFIRM): its status says whether the bytes were the tensor's
+ * (-EIO: pages of it were truncated away while they were sent). */
+enum tfs_net_op { TFS_NET_HELLO = 1, TFS_NET_PROVE, TFS_NET_READ, TFS_NET_WRITE, TFS_NET_CONFIRM };
+#define TFS_NET_F_CONFIRM 1u           /* replies: a CONFIRM follows; the request ends on it */
+/* The most bytes one request moves (a build's own chunk, net.h, may be less). */
+#define TFS_NET_CHUNK_MAX (16u << 20)
 
 struct tfs_net_hdr {
 	uint32_t magic;
@@ -29,7 +35,7 @@ struct tfs_net_hdr {
 	uint32_t uid, gid;
 	uint32_t gids[TFS_NET_GIDS];
 	uint32_t namelen;
-	uint32_t pad;
+	uint32_t flags;
 	uint8_t nonce[TFS_NET_NONCE];
 	uint8_t mac[TFS_SHA256_LEN];
 };

@@ -3,6 +3,7 @@
  * limits a workload (see tests/bench/RESULTS-gpu.md, "What limited creates"): held per
  * operation is its serial cost; waited, summed over threads, is what the others lost. */
 #ifdef TFS_LOCK_STATS
+#include <errno.h>
 #include <inttypes.h>
 
 #include "log.h"
@@ -22,6 +23,15 @@ void tfs_ns_lock(void)
 	t_got = (uint64_t)tfs_mono_ns();
 	st.n++;                          /* under the lock */
 	st.waited_ns += t_got - asked;
+}
+
+int tfs_ns_trylock(void)
+{
+	if (pthread_mutex_trylock(&tfs_tensors.ns))
+		return EBUSY;
+	t_got = (uint64_t)tfs_mono_ns();
+	st.n++;
+	return 0;
 }
 
 void tfs_ns_unlock(void)

@@ -55,12 +55,19 @@ extern struct tfs_tensors tfs_tensors;
 #ifdef TFS_LOCK_STATS
 /* make LOCK_STATS=1: the lock's hold and wait times, logged at unmount (tensors/lockstats.c). */
 void tfs_ns_lock(void);
+int tfs_ns_trylock(void);
 void tfs_ns_unlock(void);
 void tfs_ns_stats_log(void);
 #else
 static inline void tfs_ns_lock(void)
 {
 	pthread_mutex_lock(&tfs_tensors.ns);
+}
+
+/* 0 with the lock, or EBUSY: for a thread that may not wait for it (fs/net/serve.c). */
+static inline int tfs_ns_trylock(void)
+{
+	return pthread_mutex_trylock(&tfs_tensors.ns);
 }
 
 static inline void tfs_ns_unlock(void)

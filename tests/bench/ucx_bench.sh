@@ -4,8 +4,11 @@
 # transport and a plain TCP stream (socat), in one run. Results: tests/bench/RESULTS-ucx.md.
 #   tests/bench/ucx_bench.sh [SIZE_MB] [TENSORS]     (default 2048 MB in 16 tensors)
 # UCX_TLS / UCX_NET_DEVICES as given (default tcp on lo). BUILD=build by default;
-# PERF_OUT=FILE: perf record of both daemons during the first copy.
-# TFS_BACKEND=cuda for tensors in GPU memory (default host); DEV_A / DEV_B: --devices of
+# PERF_OUT=FILE: perf record of both daemons during copy PERF_RUN (default 1, the one that
+# also faults in the owner's mapping; 2 or 3 show the steady state).
+# TFS_OPTS: more options of both daemons ("-o net_staged": the staged path, to compare with
+# zero copy in one build). CHUNK: ucx_perftest's message size (default the daemons'
+# request, TFS_NET_CHUNK). TFS_BACKEND=cuda for tensors in GPU memory (default host); DEV_A / DEV_B: --devices of
 # node a and node b (a 2-GPU machine: DEV_A=0 DEV_B=1, one GPU per node).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -42,7 +45,7 @@ for n in a b; do
 	mkdir -p "$T/$n"
 	devs=DEV_${n^^}
 	"$TFS" ${!devs:+--devices "${!devs}"} -f --redis "unix://$SOCK" --log "$T/$n.log" --node "n$n" --cluster-key "$T/key" \
-		--backend "${TFS_BACKEND:-host}" "$T/$n" &
+		--backend "${TFS_BACKEND:-host}" ${TFS_OPTS:-} "$T/$n" &
 	PIDS+=($!)
 	eval "PID_$n=$!"
 done
@@ -50,11 +53,14 @@ for n in a b; do
 	for _ in $(seq 400); do mountpoint -q "$T/$n" && break; sleep 0.05; done
 	mountpoint -q "$T/$n" || { echo "mount of $n failed"; cat "$T/$n.log"; exit 1; }
 done
-for _ in $(seq 100); do [ -n "$(redis-cli -s "$SOCK" get tensorfs:ucx:na)" ] && break; sleep 0.05; done
+# Both addresses published (a loaded machine may take seconds).
+for n in na nb; do
+	for _ in $(seq 1200); do [ -n "$(redis-cli -s "$SOCK" get tensorfs:ucx:$n)" ] && break; sleep 0.05; done
+done
 
 per=$((SIZE_MB / N))
 bytes=$((per * N * 1024 * 1024))
-echo "# $SIZE_MB MB in $N tensors of $per MiB; UCX_TLS=$UCX_TLS UCX_NET_DEVICES=$UCX_NET_DEVICES; $(nproc) CPUs"
+echo "# $SIZE_MB MB in $N tensors of $per MiB; UCX_TLS=$UCX_TLS UCX_NET_DEVICES=$UCX_NET_DEVICES; $(nproc) CPUs${TFS_OPTS:+; $TFS_OPTS}"
 head -c $((per * 1024 * 1024)) /dev/urandom > "$T/blob"
 mkdir "$T/a/model"
 for i in $(seq 0 $((N - 1))); do cp "$T/blob" "$T/a/model/w$i"; done
@@ -64,14 +70,15 @@ rm -f "$T/blob"
 best=
 for r in 1 2 3; do
 	ca=$(cpu "$PID_a") cb=$(cpu "$PID_b")
-	if [ -n "${PERF_OUT:-}" ] && [ "$r" = 1 ]; then
-		# A profile of both daemons (keepers' children) during the first copy.
+	if [ -n "${PERF_OUT:-}" ] && [ "$r" = "${PERF_RUN:-1}" ]; then
+		# A profile of both daemons (keepers' children) during one copy.
 		perf record -F 999 -g -o "$PERF_OUT" -p "$(ps -o pid= --ppid "$PID_a" --ppid "$PID_b" | tr -s ' \n' ',' | sed 's/^,//; s/,$//')" >/dev/null 2>&1 &
 		perfpid=$!
 		sleep 1
 	fi
 	t0=$(now)
-	"$CTL" cp -r -q "$T/b/model" "$T/b/r$r" || { echo "cp failed"; exit 1; }
+	"$CTL" cp -r -q "$T/b/model" "$T/b/r$r" ||
+		{ echo "cp failed; the daemons' logs:"; tail -n 20 "$T/a.log" "$T/b.log"; exit 1; }
 	t1=$(now)
 	[ -n "${perfpid:-}" ] && { kill -INT "$perfpid"; wait "$perfpid"; perfpid=; }
 	s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
