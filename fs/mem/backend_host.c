@@ -111,8 +111,7 @@ static int list_found(struct tfs_backend *be)
 			cap = ncap;
 		}
 		f = &be->found[be->nfound++];
-		f->id = rep.id;
-		f->fd = fd;
+		*f = (struct found){ .id = rep.id, .fd = fd };
 		snprintf(f->name, sizeof(f->name), "%s", path);
 	}
 	return rc == -ENOENT ? 0 : rc;
