@@ -221,6 +221,10 @@ void tfs_tensor_ref(tfs_tensor *t);
  * open, no CUDA, a handle of a kind this library does not map), rather than that this
  * process ran short (-ENOMEM, -EMFILE, -ENFILE), which is reported as it is. */
 int tfs_unmappable_here(int rc);
+
+/* Removes path and everything under it, depth first, without following links; best
+ * effort (what a failed load, save or copy made is undone this way): errors are ignored. */
+void tfs_rm_tree(const char *path);
 /* Sets tfs_errmsg to say that t's bytes are on another node and not mapped here (what:
  * the call refused) and returns -EREMOTE. */
 int tfs_remote_err(const tfs_tensor *t, const char *what);

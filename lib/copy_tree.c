@@ -7,7 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -452,17 +451,6 @@ static int resolve_dest(const char *dest_arg, char *out, size_t size)
 	return 0;
 }
 
-static int rm_one(const char *p, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (type == FTW_DP || type == FTW_D)
-		rmdir(p);
-	else
-		unlink(p);
-	return 0;
-}
-
 int tfs_copy(const char *src_arg, const char *dest_arg, const struct tfs_copy_opts *opts)
 {
 	struct tfs_copy_opts defaults;
@@ -497,7 +485,7 @@ int tfs_copy(const char *src_arg, const char *dest_arg, const struct tfs_copy_op
 	/* All or nothing: what was made goes again (dest did not exist: all of it is ours). */
 	if (rc && lstat(dst, &st) == 0) {
 		if (S_ISDIR(st.st_mode))
-			nftw(dst, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+			tfs_rm_tree(dst);
 		else
 			unlink(dst);
 	}

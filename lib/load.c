@@ -717,6 +717,11 @@ static int rm_one(const char *p, const struct stat *st, int type, struct FTW *ft
 	return 0;
 }
 
+void tfs_rm_tree(const char *path)
+{
+	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static void release(struct load *l, int failed)
 {
 	int made_dir = l->made_dir;
@@ -730,7 +735,7 @@ static void release(struct load *l, int failed)
 		free(l->spec[i].path);
 	}
 	if (failed && made_dir)
-		nftw(l->dest, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		tfs_rm_tree(l->dest);
 	for (size_t i = l->nsubdirs; i-- > 0;) {
 		if (failed)
 			rmdir(l->subdirs[i]);

@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <linux/magic.h>
 #include <stdio.h>
@@ -495,17 +494,6 @@ static void model_progress(void *arg, uint64_t done, uint64_t total)
 	mp->o->progress(mp->o->progress_arg, mp->base + done, mp->total);
 }
 
-static int rm_entry(const char *p, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (type == FTW_DP || type == FTW_D)
-		rmdir(p);
-	else
-		unlink(p);
-	return 0;
-}
-
 /* sv->root (tensors and small files, as tfs_load makes of a model directory) into the
  * directory dir: the small files back as files, the tensors into safetensors shards as
  * the index assigns them (a tensor it does not name: into its last shard), else into one
@@ -641,7 +629,7 @@ out:
 		char msg[512];
 
 		snprintf(msg, sizeof(msg), "%s", tfs_errmsg());
-		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		tfs_rm_tree(tmpdir);
 		tfs_seterr(rc, "%s", msg);
 	}
 	tfs_model_index_free(&idx);
