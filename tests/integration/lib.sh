@@ -249,6 +249,13 @@ before_expiry() {
 	nok "$d: every attempt took a second or more: cannot tell an invalidation from an expiry"
 }
 
+# tier_stat MOUNT TIER FIELD: one field of the stats attribute for one tier (0 if absent)
+tier_stat() {
+	/usr/bin/python3 -c 'import json,sys
+d={str(x["device"]):x for x in json.loads(sys.argv[1])["devices"]}
+print(d[sys.argv[2]].get(sys.argv[3], 0))' "$(getfattr --only-values -n user.tensorfs.stats "$1")" "$2" "$3"
+}
+
 # check_nothing_left DIR: once everything in the mount DIR is removed, no memory, record
 # or shared-memory object of its daemon is left.
 check_nothing_left() {

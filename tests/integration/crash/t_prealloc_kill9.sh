@@ -11,11 +11,7 @@ EXPECT_RESTARTS=1
 start_redis || exit 1
 cd "$T" || exit 1
 M=$T/m
-stat_of() {
-	/usr/bin/python3 -c 'import json,sys
-d={str(x["device"]):x for x in json.loads(sys.argv[1])["devices"]}
-print(d[sys.argv[2]].get(sys.argv[3], 0))' "$(getfattr --only-values -n user.tensorfs.stats "$M")" "$1" "$2"
-}
+stat_of() { tier_stat "$M" "$@"; }
 mount_tfs "$M" --backend host -o host_devices=1 --preallocate cpu:16M,0:8M || exit 1
 mkdir "$M/host"
 setfattr -n user.tensor.device -v cpu "$M/host"

@@ -10,11 +10,7 @@ start_redis || exit 1
 cd "$T" || exit 1
 M=$T/m
 # stat_of TIER FIELD: a field of the stats attribute for one tier
-stat_of() {
-	/usr/bin/python3 -c 'import json,sys
-d={str(x["device"]):x for x in json.loads(sys.argv[1])["devices"]}
-print(d[sys.argv[2]].get(sys.argv[3], 0))' "$(getfattr --only-values -n user.tensorfs.stats "$M")" "$1" "$2"
-}
+stat_of() { tier_stat "$M" "$@"; }
 # objects: the shared-memory objects of the mount's keeper (its directory in /dev/shm)
 objects() { find "$KDIR" -type f | sort; }
 mount_tfs "$M" --backend host -o host_devices=2 --preallocate cpu:16M,0:8M || exit 1
