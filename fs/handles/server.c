@@ -20,6 +20,7 @@
 #include "handles/server.h"
 #include "log.h"
 #include "mem/backend.h"
+#include "queue/users.h"
 #include "tensors/tensors.h"
 
 #define GROUPS_MAX 256
@@ -122,6 +123,18 @@ static void unbecome(void)
 	syscall(SYS_setgroups, (size_t)hs.own_ngroups, hs.own_groups);
 }
 
+/* Is uid one that --user-queues gave a queue? The daemon already serves its queue
+ * commands with its permissions, and a queue get of memory that has a descriptor is
+ * mapped through this socket, so such a user is served here as a mount with allow_other
+ * would serve it, though the mount itself may refuse it. */
+static int queue_user(uid_t uid)
+{
+	for (size_t i = 0; i < tfs_qusers_count(); i++)
+		if (tfs_qusers_at(i)->uid == uid)
+			return 1;
+	return 0;
+}
+
 /* May the peer have access to rel through the mount? 0 or -errno (EACCES, ENOENT, ...).
  * By the mount point's path, never a descriptor of the mount kept open: it would keep the
  * mount busy at the unmount. */
@@ -130,7 +143,7 @@ static int allowed(const struct conn *c, const char *rel, int access)
 	char *full;
 	int rc;
 
-	if (!hs.allow_other && c->uid != geteuid())
+	if (!hs.allow_other && c->uid != geteuid() && !queue_user(c->uid))
 		return -EACCES;
 	if (asprintf(&full, "%s/%s", hs.mountpoint, rel) < 0)
 		return -ENOMEM;

@@ -5,8 +5,8 @@
  * access through the mount: it resolves the path through the mount with its own thread's
  * file-system identity set to the peer's (fsuid, fsgid, groups), so the kernel applies the
  * mount's default_permissions exactly as to the peer; a mount without allow_other serves
- * only its own user. It answers with a descriptor (SCM_RIGHTS): read-only for "r", read and
- * write for "w"; EACCES when the access is refused, ENOENT for a name this node does not
+ * only its own user and the users --user-queues gives a queue (queue/users.h). It
+ * answers with a descriptor (SCM_RIGHTS): read-only for "r", read and write for "w"; EACCES when the access is refused, ENOENT for a name this node does not
  * hold, ENOTSUP for memory that has no descriptor (cuda legacy IPC), ENFILE when the daemon
  * is out of descriptors (its RLIMIT_NOFILE).
  *
