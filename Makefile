@@ -51,6 +51,17 @@ ifeq ($(HAVE_CUDA),1)
 CUDA_CFLAGS=-isystem $(CUDA_HOME)/include
 REAL_CFLAGS+=-DTFS_HAVE_CUDA
 CUDA_LIBS=-L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
+# nvcc, where it is, builds the GPU's side of the sleep checksum (fs/mem/cuda/*.cu);
+# without it the daemon sums on the host. PTX for compute 7.5 and up, code for 8.0 and 9.0.
+NVCC?=$(CUDA_HOME)/bin/nvcc
+NVCC_ARCH?=-gencode arch=compute_75,code=compute_75 -gencode arch=compute_80,code=sm_80 \
+	-gencode arch=compute_90,code=sm_90
+ifneq ($(NO_NVCC),1)
+ifneq ($(wildcard $(NVCC)),)
+HAVE_NVCC=1
+REAL_CFLAGS+=-DTFS_HAVE_SUM_KERNEL
+endif
+endif
 endif
 
 # Three parts, each built from its own folders:
@@ -75,6 +86,9 @@ BENCH_SRCS=$(filter-out tests/bench/gpu_%,$(sort $(wildcard tests/bench/*.c)))
 CORE_OBJS=$(CORE_SRCS:%.c=$(O)/%.o)
 LIB_OBJS=$(LIB_SRCS:%.c=$(O)/%.o)
 FS_OBJS=$(FS_SRCS:%.c=$(O)/%.o)
+ifeq ($(HAVE_NVCC),1)
+FS_OBJS+=$(patsubst %.cu,$(O)/%.o,$(sort $(wildcard fs/mem/cuda/*.cu)))
+endif
 CORELIB=$(O)/libtfscore.a
 STLIB=$(O)/libtensorfs.a
 DYLIB=$(O)/libtensorfs.so
@@ -94,6 +108,10 @@ all: $(STLIB) $(DYLIB) $(DAEMON) $(TOOLS) $(UNIT_TESTS) $(HELPERS) $(BENCHES) $(
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(REAL_CFLAGS) $(if $(findstring fs/mem/cuda/,$<),$(CUDA_CFLAGS)) -c -o $@ $<
+
+$(O)/%.o: %.cu core/tier.h
+	@mkdir -p $(dir $@)
+	$(NVCC) -O3 -std=c++17 $(NVCC_ARCH) -Xcompiler -fPIC,-fno-exceptions,-fno-threadsafe-statics -Ilib -Icore -Ifs -c -o $@ $<
 
 $(CORELIB): $(CORE_OBJS)
 	rm -f $@ && ar rcs $@ $^

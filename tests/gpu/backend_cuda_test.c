@@ -23,6 +23,7 @@
 #include "mem/backend.h"
 #include "log.h"
 #include "meta.h"           /* TFS_VMM_MAGIC */
+#include "tier.h"
 #include "../testrand.h"
 #include "pattern.h"
 
@@ -521,6 +522,60 @@ out:
 /* --memory vmm packs tensors up to 1 MiB into shared VMM allocations, one key each (the
  * keys here are new: no block of an earlier test is reused): offsets in one handle, the
  * allocation's descriptor, and growth past 1 MiB into an allocation of its own. */
+/* The host side's sum of n bytes of a tensor, from offset 0 (core/tier.h). */
+static uint64_t host_sum(const uint8_t *b, size_t n)
+{
+	uint64_t s = TFS_SUM_EMPTY;
+
+	for (size_t off = 0; off < n; off += TFS_SUM_PIECE)
+		s = tfs_sum_add(s, tfs_sum_piece(b + off, n - off < TFS_SUM_PIECE ? n - off :
+						  TFS_SUM_PIECE, off));
+	return tfs_sum_final(s);
+}
+
+/* A sleep and a wake (copy_host_sum) between a tensor and registered host memory: the
+ * bytes arrive, and the sum taken on the way (on the GPU where nvcc built its kernel)
+ * equals the host's for every length, the ragged ones too. */
+static void test_copy_host_sum(struct tfs_backend *be)
+{
+	static const size_t lens[] = { 1, 31, 33, 4096 + 5, 3 * MiB + 77, 40 * MiB + 8 };
+
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		size_t n = lens[i];
+		struct tfs_alloc *a = talloc(be, n, 1000, 1000, 0600);
+		uint8_t *h = malloc(n), *src = malloc(n);
+		uint64_t s1 = TFS_SUM_EMPTY, s2 = TFS_SUM_EMPTY;
+		int rc = -ENOMEM;
+
+		if (a && h && src) {
+			fill_random(src, n);
+			rc = B->copy_in(be, a, 0, src, n);
+		}
+		if (rc == 0)
+			rc = B->host_register(be, h, n);
+		if (rc == 0)
+			rc = B->copy_host_sum(be, a, 0, h, n, 0, &s1);
+		check(rc == 0 && !memcmp(h, src, n) && tfs_sum_final(s1) == host_sum(src, n),
+		      "sleep of %zu bytes: bytes landed, the sum is the host's (rc %d)", n, rc);
+		if (rc == 0) {
+			memset(src, 0, n);
+			rc = B->copy_in(be, a, 0, src, n);
+		}
+		if (rc == 0)
+			rc = B->copy_host_sum(be, a, 0, h, n, 1, &s2);
+		if (rc == 0)
+			rc = B->copy_out(be, a, 0, src, n);
+		check(rc == 0 && !memcmp(h, src, n) && s2 == s1,
+		      "wake of %zu bytes: bytes landed, the same sum (rc %d)", n, rc);
+		if (h)
+			B->host_unregister(be, h);
+		free(h);
+		free(src);
+		if (a)
+			B->free(be, a);
+	}
+}
+
 static void test_vmm_packing(struct tfs_backend *be)
 {
 	uint8_t h1[TFS_IPC_HANDLE_SIZE], h2[TFS_IPC_HANDLE_SIZE], h3[TFS_IPC_HANDLE_SIZE];
@@ -921,6 +976,7 @@ int main(int argc, char **argv)
 	test_small(be);
 	test_isolation(be);
 	test_resize(be);
+	test_copy_host_sum(be);
 	test_vmm(be);
 	test_enospc();
 	test_throughput(be);

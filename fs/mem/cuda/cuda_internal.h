@@ -227,6 +227,15 @@ int tfs_cuda_dev_current(struct cdev *d);
 struct slot *tfs_cuda_slot_get(struct cdev *d);
 void tfs_cuda_slot_put(struct cdev *d, struct slot *s);
 
+/* ---- sum_kernel.cu (where nvcc built it: TFS_HAVE_SUM_KERNEL) ---- */
+
+/* Queues on stream the addition, to the counter *acc in device memory, of the checksum
+ * pieces (core/tier.h) of the len bytes at the device address dev (8-byte aligned), which
+ * lie at offset off (a multiple of TFS_SUM_PIECE) of their tensor. cudaSuccess, or the
+ * launch's error (cudaErrorInvalidValue for a misaligned dev). */
+int tfs_cuda_sum_launch(const void *dev, uint64_t len, uint64_t off, unsigned long long *acc,
+			cudaStream_t stream);
+
 /* ---- vmm.c (--memory vmm; docs/vmm.md) ---- */
 
 /* tfs_cuda_set_vmm's: new tensors are VMM allocations. */

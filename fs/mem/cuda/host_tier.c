@@ -1,8 +1,9 @@
 /* The cuda backend's side of the host tier (docs/tiers.md, backend.h host_register,
  * copy_host_sum): host shared memory registered with the driver once, for its life, so
  * that a sleep or a wake is a DMA between it and the device at the link's speed, and the
- * checksum of the bytes taken on the host side as the pieces land (sleep) or before they
- * leave (wake), overlapped with the DMA of the next batch: no second pass. */
+ * checksum of the bytes taken on the GPU (sum_kernel.cu, where nvcc built it) or else on
+ * the host side as the pieces land (sleep) or before they leave (wake), overlapped with
+ * the DMA of the next batch. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -85,6 +86,42 @@ static void *summer_run(void *arg)
 	return NULL;
 }
 
+#ifdef TFS_HAVE_SUM_KERNEL
+/* The copy as one DMA on s's stream, the sum taken on the GPU (sum_kernel.cu): of the
+ * device's bytes before they leave (a sleep), of what landed (a wake). */
+static cudaError_t copy_gpu_sum(struct slot *s, uint64_t dev, uint8_t *h, size_t len,
+				uint64_t off, int to_dev, uint64_t *acc)
+{
+	unsigned long long *d_acc = NULL, got = 0;
+	cudaError_t e, e2;
+
+	e = cudaMallocAsync((void **)&d_acc, sizeof(*d_acc), s->stream);
+	if (e == cudaSuccess)
+		e = cudaMemsetAsync(d_acc, 0, sizeof(*d_acc), s->stream);
+	if (e == cudaSuccess && !to_dev)
+		e = (cudaError_t)tfs_cuda_sum_launch((const void *)(uintptr_t)dev, len, off, d_acc,
+						     s->stream);
+	if (e == cudaSuccess)
+		e = cudaMemcpyAsync(to_dev ? (void *)(uintptr_t)dev : (void *)h,
+				    to_dev ? (const void *)h : (const void *)(uintptr_t)dev, len,
+				    to_dev ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
+				    s->stream);
+	if (e == cudaSuccess && to_dev)
+		e = (cudaError_t)tfs_cuda_sum_launch((const void *)(uintptr_t)dev, len, off, d_acc,
+						     s->stream);
+	if (e == cudaSuccess)
+		e = cudaMemcpyAsync(&got, d_acc, sizeof(got), cudaMemcpyDeviceToHost, s->stream);
+	if (d_acc && (e2 = cudaFreeAsync(d_acc, s->stream)) != cudaSuccess && e == cudaSuccess)
+		e = e2;
+	/* Whatever failed, nothing queued may outlive the call: got and h are the caller's. */
+	if ((e2 = cudaStreamSynchronize(s->stream)) != cudaSuccess && e == cudaSuccess)
+		e = e2;
+	if (e == cudaSuccess)
+		*acc = tfs_sum_add(*acc, got);
+	return e;
+}
+#endif
+
 int tfs_cuda_copy_host_sum(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 			   void *host, size_t len, int to_dev, uint64_t *sum)
 {
@@ -104,9 +141,21 @@ int tfs_cuda_copy_host_sum(struct tfs_backend *be, struct tfs_alloc *a, uint64_t
 		return 0;
 	if ((rc = tfs_cuda_dev_current(a->dev)) < 0)
 		return rc;
+	dev = tfs_cuda_addr(a) + off;
+#ifdef TFS_HAVE_SUM_KERNEL
+	if (!(dev & 7)) {
+		s = tfs_cuda_slot_get(a->dev);
+		e = copy_gpu_sum(s, dev, h, len, off, to_dev, &acc);
+		tfs_cuda_slot_put(a->dev, s);
+		if (e != cudaSuccess)
+			return tfs_cuda_fail(e, to_dev ? "wake: copy to device" :
+					     "sleep: copy from device", a->dev->ordinal);
+		*sum = acc;
+		return 0;
+	}
+#endif
 	if (!to_dev && !(ev = calloc(nb, sizeof(*ev))))
 		return -ENOMEM;
-	dev = tfs_cuda_addr(a) + off;
 	s = tfs_cuda_slot_get(a->dev);
 	/* Every batch issued at once (the host side is registered: no staging ring), an
 	 * event after each for a sleep, whose summers wait for their batches; a wake's
