@@ -2,7 +2,9 @@
 # Issue 18's rows, in one run: a move of a tensor between GPUs (setfattr user.tensor.device,
 # the daemon's peer copy) beside cudaMemcpyPeer of the same size, and 1 MiB dd read/write
 # through the mount of a tensor on a device other than the default.
-#   tests/bench/multi_gpu_bench.sh [BUILD]      SIZE_MiB (default 8192), ROUNDS (5)
+#   tests/bench/multi_gpu_bench.sh [BUILD]      SIZE_MiB (default 8192), ROUNDS (5),
+#   MOUNT_OPTS (more options of the mount: "--preallocate 0:10G,1:10G"; TFS_TEST_MEMORY=vmm
+#   mounts it in --memory vmm, as tests/integration/lib.sh does)
 # Needs 2 GPUs, root, redis-server, BUILD/tensorfs built with CUDA; prints a Markdown table.
 set -u
 cd "$(dirname "$0")/../.."
@@ -20,7 +22,7 @@ gcc -O2 -std=gnu11 -isystem "$CUDA_HOME/include" -o "$PEER" tests/bench/gpu_peer
 	-L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart || exit 1
 start_redis || exit 1
 M=$T/m
-mount_tfs "$M" --node nb --backend cuda || exit 1
+mount_tfs "$M" --node nb --backend cuda ${MOUNT_OPTS:-} || exit 1
 BYTES=$((SIZE_MiB << 20))
 truncate -s "$BYTES" "$M/t"
 best=0; back=0
