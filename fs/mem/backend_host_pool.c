@@ -317,8 +317,9 @@ fail:
 	return rc;
 }
 
-/* An object no record took, of the size of a segment of a preallocated tier that holds
- * less than its reservation: it joins that tier's reserve (host_adopt_end). 1 when it did. */
+/* An object no record took, of the size of a segment or a run of a preallocated tier
+ * that it fits in beside what the tier holds: it joins that tier's reserve
+ * (host_adopt_end). 1 when it did. */
 int hb_pool_take_found(struct tfs_backend *be, struct found *f)
 {
 	struct stat st;
@@ -330,14 +331,15 @@ int hb_pool_take_found(struct tfs_backend *be, struct found *f)
 		return 0;
 	for (int i = 0; i <= be->ndev; i++) {
 		struct htier *t = &be->tier[i];
-		uint64_t held, live;
+		uint64_t held, live, seg;
 		struct tfs_alloc *s;
 
 		if (!t->pool)
 			continue;
+		seg = tfs_host_pool_seg_size(t->prealloc, be->page);
 		tfs_host_pool_stats(t->pool, &held, &live);
-		if (held >= t->prealloc ||
-		    (uint64_t)st.st_size != tfs_host_pool_seg_size(t->prealloc, be->page))
+		if (!tfs_host_pool_piece_ok(t->pool, (uint64_t)st.st_size) ||
+		    held + (uint64_t)st.st_size > (t->prealloc + seg - 1) / seg * seg)
 			continue;
 		if (!(s = found_seg(be, i, f)))
 			return 0;
