@@ -221,14 +221,19 @@ void hb_pool_free(struct tfs_backend *be, struct tfs_alloc *a)
 	free(a);
 }
 
-/* A pooled tensor's new size: in place while its chunk has room (what grows is zeroed:
- * a shrink left bytes there), else a chunk with room to grow into (a cp appends), the
- * bytes copied, the old chunk freed. */
+/* A pooled tensor's new size: in place while its chunk has room or the free space behind
+ * it does (what grows is zeroed: a shrink or a freed tensor left bytes there), else a
+ * chunk with room to grow into (a cp appends), the bytes copied, the old chunk freed.
+ * Growing in place first keeps a tensor written by appends whole in one run instead of
+ * moving it from piece to piece as it outgrows each. */
 int hb_pool_resize(struct tfs_backend *be, struct tfs_alloc *a, uint64_t bytes)
 {
 	struct tfs_alloc *n;
 	int rc;
 
+	if (bytes > a->mapped &&
+	    tfs_host_pool_grow(be->tier[a->slot].pool, a->chunk, bytes) == 0)
+		a->mapped = tfs_pool_chunk_capacity(a->chunk);
 	if (bytes <= a->mapped) {
 		if (bytes > a->bytes)
 			memset((char *)a->base + a->bytes, 0, bytes - a->bytes);

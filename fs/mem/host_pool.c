@@ -245,6 +245,19 @@ void tfs_host_pool_free(struct tfs_host_pool *p, struct tfs_pool_chunk *c)
 	pthread_mutex_unlock(&p->mu);
 }
 
+int tfs_host_pool_grow(struct tfs_host_pool *p, struct tfs_pool_chunk *c, uint64_t bytes)
+{
+	uint64_t cap;
+	int rc;
+
+	pthread_mutex_lock(&p->mu);
+	cap = tfs_pool_chunk_capacity(c);
+	if ((rc = tfs_pool_grow(p->pool, c, bytes)) == 0)
+		p->live += tfs_pool_chunk_capacity(c) - cap;
+	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
 void *tfs_host_pool_seg(const struct tfs_pool_chunk *c)
 {
 	return tfs_pool_chunk_cookie(c);

@@ -83,6 +83,9 @@ struct tfs_pool_key tfs_host_pool_key(uid_t uid, gid_t gid, mode_t mode, uint64_
 int tfs_host_pool_alloc(struct tfs_host_pool *p, struct tfs_pool_key key, uint64_t bytes,
 			uint64_t room, int zero, struct tfs_pool_chunk **out, void **seg, int *first);
 void tfs_host_pool_free(struct tfs_host_pool *p, struct tfs_pool_chunk *c);
+/* c grown to bytes in place, into the free space right behind it (tfs_pool_grow): 0, or
+ * -ENOSPC with nothing changed. What it grows into holds whatever was left there. */
+int tfs_host_pool_grow(struct tfs_host_pool *p, struct tfs_pool_chunk *c, uint64_t bytes);
 /* Where c lives: its segment, that segment's mapping in this process. */
 void *tfs_host_pool_seg(const struct tfs_pool_chunk *c);
 

@@ -711,15 +711,17 @@ uint64_t tfs_pool_growth_room(uint64_t old_bytes, uint64_t new_bytes)
 	return r > new_bytes ? r : new_bytes;
 }
 
-int tfs_pool_resize(struct tfs_pool *p, struct tfs_pool_chunk *c, uint64_t new_bytes,
-		    struct tfs_pool_chunk **moved)
+/* tfs_pool_resize, or with moved NULL tfs_pool_grow: in place or -ENOSPC. */
+static int resize(struct tfs_pool *p, struct tfs_pool_chunk *c, uint64_t new_bytes,
+		  struct tfs_pool_chunk **moved)
 {
 	struct block *b = c->blk;
 	struct tfs_pool_chunk *n;
 	uint64_t need, room;
 	int rc = 0;
 
-	*moved = NULL;
+	if (moved)
+		*moved = NULL;
 	if (!new_bytes)
 		return -EINVAL;
 	if (new_bytes > POOL_MAX_REQUEST)
@@ -780,6 +782,10 @@ int tfs_pool_resize(struct tfs_pool *p, struct tfs_pool_chunk *c, uint64_t new_b
 		c->size = need;
 		goto done;
 	}
+	if (!moved) {
+		pthread_mutex_unlock(&p->mu);
+		return -ENOSPC;
+	}
 	room = tfs_pool_growth_room(c->bytes, new_bytes);
 	rc = alloc_locked(p, b->arena, new_bytes, room, moved);
 	if (rc == -ENOSPC && room > new_bytes)
@@ -792,6 +798,17 @@ done:
 	c->bytes = new_bytes;
 	pthread_mutex_unlock(&p->mu);
 	return 0;
+}
+
+int tfs_pool_resize(struct tfs_pool *p, struct tfs_pool_chunk *c, uint64_t new_bytes,
+		    struct tfs_pool_chunk **moved)
+{
+	return resize(p, c, new_bytes, moved);
+}
+
+int tfs_pool_grow(struct tfs_pool *p, struct tfs_pool_chunk *c, uint64_t new_bytes)
+{
+	return resize(p, c, new_bytes, NULL);
 }
 
 int tfs_pool_rekey(struct tfs_pool *p, struct tfs_pool_chunk *c, struct tfs_pool_key key)

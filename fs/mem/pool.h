@@ -121,6 +121,10 @@ void tfs_pool_free(struct tfs_pool *p, struct tfs_pool_chunk *c);
 int tfs_pool_resize(struct tfs_pool *p, struct tfs_pool_chunk *c, uint64_t new_bytes,
 		    struct tfs_pool_chunk **moved);
 
+/* tfs_pool_resize in place only: 0, or -ENOSPC (nothing changed) when c would have to
+ * move; -EINVAL for 0 bytes. */
+int tfs_pool_grow(struct tfs_pool *p, struct tfs_pool_chunk *c, uint64_t new_bytes);
+
 /* The room asked for when a growing allocation must move: at least 1.25 x the old size, so
  * that growing a file by appends copies each byte a bounded number of times (about 5 on
  * average) instead of once per append. */

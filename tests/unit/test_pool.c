@@ -794,6 +794,11 @@ static void test_runs(void)
 	ok(tfs_pool_alloc(p, K(1), 3 * MiB, 0, &c) == 0 && f.gets == 2 &&
 	   tfs_pool_chunk_block_size(c) == 16 * MiB, "one that does not fit: a run of its own");
 	ok(pool_ok(p), "consistent");
+	ok(tfs_pool_grow(p, c, 5 * MiB) == 0 && tfs_pool_chunk_capacity(c) == 5 * MiB &&
+	   f.gets == 2 && pool_ok(p), "grown in place into the free space behind it");
+	ok(tfs_pool_grow(p, a, 8 * KiB) == -ENOSPC && tfs_pool_chunk_capacity(a) == 4 * KiB &&
+	   tfs_pool_chunk_bytes(a) == 4 * KiB && pool_ok(p),
+	   "no free space behind it: -ENOSPC, nothing changed, nothing allocated");
 	tfs_pool_free(p, a);
 	tfs_pool_free(p, b);
 	tfs_pool_free(p, c);
