@@ -74,10 +74,10 @@ static int seg_get(void *ctx, uint64_t *size, uint64_t *base, void **cookie)
 		return 0;
 	}
 	/* No piece is large enough: fresh memory. The tier's cap counts idle pieces too:
-	 * when it is what stands in the way, they go first. */
-	while ((rc = p->ops.make(p->ctx, *size, cookie, &b)) == -ENOSPC && p->idle) {
-		i = p->idle;
-		p->idle = i->next;
+	 * when it is what stands in the way, they go first, the smallest first (a run left
+	 * may still serve the next large tensor). */
+	while ((rc = p->ops.make(p->ctx, *size, cookie, &b)) == -ENOSPC &&
+	       (i = idle_take(p, 0))) {
 		p->ops.drop(p->ctx, i->seg, i->size);
 		p->held -= i->size;
 		free(i);

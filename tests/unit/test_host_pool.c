@@ -184,6 +184,30 @@ int main(void)
 	tfs_host_pool_destroy(p);
 	ok(t.left == 2, "destroy lets go of the run and the object (%d)", t.left);
 
+	/* A tensor larger than every run: fresh memory, room made by giving back the smallest
+	 * idle pieces first, so the run stays for the next large tensor. */
+	memset(&t, 0, sizeof(t));
+	t.cap = 10 * SEG;
+	p = tfs_host_pool_new(SEG, PAGE, &ops, &t);
+	/* given in the order a restart may find them: the run last */
+	for (n = 0; n < 5; n++) {
+		void *piece;
+
+		make(&t, n < 4 ? SEG : 4 * SEG, &piece, &sa);
+		tfs_host_pool_give(p, piece, piece, n < 4 ? SEG : 4 * SEG);
+	}
+	t.made = 5;
+	rc = tfs_host_pool_alloc(p, k1, 5 * SEG, 0, 0, &big, &sbig, &first);
+	ok(rc == 0 && t.made == 6 && t.dropped == 3 && tfs_pool_chunk_block_size(big) == 5 * SEG,
+	   "larger than the run: an object of its own, 3 single segments given back (%d)",
+	   t.dropped);
+	rc = tfs_host_pool_alloc(p, k2, 3 * SEG, 0, 0, &c, &sc, &first);
+	ok(rc == 0 && t.made == 6 && tfs_pool_chunk_block_size(c) == 4 * SEG,
+	   "the run stayed idle: the next large tensor takes it");
+	tfs_host_pool_free(p, big);
+	tfs_host_pool_free(p, c);
+	tfs_host_pool_destroy(p);
+
 	/* Adoption after a restart: a tensor in a run brings the run in whole; runs and
 	 * segments join the reserve, nothing else. */
 	memset(&t, 0, sizeof(t));

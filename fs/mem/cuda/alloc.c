@@ -124,8 +124,9 @@ static int block_get(void *ctx, uint64_t *size, uint64_t *base, void **cookie)
 	if (!(cb = tfs_cuda_prealloc_take(d, *size))) {
 		struct cblock *idle;
 
+		/* The smallest idle pieces first: a run left may serve the next. */
 		while ((rc = tfs_cuda_block_new(d, *size, &cb)) && rc != -EIO &&
-		       (idle = tfs_cuda_prealloc_pop(d)))
+		       (idle = tfs_cuda_prealloc_take(d, 0)))
 			tfs_cuda_block_drop(d, idle, idle->size);
 		if (rc)
 			return rc;
