@@ -35,6 +35,7 @@ dd if="$T/big" of="$M/host/big" bs=1M conv=notrunc status=none
 run=$(shm_of "$M/host/big")
 eq "a tensor of 3 segments lies in the run (an object of 8 MiB)" $((8 << 20)) "$(stat -c %s "$run")"
 eq "at its start" 0 "$(xget "$M/host/big" ipc_offset)"
+eq "the run has its key's owner and mode" "$(stat -c '%u %a' "$M/host/big")" "$(stat -c '%u %a' "$run")"
 objects > "$T/objects.now"
 check "no object made" cmp "$T/objects.0" "$T/objects.now"
 eq "the pool is still 16 MiB" $((16 << 20)) "$(stat_of cpu preallocated)"
