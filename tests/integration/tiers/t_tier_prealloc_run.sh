@@ -63,6 +63,7 @@ objects > "$T/objects.now"
 check "the same objects: none made, none freed" cmp "$T/objects.0" "$T/objects.now"
 eq "the pool is 16 MiB" $((16 << 20)) "$(stat_of cpu preallocated)"
 rm "$M/host/big"
+check "its memory goes back to the pool" soon eval '[ "$(stat_of cpu used)" = 5 ]'
 eq "a freed tensor's run stays with its key" 5 "$(objects | wc -l)"
 head -c $((5 << 20)) /dev/urandom > "$T/big2"
 cp "$T/big2" "$M/host/big2"
