@@ -221,14 +221,19 @@ void hb_pool_free(struct tfs_backend *be, struct tfs_alloc *a)
 	free(a);
 }
 
-/* A pooled tensor's new size: in place while its chunk has room (what grows is zeroed:
- * a shrink left bytes there), else a chunk with room to grow into (a cp appends), the
- * bytes copied, the old chunk freed. */
+/* A pooled tensor's new size: in place while its chunk has room or the free space behind
+ * it does (what grows is zeroed: a shrink or a freed tensor left bytes there), else a
+ * chunk with room to grow into (a cp appends), the bytes copied, the old chunk freed.
+ * Growing in place first keeps a tensor written by appends whole in one run instead of
+ * moving it from piece to piece as it outgrows each. */
 int hb_pool_resize(struct tfs_backend *be, struct tfs_alloc *a, uint64_t bytes)
 {
 	struct tfs_alloc *n;
 	int rc;
 
+	if (bytes > a->mapped &&
+	    tfs_host_pool_grow(be->tier[a->slot].pool, a->chunk, bytes) == 0)
+		a->mapped = tfs_pool_chunk_capacity(a->chunk);
 	if (bytes <= a->mapped) {
 		if (bytes > a->bytes)
 			memset((char *)a->base + a->bytes, 0, bytes - a->bytes);
@@ -317,8 +322,9 @@ fail:
 	return rc;
 }
 
-/* An object no record took, of the size of a segment of a preallocated tier that holds
- * less than its reservation: it joins that tier's reserve (host_adopt_end). 1 when it did. */
+/* An object no record took, of the size of a segment or a run of a preallocated tier
+ * that it fits in beside what the tier holds: it joins that tier's reserve
+ * (host_adopt_end). 1 when it did. */
 int hb_pool_take_found(struct tfs_backend *be, struct found *f)
 {
 	struct stat st;
@@ -330,14 +336,15 @@ int hb_pool_take_found(struct tfs_backend *be, struct found *f)
 		return 0;
 	for (int i = 0; i <= be->ndev; i++) {
 		struct htier *t = &be->tier[i];
-		uint64_t held, live;
+		uint64_t held, live, seg;
 		struct tfs_alloc *s;
 
 		if (!t->pool)
 			continue;
+		seg = tfs_host_pool_seg_size(t->prealloc, be->page);
 		tfs_host_pool_stats(t->pool, &held, &live);
-		if (held >= t->prealloc ||
-		    (uint64_t)st.st_size != tfs_host_pool_seg_size(t->prealloc, be->page))
+		if (!tfs_host_pool_piece_ok(t->pool, (uint64_t)st.st_size) ||
+		    held + (uint64_t)st.st_size > (t->prealloc + seg - 1) / seg * seg)
 			continue;
 		if (!(s = found_seg(be, i, f)))
 			return 0;

@@ -85,9 +85,10 @@ static void set_want(struct tfs_pool_key k)
 	want.mode = (mode_t)k.b;
 }
 
-static int block_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)
+static int block_get(void *ctx, uint64_t *sizep, uint64_t *base, void **cookie)
 {
 	struct pctx *x = ctx;
+	uint64_t size = *sizep;
 	struct tfs_alloc *b;
 	int rc;
 

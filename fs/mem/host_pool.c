@@ -14,6 +14,7 @@
 struct idle {
 	struct idle *next;
 	void *seg, *base;
+	uint64_t size;            /* a segment or a run of them (pool.h) */
 };
 
 struct tfs_host_pool {
@@ -22,7 +23,7 @@ struct tfs_host_pool {
 	struct tfs_host_seg_ops ops;
 	void *ctx;
 	uint64_t seg, page;
-	struct idle *idle;        /* the reserve: segments no key has had */
+	struct idle *idle;        /* the reserve: segments and runs no key has had */
 	uint64_t held, live;
 	void *given;              /* the segment get handed out during this call */
 	int leaving;              /* destroy: put lets go instead of dropping */
@@ -39,34 +40,51 @@ uint64_t tfs_host_pool_seg_size(uint64_t bytes, uint64_t page)
 	return (s + page - 1) / page * page;
 }
 
-static int seg_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)
+/* The smallest idle piece of the reserve that holds size bytes, unlinked; NULL if none. */
+static struct idle *idle_take(struct tfs_host_pool *p, uint64_t size)
+{
+	struct idle **pp, **best = NULL;
+	struct idle *i;
+
+	for (pp = &p->idle; *pp; pp = &(*pp)->next)
+		if ((*pp)->size >= size && (!best || (*pp)->size < (*best)->size))
+			best = pp;
+	if (!best)
+		return NULL;
+	i = *best;
+	*best = i->next;
+	return i;
+}
+
+static int seg_get(void *ctx, uint64_t *size, uint64_t *base, void **cookie)
 {
 	struct tfs_host_pool *p = ctx;
+	struct idle *i;
 	void *b;
 	int rc;
 
-	if (size == p->seg && p->idle) {
-		struct idle *i = p->idle;
-
-		p->idle = i->next;
+	/* A tensor up to a segment asks for a segment, a larger one for its size: the
+	 * smallest idle piece that holds it serves either, a run given whole to the key
+	 * (its handle maps all of it). */
+	if ((i = idle_take(p, *size))) {
+		*size = i->size;
 		*base = (uint64_t)(uintptr_t)i->base;
 		*cookie = p->given = i->seg;
 		free(i);
 		return 0;
 	}
-	/* The tier's cap counts idle segments too: when it is what stands in the way, they
-	 * go first, so that a tensor larger than a segment fits in the reservation. */
-	while ((rc = p->ops.make(p->ctx, size, cookie, &b)) == -ENOSPC && p->idle) {
-		struct idle *i = p->idle;
-
-		p->idle = i->next;
-		p->ops.drop(p->ctx, i->seg, p->seg);
-		p->held -= p->seg;
+	/* No piece is large enough: fresh memory. The tier's cap counts idle pieces too:
+	 * when it is what stands in the way, they go first, the smallest first (a run left
+	 * may still serve the next large tensor). */
+	while ((rc = p->ops.make(p->ctx, *size, cookie, &b)) == -ENOSPC &&
+	       (i = idle_take(p, 0))) {
+		p->ops.drop(p->ctx, i->seg, i->size);
+		p->held -= i->size;
 		free(i);
 	}
 	if (rc)
 		return rc;
-	p->held += size;
+	p->held += *size;
 	*base = (uint64_t)(uintptr_t)b;
 	p->given = *cookie;
 	return 0;
@@ -96,16 +114,13 @@ struct tfs_host_pool *tfs_host_pool_new(uint64_t seg, uint64_t page,
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
-	/* One class of segments: every tensor up to a segment shares them, so a model's small
+	/* One class of segments and runs: every tensor shares them, so a model's small
 	 * tensors do not hold a segment apart from its large ones. Never dropped for being
 	 * empty (cache_max): a tensor that wakes and sleeps again finds its memory, registered
 	 * with the driver, where it left it. */
-	tfs_pool_config_default(&cfg);
+	tfs_pool_config_prealloc(&cfg, seg);
 	cfg.align = page;
-	cfg.small_max = cfg.medium_max = seg;
-	cfg.small_block = cfg.medium_block = seg;
 	cfg.large_round = page;
-	cfg.cache_max = UINT64_MAX;
 	p->ops = *ops;
 	p->ctx = ctx;
 	p->seg = seg;
@@ -136,7 +151,7 @@ void tfs_host_pool_destroy(struct tfs_host_pool *p)
 	free(p);
 }
 
-static int add_idle(struct tfs_host_pool *p, void *seg, void *base)
+static int add_idle(struct tfs_host_pool *p, void *seg, void *base, uint64_t size)
 {
 	struct idle *i = malloc(sizeof(*i));
 
@@ -144,24 +159,29 @@ static int add_idle(struct tfs_host_pool *p, void *seg, void *base)
 		return -ENOMEM;
 	i->seg = seg;
 	i->base = base;
+	i->size = size;
 	i->next = p->idle;
 	p->idle = i;
-	p->held += p->seg;
+	p->held += size;
 	return 0;
 }
 
 int tfs_host_pool_reserve(struct tfs_host_pool *p, uint64_t bytes)
 {
+	uint64_t n, piece;
 	int rc = 0;
 
 	pthread_mutex_lock(&p->mu);
-	while (p->held < bytes) {
+	/* What is missing, laid out as pool.h says (a restart makes only that). */
+	n = p->held < bytes ? (bytes - p->held + p->seg - 1) / p->seg : 0;
+	for (uint64_t k = 0; p->held < bytes && (piece = tfs_pool_prealloc_piece(n, k)); k++) {
+		uint64_t size = piece * p->seg;
 		void *seg, *base;
 
-		if ((rc = p->ops.make(p->ctx, p->seg, &seg, &base)))
+		if ((rc = p->ops.make(p->ctx, size, &seg, &base)))
 			break;
-		if ((rc = add_idle(p, seg, base))) {
-			p->ops.drop(p->ctx, seg, p->seg);
+		if ((rc = add_idle(p, seg, base, size))) {
+			p->ops.drop(p->ctx, seg, size);
 			break;
 		}
 	}
@@ -169,14 +189,19 @@ int tfs_host_pool_reserve(struct tfs_host_pool *p, uint64_t bytes)
 	return rc;
 }
 
+int tfs_host_pool_piece_ok(const struct tfs_host_pool *p, uint64_t size)
+{
+	return size && size % p->seg == 0 && size / p->seg <= TFS_POOL_RUN_MAX;
+}
+
 int tfs_host_pool_give(struct tfs_host_pool *p, void *seg, void *base, uint64_t size)
 {
 	int rc;
 
-	if (size != p->seg)
+	if (!tfs_host_pool_piece_ok(p, size))
 		return -EINVAL;
 	pthread_mutex_lock(&p->mu);
-	rc = add_idle(p, seg, base);
+	rc = add_idle(p, seg, base, size);
 	pthread_mutex_unlock(&p->mu);
 	return rc;
 }
@@ -218,6 +243,19 @@ void tfs_host_pool_free(struct tfs_host_pool *p, struct tfs_pool_chunk *c)
 	p->live -= tfs_pool_chunk_capacity(c);
 	tfs_pool_free(p->pool, c);
 	pthread_mutex_unlock(&p->mu);
+}
+
+int tfs_host_pool_grow(struct tfs_host_pool *p, struct tfs_pool_chunk *c, uint64_t bytes)
+{
+	uint64_t cap;
+	int rc;
+
+	pthread_mutex_lock(&p->mu);
+	cap = tfs_pool_chunk_capacity(c);
+	if ((rc = tfs_pool_grow(p->pool, c, bytes)) == 0)
+		p->live += tfs_pool_chunk_capacity(c) - cap;
+	pthread_mutex_unlock(&p->mu);
+	return rc;
 }
 
 void *tfs_host_pool_seg(const struct tfs_pool_chunk *c)

@@ -13,6 +13,14 @@
  * short of memory (another key then needs a segment and none is idle: the empty ones of
  * every key are given back to the system and the request tried again).
  *
+ * Runs: pages cannot move from one object to another, so a tensor larger than a segment
+ * can be served from the reservation only by an object made that large beforehand. The
+ * reserve is therefore laid out as tfs_pool_prealloc_piece says: about half of it in runs
+ * (objects of 2 to TFS_POOL_RUN_MAX segments), the rest in single segments. A request
+ * takes the smallest idle piece that holds it (a key's first small tensor a single
+ * segment, a tensor of three segments a run of four), and a run, like a segment, goes
+ * whole to its key.
+ *
  * Thread-safe: the pool's own mutex, under which the callbacks run. */
 #ifndef TFS_FS_HOST_POOL_H
 #define TFS_FS_HOST_POOL_H
@@ -39,8 +47,9 @@ struct tfs_host_seg_ops {
 };
 
 /* The segment size for a reservation of bytes: an eighth of it, between 2 MiB and 1 GiB,
- * whole pages. Tensors up to it are carved from segments; larger ones get an object of
- * their own (fresh memory, counted against the tier's cap). */
+ * whole pages. Tensors up to it are carved from segments; larger ones from runs, and
+ * those larger than every idle run get an object of their own (fresh memory, counted
+ * against the tier's cap, idle pieces given back first to make room). */
 uint64_t tfs_host_pool_seg_size(uint64_t bytes, uint64_t page);
 
 /* A pool of segments of seg bytes. NULL when out of memory. */
@@ -49,12 +58,15 @@ struct tfs_host_pool *tfs_host_pool_new(uint64_t seg, uint64_t page,
 /* Lets go of every segment (leave), live tensors' included. */
 void tfs_host_pool_destroy(struct tfs_host_pool *p);
 
-/* Makes idle segments until the pool holds at least bytes: 0, or make's error (what was
- * made stays). */
+/* Makes idle segments and runs until the pool holds at least bytes, what is missing laid
+ * out by tfs_pool_prealloc_piece: 0, or make's error (what was made stays). */
 int tfs_host_pool_reserve(struct tfs_host_pool *p, uint64_t bytes);
+/* Whether size is that of a piece of a reserve: a segment or a run of them. */
+int tfs_host_pool_piece_ok(const struct tfs_host_pool *p, uint64_t size);
 /* An existing object of size bytes (left by an earlier run, adoption) joins the reserve
- * as an idle segment: 0, or -EINVAL when size is not the segment size. Its contents are
- * whatever it held: tfs_host_pool_alloc with zero set zeroes what it hands out. */
+ * as an idle piece: 0, or -EINVAL when size is not a piece's (tfs_host_pool_piece_ok). Its
+ * contents are whatever it held: tfs_host_pool_alloc with zero set zeroes what it hands
+ * out. */
 int tfs_host_pool_give(struct tfs_host_pool *p, void *seg, void *base, uint64_t size);
 
 /* The key of a tensor: equal keys share segments. Stricter than tfs_pool_reader_key: the
@@ -64,12 +76,16 @@ struct tfs_pool_key tfs_host_pool_key(uid_t uid, gid_t gid, mode_t mode, uint64_
 
 /* A tensor of bytes for key (room: tfs_pool_alloc's, space kept behind it to grow into),
  * zeroed when zero is set (else the caller writes every byte
- * before anyone reads it: a move). *seg is its segment (or its own object for a large
- * one) and *first is set when the segment was just given to key: the caller sets the
- * object's owner and mode. -ENOSPC, -ENOMEM, -EINVAL; nothing changed on error. */
+ * before anyone reads it: a move). *seg is its segment or run (or its own object for one
+ * larger than every idle run) and *first is set when that object was just given to key:
+ * the caller sets the object's owner and mode. -ENOSPC, -ENOMEM, -EINVAL; nothing changed
+ * on error. */
 int tfs_host_pool_alloc(struct tfs_host_pool *p, struct tfs_pool_key key, uint64_t bytes,
 			uint64_t room, int zero, struct tfs_pool_chunk **out, void **seg, int *first);
 void tfs_host_pool_free(struct tfs_host_pool *p, struct tfs_pool_chunk *c);
+/* c grown to bytes in place, into the free space right behind it (tfs_pool_grow): 0, or
+ * -ENOSPC with nothing changed. What it grows into holds whatever was left there. */
+int tfs_host_pool_grow(struct tfs_host_pool *p, struct tfs_pool_chunk *c, uint64_t bytes);
 /* Where c lives: its segment, that segment's mapping in this process. */
 void *tfs_host_pool_seg(const struct tfs_pool_chunk *c);
 

@@ -21,6 +21,30 @@ void tfs_pool_config_default(struct tfs_pool_config *cfg)
 	cfg->cache_max = 1024 * MiB;
 }
 
+void tfs_pool_config_prealloc(struct tfs_pool_config *cfg, uint64_t seg)
+{
+	tfs_pool_config_default(cfg);
+	cfg->small_max = cfg->medium_max = seg;
+	cfg->small_block = cfg->medium_block = seg;
+	/* Blocks are never given back for being empty, so classes kept apart would only
+	 * keep a key's small tensors out of the free end of its run. */
+	cfg->near_fit = POOL_NEAR_ANY;
+	cfg->cache_max = UINT64_MAX;
+}
+
+uint64_t tfs_pool_prealloc_piece(uint64_t n, uint64_t i)
+{
+	uint64_t h = n / 2, full = h / TFS_POOL_RUN_MAX, rest = h % TFS_POOL_RUN_MAX;
+	uint64_t runs = full + (rest >= 2), in_runs = n - (full * TFS_POOL_RUN_MAX +
+							    (rest >= 2 ? rest : 0));
+
+	if (i < full)
+		return TFS_POOL_RUN_MAX;
+	if (i < runs)
+		return rest;
+	return i - runs < in_runs ? 1 : 0;
+}
+
 static uint64_t round_up(uint64_t v, uint64_t to)
 {
 	return (v + to - 1) / to * to;
@@ -259,24 +283,33 @@ static int block_insert(struct tfs_pool *p, struct arena *ar, int cls, uint64_t 
 static int block_new(struct tfs_pool *p, struct arena *ar, int cls, uint64_t size,
 		     struct block **out)
 {
-	uint64_t base = 0;
+	uint64_t base = 0, got = size;
 	void *cookie = NULL;
 	int rc;
 
-	rc = p->ops.get(p->ctx, size, &base, &cookie);
+	rc = p->ops.get(p->ctx, &got, &base, &cookie);
 	if (rc == -ENOSPC || rc == -ENOMEM) {
 		/* Memory is short: what the cache holds is worth more to the caller. */
 		trim_locked(p);
-		rc = p->ops.get(p->ctx, size, &base, &cookie);
+		got = size;
+		rc = p->ops.get(p->ctx, &got, &base, &cookie);
 		if (rc == -ENOMEM)
 			rc = -ENOSPC;
 	}
 	if (rc < 0)
 		return rc;
 	p->st.gets++;
-	rc = block_insert(p, ar, cls, size, base, cookie, out);
+	if (got < size || got % p->cfg.align) {
+		p->ops.put(p->ctx, base, got, cookie);
+		return -EIO;
+	}
+	/* A larger block than asked (a run of a reserve) is of no class's size: large, as
+	 * tfs_pool_adopt classes it after a restart. */
+	if (got != size)
+		cls = CLS_LARGE;
+	rc = block_insert(p, ar, cls, got, base, cookie, out);
 	if (rc < 0)
-		p->ops.put(p->ctx, base, size, cookie);
+		p->ops.put(p->ctx, base, got, cookie);
 	return rc;
 }
 
@@ -425,8 +458,11 @@ static int alloc_locked(struct tfs_pool *p, struct arena *ar, uint64_t bytes, ui
 			size = p->cfg.medium_block;
 		else
 			size = round_up(room, p->cfg.large_round);
+		/* The block may come larger than asked, and so large (block_new). */
 		rc = idx_reserve(&ar->idx[cls], ar->idx[cls].need + 2);
-		if (rc == 0 && cls == CLS_LARGE)
+		if (rc == 0)
+			rc = idx_reserve(&ar->idx[CLS_LARGE], ar->idx[CLS_LARGE].need + 2);
+		if (rc == 0)
 			rc = idx_reserve(&ar->idx[IDX_WHOLE], ar->idx[IDX_WHOLE].need + 1);
 		if (rc < 0)
 			goto out;
@@ -587,7 +623,7 @@ int tfs_pool_adopt(struct tfs_pool *p, struct tfs_pool_key key, uint64_t base, u
 		   void *cookie, uint64_t off, uint64_t bytes, struct tfs_pool_chunk **out)
 {
 	uint64_t need = round_up(bytes, p->cfg.align);
-	struct tfs_pool_chunk *c, *spare = NULL;
+	struct tfs_pool_chunk *c, *spare = NULL, *head = NULL;
 	struct arena *ar;
 	struct block *b;
 	int rc = -EINVAL, cls, added = 0;
@@ -624,9 +660,18 @@ int tfs_pool_adopt(struct tfs_pool *p, struct tfs_pool_key key, uint64_t base, u
 	if (c->off < off) {
 		if ((rc = split_free(c, off)))
 			goto fail_block;
+		head = c;
 		c = c->next;
 	}
+	/* A large block with nothing live has its free space indexed whole; once c is
+	 * carved, the free head in front of it belongs with the block's other pieces. */
+	if (head && b->cls == CLS_LARGE && !b->nlive)
+		idx_del(head);
+	else
+		head = NULL;
 	carve(p, c, need, bytes, &spare);
+	if (head)
+		idx_add(head);
 	*out = c;
 	rc = 0;
 	goto out;
@@ -666,15 +711,17 @@ uint64_t tfs_pool_growth_room(uint64_t old_bytes, uint64_t new_bytes)
 	return r > new_bytes ? r : new_bytes;
 }
 
-int tfs_pool_resize(struct tfs_pool *p, struct tfs_pool_chunk *c, uint64_t new_bytes,
-		    struct tfs_pool_chunk **moved)
+/* tfs_pool_resize, or with moved NULL tfs_pool_grow: in place or -ENOSPC. */
+static int resize(struct tfs_pool *p, struct tfs_pool_chunk *c, uint64_t new_bytes,
+		  struct tfs_pool_chunk **moved)
 {
 	struct block *b = c->blk;
 	struct tfs_pool_chunk *n;
 	uint64_t need, room;
 	int rc = 0;
 
-	*moved = NULL;
+	if (moved)
+		*moved = NULL;
 	if (!new_bytes)
 		return -EINVAL;
 	if (new_bytes > POOL_MAX_REQUEST)
@@ -735,6 +782,10 @@ int tfs_pool_resize(struct tfs_pool *p, struct tfs_pool_chunk *c, uint64_t new_b
 		c->size = need;
 		goto done;
 	}
+	if (!moved) {
+		pthread_mutex_unlock(&p->mu);
+		return -ENOSPC;
+	}
 	room = tfs_pool_growth_room(c->bytes, new_bytes);
 	rc = alloc_locked(p, b->arena, new_bytes, room, moved);
 	if (rc == -ENOSPC && room > new_bytes)
@@ -747,6 +798,17 @@ done:
 	c->bytes = new_bytes;
 	pthread_mutex_unlock(&p->mu);
 	return 0;
+}
+
+int tfs_pool_resize(struct tfs_pool *p, struct tfs_pool_chunk *c, uint64_t new_bytes,
+		    struct tfs_pool_chunk **moved)
+{
+	return resize(p, c, new_bytes, moved);
+}
+
+int tfs_pool_grow(struct tfs_pool *p, struct tfs_pool_chunk *c, uint64_t new_bytes)
+{
+	return resize(p, c, new_bytes, NULL);
 }
 
 int tfs_pool_rekey(struct tfs_pool *p, struct tfs_pool_chunk *c, struct tfs_pool_key key)

@@ -52,11 +52,13 @@ struct tfs_pool_key tfs_pool_reader_key(uint32_t uid, uint32_t gid, uint32_t mod
 struct tfs_pool_key tfs_pool_legacy_key(uint32_t uid, uint32_t gid, uint32_t mode);
 
 struct tfs_pool_block_ops {
-	/* Obtain size bytes (a multiple of large_round or small/medium block size); return 0
+	/* Obtain *size bytes (a multiple of large_round or small/medium block size); return 0
 	 * with *base (the address, never 0) and *cookie (the backend's per-block data), or
 	 * -ENOSPC/-ENOMEM when memory is short (the pool then releases its cache and tries
-	 * once more), or another negative errno. */
-	int (*get)(void *ctx, uint64_t size, uint64_t *base, void **cookie);
+	 * once more), or another negative errno. The backend may hand out a larger block (a
+	 * preallocated run, tfs_pool_prealloc_piece): it then sets *size to its size, a
+	 * multiple of align; the pool carves the whole of it. */
+	int (*get)(void *ctx, uint64_t *size, uint64_t *base, void **cookie);
 	void (*put)(void *ctx, uint64_t base, uint64_t size, void *cookie);
 };
 
@@ -82,6 +84,20 @@ struct tfs_pool_stats {
 
 void tfs_pool_config_default(struct tfs_pool_config *cfg);
 
+/* Preallocated pools (--preallocate, docs/tiers.md#preallocation): a reservation of n
+ * segments is made as objects (blocks) of several sizes, since a block is what one key
+ * gets whole (a handle maps all of it) and memory cannot move between blocks: about half
+ * of the segments in runs of up to TFS_POOL_RUN_MAX segments each, one block each, which
+ * serve tensors larger than a segment, the rest as single segments, which serve keys that
+ * need little. tfs_pool_prealloc_piece: the number of segments of the i-th block of that
+ * layout (runs first, largest first), 0 past its end. Pure. */
+#define TFS_POOL_RUN_MAX 4
+uint64_t tfs_pool_prealloc_piece(uint64_t n, uint64_t i);
+/* The configuration of a pool of preallocated blocks of seg bytes (one class: every
+ * tensor, whatever its size, may go into any free space of its key's blocks, best fit,
+ * and empty blocks stay with their keys). */
+void tfs_pool_config_prealloc(struct tfs_pool_config *cfg, uint64_t seg);
+
 /* cfg NULL means the defaults. Returns NULL when out of memory or cfg is inconsistent. */
 struct tfs_pool *tfs_pool_new(const struct tfs_pool_config *cfg,
 			      const struct tfs_pool_block_ops *ops, void *ctx);
@@ -104,6 +120,10 @@ void tfs_pool_free(struct tfs_pool *p, struct tfs_pool_chunk *c);
  * bytes over and frees c. On error nothing changed. */
 int tfs_pool_resize(struct tfs_pool *p, struct tfs_pool_chunk *c, uint64_t new_bytes,
 		    struct tfs_pool_chunk **moved);
+
+/* tfs_pool_resize in place only: 0, or -ENOSPC (nothing changed) when c would have to
+ * move; -EINVAL for 0 bytes. */
+int tfs_pool_grow(struct tfs_pool *p, struct tfs_pool_chunk *c, uint64_t new_bytes);
 
 /* The room asked for when a growing allocation must move: at least 1.25 x the old size, so
  * that growing a file by appends copies each byte a bounded number of times (about 5 on

@@ -12,6 +12,9 @@
 #define MiB (1024ull * 1024)
 /* Requests above this fail at once: keeps every rounding below free of overflow. */
 #define POOL_MAX_REQUEST (1ull << 60)
+/* near_fit of a pool whose classes share every free chunk: far above any request, still
+ * free of overflow when added to one. */
+#define POOL_NEAR_ANY (1ull << 61)
 
 /* Block classes, and the free indexes: one per class plus IDX_WHOLE for large blocks with
  * nothing live, kept apart so that a cached big block is not spent on a much smaller

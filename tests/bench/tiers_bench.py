@@ -14,8 +14,11 @@ issue 35), side by side with what a user does without tensorfs, in one run on on
 - torch pinned: copy_ into pinned host tensors allocated beforehand (their allocation
   timed apart) and back, non_blocking, synchronized.
 
+--big-mib M adds two tensors of M MiB to the model (a real LLM's embedding and lm_head
+are 1-4 GiB: larger than a pool's segment of 1 GiB, they are served by its runs).
+
 Prints a Markdown table: seconds and GB/s each way, and tensorfs over the pinned copy.
-  tiers_bench.py [--build build] [--n 64] [--mib 256]
+  tiers_bench.py [--build build] [--n 64] [--mib 256] [--big-mib 0]
 Needs the cuda backend's build, redis-server, torch with CUDA (the GPU machine)."""
 import argparse
 import os
@@ -35,6 +38,7 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--n", type=int, default=64)
     ap.add_argument("--mib", type=int, default=256)
+    ap.add_argument("--big-mib", type=int, default=0)
     a = ap.parse_args()
     os.environ.setdefault("TFS_BUILD", a.build)
     os.environ.setdefault("TFS_BACKEND", "cuda")
@@ -47,7 +51,8 @@ def main():
     if not torch.cuda.is_available():
         sys.exit("tiers_bench: no CUDA device visible to torch")
     nbytes = a.mib << 20
-    total = a.n * nbytes
+    sizes = [a.big_mib << 20] * (2 if a.big_mib else 0) + [nbytes] * a.n
+    total = sum(sizes)
     rows = []
 
     def row(what, sleep_s, wake_s, note=""):
@@ -59,11 +64,10 @@ def main():
     # --- tensorfs, without --preallocate and with the model's size and more preallocated
     room = (total + total // 8 + (2 << 30)) >> 20
     for pre in (None, "cpu:%dM,0:%dM" % (room, room)):
-        run_tensorfs(a, pre, row, nbytes, torch, conftest, tensorfs)
+        run_tensorfs(a, pre, row, sizes, torch, conftest, tensorfs)
 
     # --- torch
-    sd = [torch.empty(nbytes, dtype=torch.uint8, device="cuda:0").random_(0, 256)
-          for _ in range(a.n)]
+    sd = [torch.empty(n, dtype=torch.uint8, device="cuda:0").random_(0, 256) for n in sizes]
     sync()
     t0 = time.perf_counter()
     cpu = [x.to("cpu") for x in sd]
@@ -75,7 +79,7 @@ def main():
     row("torch .to(\"cpu\") / .to(\"cuda\") (pageable)", t1 - t0, t2 - t1)
     del cpu, back
     t0 = time.perf_counter()
-    pinned = [torch.empty(nbytes, dtype=torch.uint8, pin_memory=True) for _ in range(a.n)]
+    pinned = [torch.empty(n, dtype=torch.uint8, pin_memory=True) for n in sizes]
     tp = time.perf_counter() - t0
     for rnd in (1, 2):
         t0 = time.perf_counter()
@@ -92,8 +96,9 @@ def main():
     pin_sleep = min(r[1] for r in rows if r[0].startswith("torch pinned"))
     pin_wake = min(r[2] for r in rows if r[0].startswith("torch pinned"))
 
-    print("# %s; %d x %d MiB = %.1f GiB; %d CPUs" % (torch.cuda.get_device_name(0), a.n, a.mib,
-                                                   total / 2**30, os.cpu_count()))
+    print("# %s; %d x %d MiB%s = %.1f GiB; %d CPUs" % (
+        torch.cuda.get_device_name(0), a.n, a.mib,
+        " + 2 x %d MiB" % a.big_mib if a.big_mib else "", total / 2**30, os.cpu_count()))
     print()
     print("| path | sleep s | sleep GB/s | wake s | wake GB/s | sleep, wake / pinned | note |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
@@ -102,7 +107,7 @@ def main():
             what, s, total / s / 1e9, w, total / w / 1e9, pin_sleep / s, pin_wake / w, note))
 
 
-def run_tensorfs(a, pre, row, nbytes, torch, conftest, tensorfs):
+def run_tensorfs(a, pre, row, sizes, torch, conftest, tensorfs):
     """Two rounds of sleep and wake of the model directory on a mount of its own, with
     --preallocate pre (None: without); with it, the create of a 1 GiB host-tier tensor
     too."""
@@ -117,7 +122,7 @@ def run_tensorfs(a, pre, row, nbytes, torch, conftest, tensorfs):
         d = m.path("model")
         os.mkdir(d)
         sums = []
-        for i in range(a.n):
+        for i, nbytes in enumerate(sizes):
             with tensorfs.create(os.path.join(d, "t%03d" % i), "u8", [nbytes], device=0) as t:
                 x = torch.from_dlpack(t)
                 x.random_(0, 256)
@@ -127,7 +132,7 @@ def run_tensorfs(a, pre, row, nbytes, torch, conftest, tensorfs):
 
         def check():
             bad = 0
-            for i in range(a.n):
+            for i in range(len(sizes)):
                 with tensorfs.open(os.path.join(d, "t%03d" % i)) as t:
                     x = torch.from_dlpack(t)
                     bad += int(x.view(torch.int64).sum()) != sums[i]

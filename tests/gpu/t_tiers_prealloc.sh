@@ -19,8 +19,8 @@ cpu_stat() {
 }
 eq "the host tier's pool: 2 GiB" $((2 << 30)) "$(cpu_stat preallocated)"
 check "its segments were registered with the driver" not grep -q "could not be registered" "$T/m.log"
-# 192 MiB: within one segment (an eighth of the pool); a larger tensor gets an object of
-# its own
+# 192 MiB: within one segment (an eighth of the pool); a larger tensor takes a run of
+# segments (t_tiers_prealloc_run.sh)
 head -c $((192 << 20)) /dev/urandom > "$T/big"
 cp "$T/big" "$M/w"
 truncate -s 4096 "$M/probe"

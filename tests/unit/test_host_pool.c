@@ -1,8 +1,11 @@
 /* Unit test of the host tiers' preallocated pool (fs/mem/host_pool.c) over segments of
- * malloc'ed memory: the reserve made up front, given to the first key that needs a segment
- * and never to a second; tensors of one key sharing a segment; what a tensor leaves zeroed
- * for the next; the tier's cap (make's ENOSPC) spending idle segments before it refuses a
- * large tensor; destroy letting go of every segment without giving it back. */
+ * malloc'ed memory: the reserve's layout (pool.c tfs_pool_prealloc_piece: single segments
+ * and runs), made up front, each piece given to the first key that needs it and never to a
+ * second; tensors of one key sharing a segment; a tensor of three segments served by a run
+ * of the reserve, freed back to it and reused; what a tensor leaves zeroed for the next;
+ * with no idle run, the tier's cap (make's ENOSPC) spending idle segments and empty ones
+ * before it refuses a large tensor; adoption and the return of runs; destroy letting go of
+ * every piece without giving it back. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -60,71 +63,185 @@ static void leave(void *ctx, void *seg)
 
 static const struct tfs_host_seg_ops ops = { make, drop, leave };
 
+static int zeroed(const struct tfs_pool_chunk *c, uint64_t len)
+{
+	const uint8_t *b = (const uint8_t *)(uintptr_t)tfs_pool_chunk_addr(c);
+
+	for (uint64_t i = 0; i < len; i++)
+		if (b[i])
+			return 0;
+	return 1;
+}
+
+static void test_layout(void)
+{
+	uint64_t want8[] = { 4, 1, 1, 1, 1, 0 };
+	int good = 1;
+
+	for (int i = 0; i < 6; i++)
+		good &= tfs_pool_prealloc_piece(8, (uint64_t)i) == want8[i];
+	ok(good, "8 segments: a run of 4, then 4 single segments");
+	ok(tfs_pool_prealloc_piece(2, 0) == 1 && tfs_pool_prealloc_piece(2, 1) == 1 &&
+	   tfs_pool_prealloc_piece(2, 2) == 0, "2 segments: two singles, no run");
+	ok(tfs_pool_prealloc_piece(5, 0) == 2 && tfs_pool_prealloc_piece(5, 1) == 1 &&
+	   tfs_pool_prealloc_piece(5, 4) == 0, "5 segments: a run of 2 and 3 singles");
+	ok(tfs_pool_prealloc_piece(0, 0) == 0, "nothing missing: nothing made");
+	good = 1;
+	for (uint64_t n = 1; n <= 300; n++) {
+		uint64_t sum = 0, runs = 0, k, piece;
+
+		for (k = 0; (piece = tfs_pool_prealloc_piece(n, k)); k++) {
+			good &= piece <= TFS_POOL_RUN_MAX;
+			sum += piece;
+			runs += piece > 1 ? piece : 0;
+		}
+		good &= sum == n && runs <= n / 2 && runs + 1 >= n / 2 && k <= n;
+	}
+	ok(good, "1..300 segments: the pieces add up, half or so in runs of at most %d",
+	   TFS_POOL_RUN_MAX);
+	ok(tfs_pool_prealloc_piece(64, 7) == 4 && tfs_pool_prealloc_piece(64, 8) == 1 &&
+	   tfs_pool_prealloc_piece(64, 39) == 1 && tfs_pool_prealloc_piece(64, 40) == 0,
+	   "64 segments (64 GiB): 8 runs of 4 and 32 singles");
+}
+
 int main(void)
 {
-	struct tier t = { .cap = 4 * SEG };
+	struct tier t = { .cap = 8 * SEG };
 	struct tfs_pool_key k1 = tfs_host_pool_key(1000, 1000, 0644, 7);
 	struct tfs_pool_key k2 = tfs_host_pool_key(1000, 1000, 0600, 7);
+	struct tfs_pool_key k3 = tfs_host_pool_key(1001, 1000, 0644, 7);
 	struct tfs_pool_chunk *a, *b, *c, *big, *more[8];
 	struct tfs_host_pool *p;
 	uint64_t held, live;
-	void *sa, *sb, *sc, *sbig;
+	void *sa, *sb, *sc, *sbig, *s2;
 	int first, rc, n;
+	char msg[200];
 
+	test_layout();
 	ok(tfs_host_pool_seg_size(64ull << 30, PAGE) == 1ull << 30, "64 GiB: 1 GiB segments");
 	ok(tfs_host_pool_seg_size(8ull << 20, PAGE) == SEG, "8 MiB: 2 MiB segments (the least)");
 	ok(tfs_host_pool_seg_size(1ull << 30, PAGE) == 128ull << 20, "1 GiB: an eighth");
 	ok(tfs_host_pool_new(SEG + 1, PAGE, &ops, &t) == NULL, "a segment of part of a page: refused");
 	p = tfs_host_pool_new(SEG, PAGE, &ops, &t);
 	ok(p != NULL, "a pool of 2 MiB segments");
-	ok(tfs_host_pool_reserve(p, 4 * SEG) == 0 && t.made == 4, "the reserve: 4 segments made");
+	ok(tfs_host_pool_reserve(p, 8 * SEG) == 0 && t.made == 5,
+	   "the reserve: a run of 4 segments and 4 singles made (%d)", t.made);
 	tfs_host_pool_stats(p, &held, &live);
-	ok(held == 4 * SEG && live == 0, "held 8 MiB, nothing live");
+	ok(held == 8 * SEG && live == 0, "held 16 MiB, nothing live");
 
 	rc = tfs_host_pool_alloc(p, k1, 100000, 0, 1, &a, &sa, &first);
-	ok(rc == 0 && first && t.made == 4, "a first tensor takes a reserve segment (given to its key)");
+	ok(rc == 0 && first && t.made == 5 && tfs_pool_chunk_block_size(a) == SEG,
+	   "a first tensor takes a single segment of the reserve (given to its key)");
 	memset((void *)(uintptr_t)tfs_pool_chunk_addr(a), 0xab, 100000);
 	rc = tfs_host_pool_alloc(p, k1, 200000, 0, 1, &b, &sb, &first);
 	ok(rc == 0 && !first && sb == sa, "a second of its key shares the segment");
 	ok(tfs_pool_chunk_offset(b) % PAGE == 0 && tfs_pool_chunk_offset(b) != tfs_pool_chunk_offset(a),
 	   "at another page-aligned offset");
 	rc = tfs_host_pool_alloc(p, k2, 4096, 0, 1, &c, &sc, &first);
-	ok(rc == 0 && first && sc != sa, "another key: a segment of its own");
+	ok(rc == 0 && first && sc != sa && tfs_pool_chunk_block_size(c) == SEG,
+	   "another key: a single segment of its own");
 	tfs_host_pool_free(p, a);
 	rc = tfs_host_pool_alloc(p, k1, 100000, 0, 1, &a, &sa, &first);
-	n = 0;
-	for (size_t i = 0; rc == 0 && i < 100000; i++)
-		n += ((uint8_t *)(uintptr_t)tfs_pool_chunk_addr(a))[i] != 0;
-	ok(rc == 0 && n == 0, "what a freed tensor left is zeroed for the next");
+	ok(rc == 0 && zeroed(a, 100000), "what a freed tensor left is zeroed for the next");
 	tfs_host_pool_free(p, a);
 	tfs_host_pool_free(p, b);
 	tfs_host_pool_free(p, c);
 	tfs_host_pool_stats(p, &held, &live);
-	ok(held == 4 * SEG && live == 0 && t.dropped == 0,
+	ok(held == 8 * SEG && live == 0 && t.dropped == 0,
 	   "empty segments stay with their keys (no segment given back)");
 
-	/* 2 segments idle, 2 given (to k1 and k2), 8 MiB cap: a 7 MiB tensor needs the idle
-	 * ones and the empty given ones given back. */
-	rc = tfs_host_pool_alloc(p, k1, 7ull << 20, 0, 0, &big, &sbig, &first);
-	ok(rc == 0 && first, "a tensor larger than a segment: an object of its own");
-	ok(t.dropped == 4, "made room by giving back the idle and the empty segments (%d)", t.dropped);
+	/* A tensor of three segments: the run. */
+	rc = tfs_host_pool_alloc(p, k1, 3 * SEG - 4096, 0, 0, &big, &sbig, &first);
+	ok(rc == 0 && first && t.made == 5 && sbig != sa && tfs_pool_chunk_block_size(big) == 4 * SEG &&
+	   tfs_pool_chunk_offset(big) == 0,
+	   "a tensor of three segments: the run of four, from the reserve, nothing made");
 	tfs_host_pool_stats(p, &held, &live);
-	ok(held == 7ull << 20 && live == 7ull << 20, "held and live: 7 MiB");
-	rc = tfs_host_pool_alloc(p, k2, SEG, 0, 1, &c, &sc, &first);
-	ok(rc == -ENOSPC, "past the cap: ENOSPC");
+	ok(held == 8 * SEG && live == 3 * SEG - 4096, "held still 16 MiB, the tensor live");
+	memset((void *)(uintptr_t)tfs_pool_chunk_addr(big), 0x5a, 3 * SEG - 4096);
+	rc = tfs_host_pool_alloc(p, k1, SEG / 2, 0, 1, &b, &sb, &first);
+	ok(rc == 0 && !first && t.made == 5, "a small one of its key beside it, nothing made");
+	tfs_host_pool_free(p, b);
 	tfs_host_pool_free(p, big);
-	n = 0;
-	while (n < 8 && tfs_host_pool_alloc(p, k2, SEG, 0, 1, &more[n], &sc, &first) == 0)
-		n++;
-	ok(n == 4, "once it goes, 4 segments of the other key fit the cap (%d)", n);
-	{
-		char msg[200];
+	rc = tfs_host_pool_alloc(p, k1, 3 * SEG, 0, 1, &big, &s2, &first);
+	ok(rc == 0 && !first && s2 == sbig && tfs_pool_chunk_offset(big) == 0 && t.made == 5,
+	   "freed back to its key's run, and reused by the next of its size");
+	ok(zeroed(big, 3 * SEG), "zeroed for it");
+	ok(tfs_pool_check(p->pool, msg, sizeof(msg)) == 0, "the pool is consistent (%s)", msg);
 
-		ok(tfs_pool_check(p->pool, msg, sizeof(msg)) == 0, "the pool is consistent");
+	/* No idle run for another key: fresh memory, the idle singles and the empty ones given
+	 * back first to make room under the cap; then, with nothing to give, ENOSPC. */
+	rc = tfs_host_pool_alloc(p, k2, 3 * SEG, 0, 0, &c, &sc, &first);
+	ok(rc == 0 && first && t.made == 6 && t.dropped == 4,
+	   "no idle run for another key: an object of its own, idle and empty segments given "
+	   "back (made %d, dropped %d)", t.made, t.dropped);
+	tfs_host_pool_stats(p, &held, &live);
+	ok(held == 7 * SEG && live == 6 * SEG && t.out <= t.cap, "held 14 MiB under the cap");
+	rc = tfs_host_pool_alloc(p, k3, 3 * SEG, 0, 0, &a, &sa, &first);
+	ok(rc == -ENOSPC, "a third key's: no run, no room: ENOSPC");
+	tfs_host_pool_free(p, c);
+	tfs_host_pool_free(p, big);
+	ok(tfs_pool_check(p->pool, msg, sizeof(msg)) == 0, "the pool is consistent (%s)", msg);
+	tfs_host_pool_destroy(p);
+	ok(t.left == 2, "destroy lets go of the run and the object (%d)", t.left);
+
+	/* A tensor larger than every run: fresh memory, room made by giving back the smallest
+	 * idle pieces first, so the run stays for the next large tensor. */
+	memset(&t, 0, sizeof(t));
+	t.cap = 10 * SEG;
+	p = tfs_host_pool_new(SEG, PAGE, &ops, &t);
+	/* given in the order a restart may find them: the run last */
+	for (n = 0; n < 5; n++) {
+		void *piece;
+
+		make(&t, n < 4 ? SEG : 4 * SEG, &piece, &sa);
+		tfs_host_pool_give(p, piece, piece, n < 4 ? SEG : 4 * SEG);
+	}
+	t.made = 5;
+	rc = tfs_host_pool_alloc(p, k1, 5 * SEG, 0, 0, &big, &sbig, &first);
+	ok(rc == 0 && t.made == 6 && t.dropped == 3 && tfs_pool_chunk_block_size(big) == 5 * SEG,
+	   "larger than the run: an object of its own, 3 single segments given back (%d)",
+	   t.dropped);
+	rc = tfs_host_pool_alloc(p, k2, 3 * SEG, 0, 0, &c, &sc, &first);
+	ok(rc == 0 && t.made == 6 && tfs_pool_chunk_block_size(c) == 4 * SEG,
+	   "the run stayed idle: the next large tensor takes it");
+	tfs_host_pool_free(p, big);
+	tfs_host_pool_free(p, c);
+	tfs_host_pool_destroy(p);
+
+	/* Adoption after a restart: a tensor in a run brings the run in whole; runs and
+	 * segments join the reserve, nothing else. */
+	memset(&t, 0, sizeof(t));
+	t.cap = 8 * SEG;
+	p = tfs_host_pool_new(SEG, PAGE, &ops, &t);
+	{
+		void *run, *one, *odd;
+
+		make(&t, 4 * SEG, &run, &sa);
+		make(&t, SEG, &one, &sa);
+		make(&t, 3 * SEG, &odd, &sa);
+		rc = tfs_host_pool_adopt(p, k1, run, run, 4 * SEG, SEG, 2 * SEG, &big);
+		ok(rc == 0 && tfs_pool_chunk_block_size(big) == 4 * SEG &&
+		   tfs_pool_chunk_offset(big) == SEG, "a tensor at an offset of a run: adopted");
+		ok(tfs_host_pool_give(p, one, one, SEG) == 0, "a single segment joins the reserve");
+		ok(tfs_host_pool_give(p, odd, odd, 3 * SEG + PAGE) == -EINVAL,
+		   "a size no piece has: refused");
+		ok(tfs_host_pool_give(p, odd, odd, 5 * SEG) == -EINVAL, "a run too long: refused");
+		ok(tfs_host_pool_give(p, odd, odd, 3 * SEG) == 0, "a run of three joins it");
+		tfs_host_pool_stats(p, &held, &live);
+		ok(held == 8 * SEG && live == 2 * SEG, "held: the run and the two pieces");
+		rc = tfs_host_pool_alloc(p, k1, SEG, 0, 1, &a, &sa, &first);
+		ok(rc == 0 && !first && sa == run, "its key's next tensor goes into the run's rest");
+		rc = tfs_host_pool_alloc(p, k2, 2 * SEG + 1, 0, 1, &c, &sc, &first);
+		ok(rc == 0 && first && sc == odd, "a tensor of over two segments: the run of three");
+		ok(tfs_pool_check(p->pool, msg, sizeof(msg)) == 0, "the pool is consistent (%s)", msg);
+		n = 0;
+		while (n < 8 && tfs_host_pool_alloc(p, k3, SEG, 0, 1, &more[n], &sb, &first) == 0)
+			n++;
+		ok(n == 1, "a third key: the single segment, then ENOSPC (%d)", n);
 	}
 	t.dropped = 0;
 	tfs_host_pool_destroy(p);
-	ok(t.left == 4 && t.dropped == 0, "destroy lets go of every segment, gives none back");
+	ok(t.left == 3 && t.dropped == 0, "destroy lets go of every piece, gives none back");
 	printf("# %d checks, %d failed\n", checks, failures);
 	return failures != 0;
 }

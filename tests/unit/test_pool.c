@@ -28,9 +28,10 @@ struct fake {
 	long gets;
 };
 
-static int fake_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)
+static int fake_get(void *ctx, uint64_t *sizep, uint64_t *base, void **cookie)
 {
 	struct fake *f = ctx;
+	uint64_t size = *sizep;
 	int rc = 0;
 
 	pthread_mutex_lock(&f->mu);
@@ -761,9 +762,72 @@ static void test_dir_efficiency(void)
 	tfs_pool_destroy(p);
 }
 
+/* A backend that hands out runs (a preallocated reserve, pool.h): every block it gives is
+ * four times what was asked. */
+static int run_get(void *ctx, uint64_t *size, uint64_t *base, void **cookie)
+{
+	*size *= 4;
+	return fake_get(ctx, size, base, cookie);
+}
+
+static const struct tfs_pool_block_ops run_ops = { run_get, keep_put };
+
+/* Blocks larger than asked (ops.get's *size) are carved whole, and a tensor adopted at an
+ * offset of a large block leaves the free space in front of it indexed where the check
+ * wants it (it stayed indexed as a whole free block: found by tfs_pool_check). */
+static void test_runs(void)
+{
+	struct tfs_pool_config cfg;
+	struct tfs_pool *p;
+	struct tfs_pool_chunk *a, *b, *c, *x;
+	struct tfs_pool_stats st;
+	struct fake f;
+
+	fake_init(&f, 0);
+	tfs_pool_config_prealloc(&cfg, 2 * MiB);
+	p = tfs_pool_new(&cfg, &run_ops, &f);
+	ok(tfs_pool_alloc(p, K(1), 4 * KiB, 0, &a) == 0 &&
+	   tfs_pool_chunk_block_size(a) == 8 * MiB, "a block four times the segment asked for");
+	ok(tfs_pool_alloc(p, K(1), 5 * MiB, 0, &b) == 0 && f.gets == 1 &&
+	   tfs_pool_chunk_block_base(b) == tfs_pool_chunk_block_base(a),
+	   "a tensor larger than a segment goes into its free rest: no second block");
+	ok(tfs_pool_alloc(p, K(1), 3 * MiB, 0, &c) == 0 && f.gets == 2 &&
+	   tfs_pool_chunk_block_size(c) == 16 * MiB, "one that does not fit: a run of its own");
+	ok(pool_ok(p), "consistent");
+	ok(tfs_pool_grow(p, c, 5 * MiB) == 0 && tfs_pool_chunk_capacity(c) == 5 * MiB &&
+	   f.gets == 2 && pool_ok(p), "grown in place into the free space behind it");
+	ok(tfs_pool_grow(p, a, 8 * KiB) == -ENOSPC && tfs_pool_chunk_capacity(a) == 4 * KiB &&
+	   tfs_pool_chunk_bytes(a) == 4 * KiB && pool_ok(p),
+	   "no free space behind it: -ENOSPC, nothing changed, nothing allocated");
+	tfs_pool_free(p, a);
+	tfs_pool_free(p, b);
+	tfs_pool_free(p, c);
+	tfs_pool_get_stats(p, &st);
+	ok(st.nblocks == 2 && st.cached == 24 * MiB && pool_ok(p),
+	   "empty runs stay with their key");
+	tfs_pool_destroy(p);
+
+	p = tfs_pool_new(&cfg, &fake_ops, &f);
+	ok(tfs_pool_adopt(p, K(1), 1ull << 44, 8 * MiB, (void *)(uintptr_t)(1ull << 44),
+			  2 * MiB, 4 * MiB, &a) == 0 && pool_ok(p),
+	   "a tensor adopted at an offset of a run: consistent");
+	ok(tfs_pool_adopt(p, K(1), 1ull << 44, 8 * MiB, (void *)(uintptr_t)(1ull << 44),
+			  0, 1 * MiB, &b) == 0 && pool_ok(p), "a second one in front of it");
+	ok(tfs_pool_alloc(p, K(1), 1 * MiB, 0, &x) == 0 && f.gets == 2 &&
+	   tfs_pool_chunk_block_base(x) == 1ull << 44 && pool_ok(p),
+	   "a new tensor of its key fills the run's free space");
+	tfs_pool_free(p, x);
+	tfs_pool_free(p, a);
+	tfs_pool_free(p, b);
+	ok(pool_ok(p), "consistent once all go");
+	p->ops.put = keep_put;  /* the adopted run was never fake_get's */
+	tfs_pool_destroy(p);
+}
+
 int main(void)
 {
 	test_adopt();
+	test_runs();
 	test_basics();
 	test_isolation();
 	test_large_and_cache();

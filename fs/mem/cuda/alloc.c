@@ -111,24 +111,27 @@ void tfs_cuda_set_caps(struct tfs_backend *be, const struct tfs_tier_sizes *caps
 	}
 }
 
-/* A segment of the reserve when one fits (--preallocate), else a new block; the tier's cap
- * or a full device spends the reserve's idle segments first (a tensor larger than a
- * segment). */
-static int block_get(void *ctx, uint64_t size, uint64_t *base, void **cookie)
+/* The smallest piece of the reserve that holds size when one does (--preallocate: a
+ * segment, or a run for a larger tensor, given whole to the key), else a new block; the
+ * tier's cap or a full device spends the reserve's idle pieces first (a tensor larger
+ * than every idle run). */
+static int block_get(void *ctx, uint64_t *size, uint64_t *base, void **cookie)
 {
 	struct cdev *d = ctx;
 	struct cblock *cb;
 	int rc;
 
-	if (!(cb = tfs_cuda_prealloc_take(d, size))) {
+	if (!(cb = tfs_cuda_prealloc_take(d, *size))) {
 		struct cblock *idle;
 
-		while ((rc = tfs_cuda_block_new(d, size, &cb)) && rc != -EIO &&
-		       (idle = tfs_cuda_prealloc_pop(d)))
-			tfs_cuda_block_drop(d, idle, d->seg);
+		/* The smallest idle pieces first: a run left may serve the next. */
+		while ((rc = tfs_cuda_block_new(d, *size, &cb)) && rc != -EIO &&
+		       (idle = tfs_cuda_prealloc_take(d, 0)))
+			tfs_cuda_block_drop(d, idle, idle->size);
 		if (rc)
 			return rc;
 	}
+	*size = cb->size;
 	*base = (uint64_t)(uintptr_t)cb->ptr;
 	*cookie = cb;
 	return 0;
@@ -153,6 +156,7 @@ int tfs_cuda_block_new(struct cdev *d, uint64_t size, struct cblock **out)
 			return rc;
 		}
 		cb->ptr = (void *)(uintptr_t)cb->vmm->va;
+		cb->size = size;
 		*out = cb;
 		return 0;
 	}
@@ -195,6 +199,7 @@ int tfs_cuda_block_new(struct cdev *d, uint64_t size, struct cblock **out)
 		free(cb);
 		return -EIO;
 	}
+	cb->size = size;
 	*out = cb;
 	return 0;
 }
@@ -223,21 +228,27 @@ const struct tfs_pool_block_ops tfs_cuda_block_ops = { block_get, block_put };
  * counts). */
 static int prealloc_fill_one(struct cdev *d)
 {
+	uint64_t held = atomic_load(&d->reserved), n, piece;
 	int rc = 0;
 
-	while (atomic_load(&d->reserved) < d->prealloc) {
+	/* What is missing, laid out as pool.h says: runs for tensors larger than a segment,
+	 * single segments for keys that need little. */
+	n = held < d->prealloc ? (d->prealloc - held + d->seg - 1) / d->seg : 0;
+	for (uint64_t k = 0; atomic_load(&d->reserved) < d->prealloc &&
+	     (piece = tfs_pool_prealloc_piece(n, k)); k++) {
 		struct cblock *cb;
 
-		if ((rc = tfs_cuda_block_new(d, d->seg, &cb)))
+		if ((rc = tfs_cuda_block_new(d, piece * d->seg, &cb)))
 			break;
 		if ((rc = tfs_cuda_prealloc_push(d, cb))) {
-			tfs_cuda_block_drop(d, cb, d->seg);
+			tfs_cuda_block_drop(d, cb, cb->size);
 			break;
 		}
 	}
 	tfs_log(rc ? LOG_ERR : LOG_INFO, "cuda: device %d: %" PRIu64 " MiB preallocated in "
-		"segments of %" PRIu64 " MiB%s%s", d->ordinal,
-		(uint64_t)atomic_load(&d->reserved) / MiB, d->seg / MiB, rc ? ": " : "",
+		"segments of %" PRIu64 " MiB and runs of up to %d%s%s", d->ordinal,
+		(uint64_t)atomic_load(&d->reserved) / MiB, d->seg / MiB, TFS_POOL_RUN_MAX,
+		rc ? ": " : "",
 		rc ? strerror(-rc) : "");
 	return rc;
 }

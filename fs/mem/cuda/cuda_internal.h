@@ -82,8 +82,9 @@ struct cdev {
 	pthread_cond_t zwork, zdone;
 	pthread_t zthread;
 	cudaStream_t zstream;
-	/* --preallocate (prealloc.c): segments of seg bytes made at start that no key had
-	 * yet, taken by block_get under the pool's lock. seg 0: not preallocated. */
+	/* --preallocate (prealloc.c): segments of seg bytes and runs of them (pool.h's
+	 * layout) made at start that no key had yet, taken by block_get under the pool's
+	 * lock. seg 0: not preallocated. */
 	uint64_t seg, prealloc;
 	struct cblock **idle;
 	size_t nidle, idle_cap;
@@ -97,6 +98,8 @@ struct zitem {
 /* The pool's per-block cookie. */
 struct cblock {
 	void *ptr;
+	uint64_t size;          /* made by tfs_cuda_block_new: its size (the reserve's pieces
+				 * differ, prealloc.c) */
 	int have_handle;
 	cudaIpcMemHandle_t handle;
 	uint64_t kid;           /* the keeper's id: ptr is its block, opened here; 0: ours */
@@ -371,13 +374,14 @@ void tfs_cuda_block_drop(struct cdev *d, struct cblock *cb, uint64_t size);
 
 /* --preallocate of GPUs (prealloc.c, docs/tiers.md#preallocation), the reserve's list;
  * its blocks are made and dropped by the callers. tfs_cuda_prealloc_cfg: the pool's
- * configuration of a preallocated device (one class of segments, an eighth of the
- * reservation between 2 MiB and 1 GiB, kept with their keys), sets d->seg; 0 when the
- * device is not preallocated. tfs_cuda_prealloc_push: an idle segment joins the reserve
- * (0, -ENOMEM). tfs_cuda_prealloc_take: an idle segment for a block of size, or NULL;
- * tfs_cuda_prealloc_pop: any idle segment (to give back), or NULL. tfs_cuda_prealloc_end:
- * frees the list, empty by then. tfs_cuda_prealloc_fill (alloc.c, from adopt_end):
- * reserves what each preallocated device lacks, logged; 0 or the first error. */
+ * configuration of a preallocated device (tfs_pool_config_prealloc: segments of an eighth
+ * of the reservation between 2 MiB and 1 GiB, and runs of them, kept with their keys), sets
+ * d->seg; 0 when the device is not preallocated. tfs_cuda_prealloc_push: an idle piece
+ * (segment or run, cb->size) joins the reserve (0, -ENOMEM). tfs_cuda_prealloc_take: the
+ * smallest idle piece of at least size bytes, or NULL; tfs_cuda_prealloc_pop: any idle
+ * piece (to give back), or NULL. tfs_cuda_prealloc_end: frees the list, empty by then.
+ * tfs_cuda_prealloc_fill (alloc.c, from adopt_end): reserves what each preallocated device
+ * lacks, laid out by tfs_pool_prealloc_piece, logged; 0 or the first error. */
 int tfs_cuda_prealloc_cfg(struct cdev *d, struct tfs_pool_config *cfg);
 int tfs_cuda_prealloc_push(struct cdev *d, struct cblock *cb);
 struct cblock *tfs_cuda_prealloc_take(struct cdev *d, uint64_t size);

@@ -94,7 +94,7 @@ void tfs_cuda_dev_destroy(struct cdev *d)
 		tfs_pool_destroy(d->pool);
 	}
 	for (struct cblock *cb; (cb = tfs_cuda_prealloc_pop(d));)
-		d->be->block_ops->put(d, (uint64_t)(uintptr_t)cb->ptr, d->seg, cb);
+		d->be->block_ops->put(d, (uint64_t)(uintptr_t)cb->ptr, cb->size, cb);
 	tfs_cuda_prealloc_end(d);
 	if (d->zstream)
 		cudaStreamDestroy(d->zstream);

@@ -1,9 +1,10 @@
 /* --preallocate of GPUs (docs/tiers.md#preallocation): a device's pool reserved at start as
- * segments, blocks made (cudaMalloc, or the keeper's) and zeroed once, that no key had
- * yet; the pool carves every tensor up to a segment out of them, so a create or a move
- * onto the device makes no block. A segment goes to the first key that needs one and stays
- * with it (a CUDA IPC handle maps the whole block: pool.h's isolation), empty or not, until
- * the device runs short. The reserve is filled at start (alloc.c, adopt_end), before any
+ * segments and runs of segments (pool.h's layout), blocks made (cudaMalloc, or the
+ * keeper's) and zeroed once, that no key had yet; the pool carves every tensor up to the
+ * largest run out of them, so a create or a move onto the device makes no block. A
+ * segment or run goes whole to the first key that needs it (a CUDA IPC handle maps the
+ * whole block: pool.h's isolation) and stays with it, empty or not, until the device runs
+ * short. The reserve is filled at start (alloc.c, adopt_end), before any
  * allocation, and read and changed afterwards only by block_get under the pool's lock. A
  * leaf: the blocks are made and dropped by the callers. */
 #include <errno.h>
@@ -23,11 +24,10 @@ int tfs_cuda_prealloc_cfg(struct cdev *d, struct tfs_pool_config *cfg)
 	seg = want / 8;
 	seg = seg < 2 * MiB ? 2 * MiB : seg > GiB ? GiB : seg;
 	seg = (seg + 2 * MiB - 1) / (2 * MiB) * (2 * MiB);
-	/* One class of segments, kept with their keys when empty (a tensor that sleeps and
-	 * wakes finds its memory where it left it); larger tensors get blocks of their own. */
-	cfg->small_max = cfg->medium_max = seg;
-	cfg->small_block = cfg->medium_block = seg;
-	cfg->cache_max = UINT64_MAX;
+	/* One class of segments and runs, kept with their keys when empty (a tensor that
+	 * sleeps and wakes finds its memory where it left it); a tensor larger than every
+	 * idle run gets a block of its own. */
+	tfs_pool_config_prealloc(cfg, seg);
 	d->seg = seg;
 	d->prealloc = want;
 	return 1;
@@ -50,7 +50,18 @@ int tfs_cuda_prealloc_push(struct cdev *d, struct cblock *cb)
 
 struct cblock *tfs_cuda_prealloc_take(struct cdev *d, uint64_t size)
 {
-	return d->nidle && size == d->seg ? d->idle[--d->nidle] : NULL;
+	size_t best = d->nidle;
+	struct cblock *cb;
+
+	for (size_t i = 0; i < d->nidle; i++)
+		if (d->idle[i]->size >= size &&
+		    (best == d->nidle || d->idle[i]->size < d->idle[best]->size))
+			best = i;
+	if (best == d->nidle)
+		return NULL;
+	cb = d->idle[best];
+	d->idle[best] = d->idle[--d->nidle];
+	return cb;
 }
 
 struct cblock *tfs_cuda_prealloc_pop(struct cdev *d)
