@@ -41,6 +41,7 @@ struct tfs_cudart {
 	int (*HostRegister)(void *p, size_t n, unsigned int flags);
 	int (*HostUnregister)(void *p);
 	int (*Free)(void *p);        /* cudaFree(NULL): the device's context made current */
+	int (*DeviceSynchronize)(void);
 };
 #define TFS_CUDA_HOST_REGISTER_PORTABLE 1   /* cudaHostRegisterPortable */
 #define TFS_CUDA_HOST_REGISTER_READ_ONLY 8  /* cudaHostRegisterReadOnly (CUDA 11.1) */

@@ -314,7 +314,17 @@ static int unmap(struct tfs_ipc_entry *e)
 
 		if (!dv || !(cu = tfs_cudart_get(&rc)) || (rc = tfs_cuda_enter(cu, e->device, &prev)))
 			return rc;
+		/* Unlike cudaFree and cudaIpcCloseMemHandle, cuMemUnmap does not wait for the
+		 * work queued on the memory: a kernel or copy still in flight (torch's, on
+		 * a DLPack view dropped at once) would meet an unmapped address, an illegal
+		 * address error that breaks the process's context. The device's work ends
+		 * first, as PyTorch does before it unmaps its own VMM segments. */
+		if ((err = cu->DeviceSynchronize()) != 0)
+			tfs_seterr(-EIO, "cudaDeviceSynchronize before unmapping: %s",
+				   cu->GetErrorString(err));
 		rc = unmap_vmm(dv, e);
+		if (!rc && err)
+			rc = -EIO;
 		if (prev != e->device)
 			cu->SetDevice(prev);
 		return rc;
