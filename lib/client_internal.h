@@ -102,11 +102,30 @@ const struct tfs_cudrv *tfs_cudrv_get(int *rc);
 /* The driver's words for r (never NULL). */
 const char *tfs_cudrv_error(const struct tfs_cudrv *d, int r);
 
+/* ---- the mounts this process sees (mounts.c) ---- */
+/* Parses one line of /proc/self/mountinfo: its mount point (octal escapes undone) into mp
+ * and its file system type (the field after " - ") into fstype, each NUL-terminated. 0, or
+ * -EINVAL for a line of another form or a field longer than its buffer. No I/O. */
+int tfs_mountinfo_line(const char *line, char *mp, size_t mpsize, char *fstype,
+		       size_t fssize);
+/* Calls fn with each mount's point and type, in mountinfo's order, until fn returns
+ * nonzero. 0, or -errno when mountinfo cannot be read (nothing called). */
+int tfs_mounts_each(int (*fn)(const char *mp, const char *fstype, void *arg), void *arg);
+
 /* ---- the handle socket (handle_socket.c) ---- */
 /* The memory of the tensor open as tfd, from the daemon's handle socket: read-write when
  * *writable and allowed (else read-only, *writable cleared). 0 with *memfd (the caller's),
- * -ENOTSUP when the mount serves no socket, or -errno (EACCES: refused). */
+ * -ENOTSUP when the mount serves no socket, -ENOENT when the tensor has no name in the
+ * mount to ask for (replaced or removed since it was opened, or renamed over and over
+ * while asked), or -errno (EACCES: refused). */
 int tfs_hsock_fetch(int tfd, int *writable, int *memfd);
+/* The same for another node's tensor m open as tfd (m->remote): its memory is its owner's
+ * daemon's to hand out, so the socket asked is that of the tensorfs mount of this machine
+ * (this process's mount namespace) that shows the tensor under the same name with m's
+ * inode number and size and answers for it: the owner's socket checks the caller's
+ * credentials through the owner's mount. 0 with *memfd, -EACCES (the owner refused),
+ * -ENOENT (no such mount here, or it did not answer for the tensor), -ENOMEM. */
+int tfs_hsock_fetch_owner(int tfd, const struct tfs_meta *m, int *writable, int *memfd);
 /* The same for the tensor name (its path under the mount, no leading slash) from the
  * socket at sock, for a caller without a file of the mount: *bytes (may be NULL) gets the
  * tensor's size as the daemon has it, for the caller to check that the name is still the

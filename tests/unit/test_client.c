@@ -244,6 +244,28 @@ int main(void)
 	CHECK(tfs_open("/tmp", O_RDONLY, &t) == -EISDIR, "a directory: -EISDIR");
 	CHECK(tfs_open(NULL, O_RDONLY, &t) == -EINVAL, "NULL path: -EINVAL");
 
+	/* one line of /proc/self/mountinfo (lib/mounts.c), no I/O */
+	{
+		char mp[64], ty[32];
+
+		CHECK(tfs_mountinfo_line("36 35 0:40 / /mnt/my\\040t\\134s rw,relatime shared:1 - "
+					 "fuse.tensorfs tensorfs rw\n", mp, sizeof(mp), ty,
+					 sizeof(ty)) == 0 && !strcmp(mp, "/mnt/my t\\s") &&
+		      !strcmp(ty, "fuse.tensorfs"), "mountinfo: escapes undone, the type after -");
+		CHECK(tfs_mountinfo_line("36 35 0:40 / /x rw - ext4 /dev/sda1 rw", mp, sizeof(mp),
+					 ty, sizeof(ty)) == 0 && !strcmp(mp, "/x") &&
+		      !strcmp(ty, "ext4"), "mountinfo: no optional fields, no newline");
+		CHECK(tfs_mountinfo_line("36 35 0:40 / /x rw shared:1", mp, sizeof(mp), ty,
+					 sizeof(ty)) == -EINVAL, "mountinfo: no \" - \": -EINVAL");
+		CHECK(tfs_mountinfo_line("36 35 0:40", mp, sizeof(mp), ty, sizeof(ty)) == -EINVAL,
+		      "mountinfo: too few fields: -EINVAL");
+		CHECK(tfs_mountinfo_line("1 2 0:3 / /a/very/long/mount/point/indeed/that/goes/on "
+					 "rw - tmpfs t rw", mp, 16, ty, sizeof(ty)) == -EINVAL,
+		      "mountinfo: a mount point longer than the buffer: -EINVAL");
+		CHECK(tfs_mountinfo_line("1 2 0:3 / /a rw - \n", mp, sizeof(mp), ty,
+					 sizeof(ty)) == -EINVAL, "mountinfo: an empty type: -EINVAL");
+	}
+
 	/* Redis path errors that need no server */
 	CHECK(tfs_connect("http://x", 500, &c) == -EINVAL && !c, "bad URL: -EINVAL");
 	rc = tfs_connect("unix:///nonexistent/tfs.sock", 500, &c);
