@@ -3,11 +3,14 @@
  * mount, found from the open file of the tensor. Used where the shared-memory name a host
  * handle carries is gone (its directory swept by a tensorfs that knows no keeper marks):
  * the memory lives on in the daemon and its keeper, and the socket hands it out after the
- * same permission check. */
+ * same permission check; and for --memory vmm tensors, whose memory comes only this way
+ * (docs/vmm.md), another node's on this machine included: its owner's socket, found
+ * through the owner's mount. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -21,20 +24,25 @@
 #include "fd_request.h"
 
 #define HSOCK_TIMEOUT_S 10
+/* How many names of a descriptor's tensor are asked for before it counts as nameless
+ * (tfs_hsock_fetch): each try follows a rename that moved it meanwhile. */
+#define HSOCK_NAME_TRIES 8
+/* The tensorfs mounts looked at for another node's tensor (tfs_hsock_fetch_owner). */
+#define OWNER_MOUNTS_MAX 64
 
-/* The path of the tensor open as tfd relative to its mount's root, into out: the absolute
- * path the kernel gives for the descriptor, less its longest leading folder on another
- * device. 0 or -ENOENT. */
-static int name_in_mount(int tfd, char *out, size_t size)
+/* The path of the tensor open as tfd relative to its mount's root, into out, and the
+ * absolute path the kernel gives for the descriptor into abs (PATH_MAX bytes): that path
+ * less its longest leading folder on another device. 0 or -ENOENT. */
+static int name_in_mount(int tfd, char *out, size_t size, char *abs)
 {
-	char proc[32], abs[PATH_MAX];
+	char proc[32];
 	struct stat st, pst;
 	size_t root;
 	ssize_t n;
 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", tfd);
-	n = readlink(proc, abs, sizeof(abs) - 1);
-	if (n <= 1 || (size_t)n >= sizeof(abs) - 1 || abs[0] != '/' || fstat(tfd, &st))
+	n = readlink(proc, abs, PATH_MAX - 1);
+	if (n <= 1 || (size_t)n >= PATH_MAX - 1 || abs[0] != '/' || fstat(tfd, &st))
 		return -ENOENT;
 	abs[n] = '\0';
 	root = (size_t)(strrchr(abs, '/') - abs);       /* abs[0, root): its folder */
@@ -60,6 +68,14 @@ static int name_in_mount(int tfd, char *out, size_t size)
 		return -ENOENT;
 	memcpy(out, abs + root + 1, (size_t)n - root);
 	return 0;
+}
+
+/* Whether path names the file st describes now (the same inode of the same mount). */
+static int names_file(const char *path, const struct stat *st)
+{
+	struct stat now;
+
+	return stat(path, &now) == 0 && now.st_dev == st->st_dev && now.st_ino == st->st_ino;
 }
 
 /* One request on a new connection: 0 with *memfd and the tensor's size *bytes, or -errno
@@ -126,9 +142,10 @@ int tfs_hsock_fetch_name(const char *sock, const char *name, int *writable, int 
 int tfs_hsock_fetch(int tfd, int *writable, int *memfd)
 {
 	char sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char name[TFS_FDREQ_PATH_MAX + 1];
+	char name[TFS_FDREQ_PATH_MAX + 1], abs[PATH_MAX];
+	struct stat st;
 	ssize_t n;
-	int rc;
+	int rc = -ENOENT;
 
 	if (tfd < 0)
 		return -ENOTSUP;
@@ -136,7 +153,103 @@ int tfs_hsock_fetch(int tfd, int *writable, int *memfd)
 	if (n <= 0)
 		return -ENOTSUP;
 	sock[n] = '\0';
-	if ((rc = name_in_mount(tfd, name, sizeof(name))))
-		return rc;
-	return tfs_hsock_fetch_name(sock, name, writable, memfd, NULL);
+	if (fstat(tfd, &st))
+		return -errno;
+	/* The socket takes a name, and the descriptor's tensor may lose its own meanwhile:
+	 * renamed (its new name is asked next), or replaced or removed (an open tensor with
+	 * no name: none to ask, -ENOENT). The answer counts only when the name was the
+	 * descriptor's before and after it, so another tensor renamed over the name in
+	 * between is never mapped as this one. */
+	for (int i = 0; i < HSOCK_NAME_TRIES; i++) {
+		if (name_in_mount(tfd, name, sizeof(name), abs) || !names_file(abs, &st))
+			continue;
+		rc = tfs_hsock_fetch_name(sock, name, writable, memfd, NULL);
+		if (rc && rc != -ENOENT)
+			return rc;
+		if (names_file(abs, &st))
+			return rc;
+		if (rc == 0) {
+			close(*memfd);
+			*memfd = -1;
+		}
+		rc = -ENOENT;
+	}
+	return rc;
+}
+
+struct owner_mounts {
+	dev_t skip;
+	char (*mp)[PATH_MAX];
+	int n, max;
+};
+
+static int add_tensorfs(const char *mp, const char *fstype, void *arg)
+{
+	struct owner_mounts *o = arg;
+	struct stat st;
+
+	if (!strcmp(fstype, "fuse.tensorfs") && strlen(mp) < PATH_MAX && stat(mp, &st) == 0 &&
+	    st.st_dev != o->skip)
+		strcpy(o->mp[o->n++], mp);
+	return o->n == o->max;
+}
+
+/* Whether path is the tensor m describes: a file with m's inode number (random, made with
+ * the tensor, the same on every node's mount) and size. */
+static int is_tensor(const char *path, const struct tfs_meta *m)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_ino == m->ino &&
+	       (uint64_t)st.st_size == m->bytes;
+}
+
+int tfs_hsock_fetch_owner(int tfd, const struct tfs_meta *m, int *writable, int *memfd)
+{
+	char name[TFS_FDREQ_PATH_MAX + 1], abs[PATH_MAX], path[PATH_MAX];
+	char sock[sizeof(((struct sockaddr_un *)0)->sun_path)], (*mp)[PATH_MAX];
+	struct owner_mounts o = { .max = OWNER_MOUNTS_MAX };
+	struct stat st;
+	int rc = -ENOENT;
+
+	if (tfd < 0 || !m->ino || fstat(tfd, &st) || name_in_mount(tfd, name, sizeof(name), abs))
+		return -ENOENT;
+	if (!(o.mp = mp = malloc(OWNER_MOUNTS_MAX * sizeof(*mp))))
+		return -ENOMEM;
+	o.skip = st.st_dev;
+	tfs_mounts_each(add_tensorfs, &o);
+	for (int i = 0; i < o.n; i++) {
+		uint64_t bytes = 0;
+		ssize_t len;
+		int w = *writable, r;
+
+		/* Only the owner's daemon has the tensor in its table; the others answer
+		 * ENOENT. Its inode number before and after the answer tells that the name
+		 * was the tensor's throughout. */
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", mp[i], name) >= sizeof(path) ||
+		    !is_tensor(path, m))
+			continue;
+		len = getxattr(mp[i], "user.tensor.handle_socket", sock, sizeof(sock) - 1);
+		if (len <= 0)
+			continue;
+		sock[len] = '\0';
+		r = tfs_hsock_fetch_name(sock, name, &w, memfd, &bytes);
+		if (r == 0 && (bytes != m->bytes || !is_tensor(path, m))) {
+			close(*memfd);
+			*memfd = -1;
+			r = -ESTALE;
+		}
+		if (r == 0) {
+			*writable = w;
+			rc = 0;
+			break;
+		}
+		/* The owner refused: that is the answer. */
+		if (r == -EACCES) {
+			rc = r;
+			break;
+		}
+	}
+	free(mp);
+	return rc;
 }

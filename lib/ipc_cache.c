@@ -80,13 +80,14 @@ static int map_host(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd)
 		return tfs_seterr(-EBADMSG, "malformed host IPC handle (expected TFSHOST1"
 				  "/tensorfs.<pid>.<8 hex>/<24 hex>)");
 	fd = open_host(name, &e->writable);
-	if (fd == -ENOENT && tfd >= 0 && !m->remote) {
+	if (fd == -ENOENT && tfd >= 0) {
 		/* The name went, not necessarily the memory (docs/holders.md): the daemon
-		 * hands it out on its socket. Not another node's: this mount's daemon has
-		 * only its own memory to hand out. */
+		 * hands it out on its socket; another node's, its owner's daemon. */
 		int w = 1, memfd;
 
-		if ((rc = tfs_hsock_fetch(tfd, &w, &memfd)) == 0) {
+		rc = m->remote ? tfs_hsock_fetch_owner(tfd, m, &w, &memfd) :
+		     tfs_hsock_fetch(tfd, &w, &memfd);
+		if (rc == 0) {
 			fd = memfd;
 			e->writable = w;
 		} else if (rc == -EACCES) {
@@ -223,13 +224,16 @@ static int map_imported(const struct tfs_cudrv *dv, struct tfs_ipc_entry *e)
 	return 0;
 }
 
-/* The allocation's descriptor from the handle socket: by the open file tfd, else by name
- * from the socket the metadata names. */
+/* The allocation's descriptor from the handle socket: by the open file tfd (another
+ * node's tensor from its owner's socket, which alone holds it), else by name from the
+ * socket the metadata names. */
 static int vmm_fetch(const struct tfs_meta *m, int tfd, const char *name, int *w, int *fd)
 {
 	uint64_t bytes = 0;
 	int rc;
 
+	if (tfd >= 0 && m->remote)
+		return tfs_hsock_fetch_owner(tfd, m, w, fd);
 	if (tfd >= 0)
 		return tfs_hsock_fetch(tfd, w, fd);
 	rc = tfs_hsock_fetch_name(m->hsock, name, w, fd, &bytes);
@@ -276,6 +280,11 @@ static int map_vmm(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd, c
 						 "memory") :
 		     rc == -ESTALE ? tfs_seterr(-ESTALE, "the handle socket's tensor of that name "
 						 "is another one now") :
+		     rc == -ENOENT && tfd >= 0 ?
+				     tfs_seterr(-ENOENT, "no handle socket answered for the tensor "
+						"(%s)", m->remote ? "another node's, whose mount "
+						"is not on this machine" : "replaced or removed "
+						"since it was opened: it has no name to ask for") :
 		     tfs_seterr(rc, "the handle socket: %s", tfs_strerror(-rc));
 		goto out;
 	}
