@@ -160,7 +160,7 @@ int tfs_hsock_fetch(int tfd, int *writable, int *memfd)
 	 * no name: none to ask, -ENOENT). The answer counts only when the name was the
 	 * descriptor's before and after it, so another tensor renamed over the name in
 	 * between is never mapped as this one. */
-	for (int i = 0; i < HSOCK_NAME_TRIES; i++) {
+	for (int i = 0; i < HSOCK_NAME_TRIES && st.st_nlink > 0; i++) {
 		if (name_in_mount(tfd, name, sizeof(name), abs) || !names_file(abs, &st))
 			continue;
 		rc = tfs_hsock_fetch_name(sock, name, writable, memfd, NULL);
