@@ -313,35 +313,32 @@ out:
 static int unmap(struct tfs_ipc_entry *e)
 {
 	const struct tfs_cudart *cu;
-	int rc = 0, err;
+	const struct tfs_cudrv *dv;
+	int rc = 0, err, prev;
 
 	if (!e->cuda)
 		return munmap(e->base, e->size) ? -errno : 0;
+	if (!(cu = tfs_cudart_get(&rc)) || (rc = tfs_cuda_enter(cu, e->device, &prev)))
+		return rc;
+	/* The work queued on the memory ends first: cuMemUnmap does not wait for it (unlike
+	 * cudaFree; cudaIpcCloseMemHandle promises nothing either), and a kernel or copy
+	 * still in flight (torch's, on a DLPack view dropped at once) would meet an unmapped
+	 * address, an illegal-address error that breaks the process's context. PyTorch waits
+	 * so before it unmaps its own VMM segments. */
+	if ((err = cu->DeviceSynchronize()) != 0)
+		tfs_seterr(-EIO, "cudaDeviceSynchronize before unmapping: %s",
+			   cu->GetErrorString(err));
 	if (e->vmm) {
-		const struct tfs_cudrv *dv = tfs_cudrv_get(&rc);
-		int prev;
-
-		if (!dv || !(cu = tfs_cudart_get(&rc)) || (rc = tfs_cuda_enter(cu, e->device, &prev)))
-			return rc;
-		/* Unlike cudaFree and cudaIpcCloseMemHandle, cuMemUnmap does not wait for the
-		 * work queued on the memory: a kernel or copy still in flight (torch's, on
-		 * a DLPack view dropped at once) would meet an unmapped address, an illegal
-		 * address error that breaks the process's context. The device's work ends
-		 * first, as PyTorch does before it unmaps its own VMM segments. */
-		if ((err = cu->DeviceSynchronize()) != 0)
-			tfs_seterr(-EIO, "cudaDeviceSynchronize before unmapping: %s",
-				   cu->GetErrorString(err));
-		rc = unmap_vmm(dv, e);
-		if (!rc && err)
-			rc = -EIO;
-		if (prev != e->device)
-			cu->SetDevice(prev);
-		return rc;
+		if ((dv = tfs_cudrv_get(&rc)))
+			rc = unmap_vmm(dv, e);
+	} else if ((rc = cu->IpcCloseMemHandle(e->base)) != 0) {
+		rc = tfs_seterr(-EIO, "cudaIpcCloseMemHandle: %s", cu->GetErrorString(rc));
 	}
-	if (!(cu = tfs_cudart_get(&rc)))
-		return rc;
-	err = cu->IpcCloseMemHandle(e->base);
-	return err ? tfs_seterr(-EIO, "cudaIpcCloseMemHandle: %s", cu->GetErrorString(err)) : 0;
+	if (!rc && err)
+		rc = -EIO;
+	if (prev != e->device)
+		cu->SetDevice(prev);
+	return rc;
 }
 
 /* Under lock: keeps e idle; returns the entry that must go instead (the oldest, when
