@@ -92,6 +92,11 @@ static int map_host(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd)
 			e->writable = w;
 		} else if (rc == -EACCES) {
 			fd = rc;
+		} else if (rc == -ENOENT && fstat(tfd, &st) == 0 && st.st_nlink == 0) {
+			/* tfs_open opens the path again (client_open.c). */
+			return tfs_seterr(-ENOENT, "handle %s: its shared-memory name is gone and "
+					  "the tensor has no name in the mount to ask the handle "
+					  "socket for (replaced or removed since it was opened)", name);
 		}
 	}
 	if (fd < 0) {
