@@ -103,14 +103,18 @@ const struct tfs_cudrv *tfs_cudrv_get(int *rc);
 const char *tfs_cudrv_error(const struct tfs_cudrv *d, int r);
 
 /* ---- the mounts this process sees (mounts.c) ---- */
-/* Parses one line of /proc/self/mountinfo: its mount point (octal escapes undone) into mp
- * and its file system type (the field after " - ") into fstype, each NUL-terminated. 0, or
- * -EINVAL for a line of another form or a field longer than its buffer. No I/O. */
-int tfs_mountinfo_line(const char *line, char *mp, size_t mpsize, char *fstype,
-		       size_t fssize);
-/* Calls fn with each mount's point and type, in mountinfo's order, until fn returns
- * nonzero. 0, or -errno when mountinfo cannot be read (nothing called). */
-int tfs_mounts_each(int (*fn)(const char *mp, const char *fstype, void *arg), void *arg);
+struct tfs_mount {
+	dev_t dev;                   /* the st_dev of its files */
+	char mp[4096];               /* the mount point, octal escapes undone */
+	char fstype[64];             /* the field after " - ": "fuse.tensorfs" for ours */
+	long user_id;                /* a FUSE mount's user_id= option (its daemon's uid); -1 */
+};
+/* Parses one line of /proc/self/mountinfo into *out. 0, or -EINVAL for a line of another
+ * form or a field longer than its buffer (*out then undefined). No I/O. */
+int tfs_mountinfo_line(const char *line, struct tfs_mount *out);
+/* Calls fn with each mount, in mountinfo's order, until fn returns nonzero. 0, or -errno
+ * when mountinfo cannot be read (nothing called). */
+int tfs_mounts_each(int (*fn)(const struct tfs_mount *m, void *arg), void *arg);
 
 /* ---- the handle socket (handle_socket.c) ---- */
 /* The memory of the tensor open as tfd, from the daemon's handle socket: read-write when

@@ -385,16 +385,17 @@ struct mount_of {
 	int found;
 };
 
-static int longest_prefix(const char *mp, const char *fstype, void *arg)
+static int longest_prefix(const struct tfs_mount *m, void *arg)
 {
 	struct mount_of *o = arg;
-	size_t n = strlen(mp);
+	size_t n = strlen(m->mp);
 
-	if (strncmp(o->abs, mp, n) || (o->abs[n] && o->abs[n] != '/' && n > 1) || n < o->bestlen)
+	if (strncmp(o->abs, m->mp, n) || (o->abs[n] && o->abs[n] != '/' && n > 1) ||
+	    n < o->bestlen)
 		return 0;
 	o->bestlen = n;
-	o->found = !strcmp(fstype, "fuse.tensorfs");
-	snprintf(o->best, sizeof(o->best), "%s", mp);
+	o->found = !strcmp(m->fstype, "fuse.tensorfs");
+	snprintf(o->best, sizeof(o->best), "%s", m->mp);
 	return 0;
 }
 

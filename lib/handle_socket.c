@@ -177,21 +177,44 @@ int tfs_hsock_fetch(int tfd, int *writable, int *memfd)
 	return rc;
 }
 
+/* The tensorfs mounts looked at for another node's tensor: the one it was opened on
+ * (own), and the others whose daemon runs as the same user. */
 struct owner_mounts {
-	dev_t skip;
-	char (*mp)[PATH_MAX];
+	dev_t own;
+	long own_uid;                /* own's daemon's uid; -1 while not found */
+	struct candidate {
+		char mp[PATH_MAX];
+		long uid;
+	} *c;
 	int n, max;
 };
 
-static int add_tensorfs(const char *mp, const char *fstype, void *arg)
+static int add_tensorfs(const struct tfs_mount *m, void *arg)
 {
 	struct owner_mounts *o = arg;
-	struct stat st;
 
-	if (!strcmp(fstype, "fuse.tensorfs") && strlen(mp) < PATH_MAX && stat(mp, &st) == 0 &&
-	    st.st_dev != o->skip)
-		strcpy(o->mp[o->n++], mp);
+	if (strcmp(m->fstype, "fuse.tensorfs"))
+		return 0;
+	if (m->dev == o->own) {
+		o->own_uid = m->user_id;
+	} else if (strlen(m->mp) < PATH_MAX) {
+		strcpy(o->c[o->n].mp, m->mp);
+		o->c[o->n++].uid = m->user_id;
+	}
 	return o->n == o->max;
+}
+
+/* The handle socket a mount names, into sock (size bytes): 0, or -ENOENT when it names
+ * none or one that uid (the mount's daemon's) did not make. */
+static int socket_of(const char *mp, uid_t uid, char *sock, size_t size)
+{
+	struct stat st;
+	ssize_t len = getxattr(mp, "user.tensor.handle_socket", sock, size - 1);
+
+	if (len <= 0)
+		return -ENOENT;
+	sock[len] = '\0';
+	return lstat(sock, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == uid ? 0 : -ENOENT;
 }
 
 /* Whether path is the tensor m describes: a file with m's inode number (random, made with
@@ -207,32 +230,32 @@ static int is_tensor(const char *path, const struct tfs_meta *m)
 int tfs_hsock_fetch_owner(int tfd, const struct tfs_meta *m, int *writable, int *memfd)
 {
 	char name[TFS_FDREQ_PATH_MAX + 1], abs[PATH_MAX], path[PATH_MAX];
-	char sock[sizeof(((struct sockaddr_un *)0)->sun_path)], (*mp)[PATH_MAX];
-	struct owner_mounts o = { .max = OWNER_MOUNTS_MAX };
+	char sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct owner_mounts o = { .own_uid = -1, .max = OWNER_MOUNTS_MAX };
 	struct stat st;
 	int rc = -ENOENT;
 
 	if (tfd < 0 || !m->ino || fstat(tfd, &st) || name_in_mount(tfd, name, sizeof(name), abs))
 		return -ENOENT;
-	if (!(o.mp = mp = malloc(OWNER_MOUNTS_MAX * sizeof(*mp))))
+	if (!(o.c = malloc(OWNER_MOUNTS_MAX * sizeof(*o.c))))
 		return -ENOMEM;
-	o.skip = st.st_dev;
+	o.own = st.st_dev;
 	tfs_mounts_each(add_tensorfs, &o);
-	for (int i = 0; i < o.n; i++) {
+	/* Any user may mount a FUSE file system of type fuse.tensorfs: only a mount whose
+	 * daemon runs as the one of the mount the tensor was opened on, with a socket that
+	 * user made, is asked, so that no other user's daemon can hand out memory as the
+	 * tensor's. */
+	for (int i = 0; i < o.n && o.own_uid >= 0; i++) {
 		uint64_t bytes = 0;
-		ssize_t len;
 		int w = *writable, r;
 
 		/* Only the owner's daemon has the tensor in its table; the others answer
 		 * ENOENT. Its inode number before and after the answer tells that the name
 		 * was the tensor's throughout. */
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", mp[i], name) >= sizeof(path) ||
-		    !is_tensor(path, m))
+		if (o.c[i].uid != o.own_uid ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", o.c[i].mp, name) >= sizeof(path) ||
+		    !is_tensor(path, m) || socket_of(o.c[i].mp, (uid_t)o.own_uid, sock, sizeof(sock)))
 			continue;
-		len = getxattr(mp[i], "user.tensor.handle_socket", sock, sizeof(sock) - 1);
-		if (len <= 0)
-			continue;
-		sock[len] = '\0';
 		r = tfs_hsock_fetch_name(sock, name, &w, memfd, &bytes);
 		if (r == 0 && (bytes != m->bytes || !is_tensor(path, m))) {
 			close(*memfd);
@@ -250,6 +273,6 @@ int tfs_hsock_fetch_owner(int tfd, const struct tfs_meta *m, int *writable, int 
 			break;
 		}
 	}
-	free(mp);
+	free(o.c);
 	return rc;
 }
