@@ -16,9 +16,9 @@
 
 #define FUSE_SUPER_MAGIC 0x65735546
 #define META_XATTR "user.tensor.meta"
-/* Opens of one path made by one tfs_open at most (tfs_open says when there is more than
- * one): each lost only to a rename in the few microseconds between the open and the
- * socket's answer. */
+/* How many times one tfs_open opens its path at most: again only when the tensor it
+ * opened lost its name to a rename or an unlink before the handle socket was asked for
+ * its memory, a window of microseconds. */
 #define OPEN_TRIES 100
 
 static _Atomic long firsts;        /* opens by open_first's way (for tests) */
@@ -374,11 +374,12 @@ int tfs_open(const char *path, int flags, tfs_tensor **out)
 
 	if (!path || !out)
 		return tfs_seterr(-EINVAL, "tfs_open: NULL argument");
-	/* A VMM tensor's memory is asked of the handle socket by the name of the file opened
+	/* Memory that comes from the handle socket (a VMM tensor's, a host tensor's whose
+	 * shared-memory name is gone) is asked for by the name of the file opened
 	 * (lib/handle_socket.c): a tensor replaced by a rename or removed between the open
-	 * and the request has none left, and the socket answers ENOENT. While the path names
-	 * a file, the open is made again, as if after the change: a rename replaces a name
-	 * atomically, and no open of it may fail with ENOENT (names/t_open_ahead.sh). */
+	 * and the request has none left, and that is ENOENT. While the path names a file, the
+	 * open is made again, as if after the change: a rename replaces a name atomically,
+	 * and no open of it may fail with ENOENT (names/t_open_ahead.sh). */
 	do
 		rc = open_path(path, flags & O_ACCMODE, out);
 	while (rc == -ENOENT && ++tries < OPEN_TRIES && stat(path, &st) == 0);
