@@ -3,8 +3,11 @@
 
     python3 examples/dlpack_torch.py /mnt/tensors/x
 
-Needs a GPU, the cuda backend, CuPy and PyTorch; otherwise prints "skip - ..." and exits 0.
-(The C library's tfs_to_dlpack does the same for C programs.)
+Needs a GPU, the cuda backend in its default memory mode (legacy IPC handles), CuPy and
+PyTorch; otherwise prints "skip - ..." and exits 0. A mount run with --memory vmm hands
+out no such handle (user.tensor.handle_type "posix_fd": the memory is a descriptor from the
+daemon's handle socket, docs/vmm.md): tensorfs.open(path) and torch.from_dlpack map
+either kind. (The C library's tfs_to_dlpack does the same for C programs.)
 """
 import json
 import os
@@ -30,6 +33,14 @@ def main():
     meta = json.loads(os.getxattr(fd, "user.tensor.meta"))
     if meta.get("backend") != "cuda":
         skip("the tensor is on the %s backend, not on a GPU" % meta.get("backend"))
+    try:
+        handle_type = os.getxattr(fd, "user.tensor.handle_type")
+    except OSError:              # no memory yet: no handle of either kind
+        handle_type = b""
+    if handle_type == b"posix_fd":
+        skip("not in --memory vmm: the tensor's memory comes from the handle socket "
+             "(handle_type posix_fd), not from a legacy IPC handle that "
+             "cudaIpcOpenMemHandle opens; tensorfs.open maps it")
     if meta["dtype"] not in DTYPES:
         skip("dtype %s has no numpy equivalent" % meta["dtype"])
     try:

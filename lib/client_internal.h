@@ -41,6 +41,7 @@ struct tfs_cudart {
 	int (*HostRegister)(void *p, size_t n, unsigned int flags);
 	int (*HostUnregister)(void *p);
 	int (*Free)(void *p);        /* cudaFree(NULL): the device's context made current */
+	int (*DeviceSynchronize)(void);
 };
 #define TFS_CUDA_HOST_REGISTER_PORTABLE 1   /* cudaHostRegisterPortable */
 #define TFS_CUDA_HOST_REGISTER_READ_ONLY 8  /* cudaHostRegisterReadOnly (CUDA 11.1) */
@@ -101,11 +102,34 @@ const struct tfs_cudrv *tfs_cudrv_get(int *rc);
 /* The driver's words for r (never NULL). */
 const char *tfs_cudrv_error(const struct tfs_cudrv *d, int r);
 
+/* ---- the mounts this process sees (mounts.c) ---- */
+struct tfs_mount {
+	dev_t dev;                   /* the st_dev of its files */
+	char mp[4096];               /* the mount point, octal escapes undone */
+	char fstype[64];             /* the field after " - ": "fuse.tensorfs" for ours */
+	long user_id;                /* a FUSE mount's user_id= option (its daemon's uid); -1 */
+};
+/* Parses one line of /proc/self/mountinfo into *out. 0, or -EINVAL for a line of another
+ * form or a field longer than its buffer (*out then undefined). No I/O. */
+int tfs_mountinfo_line(const char *line, struct tfs_mount *out);
+/* Calls fn with each mount, in mountinfo's order, until fn returns nonzero. 0, or -errno
+ * when mountinfo cannot be read (nothing called). */
+int tfs_mounts_each(int (*fn)(const struct tfs_mount *m, void *arg), void *arg);
+
 /* ---- the handle socket (handle_socket.c) ---- */
 /* The memory of the tensor open as tfd, from the daemon's handle socket: read-write when
  * *writable and allowed (else read-only, *writable cleared). 0 with *memfd (the caller's),
- * -ENOTSUP when the mount serves no socket, or -errno (EACCES: refused). */
+ * -ENOTSUP when the mount serves no socket, -ENOENT when the tensor has no name in the
+ * mount to ask for (replaced or removed since it was opened, or renamed over and over
+ * while asked), or -errno (EACCES: refused). */
 int tfs_hsock_fetch(int tfd, int *writable, int *memfd);
+/* The same for another node's tensor m open as tfd (m->remote): its memory is its owner's
+ * daemon's to hand out, so the socket asked is that of the tensorfs mount of this machine
+ * (this process's mount namespace) that shows the tensor under the same name with m's
+ * inode number and size and answers for it: the owner's socket checks the caller's
+ * credentials through the owner's mount. 0 with *memfd, -EACCES (the owner refused),
+ * -ENOENT (no such mount here, or it did not answer for the tensor), -ENOMEM. */
+int tfs_hsock_fetch_owner(int tfd, const struct tfs_meta *m, int *writable, int *memfd);
 /* The same for the tensor name (its path under the mount, no leading slash) from the
  * socket at sock, for a caller without a file of the mount: *bytes (may be NULL) gets the
  * tensor's size as the daemon has it, for the caller to check that the name is still the

@@ -16,6 +16,10 @@
 
 #define FUSE_SUPER_MAGIC 0x65735546
 #define META_XATTR "user.tensor.meta"
+/* How many times one tfs_open opens its path at most: again only when the tensor it
+ * opened lost its name to a rename or an unlink before the handle socket was asked for
+ * its memory, a window of microseconds. */
+#define OPEN_TRIES 100
 
 static _Atomic long firsts;        /* opens by open_first's way (for tests) */
 
@@ -365,11 +369,20 @@ static int open_path(const char *path, int acc, tfs_tensor **out)
 
 int tfs_open(const char *path, int flags, tfs_tensor **out)
 {
-	int rc;
+	struct stat st;
+	int rc, tries = 0;
 
 	if (!path || !out)
 		return tfs_seterr(-EINVAL, "tfs_open: NULL argument");
-	rc = open_path(path, flags & O_ACCMODE, out);
+	/* Memory that comes from the handle socket (a VMM tensor's, a host tensor's whose
+	 * shared-memory name is gone) is asked for by the name of the file opened
+	 * (lib/handle_socket.c): a tensor replaced by a rename or removed between the open
+	 * and the request has none left, and that is ENOENT. While the path names a file, the
+	 * open is made again, as if after the change: a rename replaces a name atomically,
+	 * and no open of it may fail with ENOENT (names/t_open_ahead.sh). */
+	do
+		rc = open_path(path, flags & O_ACCMODE, out);
+	while (rc == -ENOENT && ++tries < OPEN_TRIES && stat(path, &st) == 0);
 	if (rc == 0 && path[0] == '/')
 		tfs_mc_path_mark(path);
 	return rc;

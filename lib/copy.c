@@ -59,6 +59,12 @@ static int copy(tfs_tensor *t, uint64_t off, void *buf, size_t len, int to_tenso
 	if ((rc = tfs_cuda_enter(cu, t->meta.device, &prev)))
 		return rc;
 	err = cu->Memcpy(to_tensor ? dev : buf, to_tensor ? buf : dev, len, TFS_CUDA_MEMCPY_DEFAULT);
+	/* cudaMemcpy returns before its DMA ends from pageable host memory to the device
+	 * (once the bytes are staged) and between two device buffers: the stream's wait
+	 * makes the copy done at return, as the contract says, before another process reads
+	 * the tensor or a close unmaps it (a VMM mapping goes at once, docs/vmm.md). */
+	if (!err)
+		err = cu->StreamSynchronize(NULL);
 	if (err)
 		rc = tfs_seterr(-EIO, "%s: cudaMemcpy: %s", what, cu->GetErrorString(err));
 	if (prev != t->meta.device)

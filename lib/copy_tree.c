@@ -378,45 +378,40 @@ static int run(struct job *j)
 	return 0;
 }
 
+struct mount_of {
+	const char *abs;
+	char best[PATH_MAX];
+	size_t bestlen;
+	int found;
+};
+
+static int longest_prefix(const struct tfs_mount *m, void *arg)
+{
+	struct mount_of *o = arg;
+	size_t n = strlen(m->mp);
+
+	if (strncmp(o->abs, m->mp, n) || (o->abs[n] && o->abs[n] != '/' && n > 1) ||
+	    n < o->bestlen)
+		return 0;
+	o->bestlen = n;
+	o->found = !strcmp(m->fstype, "fuse.tensorfs");
+	snprintf(o->best, sizeof(o->best), "%s", m->mp);
+	return 0;
+}
+
 /* The mount point of the tensorfs mount holding the absolute, resolved path abs (the
  * longest mount point that is a prefix of it): 0, -ENOTSUP when that mount is not
  * tensorfs's, or -errno. */
 static int mount_of(const char *abs, char *mnt, size_t size)
 {
-	char line[8192], best[PATH_MAX] = "";
-	size_t bestlen = 0;
-	int found = 0;
-	FILE *f = fopen("/proc/self/mountinfo", "re");
+	struct mount_of o = { .abs = abs };
+	int rc = tfs_mounts_each(longest_prefix, &o);
 
-	if (!f)
-		return tfs_seterr(-errno, "/proc/self/mountinfo: %s", tfs_strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		char mp[PATH_MAX], fstype[256], *dash = strstr(line, " - "), *o, *s;
-		size_t n;
-
-		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 ||
-		    sscanf(dash + 3, "%255s", fstype) != 1)
-			continue;
-		for (o = s = mp; *s; s++) {       /* mountinfo writes ' ' as \040 */
-			if (s[0] == '\\' && s[1] >= '0' && s[1] <= '7' && s[2] && s[3]) {
-				*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-				s += 3;
-			} else {
-				*o++ = *s;
-			}
-		}
-		*o = 0;
-		n = strlen(mp);
-		if (strncmp(abs, mp, n) || (abs[n] && abs[n] != '/' && n > 1) || n < bestlen)
-			continue;
-		bestlen = n;
-		found = !strcmp(fstype, "fuse.tensorfs");
-		snprintf(best, sizeof(best), "%s", mp);
-	}
-	fclose(f);
-	if (!found)
+	if (rc)
+		return tfs_seterr(rc, "/proc/self/mountinfo: %s", tfs_strerror(-rc));
+	if (!o.found)
 		return tfs_seterr(-ENOTSUP, "%s: not on a tensorfs mount", abs);
-	snprintf(mnt, size, "%s", best);
+	snprintf(mnt, size, "%s", o.best);
 	return 0;
 }
 

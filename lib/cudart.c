@@ -59,6 +59,7 @@ static void load(void)
 	SYM(HostRegister, "cudaHostRegister");
 	SYM(HostUnregister, "cudaHostUnregister");
 	SYM(Free, "cudaFree");
+	SYM(DeviceSynchronize, "cudaDeviceSynchronize");
 	load_rc = 0;
 	return;
 fail:

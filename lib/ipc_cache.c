@@ -80,17 +80,23 @@ static int map_host(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd)
 		return tfs_seterr(-EBADMSG, "malformed host IPC handle (expected TFSHOST1"
 				  "/tensorfs.<pid>.<8 hex>/<24 hex>)");
 	fd = open_host(name, &e->writable);
-	if (fd == -ENOENT && tfd >= 0 && !m->remote) {
+	if (fd == -ENOENT && tfd >= 0) {
 		/* The name went, not necessarily the memory (docs/holders.md): the daemon
-		 * hands it out on its socket. Not another node's: this mount's daemon has
-		 * only its own memory to hand out. */
+		 * hands it out on its socket; another node's, its owner's daemon. */
 		int w = 1, memfd;
 
-		if ((rc = tfs_hsock_fetch(tfd, &w, &memfd)) == 0) {
+		rc = m->remote ? tfs_hsock_fetch_owner(tfd, m, &w, &memfd) :
+		     tfs_hsock_fetch(tfd, &w, &memfd);
+		if (rc == 0) {
 			fd = memfd;
 			e->writable = w;
 		} else if (rc == -EACCES) {
 			fd = rc;
+		} else if (rc == -ENOENT && fstat(tfd, &st) == 0 && st.st_nlink == 0) {
+			/* tfs_open opens the path again (client_open.c). */
+			return tfs_seterr(-ENOENT, "handle %s: its shared-memory name is gone and "
+					  "the tensor has no name in the mount to ask the handle "
+					  "socket for (replaced or removed since it was opened)", name);
 		}
 	}
 	if (fd < 0) {
@@ -223,13 +229,16 @@ static int map_imported(const struct tfs_cudrv *dv, struct tfs_ipc_entry *e)
 	return 0;
 }
 
-/* The allocation's descriptor from the handle socket: by the open file tfd, else by name
- * from the socket the metadata names. */
+/* The allocation's descriptor from the handle socket: by the open file tfd (another
+ * node's tensor from its owner's socket, which alone holds it), else by name from the
+ * socket the metadata names. */
 static int vmm_fetch(const struct tfs_meta *m, int tfd, const char *name, int *w, int *fd)
 {
 	uint64_t bytes = 0;
 	int rc;
 
+	if (tfd >= 0 && m->remote)
+		return tfs_hsock_fetch_owner(tfd, m, w, fd);
 	if (tfd >= 0)
 		return tfs_hsock_fetch(tfd, w, fd);
 	rc = tfs_hsock_fetch_name(m->hsock, name, w, fd, &bytes);
@@ -276,6 +285,11 @@ static int map_vmm(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd, c
 						 "memory") :
 		     rc == -ESTALE ? tfs_seterr(-ESTALE, "the handle socket's tensor of that name "
 						 "is another one now") :
+		     rc == -ENOENT && tfd >= 0 ?
+				     tfs_seterr(-ENOENT, "no handle socket answered for the tensor "
+						"(%s)", m->remote ? "another node's, whose mount "
+						"is not on this machine" : "replaced or removed "
+						"since it was opened: it has no name to ask for") :
 		     tfs_seterr(rc, "the handle socket: %s", tfs_strerror(-rc));
 		goto out;
 	}
@@ -304,25 +318,32 @@ out:
 static int unmap(struct tfs_ipc_entry *e)
 {
 	const struct tfs_cudart *cu;
-	int rc = 0, err;
+	const struct tfs_cudrv *dv;
+	int rc = 0, err, prev;
 
 	if (!e->cuda)
 		return munmap(e->base, e->size) ? -errno : 0;
+	if (!(cu = tfs_cudart_get(&rc)) || (rc = tfs_cuda_enter(cu, e->device, &prev)))
+		return rc;
+	/* The work queued on the memory ends first: cuMemUnmap does not wait for it (unlike
+	 * cudaFree; cudaIpcCloseMemHandle promises nothing either), and a kernel or copy
+	 * still in flight (torch's, on a DLPack view dropped at once) would meet an unmapped
+	 * address, an illegal-address error that breaks the process's context. PyTorch waits
+	 * so before it unmaps its own VMM segments. */
+	if ((err = cu->DeviceSynchronize()) != 0)
+		tfs_seterr(-EIO, "cudaDeviceSynchronize before unmapping: %s",
+			   cu->GetErrorString(err));
 	if (e->vmm) {
-		const struct tfs_cudrv *dv = tfs_cudrv_get(&rc);
-		int prev;
-
-		if (!dv || !(cu = tfs_cudart_get(&rc)) || (rc = tfs_cuda_enter(cu, e->device, &prev)))
-			return rc;
-		rc = unmap_vmm(dv, e);
-		if (prev != e->device)
-			cu->SetDevice(prev);
-		return rc;
+		if ((dv = tfs_cudrv_get(&rc)))
+			rc = unmap_vmm(dv, e);
+	} else if ((rc = cu->IpcCloseMemHandle(e->base)) != 0) {
+		rc = tfs_seterr(-EIO, "cudaIpcCloseMemHandle: %s", cu->GetErrorString(rc));
 	}
-	if (!(cu = tfs_cudart_get(&rc)))
-		return rc;
-	err = cu->IpcCloseMemHandle(e->base);
-	return err ? tfs_seterr(-EIO, "cudaIpcCloseMemHandle: %s", cu->GetErrorString(err)) : 0;
+	if (!rc && err)
+		rc = -EIO;
+	if (prev != e->device)
+		cu->SetDevice(prev);
+	return rc;
 }
 
 /* Under lock: keeps e idle; returns the entry that must go instead (the oldest, when

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "client_internal.h"
@@ -243,6 +244,33 @@ int main(void)
 	CHECK(tfs_open(buf, O_RDONLY, &t) == -ENOENT, "a missing path: -ENOENT");
 	CHECK(tfs_open("/tmp", O_RDONLY, &t) == -EISDIR, "a directory: -EISDIR");
 	CHECK(tfs_open(NULL, O_RDONLY, &t) == -EINVAL, "NULL path: -EINVAL");
+
+	/* one line of /proc/self/mountinfo (lib/mounts.c), no I/O */
+	{
+		static struct tfs_mount mi;
+
+		CHECK(tfs_mountinfo_line("36 35 0:40 / /mnt/my\\040t\\134s rw,relatime shared:1 - "
+					 "fuse.tensorfs tensorfs rw,user_id=1000,group_id=0\n",
+					 &mi) == 0 && !strcmp(mi.mp, "/mnt/my t\\s") &&
+		      !strcmp(mi.fstype, "fuse.tensorfs") && mi.dev == makedev(0, 40) &&
+		      mi.user_id == 1000,
+		      "mountinfo: escapes undone, the device, the type after -, user_id");
+		CHECK(tfs_mountinfo_line("36 35 8:1 / /x rw - ext4 /dev/sda1 rw", &mi) == 0 &&
+		      !strcmp(mi.mp, "/x") && !strcmp(mi.fstype, "ext4") &&
+		      mi.dev == makedev(8, 1) && mi.user_id == -1,
+		      "mountinfo: no optional fields, no newline, no user_id");
+		CHECK(tfs_mountinfo_line("1 2 0:3 / /y rw - fuse.tensorfs t rw,xuser_id=5,"
+					 "user_id=7x", &mi) == 0 && mi.user_id == -1,
+		      "mountinfo: a malformed user_id is none");
+		CHECK(tfs_mountinfo_line("36 35 0:40 / /x rw shared:1", &mi) == -EINVAL,
+		      "mountinfo: no \" - \": -EINVAL");
+		CHECK(tfs_mountinfo_line("36 35 0:40", &mi) == -EINVAL,
+		      "mountinfo: too few fields: -EINVAL");
+		CHECK(tfs_mountinfo_line("36 35 zero / /x rw - ext4 /dev/sda1 rw", &mi) == -EINVAL,
+		      "mountinfo: a device that is not major:minor: -EINVAL");
+		CHECK(tfs_mountinfo_line("1 2 0:3 / /a rw - \n", &mi) == -EINVAL,
+		      "mountinfo: an empty type: -EINVAL");
+	}
 
 	/* Redis path errors that need no server */
 	CHECK(tfs_connect("http://x", 500, &c) == -EINVAL && !c, "bad URL: -EINVAL");

@@ -4,14 +4,15 @@
 # such object, a GPU handle that does not open), tfs_read and tfs_write (Tensor.read and
 # write) go through the mount's descriptor, which the daemon forwards over UCX, and the
 # mapping calls (the pointer, DLPack, numpy) answer EREMOTE naming the node. That other
-# machine is a mount namespace with an empty /dev/shm of its own and no GPU visible.
+# machine is a mount namespace with an empty /dev/shm of its own, no GPU visible and no
+# mount of n1 (whose handle socket the library would find through it, lib/handle_socket.c).
 . "$(dirname "$0")/netlib.sh"
 net_nodes
 client_tools
 # elsewhere CMD...: CMD as on a machine without n1's memory.
 elsewhere() {
-	unshare -m --propagation private sh -c 'mount -t tmpfs -o size=1m,mode=1777 tfs-elsewhere /dev/shm &&
-		exec env CUDA_VISIBLE_DEVICES= "$@"' elsewhere "$@"
+	N1_MOUNT=$A unshare -m --propagation private sh -c 'mount -t tmpfs -o size=1m,mode=1777 tfs-elsewhere /dev/shm &&
+		umount -l "$N1_MOUNT" && exec env -u N1_MOUNT CUDA_VISIBLE_DEVICES= "$@"' elsewhere "$@"
 }
 [ -z "$(elsewhere ls -A /dev/shm 2>&1)" ] || { nok "a mount namespace with an empty /dev/shm (unshare -m)"; exit 1; }
 printf 'ABCDEFGH' > "$A/x"

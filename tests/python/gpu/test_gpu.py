@@ -35,6 +35,28 @@ def test_torch_view_is_zero_copy(mnt):
     assert wait_until(lambda: mnt.refcount("w") == 1)
 
 
+def test_view_dropped_while_its_kernels_are_queued(mnt):
+    """The last release of a mapping (here the DLPack deleter of a view dropped at once)
+    waits for the work queued on it: torch's kernel, queued behind a long one, must not
+    meet an unmapped address (in --memory vmm it did: cuMemUnmap waits for nothing)."""
+    p = mnt.path("queued")
+    tensorfs.publish(p, torch.zeros(1024, device="cuda")).close()
+    busy = torch.randn(2048, 2048, device="cuda")
+    for _ in range(3):
+        with tensorfs.open(p, "r+") as t:
+            x = torch.from_dlpack(t)
+        if hasattr(torch.cuda, "_sleep"):
+            torch.cuda._sleep(100_000_000)       # cycles of spinning ahead of add_
+        else:
+            for _ in range(20):
+                busy = busy @ busy
+        x.add_(1)
+        del x                                    # its last user: the mapping goes
+        torch.cuda.synchronize()                 # an illegal address would raise here
+    with open(p, "rb") as f:
+        assert f.read() == torch.full((1024,), 3.0).numpy().tobytes()
+
+
 def test_published_from_torch_opened_in_another_process(mnt):
     p = mnt.path("shared")
     producer = textwrap.dedent("""
