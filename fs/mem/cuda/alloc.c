@@ -689,17 +689,65 @@ int tfs_cuda_list_found(struct tfs_backend *be)
 	return rc == -ENOENT ? 0 : rc;
 }
 
+/* Is f the allocation the record m names? A VMM tensor's first chunk by its id and device
+ * (the record's handle says the size the tensor grew to, docs/vmm.md#growth); a chunk
+ * that continues another is never one. Any other by its whole handle. */
+static int names(const struct kfound *f, const struct tfs_meta *m)
+{
+	const uint8_t *h = (const uint8_t *)&f->handle;
+	uint64_t head, off;
+
+	if (f->device != m->device)
+		return 0;
+	if (f->vfd < 0 || memcmp(h, TFS_VMM_MAGIC, 8))
+		return memcmp(h, m->ipc_handle, sizeof(f->handle)) == 0;
+	return !tfs_keeper_link_get(h, &head, &off) && !memcmp(h, m->ipc_handle, 16) &&
+	       !memcmp(h + 24, m->ipc_handle + 24, TFS_IPC_HANDLE_SIZE - 24);
+}
+
+/* The chunks of the VMM tensor whose first chunk is f (keeper.h's link), in order, each
+ * continuing where the one before ends, into parts (at most TFS_VMM_CHUNKS_MAX, f first;
+ * their found entries into which[]): their count. */
+static int chunks_of(struct tfs_backend *be, struct kfound *f, struct tfs_vmm_part *parts,
+		     struct kfound **which)
+{
+	uint64_t end = f->size;
+	int n = 1;
+
+	parts[0] = (struct tfs_vmm_part){ .fd = f->vfd, .kid = f->id, .size = f->size };
+	which[0] = f;
+	while (n < TFS_VMM_CHUNKS_MAX) {
+		struct kfound *g = NULL;
+
+		for (size_t i = 0; i < be->nfound && !g; i++) {
+			struct kfound *c = &be->found[i];
+			uint64_t head, off;
+
+			if (c->vfd >= 0 && !c->used && c->device == f->device &&
+			    tfs_keeper_link_get((const uint8_t *)&c->handle, &head, &off) &&
+			    head == f->id && off == end)
+				g = c;
+		}
+		if (!g || g->size > UINT64_MAX - end)
+			break;
+		parts[n] = (struct tfs_vmm_part){ .fd = g->vfd, .kid = g->id, .size = g->size };
+		which[n++] = g;
+		end += g->size;
+	}
+	return n;
+}
+
 int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out)
 {
-	struct kfound *f = NULL;
+	struct tfs_vmm_part parts[TFS_VMM_CHUNKS_MAX];
+	struct kfound *f = NULL, *which[TFS_VMM_CHUNKS_MAX];
 	struct tfs_alloc *a;
 	struct cdev *d;
 	cudaError_t e;
-	int rc;
+	int rc, n;
 
 	for (size_t i = 0; i < be->nfound && !f; i++)
-		if (be->found[i].device == m->device &&
-		    memcmp(&be->found[i].handle, m->ipc_handle, sizeof(be->found[i].handle)) == 0)
+		if (names(&be->found[i], m))
 			f = &be->found[i];
 	if (!f)
 		return -ENOENT;
@@ -730,14 +778,17 @@ int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_
 		if (!(a = calloc(1, sizeof(*a))))
 			return -ENOMEM;
 		a->dev = d;
-		rc = tfs_cuda_vmm_adopt(d, f->vfd, f->id, f->size, m, a);
+		n = chunks_of(be, f, parts, which);
+		rc = tfs_cuda_vmm_adopt(d, parts, n, m, a);
 		if (rc < 0) {
 			free(a);
 			return rc;
 		}
-		close(f->vfd);
-		f->vfd = -1;
-		f->used = 1;
+		for (int i = 0; i < n; i++) {
+			close(which[i]->vfd);
+			which[i]->vfd = -1;
+			which[i]->used = 1;
+		}
 		*out = a;
 		return 0;
 	} else if (!f->cb) {
@@ -785,7 +836,7 @@ static void found_cb_drop(struct tfs_backend *be, struct kfound *f)
 	struct cdev *d;
 
 	if (cb->vmm) {
-		cb->vmm->kid = 0;
+		cb->vmm->c[0].kid = 0;
 		if (tfs_cuda_dev_get(be, f->device, &d) == 0)
 			tfs_cuda_vmm_block_put(d, cb->vmm);
 	} else {
