@@ -84,16 +84,20 @@ static void chunk_drop(const struct tfs_vmm_drv *drv, struct tfs_vmm_chunk *c, u
 	}
 }
 
-/* Undoes whatever of v was done (every chunk, the reservation), frees v. */
+/* Undoes whatever of v was done (every chunk, the reservation), frees v. The last chunk
+ * goes first: a chunk the keeper links to the first one never outlives it, so a crash
+ * meanwhile leaves no link to an id the keeper may give again. */
 static void vmm_destroy(struct tfs_vmm *v, int ordinal)
 {
 	const struct tfs_vmm_drv *drv = tfs_vmm_drv();
 	uint64_t off = 0;
 	CUresult r;
 
-	for (int i = 0; i < v->n; i++) {
-		chunk_drop(drv, &v->c[i], v->va + off, ordinal);
+	for (int i = 0; i < v->n; i++)
 		off += v->c[i].size;
+	for (int i = v->n - 1; i >= 0; i--) {
+		off -= v->c[i].size;
+		chunk_drop(drv, &v->c[i], v->va + off, ordinal);
 	}
 	if (drv && v->va && (r = drv->MemAddressFree(v->va, v->resv)) != CUDA_SUCCESS)
 		tfs_vmm_fail(r, "cuMemAddressFree", ordinal);
