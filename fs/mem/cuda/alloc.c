@@ -689,54 +689,6 @@ int tfs_cuda_list_found(struct tfs_backend *be)
 	return rc == -ENOENT ? 0 : rc;
 }
 
-/* Is f the allocation the record m names? A VMM tensor's first chunk by its id and device
- * (the record's handle says the size the tensor grew to, docs/vmm.md#growth); a chunk
- * that continues another is never one. Any other by its whole handle. */
-static int names(const struct kfound *f, const struct tfs_meta *m)
-{
-	const uint8_t *h = (const uint8_t *)&f->handle;
-	uint64_t head, off;
-
-	if (f->device != m->device)
-		return 0;
-	if (f->vfd < 0 || memcmp(h, TFS_VMM_MAGIC, 8))
-		return memcmp(h, m->ipc_handle, sizeof(f->handle)) == 0;
-	return !tfs_keeper_link_get(h, &head, &off) && !memcmp(h, m->ipc_handle, 16) &&
-	       !memcmp(h + 24, m->ipc_handle + 24, TFS_IPC_HANDLE_SIZE - 24);
-}
-
-/* The chunks of the VMM tensor whose first chunk is f (keeper.h's link), in order, each
- * continuing where the one before ends, into parts (at most TFS_VMM_CHUNKS_MAX, f first;
- * their found entries into which[]): their count. */
-static int chunks_of(struct tfs_backend *be, struct kfound *f, struct tfs_vmm_part *parts,
-		     struct kfound **which)
-{
-	uint64_t end = f->size;
-	int n = 1;
-
-	parts[0] = (struct tfs_vmm_part){ .fd = f->vfd, .kid = f->id, .size = f->size };
-	which[0] = f;
-	while (n < TFS_VMM_CHUNKS_MAX) {
-		struct kfound *g = NULL;
-
-		for (size_t i = 0; i < be->nfound && !g; i++) {
-			struct kfound *c = &be->found[i];
-			uint64_t head, off;
-
-			if (c->vfd >= 0 && !c->used && c->device == f->device &&
-			    tfs_keeper_link_get((const uint8_t *)&c->handle, &head, &off) &&
-			    head == f->id && off == end)
-				g = c;
-		}
-		if (!g || g->size > UINT64_MAX - end)
-			break;
-		parts[n] = (struct tfs_vmm_part){ .fd = g->vfd, .kid = g->id, .size = g->size };
-		which[n++] = g;
-		end += g->size;
-	}
-	return n;
-}
-
 int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out)
 {
 	struct tfs_vmm_part parts[TFS_VMM_CHUNKS_MAX];
@@ -747,7 +699,7 @@ int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_
 	int rc, n;
 
 	for (size_t i = 0; i < be->nfound && !f; i++)
-		if (names(&be->found[i], m))
+		if (tfs_cuda_found_names(&be->found[i], m))
 			f = &be->found[i];
 	if (!f)
 		return -ENOENT;
@@ -778,7 +730,7 @@ int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_
 		if (!(a = calloc(1, sizeof(*a))))
 			return -ENOMEM;
 		a->dev = d;
-		n = chunks_of(be, f, parts, which);
+		n = tfs_cuda_vmm_found_chunks(be, f, parts, which);
 		rc = tfs_cuda_vmm_adopt(d, parts, n, m, a);
 		if (rc < 0) {
 			free(a);

@@ -294,6 +294,16 @@ struct tfs_vmm_part {
  * -EINVAL when m does not fit (nothing kept: the allocations stay the keeper's), -errno. */
 int tfs_cuda_vmm_adopt(struct cdev *d, const struct tfs_vmm_part *parts, int n,
 		       const struct tfs_meta *m, struct tfs_alloc *a);
+/* A restart (alloc.c's adoption): is f the allocation the record m names? A VMM tensor's
+ * first chunk by its id and device (the record's handle says the size the tensor grew
+ * to, docs/vmm.md#growth); a chunk that continues another is never one; any other by its
+ * whole handle. */
+int tfs_cuda_found_names(const struct kfound *f, const struct tfs_meta *m);
+/* The chunks of the VMM tensor whose first chunk is f (keeper.h's link), in order, each
+ * continuing where the one before ends, not yet adopted: into parts (at most
+ * TFS_VMM_CHUNKS_MAX, f first) with their entries of be->found in which[]: their count. */
+int tfs_cuda_vmm_found_chunks(struct tfs_backend *be, struct kfound *f,
+			      struct tfs_vmm_part *parts, struct kfound **which);
 /* Unmaps and releases a->vmm and closes its descriptor (importers keep theirs). */
 void tfs_cuda_vmm_free(struct tfs_alloc *a);
 /* Within the allocation the size changes in place; beyond it one more chunk is mapped at

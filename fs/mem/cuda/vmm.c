@@ -363,6 +363,50 @@ int tfs_cuda_vmm_adopt(struct cdev *d, const struct tfs_vmm_part *parts, int n,
 	return 0;
 }
 
+/* ---- a restart: the keeper's inventory (alloc.c's adoption) ---- */
+
+int tfs_cuda_found_names(const struct kfound *f, const struct tfs_meta *m)
+{
+	const uint8_t *h = (const uint8_t *)&f->handle;
+	uint64_t head, off;
+
+	if (f->device != m->device)
+		return 0;
+	if (f->vfd < 0 || memcmp(h, TFS_VMM_MAGIC, 8))
+		return memcmp(h, m->ipc_handle, sizeof(f->handle)) == 0;
+	return !tfs_keeper_link_get(h, &head, &off) && !memcmp(h, m->ipc_handle, 16) &&
+	       !memcmp(h + 24, m->ipc_handle + 24, TFS_IPC_HANDLE_SIZE - 24);
+}
+
+int tfs_cuda_vmm_found_chunks(struct tfs_backend *be, struct kfound *f,
+			      struct tfs_vmm_part *parts, struct kfound **which)
+{
+	uint64_t end = f->size;
+	int n = 1;
+
+	parts[0] = (struct tfs_vmm_part){ .fd = f->vfd, .kid = f->id, .size = f->size };
+	which[0] = f;
+	while (n < TFS_VMM_CHUNKS_MAX) {
+		struct kfound *g = NULL;
+
+		for (size_t i = 0; i < be->nfound && !g; i++) {
+			struct kfound *c = &be->found[i];
+			uint64_t head, off;
+
+			if (c->vfd >= 0 && !c->used && c->device == f->device &&
+			    tfs_keeper_link_get((const uint8_t *)&c->handle, &head, &off) &&
+			    head == f->id && off == end)
+				g = c;
+		}
+		if (!g || g->size > UINT64_MAX - end)
+			break;
+		parts[n] = (struct tfs_vmm_part){ .fd = g->vfd, .kid = g->id, .size = g->size };
+		which[n++] = g;
+		end += g->size;
+	}
+	return n;
+}
+
 int tfs_cuda_vmm_block_adopt(struct cdev *d, int fd, uint64_t kid, uint64_t size,
 			     const uint8_t handle[TFS_IPC_HANDLE_SIZE], struct tfs_vmm **out)
 {
