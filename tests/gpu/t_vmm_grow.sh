@@ -37,10 +37,17 @@ tfsread() { "$TOOL" read "$1" 0 "$(stat -c %s "$1")" | head -1 | tr -d '\n' | md
 hid() { hexh "$1" | cut -c1-32; }
 hsize() { /usr/bin/python3 -c "import sys; print(int.from_bytes(bytes.fromhex(sys.argv[1])[16:24], 'little'))" "$(hexh "$1")"; }
 
+# mkfile FILE SRC: FILE made at SRC's size in one step (one allocation: written by appends
+# it would grow by chunks), then SRC's bytes written into it
+mkfile() {
+	truncate -s "$(stat -c %s "$2")" "$1" && dd if="$2" of="$1" bs=1M conv=notrunc status=none
+}
+
 # 1. truncate well past the allocation while a process holds the tensor mapped. 3 MB: a
 # 4 MiB allocation; 20 MB: 16 MiB more in a second chunk.
 head -c 3000000 /dev/urandom > "$T/r"
-cp "$T/r" "$M/g"
+mkfile "$M/g" "$T/r"
+eq "one allocation (a one-descriptor reply)" "0 3000000" "$($G "$SOCKP" r g | head -1)"
 id0=$(hid "$M/g")
 eq "the first allocation: 4 MiB" 4194304 "$(hsize "$M/g")"
 "$TOOL" holdgrow "$M/g" "$T/go1" > "$T/h1.out" 2>&1 &
@@ -99,7 +106,7 @@ cp "$T/gmax" "$T/gmax.keep"
 
 # a second grown tensor, left at two chunks, for the restarts
 head -c 5000000 /dev/urandom > "$T/r2"
-cp "$T/r2" "$M/g2"
+mkfile "$M/g2" "$T/r2"
 truncate -s 9000000 "$M/g2"
 { cat "$T/r2"; head -c 4000000 /dev/zero; } > "$T/g2"
 eq "a second tensor grown to two chunks" "0 9000000 6291456 4194304" "$($G "$SOCKP" r g2 | head -1)"
@@ -112,22 +119,33 @@ wait_for grep -q held "$T/h3.out"
 check_err "vmm grow: a packed tensor grown past 1 MiB while held: EBUSY" "busy" truncate -s 3000000 "$M/small"
 kill "$hp"; wait "$hp" 2>/dev/null
 
+# a file copied in by appends (cp: packed, then its own allocation growing by a chunk per
+# write past its end, moved to one allocation at 16 chunks, growing again)
+head -c 40000000 /dev/urandom > "$T/big"
+check "cp of a 40 MB file (growth by appends)" cp "$T/big" "$M/big"
+eq "its bytes through the mount" "$(md5sum < "$T/big")" "$(md5sum < "$M/big")"
+eq "a new process reads them" "$(hexof "$T/big")" "$(tfsread "$M/big")"
+eq "and the consumer" "$(md5sum < "$T/big")" "$(dump "$M/big" | md5sum)"
+
 # 5. the two holders after growths: every chunk of both tensors back (the keeper's copies,
 # then the keeper's inventory: LIST links each chunk to its tensor's first)
 holders_setup "$M"
 hg=$(hexh "$M/g"); hg2=$(hexh "$M/g2")
 check "the keeper is replaced after its SIGKILL" kill_keeper "$M"
 holders_check "$M" "vmm grow: keeper killed"
-eq "vmm grow: keeper killed: every chunk back" "$(md5sum < "$T/gmax") $(md5sum < "$T/g2")" \
-	"$(md5sum < "$M/g") $(md5sum < "$M/g2")"
+eq "vmm grow: keeper killed: every chunk back" \
+	"$(md5sum < "$T/gmax") $(md5sum < "$T/g2") $(md5sum < "$T/big")" \
+	"$(md5sum < "$M/g") $(md5sum < "$M/g2") $(md5sum < "$M/big")"
 eq "a new process reads them after the keeper's SIGKILL" "$(hexof "$T/g2")" "$(tfsread "$M/g2")"
 check "the daemon starts again after its SIGKILL" kill_daemon "$M"
 holders_check "$M" "vmm grow: daemon killed"
-eq "vmm grow: daemon killed: every chunk back" "$(md5sum < "$T/gmax") $(md5sum < "$T/g2")" \
-	"$(md5sum < "$M/g") $(md5sum < "$M/g2")"
+eq "vmm grow: daemon killed: every chunk back" \
+	"$(md5sum < "$T/gmax") $(md5sum < "$T/g2") $(md5sum < "$T/big")" \
+	"$(md5sum < "$M/g") $(md5sum < "$M/g2") $(md5sum < "$M/big")"
 eq "the handles are the same" "$hg $hg2" "$(hexh "$M/g") $(hexh "$M/g2")"
-eq "a new process reads them after the daemon's SIGKILL" "$(hexof "$T/gmax") $(hexof "$T/g2")" \
-	"$(tfsread "$M/g") $(tfsread "$M/g2")"
+eq "a new process reads them after the daemon's SIGKILL" \
+	"$(hexof "$T/gmax") $(hexof "$T/g2") $(hexof "$T/big")" \
+	"$(tfsread "$M/g") $(tfsread "$M/g2") $(tfsread "$M/big")"
 eq "the socket hands out the adopted chunks" "0 9000000 6291456 4194304" "$($G "$SOCKP" r g2 | head -1)"
 eq "and the consumer maps them" "$(md5sum < "$T/g2")" "$(dump "$M/g2" | md5sum)"
 check "an adopted tensor grows in place again" truncate -s 12000000 "$M/g2"
@@ -142,11 +160,11 @@ check "the move gave it a new handle" test "$(hid "$M/g")" != "$id0"
 PY=${TFS_PYTHON:-python3}
 if "$PY" -c "import torch" 2>/dev/null; then
 	head -c 3000000 /dev/urandom > "$T/r3"
-	cp "$T/r3" "$M/d"
+	mkfile "$M/d" "$T/r3"
 	PYOUT=$(PYTHONPATH=$GROOT/python TENSORFS_LIBRARY=$GROOT/$GBUILD/libtensorfs.so "$PY" - "$M/d" <<'PY' 2>&1
 import subprocess, sys, torch, tensorfs
 path = sys.argv[1]
-t = tensorfs.open(path)
+t = tensorfs.open(path, "r+")
 x = torch.from_dlpack(t)
 p0, before = x.data_ptr(), bytes(x.cpu().numpy().tobytes())
 subprocess.run(["truncate", "-s", "40000000", path], check=True)
