@@ -1,4 +1,4 @@
-/* One message with at most one file descriptor (SCM_RIGHTS) over a unix socket: the
+/* One message with at most one file descriptor (SCM_RIGHTS; or a few: tfs_send_fds) over a unix socket: the
  * keeper's replies and the REDIS notice (fs/mem/keeper/), the handover to a new keeper
  * (handover.c), and the handle socket (fs/handles/server.c, lib/handle_socket.c). Shared
  * by the daemon and the client library. Thread-safe: no state.
@@ -31,5 +31,18 @@ int tfs_send_fd(int sock, const void *buf, size_t len, int fd, int flags);
  * (the peer closed), -EMSGSIZE when a message of a datagram or seqpacket socket was longer
  * than len (its rest is gone, and with it any descriptor: *fd is -1), or -errno (*fd -1). */
 ssize_t tfs_recv_fd(int sock, void *buf, size_t len, int flags, int *fd);
+
+/* The most descriptors one message of tfs_send_fds / tfs_recv_fds carries. */
+#define TFS_FD_PASS_MAX 16
+
+/* tfs_send_fd with n descriptors (0 to TFS_FD_PASS_MAX, -EINVAL beyond) in one
+ * SCM_RIGHTS message: the handle socket's reply of a memory in several pieces. */
+int tfs_send_fds(int sock, const void *buf, size_t len, const int *fds, int n, int flags);
+
+/* tfs_recv_fd for up to max (at most TFS_FD_PASS_MAX) descriptors: fds[0..*n) in the
+ * order they were sent (the caller's), further ones closed; *n is TFS_FD_LOST (and none
+ * kept) when the kernel could not give them all (this process's RLIMIT_NOFILE). Returns
+ * as tfs_recv_fd does; *n is 0 on an error. */
+ssize_t tfs_recv_fds(int sock, void *buf, size_t len, int flags, int *fds, int max, int *n);
 
 #endif

@@ -1,5 +1,6 @@
 /* The handle socket's messages (fd_request.h). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -112,4 +113,77 @@ int tfs_fdrep_format(char *buf, int rc, uint64_t bytes)
 	if (rc < 0)
 		return snprintf(buf, TFS_FDREP_MAX, "%d\n", rc < -4095 ? -EIO : rc);
 	return snprintf(buf, TFS_FDREP_MAX, "0 %llu\n", (unsigned long long)bytes);
+}
+
+/* A decimal number at buf[*i..end) up to a space or end: 0 with *v and *i past it, or
+ * -EBADMSG (no digits, a leading zero, past UINT64_MAX). */
+static int number(const char *buf, size_t *i, size_t end, uint64_t *v)
+{
+	size_t start = *i;
+	uint64_t x = 0;
+
+	for (; *i < end && buf[*i] >= '0' && buf[*i] <= '9'; (*i)++) {
+		unsigned d = (unsigned)(buf[*i] - '0');
+
+		if (x > (UINT64_MAX - d) / 10)
+			return -EBADMSG;
+		x = x * 10 + d;
+	}
+	if (*i == start || (*i - start > 1 && buf[start] == '0') ||
+	    (*i < end && buf[*i] != ' '))
+		return -EBADMSG;
+	*v = x;
+	return 0;
+}
+
+int tfs_fdrep_parse_chunks(const char *buf, size_t len, uint64_t *bytes, uint64_t *sizes,
+			   int *n)
+{
+	uint64_t b, sz[TFS_FDREP_FDS_MAX];
+	size_t i = 2, end;
+	int k = 0;
+
+	if (len < 2 || len > TFS_FDREP_MAX || buf[len - 1] != '\n')
+		return -EBADMSG;
+	if (buf[0] == '-')
+		return tfs_fdrep_parse(buf, len, &b);   /* an error carries no descriptor */
+	end = len - 1;
+	if (buf[0] != '0' || buf[1] != ' ' || number(buf, &i, end, &b))
+		return -EBADMSG;
+	while (i < end) {
+		i++;                                    /* the space */
+		if (k == TFS_FDREP_FDS_MAX || number(buf, &i, end, &sz[k]) || sz[k] == 0)
+			return -EBADMSG;
+		k++;
+	}
+	if (k == 1)
+		return -EBADMSG;        /* one descriptor says no size */
+	*bytes = b;
+	if (k == 0) {
+		sizes[0] = 0;
+		*n = 1;
+	} else {
+		memcpy(sizes, sz, (size_t)k * sizeof(*sz));
+		*n = k;
+	}
+	return 0;
+}
+
+int tfs_fdrep_format_chunks(char *buf, int rc, uint64_t bytes, const uint64_t *sizes, int n)
+{
+	int len;
+
+	if (rc < 0 || n == 1)
+		return tfs_fdrep_format(buf, rc, bytes);
+	if (n < 2 || n > TFS_FDREP_FDS_MAX)
+		return -EINVAL;
+	len = snprintf(buf, TFS_FDREP_MAX, "0 %" PRIu64, bytes);
+	for (int i = 0; i < n; i++) {
+		if (!sizes[i])
+			return -EINVAL;
+		len += snprintf(buf + len, TFS_FDREP_MAX - (size_t)len, " %" PRIu64, sizes[i]);
+	}
+	buf[len++] = '\n';
+	buf[len] = '\0';
+	return len;
 }

@@ -11,7 +11,16 @@
  * path is relative to the mount's root, without a leading slash: components of 1 to 255
  * bytes, none "." or "..", no empty one (no doubled or trailing slash), no NUL or newline.
  *
- * Reply, one line:  "0 <bytes>\n" with the descriptor, or "-<errno>\n" without. */
+ * Reply, one line:  "0 <bytes>\n" with the descriptor, or "-<errno>\n" without. Memory
+ * made of several pieces (a VMM tensor grown in place, docs/vmm.md#growth) comes as one
+ * descriptor per piece, in address order, in the one message, the line giving each one's
+ * size after the tensor's:
+ *
+ *     "0 <bytes> <size1> <size2> ... <sizeN>\n"     N from 2 to TFS_FDREP_FDS_MAX
+ *
+ * so that the one-descriptor reply is the same bytes as ever (an older client reads it;
+ * one that gets the longer line fails with EBADMSG). Numbers are decimal, without leading
+ * zeros, at most UINT64_MAX; sizes are not 0. */
 #ifndef TFS_FD_REQUEST_H
 #define TFS_FD_REQUEST_H
 
@@ -20,7 +29,9 @@
 
 #define TFS_FDREQ_PATH_MAX 4095
 #define TFS_FDREQ_MAX (2 + TFS_FDREQ_PATH_MAX + 1)   /* "r " + path + "\n" */
-#define TFS_FDREP_MAX 32
+#define TFS_FDREP_FDS_MAX 16
+/* "0 " + bytes + 16 x (" " + size) + "\n", each number up to 20 digits. */
+#define TFS_FDREP_MAX (2 + 20 + TFS_FDREP_FDS_MAX * 21 + 1 + 1)
 
 enum { TFS_FDREQ_READ = 1, TFS_FDREQ_WRITE = 2 };
 
@@ -47,5 +58,17 @@ int tfs_fdrep_parse(const char *buf, size_t len, uint64_t *bytes);
 /* Writes a reply for rc (0 or a negative errno) and bytes: its length. buf holds
  * TFS_FDREP_MAX bytes. */
 int tfs_fdrep_format(char *buf, int rc, uint64_t bytes);
+
+/* Parses a reply of one or more descriptors: 0 with *bytes, *n (1 to TFS_FDREP_FDS_MAX:
+ * the descriptors that came with it) and sizes[0..*n) (each piece's; sizes[0] is 0 for
+ * the one-descriptor reply, which says none), the negative errno it carries, or -EBADMSG.
+ * sizes holds TFS_FDREP_FDS_MAX. Nothing is written unless it returns 0. */
+int tfs_fdrep_parse_chunks(const char *buf, size_t len, uint64_t *bytes, uint64_t *sizes,
+			   int *n);
+
+/* Writes the reply of n descriptors of sizes (n 1: the one-descriptor reply, sizes
+ * unused and may be NULL) for rc 0, or of rc: its length, or -EINVAL for n out of 1 to
+ * TFS_FDREP_FDS_MAX or a size 0. buf holds TFS_FDREP_MAX bytes. */
+int tfs_fdrep_format_chunks(char *buf, int rc, uint64_t bytes, const uint64_t *sizes, int n);
 
 #endif

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "fd_request.h"    /* TFS_FDREP_FDS_MAX */
 #include "meta.h"
 #include "tensorfs.h"
 
@@ -136,6 +137,24 @@ int tfs_hsock_fetch_owner(int tfd, const struct tfs_meta *m, int *writable, int 
  * tensor it means. */
 int tfs_hsock_fetch_name(const char *sock, const char *name, int *writable, int *memfd,
 			 uint64_t *bytes);
+/* A memory as the handle socket hands it out: n descriptors (the holder's) and each
+ * one's size, in address order; size[0] is 0 for a memory of one descriptor (the reply
+ * says no size: fd_request.h). */
+struct tfs_hsock_mem {
+	int n;
+	int fd[TFS_FDREP_FDS_MAX];
+	uint64_t size[TFS_FDREP_FDS_MAX];
+};
+/* tfs_hsock_fetch, tfs_hsock_fetch_owner and tfs_hsock_fetch_name for a memory in pieces
+ * (a VMM tensor grown in place, docs/vmm.md#growth): every descriptor into *mem. The
+ * one-descriptor functions fail with -EBADMSG on such a memory. */
+int tfs_hsock_fetch_mem(int tfd, int *writable, struct tfs_hsock_mem *mem);
+int tfs_hsock_fetch_owner_mem(int tfd, const struct tfs_meta *m, int *writable,
+			      struct tfs_hsock_mem *mem);
+int tfs_hsock_fetch_name_mem(const char *sock, const char *name, int *writable,
+			     struct tfs_hsock_mem *mem, uint64_t *bytes);
+/* Closes what mem holds (n becomes 0). */
+void tfs_hsock_mem_close(struct tfs_hsock_mem *mem);
 /* Drops one user; the last one unmaps / closes the handle. 0 or a negative errno. */
 int tfs_ipc_release(struct tfs_ipc_entry *e);
 /* 1 when the handle of m is mapped in this process now (a hint: it may change at once). */

@@ -78,15 +78,17 @@ static int names_file(const char *path, const struct stat *st)
 	return stat(path, &now) == 0 && now.st_dev == st->st_dev && now.st_ino == st->st_ino;
 }
 
-/* One request on a new connection: 0 with *memfd and the tensor's size *bytes, or -errno
- * (the reply's included). */
-static int ask(const char *sock, int access, const char *name, int *memfd, uint64_t *bytes)
+/* One request on a new connection: 0 with the memory's descriptors *mem and the tensor's
+ * size *bytes, or -errno (the reply's included). */
+static int ask(const char *sock, int access, const char *name, struct tfs_hsock_mem *mem,
+	       uint64_t *bytes)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timeval tv = { .tv_sec = HSOCK_TIMEOUT_S };
 	char req[TFS_FDREQ_MAX + 1], line[TFS_FDREP_MAX];
-	int s, len, rc, got = -1;
-	ssize_t n;
+	int fds[TFS_FDREP_FDS_MAX], s, len, rc, got = 0, n = 0;
+	uint64_t sizes[TFS_FDREP_FDS_MAX];
+	ssize_t r;
 
 	if (strlen(sock) >= sizeof(sa.sun_path) ||
 	    (len = tfs_fdreq_format(req, sizeof(req), access, name)) < 0)
@@ -102,28 +104,52 @@ static int ask(const char *sock, int access, const char *name, int *memfd, uint6
 		rc = -errno;
 		goto out;
 	}
-	n = tfs_recv_fd(s, line, sizeof(line), 0, &got);
+	r = tfs_recv_fds(s, line, sizeof(line), 0, fds, TFS_FDREP_FDS_MAX, &got);
 	if (got == TFS_FD_LOST) {
-		/* The daemon sent it, but this process has no descriptor left for it. */
+		/* The daemon sent them, but this process has no descriptor left for them. */
+		got = 0;
 		rc = -EMFILE;
 		goto out;
 	}
-	rc = n <= 0 ? -EPIPE : tfs_fdrep_parse(line, (size_t)n, bytes);
-	if (rc == 0 && got < 0)
+	rc = r <= 0 ? -EPIPE : tfs_fdrep_parse_chunks(line, (size_t)r, bytes, sizes, &n);
+	/* As many descriptors as the line says, no fewer, no more. */
+	if (rc == 0 && got != n)
 		rc = -EBADMSG;
 	if (rc == 0) {
-		*memfd = got;
-		got = -1;
+		mem->n = n;
+		memcpy(mem->fd, fds, (size_t)n * sizeof(int));
+		memcpy(mem->size, sizes, (size_t)n * sizeof(uint64_t));
+		got = 0;
 	}
 out:
-	if (got >= 0)
-		close(got);
+	while (got > 0)
+		close(fds[--got]);
 	close(s);
 	return rc;
 }
 
-int tfs_hsock_fetch_name(const char *sock, const char *name, int *writable, int *memfd,
-			 uint64_t *bytes)
+void tfs_hsock_mem_close(struct tfs_hsock_mem *mem)
+{
+	while (mem->n > 0)
+		close(mem->fd[--mem->n]);
+}
+
+/* One descriptor from a fetch of mem: -EBADMSG for memory in pieces, which the caller
+ * cannot take. */
+static int one(int rc, struct tfs_hsock_mem *mem, int *memfd)
+{
+	if (rc)
+		return rc;
+	if (mem->n != 1) {
+		tfs_hsock_mem_close(mem);
+		return -EBADMSG;
+	}
+	*memfd = mem->fd[0];
+	return 0;
+}
+
+int tfs_hsock_fetch_name_mem(const char *sock, const char *name, int *writable,
+			     struct tfs_hsock_mem *mem, uint64_t *bytes)
 {
 	uint64_t b;
 	int rc;
@@ -131,15 +157,23 @@ int tfs_hsock_fetch_name(const char *sock, const char *name, int *writable, int 
 	if (!bytes)
 		bytes = &b;
 	if (*writable) {
-		rc = ask(sock, TFS_FDREQ_WRITE, name, memfd, bytes);
+		rc = ask(sock, TFS_FDREQ_WRITE, name, mem, bytes);
 		if (rc != -EACCES)
 			return rc;
 		*writable = 0;
 	}
-	return ask(sock, TFS_FDREQ_READ, name, memfd, bytes);
+	return ask(sock, TFS_FDREQ_READ, name, mem, bytes);
 }
 
-int tfs_hsock_fetch(int tfd, int *writable, int *memfd)
+int tfs_hsock_fetch_name(const char *sock, const char *name, int *writable, int *memfd,
+			 uint64_t *bytes)
+{
+	struct tfs_hsock_mem mem;
+
+	return one(tfs_hsock_fetch_name_mem(sock, name, writable, &mem, bytes), &mem, memfd);
+}
+
+int tfs_hsock_fetch_mem(int tfd, int *writable, struct tfs_hsock_mem *mem)
 {
 	char sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char name[TFS_FDREQ_PATH_MAX + 1], abs[PATH_MAX];
@@ -163,18 +197,23 @@ int tfs_hsock_fetch(int tfd, int *writable, int *memfd)
 	for (int i = 0; i < HSOCK_NAME_TRIES && st.st_nlink > 0; i++) {
 		if (name_in_mount(tfd, name, sizeof(name), abs) || !names_file(abs, &st))
 			continue;
-		rc = tfs_hsock_fetch_name(sock, name, writable, memfd, NULL);
+		rc = tfs_hsock_fetch_name_mem(sock, name, writable, mem, NULL);
 		if (rc && rc != -ENOENT)
 			return rc;
 		if (names_file(abs, &st))
 			return rc;
-		if (rc == 0) {
-			close(*memfd);
-			*memfd = -1;
-		}
+		if (rc == 0)
+			tfs_hsock_mem_close(mem);
 		rc = -ENOENT;
 	}
 	return rc;
+}
+
+int tfs_hsock_fetch(int tfd, int *writable, int *memfd)
+{
+	struct tfs_hsock_mem mem;
+
+	return one(tfs_hsock_fetch_mem(tfd, writable, &mem), &mem, memfd);
 }
 
 /* The tensorfs mounts looked at for another node's tensor: the one it was opened on
@@ -227,7 +266,8 @@ static int is_tensor(const char *path, const struct tfs_meta *m)
 	       (uint64_t)st.st_size == m->bytes;
 }
 
-int tfs_hsock_fetch_owner(int tfd, const struct tfs_meta *m, int *writable, int *memfd)
+int tfs_hsock_fetch_owner_mem(int tfd, const struct tfs_meta *m, int *writable,
+			      struct tfs_hsock_mem *mem)
 {
 	char name[TFS_FDREQ_PATH_MAX + 1], abs[PATH_MAX], path[PATH_MAX];
 	char sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -256,10 +296,9 @@ int tfs_hsock_fetch_owner(int tfd, const struct tfs_meta *m, int *writable, int 
 		    (size_t)snprintf(path, sizeof(path), "%s/%s", o.c[i].mp, name) >= sizeof(path) ||
 		    !is_tensor(path, m) || socket_of(o.c[i].mp, (uid_t)o.own_uid, sock, sizeof(sock)))
 			continue;
-		r = tfs_hsock_fetch_name(sock, name, &w, memfd, &bytes);
+		r = tfs_hsock_fetch_name_mem(sock, name, &w, mem, &bytes);
 		if (r == 0 && (bytes != m->bytes || !is_tensor(path, m))) {
-			close(*memfd);
-			*memfd = -1;
+			tfs_hsock_mem_close(mem);
 			r = -ESTALE;
 		}
 		if (r == 0) {
@@ -275,4 +314,11 @@ int tfs_hsock_fetch_owner(int tfd, const struct tfs_meta *m, int *writable, int 
 	}
 	free(o.c);
 	return rc;
+}
+
+int tfs_hsock_fetch_owner(int tfd, const struct tfs_meta *m, int *writable, int *memfd)
+{
+	struct tfs_hsock_mem mem;
+
+	return one(tfs_hsock_fetch_owner_mem(tfd, m, writable, &mem), &mem, memfd);
 }

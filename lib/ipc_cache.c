@@ -31,8 +31,11 @@
 struct tfs_ipc_entry {
 	struct tfs_ipc_entry *next;
 	int cuda, device, users, writable;
-	int vmm;                     /* a VMM allocation: h imported, base reserved and mapped */
-	unsigned long long h;
+	int vmm;                     /* a VMM allocation: h[0..nh) imported, base reserved and
+				      * they mapped there one after the other */
+	int nh;
+	unsigned long long h[TFS_FDREP_FDS_MAX];
+	size_t hsize[TFS_FDREP_FDS_MAX];
 	uint8_t handle[TFS_IPC_HANDLE_SIZE];
 	void *base;
 	size_t size;                 /* mapped length (host); 0 = unknown (cuda) */
@@ -173,28 +176,36 @@ static uint64_t le64(const uint8_t *p)
 	return v;
 }
 
-/* Undoes what map_vmm did of e. */
+/* Undoes what map_vmm did of e: every chunk's mapping and handle, the reservation. */
 static int unmap_vmm(const struct tfs_cudrv *dv, struct tfs_ipc_entry *e)
 {
 	unsigned long long va = (uintptr_t)e->base;
+	size_t off = 0;
 	int r, rc = 0;
 
-	if (va && e->size && (r = dv->MemUnmap(va, e->size)) != 0)
-		rc = tfs_seterr(-EIO, "cuMemUnmap: %s", tfs_cudrv_error(dv, r));
+	for (int i = 0; va && i < e->nh; i++) {
+		if ((r = dv->MemUnmap(va + off, e->hsize[i])) != 0 && !rc)
+			rc = tfs_seterr(-EIO, "cuMemUnmap: %s", tfs_cudrv_error(dv, r));
+		off += e->hsize[i];
+	}
 	if (va && (r = dv->MemAddressFree(va, e->size)) != 0 && !rc)
 		rc = tfs_seterr(-EIO, "cuMemAddressFree: %s", tfs_cudrv_error(dv, r));
-	if (e->h && (r = dv->MemRelease(e->h)) != 0 && !rc)
-		rc = tfs_seterr(-EIO, "cuMemRelease: %s", tfs_cudrv_error(dv, r));
+	for (int i = 0; i < e->nh; i++)
+		if (e->h[i] && (r = dv->MemRelease(e->h[i])) != 0 && !rc)
+			rc = tfs_seterr(-EIO, "cuMemRelease: %s", tfs_cudrv_error(dv, r));
 	return rc;
 }
 
-/* Reserves and maps the imported e->h (e->size bytes) read-write for every device of the
- * process, or, where the driver refuses that, for the tensor's own device. */
+/* Reserves e->size bytes and maps the imported chunks e->h[0..nh) there one after the
+ * other (a tensor grown in place is several, docs/vmm.md#growth), read-write for every
+ * device of the process, or, where the driver refuses that, for the tensor's own device.
+ * On error nothing is mapped or reserved (the handles stay e's). */
 static int map_imported(const struct tfs_cudrv *dv, struct tfs_ipc_entry *e)
 {
 	struct tfs_cu_access acc[64];
 	unsigned long long va = 0;
-	int r, n = 0, i;
+	size_t off = 0;
+	int r, n = 0, i, k, rc;
 
 	/* Aligned to the largest power of two dividing the size, a multiple of the
 	 * granularity the size was rounded to (the driver's default may be finer). */
@@ -205,47 +216,56 @@ static int map_imported(const struct tfs_cudrv *dv, struct tfs_ipc_entry *e)
 	if ((r = dv->MemAddressReserve(&va, e->size, align, 0, 0)) != 0)
 		return tfs_seterr(-ENOMEM, "cuMemAddressReserve(%zu): %s", e->size,
 				  tfs_cudrv_error(dv, r));
-	if ((r = dv->MemMap(va, e->size, 0, e->h, 0)) != 0) {
-		dv->MemAddressFree(va, e->size);
-		return tfs_seterr(-EIO, "cuMemMap: %s", tfs_cudrv_error(dv, r));
-	}
 	if (dv->DeviceGetCount(&n) != 0 || n <= 0)
 		n = 1;
 	if (n > (int)(sizeof(acc) / sizeof(acc[0])))
 		n = (int)(sizeof(acc) / sizeof(acc[0]));
 	for (i = 0; i < n; i++)
 		acc[i] = (struct tfs_cu_access){ TFS_CU_LOCATION_DEVICE, i, TFS_CU_ACCESS_RW };
-	r = dv->MemSetAccess(va, e->size, acc, (size_t)n);
-	if (r != 0 && n > 1) {
-		acc[0].id = e->device;
-		r = dv->MemSetAccess(va, e->size, acc, 1);
-	}
-	if (r != 0) {
-		dv->MemUnmap(va, e->size);
-		dv->MemAddressFree(va, e->size);
-		return tfs_seterr(-EIO, "cuMemSetAccess: %s", tfs_cudrv_error(dv, r));
+	for (k = 0; k < e->nh; k++) {
+		if ((r = dv->MemMap(va + off, e->hsize[k], 0, e->h[k], 0)) != 0) {
+			rc = tfs_seterr(-EIO, "cuMemMap: %s", tfs_cudrv_error(dv, r));
+			goto fail;
+		}
+		r = dv->MemSetAccess(va + off, e->hsize[k], acc, (size_t)n);
+		if (r != 0 && n > 1) {
+			acc[0].id = e->device;
+			n = 1;
+			r = dv->MemSetAccess(va + off, e->hsize[k], acc, 1);
+		}
+		off += e->hsize[k];
+		if (r != 0) {
+			k++;
+			rc = tfs_seterr(-EIO, "cuMemSetAccess: %s", tfs_cudrv_error(dv, r));
+			goto fail;
+		}
 	}
 	e->base = (void *)(uintptr_t)va;
 	return 0;
+fail:
+	for (off = 0, i = 0; i < k; off += e->hsize[i++])
+		dv->MemUnmap(va + off, e->hsize[i]);
+	dv->MemAddressFree(va, e->size);
+	return rc;
 }
 
-/* The allocation's descriptor from the handle socket: by the open file tfd (another
+/* The allocation's descriptors from the handle socket: by the open file tfd (another
  * node's tensor from its owner's socket, which alone holds it), else by name from the
  * socket the metadata names. */
-static int vmm_fetch(const struct tfs_meta *m, int tfd, const char *name, int *w, int *fd)
+static int vmm_fetch(const struct tfs_meta *m, int tfd, const char *name, int *w,
+		     struct tfs_hsock_mem *mem)
 {
 	uint64_t bytes = 0;
 	int rc;
 
 	if (tfd >= 0 && m->remote)
-		return tfs_hsock_fetch_owner(tfd, m, w, fd);
+		return tfs_hsock_fetch_owner_mem(tfd, m, w, mem);
 	if (tfd >= 0)
-		return tfs_hsock_fetch(tfd, w, fd);
-	rc = tfs_hsock_fetch_name(m->hsock, name, w, fd, &bytes);
+		return tfs_hsock_fetch_mem(tfd, w, mem);
+	rc = tfs_hsock_fetch_name_mem(m->hsock, name, w, mem, &bytes);
 	/* By name, another tensor may have taken it since the metadata was read. */
 	if (rc == 0 && bytes != m->bytes) {
-		close(*fd);
-		*fd = -1;
+		tfs_hsock_mem_close(mem);
 		rc = -ESTALE;
 	}
 	return rc;
@@ -255,8 +275,9 @@ static int map_vmm(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd, c
 {
 	const struct tfs_cudart *cu;
 	const struct tfs_cudrv *dv;
-	uint64_t size = le64(e->handle + 16);
-	int rc, prev, r, w = 1, fd = -1;
+	uint64_t size = le64(e->handle + 16), total = 0;
+	struct tfs_hsock_mem mem = { 0 };
+	int rc, prev, r, w = 1;
 
 	/* A small tensor may be packed into a shared allocation (docs/vmm.md): at an offset,
 	 * and the whole allocation is mapped, as a legacy handle maps its whole block. */
@@ -280,7 +301,7 @@ static int map_vmm(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd, c
 				cu->GetErrorString(r));
 		goto out;
 	}
-	if ((rc = vmm_fetch(m, tfd, name, &w, &fd))) {
+	if ((rc = vmm_fetch(m, tfd, name, &w, &mem))) {
 		rc = rc == -EACCES ? tfs_seterr(-EACCES, "the handle socket refused the tensor's "
 						 "memory") :
 		     rc == -ESTALE ? tfs_seterr(-ESTALE, "the handle socket's tensor of that name "
@@ -293,23 +314,48 @@ static int map_vmm(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd, c
 		     tfs_seterr(rc, "the handle socket: %s", tfs_strerror(-rc));
 		goto out;
 	}
-	e->size = (size_t)size;
-	r = dv->MemImportFromShareableHandle(&e->h, (void *)(uintptr_t)fd, TFS_CU_HANDLE_POSIX_FD);
-	close(fd);                   /* the imported handle keeps the memory */
-	if (r != 0) {
-		e->h = 0;
-		rc = tfs_seterr(-ESTALE, "cuMemImportFromShareableHandle: %s",
-				tfs_cudrv_error(dv, r));
+	/* One descriptor: the handle's size. Several (grown in place): each one's, the
+	 * whole at least what the handle says (it may have grown again since). */
+	if (mem.n == 1)
+		mem.size[0] = size;
+	for (int i = 0; i < mem.n; i++) {
+		if (mem.size[i] > ((uint64_t)1 << 48) - total) {
+			rc = tfs_seterr(-EBADMSG, "the handle socket's pieces are too large");
+			goto out;
+		}
+		total += mem.size[i];
+	}
+	if (total < size) {
+		rc = tfs_seterr(-ESTALE, "the handle socket's memory (%llu bytes) is shorter than "
+				"the handle's (%llu)", (unsigned long long)total,
+				(unsigned long long)size);
 		goto out;
 	}
-	if ((rc = map_imported(dv, e))) {
-		dv->MemRelease(e->h);
-		e->h = 0;
+	e->size = (size_t)total;
+	for (e->nh = 0; e->nh < mem.n; e->nh++) {
+		e->hsize[e->nh] = (size_t)mem.size[e->nh];
+		r = dv->MemImportFromShareableHandle(&e->h[e->nh],
+						     (void *)(uintptr_t)mem.fd[e->nh],
+						     TFS_CU_HANDLE_POSIX_FD);
+		if (r != 0) {
+			rc = tfs_seterr(-ESTALE, "cuMemImportFromShareableHandle: %s",
+					tfs_cudrv_error(dv, r));
+			break;
+		}
+	}
+	/* The imported handles keep the memory. */
+	tfs_hsock_mem_close(&mem);
+	if (rc == 0)
+		rc = map_imported(dv, e);
+	if (rc) {
+		while (e->nh > 0)
+			dv->MemRelease(e->h[--e->nh]);
 		goto out;
 	}
 	e->vmm = 1;
 	e->writable = w;
 out:
+	tfs_hsock_mem_close(&mem);
 	if (prev != e->device)
 		cu->SetDevice(prev);
 	return rc;

@@ -155,13 +155,15 @@ static int allowed(const struct conn *c, const char *rel, int access)
 	return rc;
 }
 
-/* The descriptor of rel's memory for access: 0 with *fd and *bytes, or -errno. */
-static int lookup(const char *rel, int access, int *fd, uint64_t *bytes)
+/* The descriptors of rel's memory for access (export_chunks: a memory in pieces gives
+ * several): 0 with fds[0..*n), sizes and *bytes, or -errno. */
+static int lookup(const char *rel, int access, int *fds, uint64_t *sizes, int *n,
+		  uint64_t *bytes)
 {
 	struct tfsd_tensor *t;
 	int rc;
 
-	if (!tfs_mem.ops->export_fd)
+	if (!tfs_mem.ops->export_fd && !tfs_mem.ops->export_chunks)
 		return -ENOTSUP;
 	tfs_ns_lock();
 	t = tfs_table_find(rel);
@@ -169,22 +171,35 @@ static int lookup(const char *rel, int access, int *fd, uint64_t *bytes)
 		rc = -ENOENT;
 	else if (!t->alloc)
 		rc = -ENODATA;
+	else if (tfs_mem.ops->export_chunks)
+		rc = tfs_mem.ops->export_chunks(tfs_mem.be, t->alloc, access == TFS_FDREQ_WRITE,
+						fds, sizes, TFS_FDREP_FDS_MAX);
 	else
-		rc = tfs_mem.ops->export_fd(tfs_mem.be, t->alloc, access == TFS_FDREQ_WRITE, fd);
-	if (rc == 0)
+		rc = tfs_mem.ops->export_fd(tfs_mem.be, t->alloc, access == TFS_FDREQ_WRITE,
+					    fds);
+	if (rc >= 0) {
+		*n = tfs_mem.ops->export_chunks ? rc : 1;
 		*bytes = t->meta.bytes;
+		rc = 0;
+	}
 	tfs_ns_unlock();
 	return rc;
 }
 
-/* One reply, with fd when fd >= 0. 0 or -1 (the connection goes). */
-static int reply(struct conn *c, int rc, uint64_t bytes, int fd)
+/* One reply, with fds[0..n) (sizes: each one's, said when n > 1). 0 or -1 (the
+ * connection goes). */
+static int reply(struct conn *c, int rc, uint64_t bytes, const int *fds, const uint64_t *sizes,
+		 int n)
 {
 	char line[TFS_FDREP_MAX];
-	int len = tfs_fdrep_format(line, rc, bytes);
+	int len = tfs_fdrep_format_chunks(line, rc, bytes, sizes, rc < 0 ? 1 : n);
 
+	if (rc < 0 || len < 0)
+		n = 0;
+	if (len < 0)
+		len = tfs_fdrep_format(line, -EIO, 0);
 	/* Non-blocking: a client that does not read its replies loses its connection. */
-	return tfs_send_fd(c->fd, line, (size_t)len, fd, MSG_DONTWAIT) ? -1 : 0;
+	return tfs_send_fds(c->fd, line, (size_t)len, fds, n, MSG_DONTWAIT) ? -1 : 0;
 }
 
 static void drop(int i)
@@ -207,24 +222,24 @@ static int serve(struct conn *c)
 	if (n > 0)
 		c->len += (size_t)n;
 	while ((rc = tfs_fdreq_parse(c->buf, c->len, &req)) != -EAGAIN) {
-		uint64_t bytes = 0;
-		int fd = -1;
+		uint64_t bytes = 0, sizes[TFS_FDREP_FDS_MAX];
+		int fds[TFS_FDREP_FDS_MAX], nfd = 0;
 
 		if (rc) {
-			reply(c, rc, 0, -1);
+			reply(c, rc, 0, NULL, NULL, 0);
 			return -1;      /* the stream cannot be trusted past garbage */
 		}
 		rc = allowed(c, req.path, req.access);
 		if (rc == 0)
-			rc = lookup(req.path, req.access, &fd, &bytes);
+			rc = lookup(req.path, req.access, fds, sizes, &nfd, &bytes);
 		if (rc == -EPERM)
 			rc = -EACCES;
 		/* The daemon's table is full, not the client's: EMFILE would say the latter. */
 		if (rc == -EMFILE)
 			rc = -ENFILE;
-		n = reply(c, rc, bytes, fd);
-		if (fd >= 0)
-			close(fd);
+		n = reply(c, rc, bytes, fds, sizes, nfd);
+		while (nfd > 0)
+			close(fds[--nfd]);
 		memmove(c->buf, c->buf + req.used, c->len - req.used);
 		c->len -= req.used;
 		c->deadline_ms = now_ms() + HANDLES_IDLE_MS;
@@ -251,7 +266,7 @@ static void refuse_pending(void)
 	if (fd >= 0) {
 		struct conn tmp = { .fd = fd };
 
-		reply(&tmp, -ENFILE, 0, -1);
+		reply(&tmp, -ENFILE, 0, NULL, NULL, 0);
 		close(fd);
 	}
 	hs.spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -279,7 +294,7 @@ static void take(void)
 		/* Full: the client hears why at once rather than waiting. */
 		struct conn tmp = { .fd = fd };
 
-		reply(&tmp, slot < 0 ? -EAGAIN : -ENOMEM, 0, -1);
+		reply(&tmp, slot < 0 ? -EAGAIN : -ENOMEM, 0, NULL, NULL, 0);
 		close(fd);
 		free(c);
 		return;

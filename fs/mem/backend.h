@@ -200,10 +200,18 @@ struct tfs_backend_ops {
 	 * The caller checked that the process may have that access. -errno on failure. May be
 	 * NULL: the memory has no descriptor (cuda legacy IPC). */
 	int (*export_fd)(struct tfs_backend *be, struct tfs_alloc *a, int writable, int *fd);
+	/* The same for memory made of several pieces mapped one after the other (a VMM
+	 * tensor grown in place, docs/vmm.md#growth): a descriptor of each into fds (the
+	 * caller's to close) with its size in sizes, in address order, at most max: their
+	 * count (1 or more), -E2BIG when there are more, or -errno (nothing left open). May
+	 * be NULL: export_fd's one descriptor is the whole memory. */
+	int (*export_chunks)(struct tfs_backend *be, struct tfs_alloc *a, int writable,
+			     int *fds, uint64_t *sizes, int max);
 
-	/* 1 when resize to new_bytes (larger than now) keeps a's memory, address and handle,
-	 * so that processes that mapped it see the growth (a VMM allocation with room, docs/
-	 * vmm.md): the tensor may then grow while held. 0 otherwise. May be NULL: never. */
+	/* 1 when resize to new_bytes (larger than now) keeps a's memory where processes
+	 * that mapped it have it (a VMM allocation with room, or one that grows by a chunk
+	 * more, docs/vmm.md#growth): the tensor may then grow while held. 0 otherwise. May be
+	 * NULL: never. */
 	int (*grows_in_place)(struct tfs_backend *be, struct tfs_alloc *a, uint64_t new_bytes);
 };
 

@@ -287,6 +287,22 @@ static int tiers_export_fd(struct tfs_backend *be, struct tfs_alloc *w, int writ
 	return SIDE(w)->export_fd(BE(be, w), w->in, writable, fd);
 }
 
+static int tiers_export_chunks(struct tfs_backend *be, struct tfs_alloc *w, int writable,
+			       int *fds, uint64_t *sizes, int max)
+{
+	int rc;
+
+	if (SIDE(w)->export_chunks)
+		return SIDE(w)->export_chunks(BE(be, w), w->in, writable, fds, sizes, max);
+	if (!SIDE(w)->export_fd)
+		return -ENOTSUP;
+	if (max < 1)
+		return -E2BIG;
+	rc = SIDE(w)->export_fd(BE(be, w), w->in, writable, fds);
+	sizes[0] = 0;       /* one descriptor: the whole memory */
+	return rc < 0 ? rc : 1;
+}
+
 static int tiers_grows_in_place(struct tfs_backend *be, struct tfs_alloc *w, uint64_t new_bytes)
 {
 	return SIDE(w)->grows_in_place &&
@@ -437,5 +453,6 @@ const struct tfs_backend_ops tfs_backend_tiers = {
 	.adopt = tiers_adopt,
 	.adopt_end = tiers_adopt_end,
 	.export_fd = tiers_export_fd,
+	.export_chunks = tiers_export_chunks,
 	.grows_in_place = tiers_grows_in_place,
 };

@@ -21,6 +21,7 @@
 #include <cuda_runtime_api.h>
 
 #include "mem/backend.h"
+#include "mem/cuda/vmm_drv.h"  /* a holder's mapping, as another process makes it */
 #include "log.h"
 #include "meta.h"           /* TFS_VMM_MAGIC */
 #include "tier.h"
@@ -604,6 +605,8 @@ static void test_vmm_packing(struct tfs_backend *be)
 	check(put_pattern(be, p1, 0, 4096, 44) == 0 && put_pattern(be, p2, 0, 8192, 43) == 0 &&
 	      holds(be, p1, 0, 4096, 44) && holds(be, p2, 0, 8192, 43),
 	      "vmm packing: copies at the offsets");
+	check(B->grows_in_place && B->grows_in_place(be, p2, 3 * MiB) == 0,
+	      "vmm packing: a packed tensor does not grow in place past 1 MiB");
 	check(B->resize(be, &p2, 3 * MiB) == 0 && holds(be, p2, 0, 8192, 43) &&
 	      holds(be, p2, 8192, 3 * MiB - 8192, 0) && handle_of(be, p2, h2, &o2) == 0 &&
 	      o2 == 0 && memcmp(h1, h2, sizeof(h1)) != 0 && holds(be, p1, 0, 4096, 44),
@@ -618,6 +621,144 @@ out:
 		B->free(be, p2);
 	if (p3)
 		B->free(be, p3);
+}
+
+/* A holder of a VMM tensor, as another process holds it (libtensorfs's map_vmm): the
+ * first chunk's descriptor (export_fd) imported and mapped at an address of its own. */
+struct holder {
+	CUmemGenericAllocationHandle h;
+	CUdeviceptr va;
+	size_t size;
+};
+
+static int holder_map(struct tfs_backend *be, struct tfs_alloc *a, struct holder *ho)
+{
+	const struct tfs_vmm_drv *drv = tfs_vmm_drv();
+	CUmemAccessDesc acc = { .location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = device },
+				.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+	uint8_t h[TFS_IPC_HANDLE_SIZE];
+	uint64_t off;
+	int fd = -1, ok;
+
+	memset(ho, 0, sizeof(*ho));
+	if (!drv || handle_of(be, a, h, &off) || B->export_fd(be, a, 0, &fd))
+		return -1;
+	memcpy(&ho->size, h + 16, sizeof(uint64_t));    /* little-endian, as x86 */
+	ok = drv->MemImportFromShareableHandle(&ho->h, (void *)(uintptr_t)fd,
+					       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) == 0;
+	close(fd);
+	if (!ok)
+		return -1;
+	if (drv->MemAddressReserve(&ho->va, ho->size, 0, 0, 0) ||
+	    drv->MemMap(ho->va, ho->size, 0, ho->h, 0) ||
+	    drv->MemSetAccess(ho->va, ho->size, &acc, 1)) {
+		printf("# the holder's mapping failed\n");
+		return -1;
+	}
+	return 0;
+}
+
+static void holder_unmap(struct holder *ho)
+{
+	const struct tfs_vmm_drv *drv = tfs_vmm_drv();
+
+	if (!drv || !ho->va)
+		return;
+	drv->MemUnmap(ho->va, ho->size);
+	drv->MemAddressFree(ho->va, ho->size);
+	drv->MemRelease(ho->h);
+}
+
+/* len bytes at the holder's address off hold pattern seed (cudaMemcpy, as its kernels
+ * would read them). */
+static int holder_holds(const struct holder *ho, uint64_t off, uint64_t len, uint64_t seed)
+{
+	uint8_t *buf = malloc(len);
+	int good;
+
+	if (!buf)
+		return 0;
+	good = cudaMemcpy(buf, (void *)(uintptr_t)(ho->va + off), len, cudaMemcpyDeviceToHost) ==
+	       cudaSuccess && find_mismatch(buf, len, seed) < 0;
+	free(buf);
+	return good;
+}
+
+/* Growth in place past the allocation (docs/vmm.md#growth): a chunk more at the end, the
+ * holder's mapping of the first chunk the same memory with its bytes, the handle's id kept
+ * and its size the new one, export_chunks gives every chunk; at TFS_VMM_CHUNKS_MAX chunks
+ * growth moves (grows_in_place 0), the holder's memory still its own. */
+static void test_vmm_grow(struct tfs_backend *be)
+{
+	uint8_t h[TFS_IPC_HANDLE_SIZE], h2[TFS_IPC_HANDLE_SIZE], w[4096];
+	uint64_t off, sizes[32], total, hsize, cur;
+	struct tfs_alloc *a;
+	struct holder ho;
+	int fds[32], n, i, steps = 0;
+
+	a = talloc(be, 5 * MiB, 4000, 4000, 0600);
+	if (!check(a != NULL, "vmm grow: alloc of 5 MiB") || !B->export_chunks ||
+	    !B->grows_in_place)
+		goto out;
+	put_pattern(be, a, 0, 5 * MiB, 41);
+	if (!check(handle_of(be, a, h, &off) == 0 && holder_map(be, a, &ho) == 0 &&
+		   holder_holds(&ho, 0, 5 * MiB, 41), "vmm grow: a holder maps the first chunk"))
+		goto out_free;
+	check(B->grows_in_place(be, a, 40 * MiB) == 1,
+	      "vmm grow: grows_in_place past the allocation (a chunk more): 1");
+	check(B->resize(be, &a, 40 * MiB) == 0 && holds(be, a, 0, 5 * MiB, 41) &&
+	      holds(be, a, 5 * MiB, 35 * MiB, 0),
+	      "vmm grow: resize 5 -> 40 MiB keeps the bytes, zeros behind");
+	hsize = 0;
+	if (handle_of(be, a, h2, &off) == 0)
+		memcpy(&hsize, h2 + 16, sizeof(hsize));
+	check(off == 0 && !memcmp(h, h2, 16) && hsize >= 40 * MiB && memcmp(h, h2, sizeof(h)),
+	      "vmm grow: the handle keeps the first chunk's id and says the new size");
+	check(holder_holds(&ho, 0, 5 * MiB, 41),
+	      "vmm grow: the holder's address keeps its first bytes");
+	fill_pattern(w, sizeof(w), 42);
+	check(cudaMemcpy((void *)(uintptr_t)(ho.va + MiB), w, sizeof(w), cudaMemcpyHostToDevice) ==
+	      cudaSuccess && holds(be, a, MiB, sizeof(w), 42),
+	      "vmm grow: what the holder writes the tensor reads (the same memory)");
+	n = B->export_chunks(be, a, 0, fds, sizes, 32);
+	total = 0;
+	for (i = 0; i < n; i++) {
+		total += sizes[i];
+		close(fds[i]);
+	}
+	check(n == 2 && sizes[0] == ho.size && total == hsize,
+	      "vmm grow: export_chunks gives both chunks, the first the holder's (%d)", n);
+	/* A chunk per growth until the bound; then a move. */
+	cur = 40 * MiB;
+	while (B->grows_in_place(be, a, cur + 3 * MiB) && steps < 40) {
+		if (B->resize(be, &a, cur + 3 * MiB))
+			break;
+		cur += 3 * MiB;
+		steps++;
+	}
+	n = B->export_chunks(be, a, 0, fds, sizes, 32);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	check(n == 16 && holds(be, a, 0, MiB, 41) && holds(be, a, MiB, sizeof(w), 42) &&
+	      holds(be, a, 5 * MiB, cur - 5 * MiB, 0),
+	      "vmm grow: growth by 3 MiB %d times: 16 chunks, bytes kept, zeros behind (%d)",
+	      steps, n);
+	check(B->grows_in_place(be, a, cur + MiB * 3) == 0,
+	      "vmm grow: at 16 chunks grows_in_place is 0");
+	check(B->resize(be, &a, cur + 3 * MiB) == 0 && handle_of(be, a, h2, &off) == 0 &&
+	      memcmp(h, h2, 16) != 0 && holds(be, a, 0, MiB, 41) &&
+	      B->export_chunks(be, a, 0, fds, sizes, 32) == 1 && close(fds[0]) == 0,
+	      "vmm grow: past it the tensor moves to one allocation, bytes kept");
+	check(holder_holds(&ho, 0, MiB, 41),
+	      "vmm grow: the holder's memory outlives the move (its handle holds it)");
+	check(B->resize(be, &a, 2 * MiB) == 0 && B->resize(be, &a, 60 * MiB) == 0 &&
+	      holds(be, a, 0, MiB, 41) && holds(be, a, 2 * MiB, 58 * MiB, 0),
+	      "vmm grow: shrink then growth past the new allocation zero-fills");
+	holder_unmap(&ho);
+out_free:
+	B->free(be, a);
+out:
+	return;
 }
 
 /* --memory vmm (docs/vmm.md): a tensor its own VMM allocation, exported as a descriptor;
@@ -651,6 +792,7 @@ static void test_vmm(struct tfs_backend *be)
 	      holds(be, a, 0, 1 * MiB, 41) && holds(be, a, 1 * MiB, 1 * MiB, 0),
 	      "vmm: shrink then grow zero-fills");
 	B->free(be, a);
+	test_vmm_grow(be);
 	test_vmm_packing(be);
 out:
 	tfs_cuda_set_vmm(0);

@@ -7,7 +7,8 @@
  *            docs/vmm.md) at PATH in a mount, whose handle grants nothing: the consumer
  *            then asks the mount's handle socket for the memory's descriptor as a user
  *            program does (read-write, else read-only), imports it with the driver
- *            (cuMemImportFromShareableHandle), maps the whole allocation with access for
+ *            (cuMemImportFromShareableHandle), maps the whole allocation (every chunk of
+ *            a tensor grown in place, one after the other) with access for
  *            this device and takes its start as the base OFFSET counts from. It keeps no
  *            file of the mount open.
  *   MODE: check   the LEN bytes at OFFSET hold pattern SEED (byte i of the range is pattern
@@ -122,9 +123,12 @@ missing:
 	return -1;
 }
 
-/* A VMM tensor's memory, mapped here by vmm_map. */
+/* A VMM tensor's memory, mapped here by vmm_map: n chunks (one, or several for a
+ * tensor grown in place, docs/vmm.md#growth) one after the other at va. */
 static struct {
-	CUmemGenericAllocationHandle h;
+	int n;
+	CUmemGenericAllocationHandle h[TFS_FDREP_FDS_MAX];
+	size_t csize[TFS_FDREP_FDS_MAX];
 	CUdeviceptr va;
 	size_t size;
 } vm;
@@ -157,18 +161,24 @@ static int name_in_mount(const char *path, char *out, size_t size)
 	return 0;
 }
 
-/* One request on the handle socket sock: the descriptor, or -1 (errno text printed). */
-static int sock_fetch(const char *sock, int access, const char *name)
+/* One request on the handle socket sock: the number of descriptors (fds[], their sizes
+ * in sizes[], 0 for a one-descriptor reply), or -1 (errno text printed). */
+static int sock_fetch(const char *sock, int access, const char *name, int *fds,
+		      uint64_t *sizes)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char req[TFS_FDREQ_MAX + 1], line[TFS_FDREP_MAX], cbuf[CMSG_SPACE(sizeof(int))];
+	char req[TFS_FDREQ_MAX + 1], line[TFS_FDREP_MAX];
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * TFS_FDREP_FDS_MAX)];
+		struct cmsghdr align;
+	} cbuf;
 	struct iovec iov = { .iov_base = line, .iov_len = sizeof(line) - 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf,
+			     .msg_controllen = sizeof(cbuf.buf) };
 	struct cmsghdr *c;
 	uint64_t bytes;
-	int s, len, fd = -1, rc;
-	ssize_t n;
+	int s, len, got = 0, rc, n = 0;
+	ssize_t r;
 
 	len = tfs_fdreq_format(req, sizeof(req), access, name);
 	if (len < 0 || strlen(sock) >= sizeof(sa.sun_path))
@@ -176,24 +186,26 @@ static int sock_fetch(const char *sock, int access, const char *name)
 	strcpy(sa.sun_path, sock);
 	s = socket(AF_UNIX, SOCK_STREAM, 0);
 	if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    write(s, req, (size_t)len) != len || (n = recvmsg(s, &mh, 0)) <= 0) {
+	    write(s, req, (size_t)len) != len || (r = recvmsg(s, &mh, 0)) <= 0) {
 		perror("consumer: handle socket");
 		if (s >= 0)
 			close(s);
 		return -1;
 	}
 	close(s);
-	if ((c = CMSG_FIRSTHDR(&mh)) && c->cmsg_type == SCM_RIGHTS)
-		memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	rc = tfs_fdrep_parse(line, (size_t)n, &bytes);
-	if (rc || fd < 0) {
+	if ((c = CMSG_FIRSTHDR(&mh)) && c->cmsg_type == SCM_RIGHTS) {
+		got = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		memcpy(fds, CMSG_DATA(c), (size_t)got * sizeof(int));
+	}
+	rc = tfs_fdrep_parse_chunks(line, (size_t)r, &bytes, sizes, &n);
+	if (rc || got != n) {
 		fprintf(stderr, "consumer: handle socket: %s for %s\n", rc ? strerror(-rc) :
-			"no descriptor", name);
-		if (fd >= 0)
-			close(fd);
+			"not as many descriptors as the reply says", name);
+		while (got > 0)
+			close(fds[--got]);
 		return -1;
 	}
-	return fd;
+	return n;
 }
 
 #define CU(call) do { CUresult r_ = (call); if (r_ != CUDA_SUCCESS) { const char *m_ = "?"; \
@@ -206,46 +218,65 @@ static uint8_t *vmm_map(const char *path, const uint8_t *handle, int dev)
 	char sock[sizeof(((struct sockaddr_un *)0)->sun_path)], name[TFS_FDREQ_PATH_MAX + 1];
 	CUmemAccessDesc acc = { .location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = dev },
 				.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
-	ssize_t n;
-	int fd;
+	uint64_t sizes[TFS_FDREP_FDS_MAX];
+	int fds[TFS_FDREP_FDS_MAX], n, i;
+	size_t off = 0;
+	ssize_t len;
 
 	memcpy(&vm.size, handle + 16, sizeof(uint64_t));     /* little-endian, as x86 */
-	n = getxattr(path, "user.tensor.handle_socket", sock, sizeof(sock) - 1);
-	if (n <= 0 || name_in_mount(path, name, sizeof(name))) {
+	len = getxattr(path, "user.tensor.handle_socket", sock, sizeof(sock) - 1);
+	if (len <= 0 || name_in_mount(path, name, sizeof(name))) {
 		fprintf(stderr, "consumer: %s: no handle socket or name in the mount\n", path);
 		return NULL;
 	}
-	sock[n] = '\0';
+	sock[len] = '\0';
 	/* the device's context, for the driver */
 	if (drv_load() || cudaFree(NULL) != cudaSuccess)
 		return NULL;
-	fd = sock_fetch(sock, TFS_FDREQ_WRITE, name);
-	if (fd < 0)
-		fd = sock_fetch(sock, TFS_FDREQ_READ, name);
-	if (fd < 0)
+	n = sock_fetch(sock, TFS_FDREQ_WRITE, name, fds, sizes);
+	if (n < 0)
+		n = sock_fetch(sock, TFS_FDREQ_READ, name, fds, sizes);
+	if (n < 1)
 		return NULL;
-	CU(drv.MemImportFromShareableHandle(&vm.h, (void *)(uintptr_t)fd,
-					  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
-	close(fd);
-	fd = -1;
+	if (n == 1) {
+		sizes[0] = vm.size;
+	} else {
+		vm.size = 0;
+		for (i = 0; i < n; i++)
+			vm.size += sizes[i];
+	}
+	for (i = 0; i < n; i++) {
+		vm.csize[i] = sizes[i];
+		CU(drv.MemImportFromShareableHandle(&vm.h[i], (void *)(uintptr_t)fds[i],
+						  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+		vm.n = i + 1;
+	}
 	/* Aligned as libtensorfs does: the largest power of two dividing the size, a
 	 * multiple of the granularity it was rounded to. */
 	CU(drv.MemAddressReserve(&vm.va, vm.size, (vm.size & -vm.size) > (1ul << 30) ? 1ul << 30 :
 			       vm.size & -vm.size, 0, 0));
-	CU(drv.MemMap(vm.va, vm.size, 0, vm.h, 0));
-	CU(drv.MemSetAccess(vm.va, vm.size, &acc, 1));
+	for (i = 0; i < n; off += vm.csize[i++]) {
+		CU(drv.MemMap(vm.va + off, vm.csize[i], 0, vm.h[i], 0));
+		CU(drv.MemSetAccess(vm.va + off, vm.csize[i], &acc, 1));
+	}
+	for (i = 0; i < n; i++)
+		close(fds[i]);
 	return (uint8_t *)(uintptr_t)vm.va;
 fail:
-	if (fd >= 0)
-		close(fd);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
 	return NULL;
 }
 
 static void vmm_unmap(void)
 {
-	drv.MemUnmap(vm.va, vm.size);
+	size_t off = 0;
+
+	for (int i = 0; i < vm.n; off += vm.csize[i++])
+		drv.MemUnmap(vm.va + off, vm.csize[i]);
 	drv.MemAddressFree(vm.va, vm.size);
-	drv.MemRelease(vm.h);
+	for (int i = 0; i < vm.n; i++)
+		drv.MemRelease(vm.h[i]);
 }
 
 static int unhex(const char *s, uint8_t *out, size_t n)

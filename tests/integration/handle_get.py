@@ -16,7 +16,7 @@ try:
         s.sendall(f"{access} {name}\n".encode())
 except BrokenPipeError:
     pass    # the server answered and closed first (a full table): its reply is read below
-msg, fds, _, _ = socket.recv_fds(s, 64, 4)
+msg, fds, _, _ = socket.recv_fds(s, 512, 16)
 print(msg.decode().strip())
 if not fds:
     sys.exit(0)

@@ -288,6 +288,28 @@ int main(int argc, char **argv)
 		printf("held\n");
 		fflush(stdout);
 		sleep((unsigned)atoi(argv[3]));
+	} else if (!strcmp(cmd, "holdgrow") && argc == 4) {      /* holdgrow PATH GO */
+		/* A holder of a tensor that another process grows (docs/vmm.md#growth): opens
+		 * and maps it, says "held"; once the file GO exists, reads the bytes it had
+		 * again through the same pointer (tfs_read copies from it), says whether the
+		 * pointer is still the one tfs_tensor_get_info gave, and writes 8 bytes 5a at
+		 * 0 through it. */
+		struct tfs_tensor_info in0, in1;
+		int i;
+
+		if ((rc = tfs_open(argv[2], O_RDWR, &t)))
+			goto err;
+		tfs_tensor_get_info(t, &in0);
+		printf("held\n");
+		fflush(stdout);
+		for (i = 0; i < 6000 && access(argv[3], F_OK); i++)
+			usleep(20000);
+		tfs_tensor_get_info(t, &in1);
+		printf("pointer %s\n", in0.data && in0.data == in1.data ? "same" : "moved");
+		if ((rc = hexdump(t, 0, (size_t)in0.bytes)) ||
+		    (rc = tfs_write(t, 0, "\x5a\x5a\x5a\x5a\x5a\x5a\x5a\x5a", 8)))
+			goto err;
+		printf("wrote\n");
 	} else if (!strcmp(cmd, "reopen") && argc == 4) {       /* reopen PATH SHELLCMD */
 		/* One process opens, closes, lets the command change the tensor and opens
 		 * again: what the second open shows must not come from the first. */

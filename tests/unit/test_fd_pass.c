@@ -195,6 +195,69 @@ static void test_stream_full(void)
 	close(sv[1]);
 }
 
+/* Several descriptors in one message (a VMM tensor of several pieces): they arrive in
+ * order; more than the receiver takes are closed; a receiver without room for them all
+ * keeps none and learns so. */
+static void test_several(void)
+{
+	struct rlimit old, rl;
+	int sv[2], fds[TFS_FD_PASS_MAX + 1], got[TFS_FD_PASS_MAX], n, base, fill[256], nf = 0,
+	    d, all = 1;
+	char msg[8] = "0 5 1 2", in[8];
+	ssize_t r;
+
+	pair(SOCK_STREAM, sv);
+	for (int i = 0; i <= TFS_FD_PASS_MAX; i++)
+		fds[i] = i % 2 ? open("/dev/null", O_RDONLY | O_CLOEXEC) : fileno(tmpfile());
+	base = open_fds();
+	ok(tfs_send_fds(sv[0], msg, sizeof(msg), fds, 3, 0) == 0, "three descriptors sent");
+	r = tfs_recv_fds(sv[1], in, sizeof(in), 0, got, TFS_FD_PASS_MAX, &n);
+	ok(r == (ssize_t)sizeof(msg) && n == 3 && same_file(got[0], fds[0]) &&
+	   same_file(got[1], fds[1]) && same_file(got[2], fds[2]) &&
+	   (fcntl(got[2], F_GETFD) & FD_CLOEXEC), "they arrive in order, close-on-exec (n %d)", n);
+	for (int i = 0; i < n; i++)
+		close(got[i]);
+	ok(open_fds() == base, "nothing else open");
+	ok(tfs_send_fds(sv[0], msg, sizeof(msg), fds, TFS_FD_PASS_MAX + 1, 0) == -EINVAL,
+	   "more than TFS_FD_PASS_MAX: -EINVAL");
+	ok(tfs_send_fds(sv[0], msg, sizeof(msg), fds, TFS_FD_PASS_MAX, 0) == 0,
+	   "TFS_FD_PASS_MAX sent");
+	r = tfs_recv_fds(sv[1], in, sizeof(in), 0, got, 2, &n);
+	ok(r == (ssize_t)sizeof(msg) && n == 2 && same_file(got[1], fds[1]),
+	   "a receiver of two takes the first two");
+	for (int i = 0; i < n; i++)
+		close(got[i]);
+	ok(open_fds() == base, "the others were closed");
+	ok(tfs_send_fds(sv[0], msg, sizeof(msg), fds, 0, 0) == 0, "none sent");
+	r = tfs_recv_fds(sv[1], in, sizeof(in), 0, got, 4, &n);
+	ok(r == (ssize_t)sizeof(msg) && n == 0, "none received");
+
+	ok(tfs_send_fds(sv[0], msg, sizeof(msg), fds, 4, 0) == 0, "four sent to a full receiver");
+	getrlimit(RLIMIT_NOFILE, &old);
+	rl = old;
+	rl.rlim_cur = (rlim_t)max_fd() + 3;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	while (nf < 256 && (d = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+		fill[nf++] = d;
+	if (nf >= 2) {
+		close(fill[--nf]);      /* room for two of the four */
+		close(fill[--nf]);
+	}
+	r = tfs_recv_fds(sv[1], in, sizeof(in), 0, got, 4, &n);
+	setrlimit(RLIMIT_NOFILE, &old);
+	while (nf)
+		close(fill[--nf]);
+	ok(r == (ssize_t)sizeof(msg) && n == TFS_FD_LOST, "room for two of four: TFS_FD_LOST "
+	   "(%zd, %d)", r, n);
+	ok(open_fds() == base, "and the two that came were closed (%d open, %d before)",
+	   open_fds(), base);
+	for (int i = 0; i <= TFS_FD_PASS_MAX; i++)
+		all &= close(fds[i]) == 0;
+	ok(all, "the sender kept its descriptors");
+	close(sv[0]);
+	close(sv[1]);
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -234,6 +297,7 @@ int main(void)
 	test_extra();
 	test_lost();
 	test_stream_full();
+	test_several();
 	test_eintr();
 	printf("# %d checks, %d failed\n", checks, failures);
 	return failures != 0;

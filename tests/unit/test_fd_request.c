@@ -37,6 +37,73 @@ static int rep(const char *s, uint64_t *b)
 	return tfs_fdrep_parse(s, strlen(s), b);
 }
 
+static uint64_t cb, cs[TFS_FDREP_FDS_MAX];
+static int cn;
+
+static int crep(const char *s)
+{
+	cb = 77;
+	cn = 77;
+	memset(cs, 0x5a, sizeof(cs));
+	return tfs_fdrep_parse_chunks(s, strlen(s), &cb, cs, &cn);
+}
+
+static int cuntouched(void)
+{
+	return cb == 77 && cn == 77 && cs[0] == 0x5a5a5a5a5a5a5a5aull;
+}
+
+/* Replies of several descriptors (a VMM tensor grown in place): the one-descriptor reply
+ * stays the same bytes, the longer line carries each piece's size. */
+static void test_chunks(void)
+{
+	static const uint64_t two[2] = { 2097152, 4194304 };
+	uint64_t many[TFS_FDREP_FDS_MAX], zero[2] = { 2097152, 0 };
+	char buf[TFS_FDREP_MAX], ref[TFS_FDREP_MAX];
+	int n;
+
+	n = tfs_fdrep_format_chunks(buf, 0, 123, NULL, 1);
+	CHECK(n == 6 && !memcmp(buf, "0 123\n", 6) && n == tfs_fdrep_format(ref, 0, 123) &&
+	      !memcmp(buf, ref, (size_t)n), "one descriptor: the same bytes as before");
+	CHECK(crep("0 4096\n") == 0 && cb == 4096 && cn == 1 && cs[0] == 0,
+	      "the one-descriptor reply: one, size not said");
+	CHECK(crep("0 5000000 2097152 4194304\n") == 0 && cb == 5000000 && cn == 2 &&
+	      cs[0] == 2097152 && cs[1] == 4194304, "two descriptors with their sizes");
+	CHECK(crep("-13\n") == -EACCES && cuntouched(), "an error, nothing written");
+	CHECK(crep("0 5 7\n") == -EBADMSG && cuntouched(), "one size alone is not a form");
+	CHECK(crep("0 5 7 0\n") == -EBADMSG && crep("0 5 07 8\n") == -EBADMSG &&
+	      crep("0 5 7  8\n") == -EBADMSG && crep("0 5 7 8 \n") == -EBADMSG &&
+	      crep("0 5 7 x\n") == -EBADMSG && crep("0 5 7 8") == -EBADMSG &&
+	      crep("1 5 7 8\n") == -EBADMSG && crep("0 5 7 99999999999999999999\n") == -EBADMSG &&
+	      crep("0 5 7 18446744073709551616\n") == -EBADMSG && cuntouched(),
+	      "malformed sizes: zero, leading zero, double or trailing space, junk, no "
+	      "newline, not 0, past UINT64_MAX; nothing written");
+	CHECK(crep("0 5 7 18446744073709551615\n") == 0 && cn == 2 &&
+	      cs[1] == UINT64_MAX, "UINT64_MAX is a size");
+	for (int i = 0; i < TFS_FDREP_FDS_MAX; i++)
+		many[i] = UINT64_MAX - (uint64_t)i;
+	n = tfs_fdrep_format_chunks(buf, 0, UINT64_MAX, many, TFS_FDREP_FDS_MAX);
+	CHECK(n > 0 && n < TFS_FDREP_MAX && buf[n - 1] == '\n' &&
+	      tfs_fdrep_parse_chunks(buf, (size_t)n, &cb, cs, &cn) == 0 &&
+	      cn == TFS_FDREP_FDS_MAX && cb == UINT64_MAX && cs[15] == UINT64_MAX - 15,
+	      "the longest reply fits TFS_FDREP_MAX and round-trips");
+	memcpy(ref, buf, (size_t)n - 1);
+	memcpy(ref + n - 1, " 1\n", 3);
+	CHECK(tfs_fdrep_parse_chunks(ref, (size_t)n + 2, &cb, cs, &cn) == -EBADMSG,
+	      "one size more than TFS_FDREP_FDS_MAX is refused");
+	CHECK(tfs_fdrep_format_chunks(buf, 0, 1, many, TFS_FDREP_FDS_MAX + 1) == -EINVAL &&
+	      tfs_fdrep_format_chunks(buf, 0, 1, many, 0) == -EINVAL &&
+	      tfs_fdrep_format_chunks(buf, 0, 1, zero, 2) == -EINVAL,
+	      "format refuses too many, none, a size 0");
+	n = tfs_fdrep_format_chunks(buf, 0, 6291456, two, 2);
+	CHECK(n > 0 && !memcmp(buf, "0 6291456 2097152 4194304\n", (size_t)n),
+	      "format of two: the bytes");
+	CHECK(tfs_fdrep_parse(buf, (size_t)n, &cb) == -EBADMSG,
+	      "an older client's parser refuses the longer line");
+	n = tfs_fdrep_format_chunks(buf, -EACCES, 0, NULL, 0);
+	CHECK(n == 4 && !memcmp(buf, "-13\n", 4), "an error: the same bytes as before");
+}
+
 int main(void)
 {
 	static char big[TFS_FDREQ_MAX + 16];
@@ -104,6 +171,7 @@ int main(void)
 	CHECK(tfs_fdrep_parse(buf, (size_t)n, &b) == 0 && b == 123, "format 0 round-trips");
 	n = tfs_fdrep_format(buf, -EACCES, 0);
 	CHECK(tfs_fdrep_parse(buf, (size_t)n, &b) == -EACCES, "format -EACCES round-trips");
+	test_chunks();
 	printf("# %d failed\n", fails);
 	return fails ? 1 : 0;
 }

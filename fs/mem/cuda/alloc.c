@@ -691,15 +691,15 @@ int tfs_cuda_list_found(struct tfs_backend *be)
 
 int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out)
 {
-	struct kfound *f = NULL;
+	struct tfs_vmm_part parts[TFS_VMM_CHUNKS_MAX];
+	struct kfound *f = NULL, *which[TFS_VMM_CHUNKS_MAX];
 	struct tfs_alloc *a;
 	struct cdev *d;
 	cudaError_t e;
-	int rc;
+	int rc, n;
 
 	for (size_t i = 0; i < be->nfound && !f; i++)
-		if (be->found[i].device == m->device &&
-		    memcmp(&be->found[i].handle, m->ipc_handle, sizeof(be->found[i].handle)) == 0)
+		if (tfs_cuda_found_names(&be->found[i], m))
 			f = &be->found[i];
 	if (!f)
 		return -ENOENT;
@@ -730,14 +730,17 @@ int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_
 		if (!(a = calloc(1, sizeof(*a))))
 			return -ENOMEM;
 		a->dev = d;
-		rc = tfs_cuda_vmm_adopt(d, f->vfd, f->id, f->size, m, a);
+		n = tfs_cuda_vmm_found_chunks(be, f, parts, which);
+		rc = tfs_cuda_vmm_adopt(d, parts, n, m, a);
 		if (rc < 0) {
 			free(a);
 			return rc;
 		}
-		close(f->vfd);
-		f->vfd = -1;
-		f->used = 1;
+		for (int i = 0; i < n; i++) {
+			close(which[i]->vfd);
+			which[i]->vfd = -1;
+			which[i]->used = 1;
+		}
 		*out = a;
 		return 0;
 	} else if (!f->cb) {
@@ -785,7 +788,7 @@ static void found_cb_drop(struct tfs_backend *be, struct kfound *f)
 	struct cdev *d;
 
 	if (cb->vmm) {
-		cb->vmm->kid = 0;
+		cb->vmm->c[0].kid = 0;
 		if (tfs_cuda_dev_get(be, f->device, &d) == 0)
 			tfs_cuda_vmm_block_put(d, cb->vmm);
 	} else {

@@ -151,5 +151,6 @@ const struct tfs_backend_ops tfs_backend_cuda = {
 	.copy_host_sum = tfs_cuda_copy_host_sum,
 	.release_cached = tfs_cuda_release_cached,
 	.export_fd = tfs_cuda_vmm_export_fd,
+	.export_chunks = tfs_cuda_vmm_export_chunks,
 	.grows_in_place = tfs_cuda_vmm_grows_in_place,
 };

@@ -118,18 +118,36 @@ struct kfound {
 	int vfd;                /* a VMM allocation's descriptor (--memory vmm), else -1 */
 };
 
-/* A tensor's VMM allocation (--memory vmm, vmm.c): the driver's handle, its exported
- * descriptor (kept until the tensor goes) and the address this daemon maps it at. */
-struct tfs_vmm {
-	uint64_t id;                 /* names it in the handle (and the clients' caches) */
-	uint64_t va;                 /* CUdeviceptr, mapped read-write for every device */
-	uint64_t size;               /* the allocation: bytes rounded up to the granularity */
-	uint64_t bytes;              /* the tensor's */
+/* The most physical chunks a VMM tensor grows in place to (docs/vmm.md#growth): one more
+ * per growth past its allocation; past the last, growth moves it (EBUSY while held). The
+ * handle socket's reply carries at most this many descriptors. */
+#define TFS_VMM_CHUNKS_MAX 16
+
+/* One physical allocation of a VMM tensor: the driver's handle, its exported descriptor
+ * (this daemon's hold), the keeper's id of it (0: made here), whether it is mapped at its
+ * place in the tensor's reservation. */
+struct tfs_vmm_chunk {
+	uint64_t size;               /* a multiple of the granularity */
 	unsigned long long h;        /* CUmemGenericAllocationHandle, imported or made here */
 	int have_h, mapped;
-	int fd;                      /* the exported descriptor: this daemon's hold */
-	uint64_t kid;                /* the keeper's id of it, 0: made here */
-	uint8_t handle[TFS_IPC_HANDLE_SIZE];   /* TFS_VMM_MAGIC ... (meta.h) */
+	int fd;
+	uint64_t kid;
+};
+
+/* A tensor's VMM memory (--memory vmm, vmm.c): n chunks mapped one after the other at va,
+ * in a reservation of resv bytes that this daemon made, read-write for every device. The
+ * first chunk is the allocation the tensor was made with; growth in place adds one
+ * (docs/vmm.md#growth) and may move va (a larger reservation, every chunk mapped again):
+ * other processes' mappings of the chunks stay where they are. */
+struct tfs_vmm {
+	uint64_t va;                 /* CUdeviceptr */
+	uint64_t resv;               /* the reservation at va */
+	uint64_t size;               /* the chunks' sizes added */
+	uint64_t bytes;              /* the tensor's */
+	int n;
+	struct tfs_vmm_chunk c[TFS_VMM_CHUNKS_MAX];
+	uint8_t handle[TFS_IPC_HANDLE_SIZE];   /* TFS_VMM_MAGIC ... (meta.h): the first
+						* chunk's id, size the whole size */
 };
 
 struct tfs_alloc {
@@ -265,14 +283,33 @@ int tfs_cuda_vmm_block_adopt(struct cdev *d, int fd, uint64_t kid, uint64_t size
  * descriptor. 0, -ENOSPC (device full or be->cap), -EIO (driver), -ENOSYS (no libcuda VMM
  * API); on error a is unchanged. */
 int tfs_cuda_vmm_alloc(struct cdev *d, uint64_t bytes, struct tfs_alloc *a);
-/* A restart: a->vmm from the keeper's allocation kid of size (its descriptor fd, which
- * stays the caller's), for the record m. 0, -EINVAL when m does not fit, -errno. */
-int tfs_cuda_vmm_adopt(struct cdev *d, int fd, uint64_t kid, uint64_t size,
+/* One of the keeper's allocations that a restart adopts: its descriptor (the caller's),
+ * the keeper's id, its size. */
+struct tfs_vmm_part {
+	int fd;
+	uint64_t kid, size;
+};
+/* A restart: a->vmm from the keeper's allocations parts[0..n) (a tensor's chunks in
+ * order: the first, then those that continue it, keeper.h's link), for the record m. 0,
+ * -EINVAL when m does not fit (nothing kept: the allocations stay the keeper's), -errno. */
+int tfs_cuda_vmm_adopt(struct cdev *d, const struct tfs_vmm_part *parts, int n,
 		       const struct tfs_meta *m, struct tfs_alloc *a);
+/* A restart (alloc.c's adoption): is f the allocation the record m names? A VMM tensor's
+ * first chunk by its id and device (the record's handle says the size the tensor grew
+ * to, docs/vmm.md#growth); a chunk that continues another is never one; any other by its
+ * whole handle. */
+int tfs_cuda_found_names(const struct kfound *f, const struct tfs_meta *m);
+/* The chunks of the VMM tensor whose first chunk is f (keeper.h's link), in order, each
+ * continuing where the one before ends, not yet adopted: into parts (at most
+ * TFS_VMM_CHUNKS_MAX, f first) with their entries of be->found in which[]: their count. */
+int tfs_cuda_vmm_found_chunks(struct tfs_backend *be, struct kfound *f,
+			      struct tfs_vmm_part *parts, struct kfound **which);
 /* Unmaps and releases a->vmm and closes its descriptor (importers keep theirs). */
 void tfs_cuda_vmm_free(struct tfs_alloc *a);
-/* Within the allocation the size changes in place; beyond it a new allocation takes the
- * bytes (its id, handle and address change). 0 or -errno, a unchanged on error. */
+/* Within the allocation the size changes in place; beyond it one more chunk is mapped at
+ * its end (the address here may change, the handle says the new size: grow's comment in
+ * vmm.c), or, with TFS_VMM_CHUNKS_MAX chunks already, a new allocation takes the bytes
+ * (its id, handle and address change). 0 or -errno, a unchanged on error. */
 int tfs_cuda_vmm_resize(struct tfs_alloc *a, uint64_t new_bytes);
 /* TFS_VMM_MAGIC, id, size, device (meta.h): a's own allocation's. */
 void tfs_cuda_vmm_handle(const struct tfs_alloc *a, uint8_t handle[TFS_IPC_HANDLE_SIZE]);
@@ -280,7 +317,12 @@ void tfs_cuda_vmm_handle(const struct tfs_alloc *a, uint8_t handle[TFS_IPC_HANDL
  * its block's: the whole allocation, as a legacy handle names its whole block); -ENOTSUP
  * for legacy memory. */
 int tfs_cuda_vmm_export_fd(struct tfs_backend *be, struct tfs_alloc *a, int writable, int *fd);
-/* backend.h's grows_in_place: a VMM allocation with room for new_bytes. */
+/* backend.h's export_chunks: a duplicate of each chunk's descriptor with its size
+ * (-E2BIG beyond max, nothing left open), a packed tensor's block's one. */
+int tfs_cuda_vmm_export_chunks(struct tfs_backend *be, struct tfs_alloc *a, int writable,
+			       int *fds, uint64_t *sizes, int max);
+/* backend.h's grows_in_place: a tensor of its own VMM allocation with room for new_bytes
+ * or fewer than TFS_VMM_CHUNKS_MAX chunks (packed ones move past TFS_VMM_PACK_MAX). */
 int tfs_cuda_vmm_grows_in_place(struct tfs_backend *be, struct tfs_alloc *a, uint64_t new_bytes);
 
 /* ---- zero.c ---- */

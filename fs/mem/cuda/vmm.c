@@ -57,39 +57,62 @@ static int set_access(const struct tfs_vmm_drv *drv, CUdeviceptr va, size_t size
 	return r == CUDA_SUCCESS ? 0 : tfs_vmm_fail(r, "cuMemSetAccess", own);
 }
 
-/* Undoes whatever of v was done, gives the keeper's allocation back, frees v. */
-static void vmm_destroy(struct tfs_vmm *v, int ordinal)
+/* Gives chunk c back: its mapping at va (when mapped), its handle, descriptor and the
+ * keeper's allocation. */
+static void chunk_drop(const struct tfs_vmm_drv *drv, struct tfs_vmm_chunk *c, uint64_t va,
+		       int ordinal)
 {
-	const struct tfs_vmm_drv *drv = tfs_vmm_drv();
 	CUresult r;
 
-	if (drv && v->va) {
-		if (v->mapped && (r = drv->MemUnmap(v->va, v->size)) != CUDA_SUCCESS)
-			tfs_vmm_fail(r, "cuMemUnmap", ordinal);
-		if ((r = drv->MemAddressFree(v->va, v->size)) != CUDA_SUCCESS)
-			tfs_vmm_fail(r, "cuMemAddressFree", ordinal);
-	}
-	if (drv && v->have_h && (r = drv->MemRelease(v->h)) != CUDA_SUCCESS)
+	if (drv && c->mapped && (r = drv->MemUnmap(va, c->size)) != CUDA_SUCCESS)
+		tfs_vmm_fail(r, "cuMemUnmap", ordinal);
+	c->mapped = 0;
+	if (drv && c->have_h && (r = drv->MemRelease(c->h)) != CUDA_SUCCESS)
 		tfs_vmm_fail(r, "cuMemRelease", ordinal);
-	if (v->fd >= 0)
-		close(v->fd);
-	if (v->kid) {
-		struct tfs_keeper_req req = { .op = TFS_KEEPER_FREE, .id = v->kid };
+	c->have_h = 0;
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	if (c->kid) {
+		struct tfs_keeper_req req = { .op = TFS_KEEPER_FREE, .id = c->kid };
 		struct tfs_keeper_rep rep;
 
 		if (tfs_keeper_call(&req, &rep, NULL))
 			tfs_log(LOG_WARNING, "cuda: device %d: the keeper did not free a VMM "
 				"allocation", ordinal);
+		c->kid = 0;
 	}
+}
+
+/* Undoes whatever of v was done (every chunk, the reservation), frees v. The last chunk
+ * goes first: a chunk the keeper links to the first one never outlives it, so a crash
+ * meanwhile leaves no link to an id the keeper may give again. */
+static void vmm_destroy(struct tfs_vmm *v, int ordinal)
+{
+	const struct tfs_vmm_drv *drv = tfs_vmm_drv();
+	uint64_t off = 0;
+	CUresult r;
+
+	for (int i = 0; i < v->n; i++)
+		off += v->c[i].size;
+	for (int i = v->n - 1; i >= 0; i--) {
+		off -= v->c[i].size;
+		chunk_drop(drv, &v->c[i], v->va + off, ordinal);
+	}
+	if (drv && v->va && (r = drv->MemAddressFree(v->va, v->resv)) != CUDA_SUCCESS)
+		tfs_vmm_fail(r, "cuMemAddressFree", ordinal);
 	free(v);
 }
 
-/* v's allocation from the keeper: v->fd, v->kid, v->handle, v->h imported. */
-static int from_keeper(struct cdev *d, struct tfs_vmm *v)
+/* Chunk c (c->size) from the keeper: c->fd, c->kid, c->h imported, *handle the keeper's
+ * (NULL: not wanted). head: the keeper's id of the tensor's first chunk, which c continues
+ * at off (keeper.h's link), 0 for a first chunk. On error what c holds is for chunk_drop. */
+static int from_keeper(struct cdev *d, struct tfs_vmm_chunk *c, uint64_t head, uint64_t off,
+		       uint8_t *handle)
 {
 	const struct tfs_vmm_drv *drv = tfs_vmm_drv();
-	struct tfs_keeper_req req = { .op = TFS_KEEPER_ALLOC, .size = v->size,
-				      .device = d->ordinal };
+	struct tfs_keeper_req req = { .op = TFS_KEEPER_ALLOC, .size = c->size,
+				      .device = d->ordinal, .dst_id = head, .dst_off = off };
 	struct tfs_keeper_rep rep;
 	CUresult r;
 	int rc, fd = -1;
@@ -97,47 +120,114 @@ static int from_keeper(struct cdev *d, struct tfs_vmm *v)
 	rc = tfs_keeper_call(&req, &rep, &fd);
 	if (rc)
 		return rc == -ENOMEM || rc == -ENOSPC ? -ENOSPC : rc == -EINVAL ? -EINVAL : -EIO;
-	v->kid = rep.id;
-	v->fd = fd;
-	memcpy(v->handle, rep.handle, TFS_IPC_HANDLE_SIZE);
+	c->kid = rep.id;
+	c->fd = fd;
+	if (handle)
+		memcpy(handle, rep.handle, TFS_IPC_HANDLE_SIZE);
 	if (fd < 0 || memcmp(rep.handle, TFS_VMM_MAGIC, 8)) {
 		tfs_log(LOG_ERR, "cuda: device %d: the keeper's allocation is not a VMM one",
 			d->ordinal);
-		return -EIO;        /* vmm_destroy gives it back */
+		return -EIO;        /* chunk_drop gives it back */
 	}
-	r = drv->MemImportFromShareableHandle(&v->h, (void *)(uintptr_t)fd,
+	r = drv->MemImportFromShareableHandle(&c->h, (void *)(uintptr_t)fd,
 					      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
 	if (r != CUDA_SUCCESS)
 		return tfs_vmm_fail(r, "cuMemImportFromShareableHandle", d->ordinal);
-	v->have_h = 1;
+	c->have_h = 1;
 	return 0;
 }
 
-/* Maps v->h (size v->size) at an address reserved here, accessible to every device. */
-static int map_here(struct cdev *d, struct tfs_vmm *v, size_t gran)
+/* Chunk c of v (c->size), from the keeper or made here, counted in d->reserved against
+ * be->cap; not mapped. handle as from_keeper's (made here: the handle's own). On error
+ * nothing is left counted, and c holds what chunk_drop gives back. */
+static int chunk_make(struct cdev *d, struct tfs_vmm *v, struct tfs_vmm_chunk *c,
+		      uint8_t *handle)
+{
+	struct tfs_backend *be = d->be;
+	uint64_t before = atomic_fetch_add(&d->reserved, c->size);
+	int rc;
+
+	if (be->cap && before + c->size > be->cap) {
+		rc = -ENOSPC;
+	} else if (tfs_keeper_present()) {
+		rc = from_keeper(d, c, v->n ? v->c[0].kid : 0, v->n ? v->size : 0, handle);
+	} else {
+		rc = tfs_vmm_create(d->ordinal, c->size, &c->h, &c->fd);
+		if (rc == 0) {
+			c->have_h = 1;
+			if (handle)
+				tfs_vmm_handle_make(handle, c->size, d->ordinal);
+		}
+	}
+	if (rc < 0)
+		atomic_fetch_sub(&d->reserved, c->size);
+	return rc;
+}
+
+/* Maps chunk c at va, accessible to every device. */
+static int chunk_map(struct cdev *d, struct tfs_vmm_chunk *c, uint64_t va)
 {
 	const struct tfs_vmm_drv *drv = tfs_vmm_drv();
-	CUdeviceptr va = 0;
 	CUresult r;
 
-	if ((r = drv->MemAddressReserve(&va, v->size, gran, 0, 0)) != CUDA_SUCCESS)
-		return tfs_vmm_fail(r, "cuMemAddressReserve", d->ordinal);
-	v->va = va;
-	if ((r = drv->MemMap(va, v->size, 0, v->h, 0)) != CUDA_SUCCESS)
+	if ((r = drv->MemMap(va, c->size, 0, c->h, 0)) != CUDA_SUCCESS)
 		return tfs_vmm_fail(r, "cuMemMap", d->ordinal);
-	v->mapped = 1;
-	return set_access(drv, va, v->size, d->be->ndev, d->ordinal);
+	c->mapped = 1;
+	return set_access(drv, va, c->size, d->be->ndev, d->ordinal);
+}
+
+/* v's first n chunks, one after the other, at a new reservation of resv bytes, which
+ * becomes v's (va, resv); the old one is unmapped and freed. On error v is as it was. */
+static int map_all(struct cdev *d, struct tfs_vmm *v, int n, uint64_t resv, size_t gran)
+{
+	const struct tfs_vmm_drv *drv = tfs_vmm_drv();
+	int was[TFS_VMM_CHUNKS_MAX];
+	CUdeviceptr va = 0;
+	uint64_t off = 0;
+	CUresult r;
+	int i, rc = 0;
+
+	if ((r = drv->MemAddressReserve(&va, resv, gran, 0, 0)) != CUDA_SUCCESS)
+		return tfs_vmm_fail(r, "cuMemAddressReserve", d->ordinal);
+	for (i = 0; i < n && rc == 0; i++) {
+		was[i] = v->c[i].mapped;
+		v->c[i].mapped = 0;
+		rc = chunk_map(d, &v->c[i], va + off);
+		off += v->c[i].size;
+	}
+	if (rc < 0) {
+		off = 0;
+		for (int j = 0; j < i; j++) {
+			if (v->c[j].mapped)
+				drv->MemUnmap(va + off, v->c[j].size);
+			v->c[j].mapped = was[j];
+			off += v->c[j].size;
+		}
+		drv->MemAddressFree(va, resv);
+		return rc;
+	}
+	if (v->va) {
+		off = 0;
+		for (i = 0; i < n; i++) {
+			if (was[i] && (r = drv->MemUnmap(v->va + off, v->c[i].size)) != CUDA_SUCCESS)
+				tfs_vmm_fail(r, "cuMemUnmap", d->ordinal);
+			off += v->c[i].size;
+		}
+		if ((r = drv->MemAddressFree(v->va, v->resv)) != CUDA_SUCCESS)
+			tfs_vmm_fail(r, "cuMemAddressFree", d->ordinal);
+	}
+	v->va = va;
+	v->resv = resv;
+	return 0;
 }
 
 /* A new zeroed allocation of at least bytes on d (current): 0 with *out, or -errno with
  * nothing left behind. */
 static int vmm_create(struct cdev *d, uint64_t bytes, struct tfs_vmm **out)
 {
-	struct tfs_backend *be = d->be;
 	CUmemAllocationProp prop;
 	struct tfs_vmm *v;
 	size_t gran;
-	uint64_t before;
 	int rc;
 
 	if ((rc = tfs_vmm_prop(d->ordinal, &prop, &gran)) < 0)
@@ -146,24 +236,17 @@ static int vmm_create(struct cdev *d, uint64_t bytes, struct tfs_vmm **out)
 		return -EINVAL;
 	if (!(v = calloc(1, sizeof(*v))))
 		return -ENOMEM;
-	v->fd = -1;
-	v->size = (bytes + gran - 1) / gran * gran;
+	v->c[0].fd = -1;
+	v->c[0].size = (bytes + gran - 1) / gran * gran;
 	v->bytes = bytes;
-	before = atomic_fetch_add(&d->reserved, v->size);
-	if (be->cap && before + v->size > be->cap) {
-		rc = -ENOSPC;
-		goto fail;
+	rc = chunk_make(d, v, &v->c[0], v->handle);
+	v->n = 1;                   /* from here on vmm_destroy gives c[0] back */
+	if (rc < 0) {
+		vmm_destroy(v, d->ordinal);
+		return rc;
 	}
-	if (tfs_keeper_present()) {
-		rc = from_keeper(d, v);
-	} else {
-		rc = tfs_vmm_create(d->ordinal, v->size, &v->h, &v->fd);
-		if (rc == 0) {
-			v->have_h = 1;
-			tfs_vmm_handle_make(v->handle, v->size, d->ordinal);
-		}
-	}
-	if (rc < 0 || (rc = map_here(d, v, gran)) < 0)
+	v->size = v->c[0].size;
+	if ((rc = map_all(d, v, 1, v->size, gran)) < 0)
 		goto fail;
 	/* cuMemCreate makes no promise about what the memory holds. */
 	if ((rc = tfs_cuda_dev_copy_zero(d, 0, 0, 0, v->va, v->size)) < 0)
@@ -201,9 +284,10 @@ int tfs_cuda_vmm_alloc(struct cdev *d, uint64_t bytes, struct tfs_alloc *a)
 	return rc;
 }
 
-/* The keeper's allocation kid of size (descriptor fd, the caller's) imported and mapped
- * here, with handle, counted in d->reserved: *out, or -errno with nothing kept. */
-static int vmm_import(struct cdev *d, int fd, uint64_t kid, uint64_t size,
+/* The keeper's allocations (chunks[0..n): descriptor, id, size each; the descriptors
+ * stay the caller's) imported and mapped here one after the other, with handle, counted
+ * in d->reserved: *out, or -errno with nothing kept. */
+static int vmm_import(struct cdev *d, const struct tfs_vmm_part *parts, int n,
 		      const uint8_t handle[TFS_IPC_HANDLE_SIZE], struct tfs_vmm **out)
 {
 	const struct tfs_vmm_drv *drv;
@@ -211,33 +295,42 @@ static int vmm_import(struct cdev *d, int fd, uint64_t kid, uint64_t size,
 	struct tfs_vmm *v;
 	size_t gran;
 	CUresult r;
-	int rc;
+	int rc, i;
 
 	if ((rc = tfs_cuda_dev_current(d)) < 0 || (rc = tfs_vmm_prop(d->ordinal, &prop, &gran)) < 0)
 		return rc;
 	drv = tfs_vmm_drv();
-	if (!size || size % gran)
+	if (n < 1 || n > TFS_VMM_CHUNKS_MAX)
 		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (!parts[i].size || parts[i].size % gran || parts[i].size > (1ull << 48))
+			return -EINVAL;
 	if (!(v = calloc(1, sizeof(*v))))
 		return -ENOMEM;
-	v->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	if (v->fd < 0) {
-		rc = -errno;
-		free(v);
-		return rc;
-	}
-	v->size = size;
 	memcpy(v->handle, handle, TFS_IPC_HANDLE_SIZE);
-	r = drv->MemImportFromShareableHandle(&v->h, (void *)(uintptr_t)v->fd,
-					      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
-	if (r != CUDA_SUCCESS) {
-		rc = tfs_vmm_fail(r, "cuMemImportFromShareableHandle", d->ordinal);
-		goto fail;
+	for (i = 0; i < n; i++) {
+		struct tfs_vmm_chunk *c = &v->c[i];
+
+		c->size = parts[i].size;
+		v->n = i + 1;
+		if ((c->fd = fcntl(parts[i].fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+			rc = -errno;
+			goto fail;
+		}
+		r = drv->MemImportFromShareableHandle(&c->h, (void *)(uintptr_t)c->fd,
+						      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+		if (r != CUDA_SUCCESS) {
+			rc = tfs_vmm_fail(r, "cuMemImportFromShareableHandle", d->ordinal);
+			goto fail;
+		}
+		c->have_h = 1;
+		v->size += c->size;
 	}
-	v->have_h = 1;
-	if ((rc = map_here(d, v, gran)) < 0)
+	if ((rc = map_all(d, v, n, v->size, gran)) < 0)
 		goto fail;
-	v->kid = kid;       /* only now: a failed adoption leaves it to adopt_end */
+	/* Only now: a failed adoption leaves them to adopt_end. */
+	for (i = 0; i < n; i++)
+		v->c[i].kid = parts[i].kid;
 	atomic_fetch_add(&d->reserved, v->size);
 	*out = v;
 	return 0;
@@ -246,24 +339,80 @@ fail:
 	return rc;
 }
 
-int tfs_cuda_vmm_adopt(struct cdev *d, int fd, uint64_t kid, uint64_t size,
+int tfs_cuda_vmm_adopt(struct cdev *d, const struct tfs_vmm_part *parts, int n,
 		       const struct tfs_meta *m, struct tfs_alloc *a)
 {
 	int rc;
 
-	if (m->bytes > size || m->ipc_offset)
+	if (m->ipc_offset)
 		return -EINVAL;
-	if ((rc = vmm_import(d, fd, kid, size, m->ipc_handle, &a->vmm)) < 0)
+	if ((rc = vmm_import(d, parts, n, m->ipc_handle, &a->vmm)) < 0)
 		return rc;
+	if (m->bytes > a->vmm->size) {
+		uint64_t size = a->vmm->size;
+
+		for (int i = 0; i < a->vmm->n; i++)
+			a->vmm->c[i].kid = 0;       /* the keeper's still: adopt_end frees them */
+		vmm_destroy(a->vmm, d->ordinal);
+		atomic_fetch_sub(&d->reserved, size);
+		a->vmm = NULL;
+		return -EINVAL;
+	}
 	a->vmm->bytes = m->bytes;
 	own_count(d, a->vmm, 1);
 	return 0;
 }
 
+/* ---- a restart: the keeper's inventory (alloc.c's adoption) ---- */
+
+int tfs_cuda_found_names(const struct kfound *f, const struct tfs_meta *m)
+{
+	const uint8_t *h = (const uint8_t *)&f->handle;
+	uint64_t head, off;
+
+	if (f->device != m->device)
+		return 0;
+	if (f->vfd < 0 || memcmp(h, TFS_VMM_MAGIC, 8))
+		return memcmp(h, m->ipc_handle, sizeof(f->handle)) == 0;
+	return !tfs_keeper_link_get(h, &head, &off) && !memcmp(h, m->ipc_handle, 16) &&
+	       !memcmp(h + 24, m->ipc_handle + 24, TFS_IPC_HANDLE_SIZE - 24);
+}
+
+int tfs_cuda_vmm_found_chunks(struct tfs_backend *be, struct kfound *f,
+			      struct tfs_vmm_part *parts, struct kfound **which)
+{
+	uint64_t end = f->size;
+	int n = 1;
+
+	parts[0] = (struct tfs_vmm_part){ .fd = f->vfd, .kid = f->id, .size = f->size };
+	which[0] = f;
+	while (n < TFS_VMM_CHUNKS_MAX) {
+		struct kfound *g = NULL;
+
+		for (size_t i = 0; i < be->nfound && !g; i++) {
+			struct kfound *c = &be->found[i];
+			uint64_t head, off;
+
+			if (c->vfd >= 0 && !c->used && c->device == f->device &&
+			    tfs_keeper_link_get((const uint8_t *)&c->handle, &head, &off) &&
+			    head == f->id && off == end)
+				g = c;
+		}
+		if (!g || g->size > UINT64_MAX - end)
+			break;
+		parts[n] = (struct tfs_vmm_part){ .fd = g->vfd, .kid = g->id, .size = g->size };
+		which[n++] = g;
+		end += g->size;
+	}
+	return n;
+}
+
 int tfs_cuda_vmm_block_adopt(struct cdev *d, int fd, uint64_t kid, uint64_t size,
 			     const uint8_t handle[TFS_IPC_HANDLE_SIZE], struct tfs_vmm **out)
 {
-	return vmm_import(d, fd, kid, size, handle, out);
+	struct tfs_vmm_part p = { .fd = fd, .kid = kid, .size = size };
+
+	return vmm_import(d, &p, 1, handle, out);
 }
 
 int tfs_cuda_vmm_block_get(struct cdev *d, uint64_t size, struct tfs_vmm **out)
@@ -296,6 +445,64 @@ void tfs_cuda_vmm_free(struct tfs_alloc *a)
 	atomic_fetch_sub(&d->reserved, size);
 }
 
+/* Little-endian u64 at p (the handle's fields, meta.h). */
+static void put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Growth in place past v's chunks (docs/vmm.md#growth): one more chunk for the tail,
+ * mapped at v's end, in a larger reservation when v's is full (v->va moves; every other
+ * process maps the chunks at its own address and is not touched). The bytes past the old
+ * end read as zeros. The handle keeps the first chunk's id and says the new size, so that
+ * a process that mapped the shorter tensor tells the two apart. 0 or -errno with v as it
+ * was. */
+static int grow(struct cdev *d, struct tfs_vmm *v, uint64_t new_bytes)
+{
+	struct tfs_vmm_chunk *c = &v->c[v->n];
+	CUmemAllocationProp prop;
+	uint64_t need, resv;
+	size_t gran;
+	int rc;
+
+	if ((rc = tfs_vmm_prop(d->ordinal, &prop, &gran)) < 0)
+		return rc;
+	need = new_bytes - v->size;
+	if (need > UINT64_MAX - gran || new_bytes > (1ull << 48))
+		return -EINVAL;
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	c->size = (need + gran - 1) / gran * gran;
+	if ((rc = chunk_make(d, v, c, NULL)) < 0)
+		goto drop;
+	if (v->size + c->size <= v->resv) {
+		rc = chunk_map(d, c, v->va + v->size);
+	} else {
+		/* Twice the size, so that further growth mostly maps into room it has. */
+		resv = v->size + c->size;
+		resv = resv <= (1ull << 47) ? 2 * resv : resv;
+		rc = map_all(d, v, v->n + 1, resv, gran);
+	}
+	if (rc == 0)
+		rc = tfs_cuda_dev_copy_zero(d, 0, 0, 0, v->va + v->bytes, new_bytes - v->bytes);
+	if (rc < 0) {
+		atomic_fetch_sub(&d->reserved, c->size);
+		goto drop;
+	}
+	v->n++;
+	v->size += c->size;
+	atomic_fetch_add(&d->vmm_reserved, c->size);
+	atomic_fetch_add(&d->vmm_used, new_bytes);
+	atomic_fetch_sub(&d->vmm_used, v->bytes);
+	v->bytes = new_bytes;
+	put_le64(v->handle + 16, v->size);
+	return 0;
+drop:
+	chunk_drop(tfs_vmm_drv(), c, v->va + v->size, d->ordinal);
+	return rc;
+}
+
 int tfs_cuda_vmm_resize(struct tfs_alloc *a, uint64_t new_bytes)
 {
 	struct cdev *d = a->dev;
@@ -322,6 +529,9 @@ int tfs_cuda_vmm_resize(struct tfs_alloc *a, uint64_t new_bytes)
 		}
 		return rc;
 	}
+	if (v->n < TFS_VMM_CHUNKS_MAX)
+		return grow(d, v, new_bytes);
+	/* As many chunks as a tensor may have: a new allocation takes the bytes. */
 	if ((rc = vmm_create(d, new_bytes, &nv)) < 0)
 		return rc;
 	if ((rc = tfs_cuda_dev_copy_zero(d, nv->va, v->va, v->bytes, 0, 0)) < 0) {
@@ -345,22 +555,54 @@ void tfs_cuda_vmm_handle(const struct tfs_alloc *a, uint8_t handle[TFS_IPC_HANDL
 int tfs_cuda_vmm_grows_in_place(struct tfs_backend *be, struct tfs_alloc *a, uint64_t new_bytes)
 {
 	(void)be;
-	return a && a->vmm && new_bytes > a->vmm->bytes && new_bytes <= a->vmm->size;
+	return a && a->vmm && new_bytes > a->vmm->bytes &&
+	       (new_bytes <= a->vmm->size || a->vmm->n < TFS_VMM_CHUNKS_MAX);
+}
+
+/* The VMM memory of a: its own, or its block's (packed). */
+static struct tfs_vmm *vmm_of(struct tfs_alloc *a)
+{
+	struct cblock *cb = a && !a->vmm && a->chunk ? tfs_pool_chunk_cookie(a->chunk) : NULL;
+
+	return a ? (a->vmm ? a->vmm : cb ? cb->vmm : NULL) : NULL;
 }
 
 int tfs_cuda_vmm_export_fd(struct tfs_backend *be, struct tfs_alloc *a, int writable, int *fd)
 {
-	struct cblock *cb = a && !a->vmm && a->chunk ? tfs_pool_chunk_cookie(a->chunk) : NULL;
-	struct tfs_vmm *v = a ? (a->vmm ? a->vmm : cb ? cb->vmm : NULL) : NULL;
+	struct tfs_vmm *v = vmm_of(a);
 	int nfd;
 
 	(void)be;
 	(void)writable;     /* an allocation's descriptor cannot be made read-only */
 	if (!v)
 		return -ENOTSUP;      /* legacy IPC memory has no descriptor */
-	nfd = fcntl(v->fd, F_DUPFD_CLOEXEC, 3);
+	nfd = fcntl(v->c[0].fd, F_DUPFD_CLOEXEC, 3);
 	if (nfd < 0)
 		return -errno;
 	*fd = nfd;
 	return 0;
+}
+
+int tfs_cuda_vmm_export_chunks(struct tfs_backend *be, struct tfs_alloc *a, int writable,
+			       int *fds, uint64_t *sizes, int max)
+{
+	struct tfs_vmm *v = vmm_of(a);
+	int i, rc;
+
+	(void)be;
+	(void)writable;
+	if (!v)
+		return -ENOTSUP;
+	if (v->n > max)
+		return -E2BIG;
+	for (i = 0; i < v->n; i++) {
+		if ((fds[i] = fcntl(v->c[i].fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+			rc = -errno;
+			while (i-- > 0)
+				close(fds[i]);
+			return rc;
+		}
+		sizes[i] = v->c[i].size;
+	}
+	return v->n;
 }

@@ -109,12 +109,30 @@ static int do_alloc(const struct tfs_keeper_req *req, struct tfs_keeper_rep *rep
 		k.a = na;
 		k.cap = cap;
 	}
+	if (req->dst_id) {
+		struct kalloc *head = find(req->dst_id, NULL);
+
+		if (!head || head->device != req->device || req->device < 0)
+			return head ? -EINVAL : -ENOENT;
+	}
 	a = &k.a[k.n];
 	memset(a, 0, sizeof(*a));
 	rc = mem->alloc(req->size, req->device, req->uid, req->gid, req->mode, a->handle, fd,
 			&a->priv);
 	if (rc)
 		return rc;
+	if (req->dst_id) {
+		static const uint8_t zero[TFS_IPC_HANDLE_SIZE - TFS_KEEPER_LINK_AT];
+
+		if (memcmp(a->handle + TFS_KEEPER_LINK_AT, zero, sizeof(zero))) {
+			mem->free(a->priv, req->size, req->device);
+			if (*fd >= 0)
+				close(*fd);
+			*fd = -1;
+			return -EINVAL;
+		}
+		tfs_keeper_link_put(a->handle, req->dst_id, req->dst_off);
+	}
 	a->id = k.next_id++;
 	a->size = req->size;
 	a->device = req->device;

@@ -43,7 +43,8 @@
 #define TFS_EXIT_REDIS 75                   /* EX_TEMPFAIL */
 
 enum tfs_keeper_op {
-	TFS_KEEPER_ALLOC = 1,   /* size, device, uid/gid/mode -> id, handle (+ fd) */
+	TFS_KEEPER_ALLOC = 1,   /* size, device, uid/gid/mode (, dst_id, dst_off: a link,
+				 * below) -> id, handle (+ fd) */
 	TFS_KEEPER_FREE,        /* id -> rc */
 	TFS_KEEPER_LIST,        /* id: the entry with the next larger id -> id, size, device,
 				 * handle (+ fd); rc -ENOENT after the last */
@@ -57,6 +58,38 @@ enum tfs_keeper_op {
 				 * stop the daemon did not carry out; a notice, no reply */
 };
 
+/* ALLOC with dst_id set: the new allocation continues allocation dst_id at byte dst_off
+ * of the memory they make together (a --memory vmm tensor grown in place, docs/vmm.md),
+ * on the same device. The keeper writes both, little-endian, into bytes
+ * TFS_KEEPER_LINK_AT.. of the new allocation's handle (-EINVAL where its memory's handles
+ * use them), so that LIST and a new keeper (handover.h) give them back and a new daemon
+ * finds every part of a tensor. */
+#define TFS_KEEPER_LINK_AT 48
+
+static inline void tfs_keeper_link_put(uint8_t handle[TFS_IPC_HANDLE_SIZE], uint64_t head,
+				       uint64_t off)
+{
+	for (int i = 0; i < 8; i++) {
+		handle[TFS_KEEPER_LINK_AT + i] = (uint8_t)(head >> (8 * i));
+		handle[TFS_KEEPER_LINK_AT + 8 + i] = (uint8_t)(off >> (8 * i));
+	}
+}
+
+/* 1 with *head and *off when handle says it continues another allocation, else 0. */
+static inline int tfs_keeper_link_get(const uint8_t handle[TFS_IPC_HANDLE_SIZE],
+				      uint64_t *head, uint64_t *off)
+{
+	uint64_t h = 0, o = 0;
+
+	for (int i = 7; i >= 0; i--) {
+		h = h << 8 | handle[TFS_KEEPER_LINK_AT + i];
+		o = o << 8 | handle[TFS_KEEPER_LINK_AT + 8 + i];
+	}
+	*head = h;
+	*off = o;
+	return h != 0;
+}
+
 struct tfs_keeper_req {
 	uint32_t op;
 	int32_t device;
@@ -64,7 +97,7 @@ struct tfs_keeper_req {
 	uint64_t size;
 	uint32_t uid, gid, mode;
 	uint32_t pad;
-	uint64_t dst_id, src_off, dst_off;     /* COPY */
+	uint64_t dst_id, src_off, dst_off;     /* COPY; ALLOC's link (dst_id, dst_off) */
 };
 
 struct tfs_keeper_rep {
