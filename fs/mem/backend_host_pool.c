@@ -44,6 +44,39 @@ void hb_take_over(struct tfs_alloc *a, struct tfs_alloc *n)
 	*n = old;
 }
 
+int hb_move_lent(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, gid_t gid,
+		 mode_t mode, uint64_t dir)
+{
+	int device = a->slot == be->ndev ? TFS_DEVICE_CPU : a->slot, rc;
+	struct tfs_alloc *n, old;
+
+	if ((rc = tfs_host_alloc_uninit(be, device, a->bytes, uid, gid, mode, dir, &n)))
+		return rc;
+	hb_prefault(n->base, a->bytes);
+	if ((rc = hb_copied(a, tfs_guarded_copy(n->base, a->base, a->bytes)))) {
+		tfs_backend_host.free(be, n);
+		return rc;
+	}
+	/* The spans name a, not its memory: a keeps its count and n takes the old memory.
+	 * Under the lock, as host_span_end counts the spans down there. */
+	pthread_mutex_lock(&be->lock);
+	old = *a;
+	*a = *n;
+	a->spans = old.spans;
+	a->freed = 0;
+	a->retired = NULL;
+	*n = old;
+	n->spans = 0;
+	if (old.spans) {
+		a->retired = n;      /* n->retired: what a had retired before */
+		n = NULL;
+	}
+	pthread_mutex_unlock(&be->lock);
+	if (n)                       /* the last span ended meanwhile */
+		tfs_backend_host.free(be, n);
+	return 0;
+}
+
 /* --- The pool of a preallocated tier (host_pool.h): its segments are objects of their
  * own, struct tfs_alloc without a chunk, mapped once and registered once. --- */
 
