@@ -115,6 +115,18 @@ static int seg_map(struct tfs_alloc *s, uint64_t size, int slot)
 	return 0;
 }
 
+/* A new segment's pages written once, a byte each (they hold zeros, and nobody else may
+ * open the object yet): some virtual machines give a guest page its memory only at the
+ * first write a program makes to it, even after MADV_POPULATE_WRITE, a fault of the host
+ * per page (3.5 us here, tests/bench/RESULTS-ucx.md) that would otherwise fall on the
+ * first copy into the segment, a replica's network thread among them. On other machines
+ * a store per page, nothing. */
+static void seg_touch(char *p, uint64_t size, uint64_t page)
+{
+	for (uint64_t o = 0; o < size; o += page)
+		((volatile char *)p)[o] = 0;
+}
+
 static int seg_make(void *ctx, uint64_t size, void **seg, void **base)
 {
 	struct htier *t = ctx;
@@ -135,6 +147,7 @@ static int seg_make(void *ctx, uint64_t size, void **seg, void **base)
 		hb_give_back(s);
 		goto fail_struct;
 	}
+	seg_touch(s->base, size, t->be->page);
 	*seg = s;
 	*base = s->base;
 	return 0;
