@@ -118,10 +118,15 @@ run_config() {
 		eval "local PID_$n=$!"
 	done
 	for n in a b; do
-		for _ in $(seq 1200); do mountpoint -q "$C/$n" && break; sleep 0.05; done
+		local pid=PID_$n
+		for _ in $(seq 1200); do
+			mountpoint -q "$C/$n" && break
+			kill -0 "${!pid}" 2>/dev/null || break
+			sleep 0.05
+		done
 		if ! mountpoint -q "$C/$n"; then
 			echo "[$name] the mount of node $n failed; its log:"; tail -n 5 "$C/$n.log"
-			ROWS+=("| $name: cp -r | not measured: a daemon did not start | - | - |")
+			ROWS+=("| $name: tensorctl cp -r | not measured: a daemon did not start | - | - |")
 			stop_all; return
 		fi
 	done
