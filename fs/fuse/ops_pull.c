@@ -10,6 +10,7 @@
 #include "pull_ioctl.h"
 #include "tensors/tensors.h"
 #include "util/guard.h"
+#include "util/stats.h"
 
 /* The source's node and inode number: 0, -EXDEV (this node's), -ENOENT, -ESTALE. */
 static int source(const char *path, uint64_t ino, char *node, uint64_t *rino)
@@ -51,6 +52,8 @@ static int put_chunk(void *arg, uint64_t at, const void *data, size_t n)
 	else
 		rc = tfs_mem.ops->copy_in(tfs_mem.be, t->alloc, k->dst_off + at, data, n);
 	pthread_rwlock_unlock(&t->io);
+	if (rc == 0)
+		tfs_stats_add(TFS_ST_NET_STAGED_BYTES, n);
 	return rc;
 }
 
@@ -80,6 +83,8 @@ static ssize_t pull_into(struct tfsd_tensor *t, const char *node, const char *pa
 	if (tfs_mem.ops->host_span_end(tfs_mem.be, &span) && n >= 0)
 		n = -EIO;
 	pthread_rwlock_unlock(&t->io);
+	if (n > 0)
+		tfs_stats_add(TFS_ST_NET_INPLACE_BYTES, (uint64_t)n);
 	return n;
 }
 

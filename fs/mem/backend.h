@@ -159,11 +159,12 @@ struct tfs_backend_ops {
 	 * bytes, until host_span_end(span), which says whether a page was truncated away
 	 * meanwhile (-EIO, else 0). The caller holds the tensor's io lock (shared) for the
 	 * call; afterwards the memory stays mapped whatever happens to the tensor: free()
-	 * is put off until the last span of a ends, and resize() and move() answer -EBUSY
-	 * while spans are lent. -ENOTSUP: the bytes are in device memory (stage them through
-	 * copy_in/copy_out); -EAGAIN: too many spans lent; -EINVAL: off + len outside. wr:
-	 * the transfer writes it (its pages are mapped first, in one call). May be NULL;
-	 * host_span_end with it. Any thread. */
+	 * is put off until the last span of a ends, resize() and move() answer -EBUSY
+	 * while spans are lent, and a set_owner() that moves a (a pooled or packed host
+	 * tensor given another key) keeps its old memory until then. -ENOTSUP: the bytes
+	 * are in device memory (stage them through copy_in/copy_out); -EAGAIN: too many
+	 * spans lent; -EINVAL: off + len outside. wr: the transfer writes it (its pages are
+	 * mapped first, in one call). May be NULL; host_span_end with it. Any thread. */
 	int (*host_span)(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,
 			 int wr, struct tfs_guard_span *span);
 	int (*host_span_end)(struct tfs_backend *be, struct tfs_guard_span *span);

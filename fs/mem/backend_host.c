@@ -497,6 +497,11 @@ static int host_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid
 {
 	int rc;
 
+	/* Lent to UCX: the old memory stays until it lets go (hb_move_lent). */
+	if ((a->seg || a->chunk) && !(flags & TFS_BE_NOMOVE) && lent(a)) {
+		rc = host_set_owner(be, a, uid, gid, mode, dir, TFS_BE_NOMOVE);
+		return rc == -EBUSY ? hb_move_lent(be, a, uid, gid, mode, dir) : rc;
+	}
 	if (a->seg)
 		return hb_pool_set_owner(be, a, uid, gid, mode, dir, flags);
 	if (a->chunk) {
@@ -578,17 +583,18 @@ static int host_read_mem(struct tfs_backend *be, struct tfs_alloc *a, uint64_t o
 static int host_span(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, size_t len,
 		     int wr, struct tfs_guard_span *span)
 {
+	struct tfs_alloc *own;
 	int rc;
 
 	if (off > a->bytes || len > a->bytes - off)
 		return -EINVAL;
-	if (a->chunk || a->seg)
-		return -ENOTSUP;     /* carved from a pool's segment: staged (a span names an
-				      * object of its own, mapped from its start) */
 	if (wr)
 		hb_prefault((char *)a->base + off, len);
-	span->map = a->base;
-	span->fd = a->fd;
+	/* The object the bytes lie in, mapped from its start (guard.h): a pooled tensor's
+	 * segment, a packed one's block (whose pages are its own: chunks are whole pages). */
+	own = a->seg ? a->seg : a->blk ? a->blk : a;
+	span->map = own->base;
+	span->fd = own->fd;
 	span->p = (char *)a->base + off;
 	span->len = len;
 	span->owner = a;
@@ -604,13 +610,22 @@ static int host_span(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off, 
 static int host_span_end(struct tfs_backend *unused, struct tfs_guard_span *span)
 {
 	struct tfs_backend *be = span->owner_be;
-	struct tfs_alloc *a = span->owner;
+	struct tfs_alloc *a = span->owner, *old = NULL, *next;
 	int rc = tfs_guard_span_del(span), last;
 
 	(void)unused;
 	pthread_mutex_lock(&be->lock);
-	last = --a->spans == 0 && a->freed;
+	last = --a->spans == 0;
+	if (last) {
+		old = a->retired;
+		a->retired = NULL;
+	}
+	last = last && a->freed;
 	pthread_mutex_unlock(&be->lock);
+	for (; old; old = next) {
+		next = old->retired;
+		free_now(be, old);
+	}
 	if (last)
 		free_now(be, a);
 	return rc;

@@ -44,6 +44,39 @@ void hb_take_over(struct tfs_alloc *a, struct tfs_alloc *n)
 	*n = old;
 }
 
+int hb_move_lent(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, gid_t gid,
+		 mode_t mode, uint64_t dir)
+{
+	int device = a->slot == be->ndev ? TFS_DEVICE_CPU : a->slot, rc;
+	struct tfs_alloc *n, old;
+
+	if ((rc = tfs_host_alloc_uninit(be, device, a->bytes, uid, gid, mode, dir, &n)))
+		return rc;
+	hb_prefault(n->base, a->bytes);
+	if ((rc = hb_copied(a, tfs_guarded_copy(n->base, a->base, a->bytes)))) {
+		tfs_backend_host.free(be, n);
+		return rc;
+	}
+	/* The spans name a, not its memory: a keeps its count and n takes the old memory.
+	 * Under the lock, as host_span_end counts the spans down there. */
+	pthread_mutex_lock(&be->lock);
+	old = *a;
+	*a = *n;
+	a->spans = old.spans;
+	a->freed = 0;
+	a->retired = NULL;
+	*n = old;
+	n->spans = 0;
+	if (old.spans) {
+		a->retired = n;      /* n->retired: what a had retired before */
+		n = NULL;
+	}
+	pthread_mutex_unlock(&be->lock);
+	if (n)                       /* the last span ended meanwhile */
+		tfs_backend_host.free(be, n);
+	return 0;
+}
+
 /* --- The pool of a preallocated tier (host_pool.h): its segments are objects of their
  * own, struct tfs_alloc without a chunk, mapped once and registered once. --- */
 
@@ -82,6 +115,18 @@ static int seg_map(struct tfs_alloc *s, uint64_t size, int slot)
 	return 0;
 }
 
+/* A new segment's pages written once, a byte each (they hold zeros, and nobody else may
+ * open the object yet): some virtual machines give a guest page its memory only at the
+ * first write a program makes to it, even after MADV_POPULATE_WRITE, a fault of the host
+ * per page (3.5 us here, tests/bench/RESULTS-ucx.md) that would otherwise fall on the
+ * first copy into the segment, a replica's network thread among them. On other machines
+ * a store per page, nothing. */
+static void seg_touch(char *p, uint64_t size, uint64_t page)
+{
+	for (uint64_t o = 0; o < size; o += page)
+		((volatile char *)p)[o] = 0;
+}
+
 static int seg_make(void *ctx, uint64_t size, void **seg, void **base)
 {
 	struct htier *t = ctx;
@@ -102,6 +147,7 @@ static int seg_make(void *ctx, uint64_t size, void **seg, void **base)
 		hb_give_back(s);
 		goto fail_struct;
 	}
+	seg_touch(s->base, size, t->be->page);
 	*seg = s;
 	*base = s->base;
 	return 0;

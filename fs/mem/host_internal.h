@@ -59,6 +59,9 @@ struct tfs_alloc {
 	int damaged;             /* a copy found pages gone: logged once */
 	int spans;               /* host_span's lent (under be->lock) */
 	int freed;               /* free() came while spans were lent: the last one frees */
+	struct tfs_alloc *retired; /* memory a pooled or packed tensor left while spans were
+				    * lent (hb_move_lent), each chained by its own retired:
+				    * freed by the last span's end (under be->lock) */
 	int slot;                /* its tier (struct htier) */
 	void *kpriv;             /* without a keeper: keeper_host.c's state, in this process */
 	char name[TFS_HOST_PATH_MAX];  /* the object's path in /dev/shm, as the handle has it */
@@ -122,6 +125,13 @@ void hb_take_over(struct tfs_alloc *a, struct tfs_alloc *n);
 int hb_pool_adopt(struct tfs_backend *be, int slot, struct found *f, const struct tfs_meta *m,
 		  struct tfs_alloc **out);
 int hb_pool_take_found(struct tfs_backend *be, struct found *f);
+/* set_owner of a pooled or packed tensor whose memory is lent (host_span) and must move
+ * to memory of the new key: a takes new memory with the bytes copied, and its old memory
+ * joins a->retired, freed when the last span ends (UCX still reads or writes it), not
+ * before. The caller holds the tensor's io lock exclusively, so no span starts meanwhile.
+ * 0, or alloc's -errno, -EIO (a page gone): nothing changed. */
+int hb_move_lent(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, gid_t gid,
+		 mode_t mode, uint64_t dir);
 
 /* host_pack.c. Packing is on for slot when be->pack[slot] is set. */
 

@@ -19,6 +19,7 @@
 #include "tensors/tensors.h"
 #include "util/clock.h"
 #include "util/guard.h"
+#include "util/stats.h"
 
 /* Sessions this node keeps; a peer beyond them makes the least recently used one go
  * (whose daemon then meets -EACCES and says hello again). */
@@ -158,6 +159,8 @@ static void reply_done(void *req, ucs_status_t st, void *user)
 				"EIO", p->name ? p->name : "a tensor");
 		if (st == UCS_OK)
 			confirm(p, bad ? -EIO : p->hdr.status);
+		if (st == UCS_OK && !bad)
+			tfs_stats_add(TFS_ST_NET_INPLACE_BYTES, p->span.len);
 	}
 	sv.held -= p->len;
 	free(p->name);
@@ -330,6 +333,7 @@ static int64_t tensor_write(const struct tfs_net_hdr *q, const char *name, const
 	rc = tfs_mem.ops->copy_in(tfs_mem.be, t->alloc, q->off, data, n);
 	if (rc == 0) {
 		rc = (int64_t)n;
+		tfs_stats_add(TFS_ST_NET_STAGED_BYTES, n);
 		clock_gettime(CLOCK_REALTIME, &now);
 		__atomic_store_n(&t->wtime_ns, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec,
 				 __ATOMIC_RELAXED);
@@ -397,6 +401,8 @@ static int do_read(ucp_ep_h ep, const struct tfs_net_hdr *q, const char *name)
 	}
 	rc = n ? tfs_mem.ops->copy_out(tfs_mem.be, t->alloc, q->off, p->data, n) : 0;
 	pthread_rwlock_unlock(&t->io);
+	if (rc == 0)
+		tfs_stats_add(TFS_ST_NET_STAGED_BYTES, n);
 	p->hdr.status = rc ? rc : (int64_t)n;
 	p->len = rc ? 0 : n;
 	sv.held += p->len;
@@ -429,6 +435,8 @@ static int64_t stage_work(void *arg)
 		n = p->len;          /* it grew meanwhile: the bytes held for it */
 	rc = n ? tfs_mem.ops->copy_out(tfs_mem.be, t->alloc, p->q.off, p->data, n) : 0;
 	pthread_rwlock_unlock(&t->io);
+	if (rc == 0)
+		tfs_stats_add(TFS_ST_NET_STAGED_BYTES, n);
 	return rc ? rc : (int64_t)n;
 }
 

@@ -21,6 +21,8 @@ static const char *const names[TFS_ST_COUNT] = {
 	[TFS_ST_URING_REQUESTS] = "uring_requests",
 	[TFS_ST_FILLS] = "fills",
 	[TFS_ST_FILL_BYTES] = "fill_bytes",
+	[TFS_ST_NET_INPLACE_BYTES] = "net_inplace_bytes",
+	[TFS_ST_NET_STAGED_BYTES] = "net_staged_bytes",
 };
 
 /* Threads beyond TFS_STATS_SLOTS share slots round robin: still exact, merely contended. */

@@ -23,6 +23,12 @@ enum tfs_stat {
 	TFS_ST_URING_REQUESTS,   /* of the FUSE requests, those that came over io_uring */
 	TFS_ST_FILLS,            /* fills served: tensor ranges read from a file (fill_ioctl.h) */
 	TFS_ST_FILL_BYTES,       /* bytes they filled */
+	/* Another node's transfers (fs/net): bytes of this node's tensors sent to it from
+	 * their memory in place and bytes of pulls received into tensors in place (host
+	 * memory, no copy of the daemon's), and bytes copied between a tensor and a buffer
+	 * instead (device memory, -o net_staged, remote writes, a span refused). */
+	TFS_ST_NET_INPLACE_BYTES,
+	TFS_ST_NET_STAGED_BYTES,
 	TFS_ST_COUNT
 };
 
