@@ -59,7 +59,7 @@ static void test_chunks(void)
 {
 	static const uint64_t two[2] = { 2097152, 4194304 };
 	uint64_t many[TFS_FDREP_FDS_MAX], zero[2] = { 2097152, 0 };
-	char buf[TFS_FDREP_MAX], ref[TFS_FDREP_MAX];
+	char buf[TFS_FDREP_MAX], ref[TFS_FDREP_MAX + 2];    /* ref: the longest reply and " 1" */
 	int n;
 
 	n = tfs_fdrep_format_chunks(buf, 0, 123, NULL, 1);
