@@ -65,6 +65,9 @@ static struct {
 static __thread struct {
 	int on, atomic;
 	struct wb_item *head, **tail;
+	int (*last)(void *arg);      /* tfs_writer_group_begin's: queues the group's last write */
+	void *last_arg;
+	int in_last;                 /* last runs: what it queues stays in the group */
 } grp;
 
 /* A FUSE worker wakes the writer after its reply is sent (tfs_writer_defer_wakes): a wake-up
@@ -225,6 +228,15 @@ static void group_flush(void)
 	struct wb_item *it;
 	int rc;
 
+	/* The group's last write sums up what its commands left for it (the queue's
+	 * answers), so it goes with whatever part of the group goes now. */
+	if (grp.on && grp.last && !grp.in_last) {
+		grp.in_last = 1;
+		if ((rc = grp.last(grp.last_arg)))
+			tfs_log(LOG_ERR, "a group's last write could not be made (%s)",
+				strerror(-rc));
+		grp.in_last = 0;
+	}
 	if (!grp.head)
 		return;
 	if (grp.atomic && grp.head->next && tx_wrap())
@@ -415,12 +427,14 @@ redisReply *tfs_writer_wait(struct tfs_writer_call *call, int *rc)
 	return r;
 }
 
-void tfs_writer_group_begin(int atomic)
+void tfs_writer_group_begin(int atomic, int (*last)(void *arg), void *arg)
 {
 	if (!grp.tail)
 		grp.tail = &grp.head;
 	grp.on = 1;
 	grp.atomic = atomic;
+	grp.last = last;
+	grp.last_arg = arg;
 }
 
 void tfs_writer_group_end(void)
@@ -428,6 +442,8 @@ void tfs_writer_group_end(void)
 	group_flush();
 	grp.on = 0;
 	grp.atomic = 0;
+	grp.last = NULL;
+	grp.last_arg = NULL;
 }
 
 int tfs_writer_sync(void)

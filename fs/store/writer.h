@@ -47,9 +47,13 @@ redisReply *tfs_writer_wait(struct tfs_writer_call *call, int *rc);
  * to the writer in one wake-up. A call, tfs_writer_sync or an ordered read in between sends
  * them first, so order holds; end the group before releasing the lock under which the
  * writes were decided, or another thread may read Redis behind them. atomic: the group's
- * writes go as one MULTI/EXEC, all or none (a queue command's writes with the answer that
- * acknowledges it), and none of them is merged with a write outside it. */
-void tfs_writer_group_begin(int atomic);
+ * writes go as one MULTI/EXEC, all or none (queue commands' writes with the answers that
+ * acknowledge them), and none of them is merged with a write outside it. last (NULL:
+ * none): called, on the calling thread, each time what the group holds goes to the
+ * writer (at tfs_writer_group_end, or before a call or read in between), to queue the
+ * group's last write with tfs_writer_cmdv/cmdf (the queue's answers to the commands whose
+ * writes go then, in one script); 0, or a negative errno, logged. */
+void tfs_writer_group_begin(int atomic, int (*last)(void *arg), void *arg);
 void tfs_writer_group_end(void);
 /* Waits until everything queued so far is in Redis: 0, or -EIO while Redis is away. */
 int tfs_writer_sync(void);
