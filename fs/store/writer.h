@@ -29,6 +29,11 @@ int tfs_writer_cmdf(const char *fmt, ...);
  * never be seen): a write that repeats, such as a refcount, takes one place in the queue
  * however often it changes while Redis is slow or away. 0 or -ENOMEM. */
 int tfs_writer_hset1(const char *key, const char *field, const char *value);
+/* tfs_writer_hset1 of two fields at once, merged only with a write of the same two fields
+ * of key (a directory's mtime and ctime, changed by every entry made or removed in it).
+ * For keys that get no whole-record write (tfs_writer_save). 0 or -ENOMEM. */
+int tfs_writer_hset2(const char *key, const char *f1, const char *v1, const char *f2,
+		     const char *v2);
 /* Queue an HSET of the whole record m under key, from a copy of both: the writer
  * formats it, outside the namespace lock. replace: DEL the key first (a stale record's
  * other fields go). 0 or -ENOMEM. */
