@@ -20,7 +20,7 @@ void tfs_gmerge_reset(struct tfs_gmerge *g)
 	g->del_at = -1;
 }
 
-static uint64_t key_hash(const char *key, size_t len)
+static uint64_t gkey_hash(const char *key, size_t len)
 {
 	uint64_t h = tfs_hash(key, len);
 
@@ -40,7 +40,7 @@ static int slot(struct tfs_gmerge *g, uint64_t h)
 /* The index of the last item that touched key, or -1 for none. */
 static int last_touch(struct tfs_gmerge *g, const char *key, size_t len, int *s)
 {
-	uint64_t h = key_hash(key, len);
+	uint64_t h = gkey_hash(key, len);
 
 	*s = slot(g, h);
 	return *s >= 0 && g->hash[*s] == h ? g->last[*s] : -1;
@@ -56,7 +56,7 @@ static void touch_fn(const char *key, size_t len, void *arg)
 {
 	struct touch *t = arg;
 	struct tfs_gmerge *g = t->g;
-	uint64_t h = key_hash(key, len);
+	uint64_t h = gkey_hash(key, len);
 	int s = slot(g, h);
 
 	if (s < 0 || (!g->hash[s] && g->used >= GMERGE_SLOTS * 3 / 4)) {
