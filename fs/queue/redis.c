@@ -36,14 +36,16 @@ char tfs_node_queue[512];
  * 8 MiB, all other clients waiting), so none is read here before its size is known: SORT
  * BY nosort ... STORE copies the oldest into the scratch list at memcpy speed, and MEMORY
  * USAGE weighs them (never less than their bytes, at most about 1.25 times them plus a
- * little). The oldest of the list, as many as may be taken, are weighed together: when
- * they weigh no more than one command may (2 * max + 4096) and fit the budget left, they
- * are all read, in one RPOP, and moved in one LPUSH (small commands by the thousand
- * cost a few calls per grab, not five each). Otherwise they go one at a time: one that may
- * be small enough is read and measured exactly; one that cannot be is set aside under a
- * key of its own, unread, and the daemon fetches its start from there. The DEL first: a
- * script that wrote (even nothing) may go on writing past maxmemory, so the queue still
- * drains when Redis is out of memory. */
+ * little). When the whole list weighs no more than the budget and one command more (so
+ * that a copy of any of its elements is bounded as the copy of one large command is),
+ * the oldest of it, as many as may be taken, are weighed together: when they weigh no
+ * more than one command may (2 * max + 4096) and fit the budget left, they are all read
+ * and taken off (LRANGE, LTRIM: nothing newer than Redis 6.0) and moved in one LPUSH
+ * (small commands by the thousand cost a few calls per grab, not five each). Otherwise
+ * they go one at a time: one that may be small enough is read and measured exactly; one
+ * that cannot be is set aside under a key of its own, unread, and the daemon fetches its
+ * start from there. The DEL first: a script that wrote (even nothing) may go on writing
+ * past maxmemory, so the queue still drains when Redis is out of memory. */
 static const char grab_lua[] =
 	"local count, budget = tonumber(ARGV[1]), tonumber(ARGV[2]) "
 	"local max, head = tonumber(ARGV[3]), tonumber(ARGV[4]) "
@@ -57,8 +59,9 @@ static const char grab_lua[] =
 	"for i = 4, #KEYS do "
 	"  local k = KEYS[i] "
 	"  local n = redis.pcall('LLEN', k) "
-	"  local bulk = true "
 	"  if type(n) ~= 'number' then n = 0 end "
+	"  local bulk = n > 1 and "
+	"    redis.call('MEMORY', 'USAGE', k, 'SAMPLES', 0) <= budget + one "
 	"  while n > 0 and #out < count and bytes < budget do "
 	"    local c = math.min(n, count - #out) "
 	"    if not bulk then c = 1 end "
@@ -68,9 +71,10 @@ static const char grab_lua[] =
 	"      bulk = false "
 	"    elseif u <= one then "
 	"      redis.call('DEL', KEYS[2]) "
-	"      local vs = redis.call('RPOP', k, c) "
+	"      local vs = redis.call('LRANGE', k, n - c, n - 1) "
+	"      if n > c then redis.call('LTRIM', k, 0, n - c - 1) else redis.call('DEL', k) end "
 	"      local es = {} "
-	"      for j = 1, #vs do es[j] = entry(k, vs[j]) out[#out + 1] = es[j] end "
+	"      for j = #vs, 1, -1 do es[#es + 1] = entry(k, vs[j]) out[#out + 1] = es[#es] end "
 	"      redis.call('LPUSH', KEYS[1], unpack(es)) "
 	"      n = n - c "
 	"    else "
