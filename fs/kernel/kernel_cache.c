@@ -159,10 +159,14 @@ void tfs_kcache_forget(const char *name)
 	struct pending *p;
 	size_t len;
 
-	if (tfs_node_find(name, &parent, &id))
-		return;               /* the kernel has not looked it up */
-	if (id)
-		tfs_kcache_forget_attr(id);
+	/* No node under the name: the kernel has not looked it up (an ENOENT it was
+	 * answered is looked up again at its next use), or what it looked up was detached
+	 * from the name, and told to go then (queue.c forgets a name before it detaches it;
+	 * the mount's own unlink and rename are the kernel's). Nothing to drop: a queue that
+	 * makes and removes names the kernel never saw sends it nothing. */
+	if (tfs_node_find(name, &parent, &id) || !id)
+		return;
+	tfs_kcache_forget_attr(id);
 	if (!parent)
 		return;
 	base = base ? base + 1 : name;

@@ -17,7 +17,8 @@ double tfs_kcache_entry_timeout(void);
 /* Whether changes made elsewhere are being reported: lookups are cached only then. */
 void tfs_kcache_tracking(int on);
 /* name (no leading slash) changed without this kernel seeing it: its attributes go at
- * once, the name soon after (from the notifier thread). Safe under ns. */
+ * once, the name soon after (from the notifier thread); nothing when the kernel has no
+ * node under the name. Safe under ns. */
 void tfs_kcache_forget(const char *name);
 /* Node id's attributes changed without the kernel seeing it (a mode the daemon changed
  * itself): they go at once. Safe under ns and in a request on that node. */

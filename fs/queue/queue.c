@@ -70,6 +70,11 @@ struct qcmd {
 	struct tfs_quser ident;      /* who's storage for a command another node forwarded */
 };
 
+/* The daemon's own uid and gid, a trusted sender's: read once (a system call each costs
+ * a few microseconds per create in a VM). */
+static uid_t self_uid;
+static gid_t self_gid;
+
 /* The command being served (process_one): its answer takes it off the processing list. */
 static struct qcmd *cur;
 
@@ -93,9 +98,10 @@ static void answer(char *json)
 			c->id[0] ? c->id : "-", key);
 		key = NULL;
 	}
-	/* Behind the record writes it reports, in the same MULTI/EXEC: a client that has its
-	 * reply finds the records in Redis, and a command is in Redis either unanswered with
-	 * none of its writes or answered with all of them. */
+	/* Behind the record writes it reports, in the same MULTI/EXEC (the chunk's group,
+	 * whose last write is the answers' script): a client that has its reply finds the
+	 * records in Redis, and a command is in Redis either unanswered with none of its
+	 * writes or answered with all of them. */
 	if (tfs_qredis_answer(&cur->e, key, key ? json : NULL, REPLY_TTL))
 		tfs_log(LOG_ERR, "queue: id=%s: out of memory: not answered (it is served again "
 			"at the next start)", c->id[0] ? c->id : "-");
@@ -222,25 +228,61 @@ static const char *create_err(int rc)
 	       rc == -ENAMETOOLONG ? "path past max_path or max_depth" : "cannot create";
 }
 
-/* An entry of name's directory came or went through the queue: its mtime and ctime move
- * as they do through the mount, and the kernel's copy of its attributes goes (the daemon's
- * own writes are not reported back to it). Best effort: the change itself was made. */
-static void parent_changed(const char *name)
+/* The directories whose entries came or went through the group's commands: their
+ * times move once per group, in its last write (group_last), with the answers and in
+ * the same MULTI/EXEC as the entries' own writes. */
+static struct {
+	char *name[CHUNK];
+	size_t n;
+} touched;
+
+/* The times of parent (a directory whose entry changed) moved now, and the kernel's copy
+ * of its attributes dropped. Best effort: the change itself was made. */
+static void touch_now(const char *parent)
 {
-	char parent[TFS_PATH_MAX];
-	const char *base;
-	struct tfs_dirrec d;
 	uint64_t pid, id;
 
-	tfs_split(name, parent, sizeof(parent), &base);
-	if (tfs_store_dir(parent, &d) || tfs_store_dir_changed(parent, &d, 0)) {
-		tfs_log(LOG_INFO, "queue: %s: cannot update its directory's times", name);
+	if (tfs_store_dir_touch(parent)) {
+		tfs_log(LOG_INFO, "queue: /%s: cannot update the directory's times", parent);
 		return;
 	}
 	if (!parent[0])
 		tfs_kcache_forget_attr(TFS_ROOT_ID);
 	else if (tfs_node_find(parent, &pid, &id) == 0 && id)
 		tfs_kcache_forget_attr(id);
+}
+
+/* An entry of name's directory came or went through the queue: its mtime and ctime move
+ * as they do through the mount, and the kernel's copy of its attributes goes (the daemon's
+ * own writes are not reported back to it), once for the group. */
+static void parent_changed(const char *name)
+{
+	char parent[TFS_PATH_MAX];
+	const char *base;
+	size_t i;
+
+	tfs_split(name, parent, sizeof(parent), &base);
+	for (i = 0; i < touched.n; i++)
+		if (strcmp(touched.name[i], parent) == 0)
+			return;
+	if (touched.n == CHUNK || !(touched.name[touched.n] = strdup(parent))) {
+		touch_now(parent);
+		return;
+	}
+	touched.n++;
+}
+
+/* The group's last write, each time its writes go to the writer: the directories' times,
+ * then the answers (redis.c). */
+static int group_last(void *arg)
+{
+	(void)arg;
+	for (size_t i = 0; i < touched.n; i++) {
+		touch_now(touched.name[i]);
+		free(touched.name[i]);
+	}
+	touched.n = 0;
+	return tfs_qredis_answers(NULL);
 }
 
 /* The name the queue removed: the kernel's node for it (a process has it open, or looked
@@ -262,8 +304,8 @@ static void do_create(const struct tfs_cmd *c, struct tfs_store_claim *cl,
 {
 	struct tfs_dirrec d;
 	struct tfsd_tensor *t;
-	uid_t uid = who ? who->uid : geteuid();
-	uint32_t gid = who ? who->gid : getegid(), mode = 0644;
+	uid_t uid = who ? who->uid : self_uid;
+	uint32_t gid = who ? who->gid : self_gid, mode = 0644;
 	int rc;
 
 	if (cl) {
@@ -318,6 +360,7 @@ static int named_before(const struct qcmd *q, size_t i)
  * chunk is done, so no name changes meanwhile. */
 static void preclaim(struct qcmd *q, size_t n)
 {
+	tfs_store_claims_begin();
 	for (size_t i = 0; i < n; i++) {
 		const struct tfs_cmd *c = &q[i].c;
 
@@ -327,10 +370,11 @@ static void preclaim(struct qcmd *q, size_t n)
 		if (parent_of(c, &q[i].parent) ||
 		    tfs_qauth_create(q[i].who, c->name, &q[i].parent) ||
 		    tfs_tensor_claim(c->name, create_device(c, &q[i].parent),
-				     q[i].who ? q[i].who->uid : geteuid(), &q[i].parent,
+				     q[i].who ? q[i].who->uid : self_uid, &q[i].parent,
 				     &q[i].claim))
 			q[i].claim = NULL;
 	}
+	tfs_store_claims_end();
 }
 
 /* Whether pid is a process of who's in this daemon's pid namespace on this node: the
@@ -356,7 +400,7 @@ static int local_process(const char *node, int64_t pid)
 	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
 
-/* One command; caller holds ns. Its writes and its reply go to the writer together. */
+/* One command; caller holds ns and the chunk's group, where its writes and its answer go. */
 static void process_one(struct qcmd *q)
 {
 	struct tfs_cmd *c = &q->c;
@@ -368,7 +412,6 @@ static void process_one(struct qcmd *q)
 	tfs_stats_add(TFS_ST_QUEUE_CMDS, 1);
 	cur = q;
 	q->answered = 0;
-	tfs_writer_group_begin(1);
 	if (q->rc) {
 		tfs_log(LOG_WARNING, "queue: bad command (%s): %.*s", q->err,
 			(int)(q->len < 200 ? q->len : 200), q->json);
@@ -469,7 +512,6 @@ static void process_one(struct qcmd *q)
 		reply(c, c->reply[0] ? tfs_reply_ok(c->id, c->name, &m) : NULL);
 out:
 	answer(NULL);                /* a path that had nothing to say still takes it off */
-	tfs_writer_group_end();
 	cur = NULL;
 }
 
@@ -641,9 +683,13 @@ static void process(struct qcmd *q, redisReply **el, size_t n, int again)
 		 * writer inside (a claim's answer) wakes it first (writer.c). */
 		tfs_writer_defer_wakes(1);
 		tfs_ns_lock();
+		/* One MULTI/EXEC for the chunk's writes and one script for its answers, unless a
+		 * read or a claim in between sends what came before it first. */
+		tfs_writer_group_begin(1, group_last, NULL);
 		preclaim(q, k);
 		for (size_t j = 0; j < k; j++)
 			process_one(&q[j]);
+		tfs_writer_group_end();
 		tfs_ns_unlock();
 		tfs_writer_defer_wakes(0);
 	}
@@ -803,6 +849,8 @@ int tfs_queue_start(void)
 	int rc;
 
 	tfs_store_node_queue(tfs_node_queue, sizeof(tfs_node_queue), tfs_schema.node);
+	self_uid = geteuid();
+	self_gid = getegid();
 	rc = pthread_create(&queue_thread, NULL, queue_main, NULL);
 	if (rc == 0)
 		pthread_setname_np(queue_thread, "tfs-queue");

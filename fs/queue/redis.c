@@ -35,58 +35,91 @@ char tfs_node_queue[512];
  * An element a script reads costs Redis about 30 to 60 ns a byte (0.25 to 0.5 s for
  * 8 MiB, all other clients waiting), so none is read here before its size is known: SORT
  * BY nosort ... STORE copies the oldest into the scratch list at memcpy speed, and MEMORY
- * USAGE weighs it (never less than its bytes, at most about 1.25 times them plus a little).
- * One that may be small enough is read and measured exactly; one that cannot be is set
- * aside under a key of its own, unread, and the daemon fetches its start from there.
- * The DEL first: a script that wrote (even nothing) may go on writing past maxmemory, so
- * the queue still drains when Redis is out of memory. */
+ * USAGE weighs them (never less than their bytes, at most about 1.25 times them plus a
+ * little). When the whole list weighs no more than the budget and one command more (so
+ * that a copy of any of its elements is bounded as the copy of one large command is),
+ * the oldest of it, as many as may be taken, are weighed together: when they weigh no
+ * more than one command may (2 * max + 4096) and fit the budget left, they are all read
+ * and taken off (LRANGE, LTRIM: nothing newer than Redis 6.0) and moved in one LPUSH
+ * (small commands by the thousand cost a few calls per grab, not five each). Otherwise
+ * they go one at a time: one that may be small enough is read and measured exactly; one
+ * that cannot be is set aside under a key of its own, unread, and the daemon fetches its
+ * start from there. The DEL first: a script that wrote (even nothing) may go on writing
+ * past maxmemory, so the queue still drains when Redis is out of memory. */
 static const char grab_lua[] =
 	"local count, budget = tonumber(ARGV[1]), tonumber(ARGV[2]) "
 	"local max, head = tonumber(ARGV[3]), tonumber(ARGV[4]) "
-	"local out, bytes = {}, 0 "
+	"local out, bytes, one = {}, 0, 2 * max + 4096 "
+	"local function entry(k, v) "
+	"  bytes = bytes + #v "
+	"  if #v > max then return k .. '\\n!' .. #v .. '\\n' .. string.sub(v, 1, head) end "
+	"  return k .. '\\n' .. v "
+	"end "
 	"redis.call('DEL', KEYS[2]) "
 	"for i = 4, #KEYS do "
 	"  local k = KEYS[i] "
 	"  local n = redis.pcall('LLEN', k) "
 	"  if type(n) ~= 'number' then n = 0 end "
+	"  local bulk = n > 1 and "
+	"    redis.call('MEMORY', 'USAGE', k, 'SAMPLES', 0) <= budget + one "
 	"  while n > 0 and #out < count and bytes < budget do "
-	"    redis.call('SORT', k, 'BY', 'nosort', 'LIMIT', n - 1, 1, 'STORE', KEYS[2]) "
+	"    local c = math.min(n, count - #out) "
+	"    if not bulk then c = 1 end "
+	"    redis.call('SORT', k, 'BY', 'nosort', 'LIMIT', n - c, c, 'STORE', KEYS[2]) "
 	"    local u = redis.call('MEMORY', 'USAGE', KEYS[2], 'SAMPLES', 0) or 0 "
-	"    local e "
-	"    if u <= 2 * max + 4096 then "
+	"    if c > 1 and (u > one or u > budget - bytes) then "
+	"      bulk = false "
+	"    elseif u <= one then "
 	"      redis.call('DEL', KEYS[2]) "
-	"      local v = redis.call('RPOP', k) "
-	"      if #v > max then e = k .. '\\n!' .. #v .. '\\n' .. string.sub(v, 1, head) "
-	"      else e = k .. '\\n' .. v end "
-	"      bytes = bytes + #v "
+	"      local vs = redis.call('LRANGE', k, n - c, n - 1) "
+	"      if n > c then redis.call('LTRIM', k, 0, n - c - 1) else redis.call('DEL', k) end "
+	"      local es = {} "
+	"      for j = #vs, 1, -1 do es[#es + 1] = entry(k, vs[j]) out[#out + 1] = es[#es] end "
+	"      redis.call('LPUSH', KEYS[1], unpack(es)) "
+	"      n = n - c "
 	"    else "
 	"      local side = KEYS[3] .. ':' .. redis.call('INCR', KEYS[3]) "
 	"      redis.call('RENAME', KEYS[2], side) "
 	"      redis.call('LTRIM', k, 0, -2) "
-	"      e = k .. '\\n!' .. u .. '\\n@' .. side "
+	"      local e = k .. '\\n!' .. u .. '\\n@' .. side "
 	"      bytes = bytes + u "
+	"      redis.call('LPUSH', KEYS[1], e) "
+	"      out[#out + 1] = e "
+	"      n = n - 1 "
 	"    end "
-	"    redis.call('LPUSH', KEYS[1], e) "
-	"    out[#out + 1] = e "
-	"    n = n - 1 "
 	"  end "
 	"  if #out > 0 then return out end "
 	"end "
 	"return out";
 
-/* KEYS[1] the processing list, KEYS[2] the reply key if any; ARGV entry, answer, ttl.
- * An answer goes onto a list, or onto a key that does not exist (made a list that
- * expires); never onto a key of another type. The entry is taken first: once it is gone
- * the command was answered, and a second run (the writer sends again what a broken
- * connection left unanswered) pushes nothing. */
-static const char answer_lua[] =
-	"if redis.call('LREM', KEYS[1], -1, ARGV[1]) == 0 then return -1 end "
-	"if #KEYS < 2 then return 1 end "
-	"local t = redis.call('TYPE', KEYS[2]).ok "
-	"if t ~= 'none' and t ~= 'list' then return 0 end "
-	"local ttl = redis.call('TTL', KEYS[2]) "
-	"redis.call('LPUSH', KEYS[2], ARGV[2]) "
-	"if t == 'none' or ttl > 0 then redis.call('EXPIRE', KEYS[2], ARGV[3]) end "
+/* The answers of a group of commands (tfs_qredis_answers). KEYS[1] the processing list,
+ * then the reply keys; ARGV[1] the ttl, then per command its entry, the index in KEYS of
+ * its reply key (0: none) and its answer. Each entry is taken first: once it is gone the
+ * command was answered, and a second run (the writer sends again what a broken
+ * connection left unanswered) pushes nothing for it. An answer goes onto a list, or onto
+ * a key that does not exist (made a list that expires); never onto a key of another
+ * type. A reply key's answers go in their commands' order, in one push. */
+static const char answers_lua[] =
+	"local ttl, push, expire = ARGV[1], {}, {} "
+	"for i = 2, #ARGV, 3 do "
+	"  if redis.call('LREM', KEYS[1], -1, ARGV[i]) ~= 0 then "
+	"    local k = tonumber(ARGV[i + 1]) "
+	"    if k > 1 and push[k] == nil then "
+	"      local t = redis.call('TYPE', KEYS[k]).ok "
+	"      if t == 'none' then push[k], expire[k] = {}, true "
+	"      elseif t == 'list' then "
+	"        push[k], expire[k] = {}, redis.call('TTL', KEYS[k]) > 0 "
+	"      else push[k] = false end "
+	"    end "
+	"    if k > 1 and push[k] then table.insert(push[k], ARGV[i + 2]) end "
+	"  end "
+	"end "
+	"for k, l in pairs(push) do "
+	"  if l and #l > 0 then "
+	"    redis.call('LPUSH', KEYS[k], unpack(l)) "
+	"    if expire[k] then redis.call('EXPIRE', KEYS[k], ttl) end "
+	"  end "
+	"end "
 	"return 1";
 
 /* KEYS alive key, the node's list, the processing list; ARGV command, ttl, entry, most
@@ -254,29 +287,95 @@ redisReply *tfs_qredis_aside_head(const struct tfs_qentry *e, int *rc)
 	return r;
 }
 
+/* The answers held for the calling thread's group (tfs_qredis_answer), until it goes. */
+struct held {
+	char *entry, *reply, *json;
+	size_t elen, jlen;
+};
+static struct {
+	struct held a[TFS_QREDIS_ANSWERS_MAX];
+	size_t n;
+	int ttl;
+} hold;
+
+static void held_free(void)
+{
+	for (size_t i = 0; i < hold.n; i++) {
+		free(hold.a[i].entry);
+		free(hold.a[i].reply);
+		free(hold.a[i].json);
+	}
+	hold.n = 0;
+}
+
 int tfs_qredis_answer(const struct tfs_qentry *e, const char *reply, const char *json, int ttl)
 {
-	const char *argv[8];
-	size_t len[8];
-	char t[16];
-	int argc = 0;
+	struct held *h;
 
 	/* In the caller's group, so with the answer or not at all. */
 	if (e->aside[0] && tfs_writer_cmdf("DEL %s", e->aside))
 		return -ENOMEM;
-	snprintf(t, sizeof(t), "%d", ttl);
-	argv[argc] = "EVAL"; len[argc++] = 4;
-	argv[argc] = answer_lua; len[argc++] = sizeof(answer_lua) - 1;
-	argv[argc] = reply ? "2" : "1"; len[argc++] = 1;
-	argv[argc] = processing(); len[argc++] = strlen(processing());
-	if (reply) {
-		argv[argc] = reply;
-		len[argc++] = strlen(reply);
+	if (hold.n == TFS_QREDIS_ANSWERS_MAX && tfs_qredis_answers(NULL))
+		return -ENOMEM;
+	h = &hold.a[hold.n];
+	memset(h, 0, sizeof(*h));
+	h->elen = e->elen;
+	h->jlen = json ? strlen(json) : 0;
+	if (!(h->entry = malloc(e->elen ? e->elen : 1)) ||
+	    (reply && !(h->reply = strdup(reply))) ||
+	    (json && !(h->json = strdup(json)))) {
+		free(h->entry);
+		free(h->reply);
+		return -ENOMEM;
 	}
-	argv[argc] = e->entry; len[argc++] = e->elen;
-	argv[argc] = json ? json : ""; len[argc++] = json ? strlen(json) : 0;
+	memcpy(h->entry, e->entry, e->elen);
+	hold.ttl = ttl;
+	hold.n++;
+	return 0;
+}
+
+int tfs_qredis_answers(void *arg)
+{
+	const char *argv[6 + 4 * TFS_QREDIS_ANSWERS_MAX];
+	size_t len[6 + 4 * TFS_QREDIS_ANSWERS_MAX];
+	char t[16], nk[16], idx[TFS_QREDIS_ANSWERS_MAX][16];
+	int argc = 0, nkeys = 1, rc;
+	size_t keyat[TFS_QREDIS_ANSWERS_MAX];
+
+	(void)arg;
+	if (!hold.n)
+		return 0;
+	argv[argc] = "EVAL"; len[argc++] = 4;
+	argv[argc] = answers_lua; len[argc++] = sizeof(answers_lua) - 1;
+	argv[argc] = nk; len[argc++] = 0;
+	argv[argc] = processing(); len[argc++] = strlen(processing());
+	/* The reply keys, once each: a batch's commands share one. */
+	for (size_t i = 0; i < hold.n; i++) {
+		keyat[i] = 0;
+		if (!hold.a[i].reply)
+			continue;
+		for (size_t j = 0; j < i && !keyat[i]; j++)
+			if (hold.a[j].reply && strcmp(hold.a[j].reply, hold.a[i].reply) == 0)
+				keyat[i] = keyat[j];
+		if (!keyat[i]) {
+			keyat[i] = (size_t)++nkeys;
+			argv[argc] = hold.a[i].reply;
+			len[argc++] = strlen(hold.a[i].reply);
+		}
+	}
+	snprintf(nk, sizeof(nk), "%d", nkeys);
+	len[2] = strlen(nk);
+	snprintf(t, sizeof(t), "%d", hold.ttl);
 	argv[argc] = t; len[argc++] = strlen(t);
-	return tfs_writer_cmdv(argc, argv, len);
+	for (size_t i = 0; i < hold.n; i++) {
+		snprintf(idx[i], sizeof(idx[i]), "%zu", keyat[i]);
+		argv[argc] = hold.a[i].entry; len[argc++] = hold.a[i].elen;
+		argv[argc] = idx[i]; len[argc++] = strlen(idx[i]);
+		argv[argc] = hold.a[i].json ? hold.a[i].json : ""; len[argc++] = hold.a[i].jlen;
+	}
+	rc = tfs_writer_cmdv(argc, argv, len);
+	held_free();
+	return rc;
 }
 
 int tfs_qredis_forward(const struct tfs_qentry *e, const char *node, const char *cmd,

@@ -50,12 +50,21 @@ redisReply *tfs_qredis_aside_head(const struct tfs_qentry *e, int *rc);
  * its length in *total; NULL with *rc as tfs_conn_cmdf's. Call after tfs_writer_sync, or
  * answers still queued look unanswered. */
 redisReply *tfs_qredis_pending(int *rc, int n, long long *total);
-/* Queues (through the writer, in the caller's group) the script that takes entry off the
- * processing list and, when it was still there, pushes json onto reply (NULL: none; it
- * must pass tfs_store_reply_key_ok) as a list expiring after ttl s (a list without expiry
- * keeps none). Once only: a second call for an entry answered finds nothing to take and
- * pushes nothing. A command set aside goes with it. 0 or -ENOMEM. */
+/* The most answers held for one script (tfs_qredis_answers). */
+#define TFS_QREDIS_ANSWERS_MAX 64
+/* Holds, for the caller's group (the writer's tfs_writer_group_begin), the answer to e:
+ * json pushed onto reply (NULL: none; it must pass tfs_store_reply_key_ok) as a list
+ * expiring after ttl s (a list without expiry keeps none), when tfs_qredis_answers,
+ * the group's last write, takes e off the processing list. Once only: a second answer
+ * to an entry answered finds nothing to take and pushes nothing. A command set aside
+ * goes with it (its DEL queued in the group now). Copies what it keeps. 0 or -ENOMEM
+ * (then e is not answered, and goes again at the next start). */
 int tfs_qredis_answer(const struct tfs_qentry *e, const char *reply, const char *json, int ttl);
+/* Queues in the caller's group the one script that takes the entries of the answers
+ * held (tfs_qredis_answer) off the processing list and pushes their answers, each
+ * reply key's in their order: the group's last write (arg unused). 0 or -ENOMEM (the
+ * answers are dropped: their commands go again at the next start). */
+int tfs_qredis_answers(void *arg);
 /* Pushes cmd onto node's list and takes entry off the processing list, in one script, when
  * node's lease is there (else -EHOSTDOWN) and its list holds fewer than max commands (else
  * -EAGAIN); the list expires after ttl s. 0, or -EIO. */

@@ -140,6 +140,106 @@ int tfs_store_claims_settle(int (*mine)(const char *name))
 	return rc;
 }
 
+/* --- the parents' checks of claims sent together --- */
+
+/* One EXISTS of a parent's record, sent behind every claim that shares it: a claim is
+ * covered by any check of its parent that Redis runs after it (tfs_store_link_send). */
+struct tfs_claim_check {
+	char *dkey;
+	struct tfs_writer_call *call;    /* sent; NULL: not yet, or failed (rc) */
+	redisReply *reply;           /* its answer, once awaited */
+	int rc, sent, waited, refs;
+	struct tfs_claim_check *next;    /* the batch's, until tfs_store_claims_end */
+};
+
+static __thread struct {
+	int on;
+	struct tfs_claim_check *checks;
+} batch;
+
+void tfs_store_claims_begin(void)
+{
+	batch.on = 1;
+}
+
+static void check_send(struct tfs_claim_check *k)
+{
+	k->sent = 1;
+	k->call = tfs_writer_sendf(&k->rc, "EXISTS %s", k->dkey);
+}
+
+void tfs_store_claims_end(void)
+{
+	struct tfs_claim_check *k;
+
+	while ((k = batch.checks)) {
+		batch.checks = k->next;
+		k->next = NULL;
+		if (!k->sent)
+			check_send(k);
+	}
+	batch.on = 0;
+}
+
+/* The batch's check of dkey not sent yet, made when there is none (a reference taken);
+ * NULL when out of memory. */
+static struct tfs_claim_check *check_get(const char *dkey)
+{
+	struct tfs_claim_check *k;
+
+	for (k = batch.checks; k; k = k->next) {
+		if (!k->sent && strcmp(k->dkey, dkey) == 0) {
+			k->refs++;
+			return k;
+		}
+	}
+	k = calloc(1, sizeof(*k));
+	if (!k || !(k->dkey = strdup(dkey))) {
+		free(k);
+		return NULL;
+	}
+	k->refs = 1;
+	k->next = batch.checks;
+	batch.checks = k;
+	return k;
+}
+
+/* Drops a reference; the last one frees k, which is then out of the batch's list. */
+static void check_put(struct tfs_claim_check *k)
+{
+	struct tfs_claim_check **p;
+
+	if (--k->refs)
+		return;
+	for (p = &batch.checks; *p; p = &(*p)->next) {
+		if (*p == k) {
+			*p = k->next;
+			break;
+		}
+	}
+	/* Every call sent is awaited, whoever asks. */
+	if (k->call && !k->waited)
+		freeReplyObject(tfs_writer_wait(k->call, &k->rc));
+	freeReplyObject(k->reply);
+	free(k->dkey);
+	free(k);
+}
+
+/* Whether the parent's record was there behind the claim: 1, 0, or -EIO (the check
+ * failed or could not be made). */
+static int check_result(struct tfs_claim_check *k)
+{
+	if (!k->sent)
+		check_send(k);       /* awaited before tfs_store_claims_end: nothing more joins it */
+	if (k->call && !k->waited) {
+		k->reply = tfs_writer_wait(k->call, &k->rc);
+		k->waited = 1;
+	}
+	if (!k->reply || k->reply->type != REDIS_REPLY_INTEGER)
+		return -EIO;
+	return k->reply->integer ? 1 : 0;
+}
+
 int tfs_store_link_send(const char *name, char type, const struct tfs_dirrec *parent_rec,
 		      struct tfs_store_claim **claim)
 {
@@ -158,10 +258,11 @@ int tfs_store_link_send(const char *name, char type, const struct tfs_dirrec *pa
 	 * write-behind connection, not a script: Redis 7.0 does not apply NOLOOP to writes a
 	 * script makes, and each claim would then drop this node's cached directory. So
 	 * that another node's rmdir cannot leave the name in no directory, the parent's
-	 * record is checked again right behind the claim, in the same round trip: rmdir is
-	 * one script (tfs_store_rmdir) that refuses a directory with entries, so either it
-	 * ran before the claim and the record is gone (the claim is undone), or it sees the
-	 * entry and refuses. */
+	 * record is checked again behind the claim, in the same round trip: rmdir is one
+	 * script (tfs_store_rmdir) that refuses a directory with entries, so either it ran
+	 * before the claim and the record is gone (the claim is undone), or it sees the
+	 * entry and refuses. Claims sent together share their parent's check, behind the
+	 * last of them (tfs_store_claims_begin). */
 	if (!parent_rec && (rc = tfs_store_dir(parent, &d)))
 		return rc;
 	if ((rc = tfs_key(dkey, sizeof(dkey), "dir", parent)))
@@ -169,10 +270,14 @@ int tfs_store_link_send(const char *name, char type, const struct tfs_dirrec *pa
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	if (batch.on && !(c->check = check_get(dkey))) {
+		free(c);
+		return -ENOMEM;
+	}
 	c->set = tfs_writer_sendf(&rc, "HSETNX %s %s %s", key, base, t);
-	if (c->set)
+	if (c->set && !c->check)
 		c->exists = tfs_writer_sendf(&rc, "EXISTS %s", dkey);
-	if (!c->set || !c->exists) {
+	if (!c->set || (!c->exists && !c->check)) {
 		int err = rc;
 
 		/* The check could not be queued: the claim, if it took the name, gives it back. */
@@ -183,6 +288,8 @@ int tfs_store_link_send(const char *name, char type, const struct tfs_dirrec *pa
 				tfs_store_unlink(name);
 			freeReplyObject(r);
 		}
+		if (c->check)
+			check_put(c->check);
 		free(c);
 		return err == -ENOMEM ? err : -EIO;
 	}
@@ -194,14 +301,20 @@ int tfs_store_link_wait(const char *name, char type, struct tfs_store_claim *cla
 {
 	char parent[TFS_PATH_MAX];
 	const char *base;
-	redisReply *r, *e;
-	int rc, rc2;
+	redisReply *r, *e = NULL;
+	int rc, rc2, there;
 
 	r = tfs_writer_wait(claim->set, &rc);
-	e = tfs_writer_wait(claim->exists, &rc2);
+	if (claim->check) {
+		there = check_result(claim->check);
+		check_put(claim->check);
+	} else {
+		e = tfs_writer_wait(claim->exists, &rc2);
+		there = !e || e->type != REDIS_REPLY_INTEGER ? -EIO : e->integer ? 1 : 0;
+		freeReplyObject(e);
+	}
 	free(claim);
 	if (!r) {
-		freeReplyObject(e);
 		if (rc != -ENOMEM && rc != -EPROTO)
 			lost_claim_add(name, type);   /* sent: it may yet take the name */
 		return rc == -ENOMEM ? rc : -EIO;
@@ -218,14 +331,13 @@ int tfs_store_link_wait(const char *name, char type, struct tfs_store_claim *cla
 			lost_claim_add(name, type);
 	}
 	tfs_split(name, parent, sizeof(parent), &base);
-	if (rc == 0 && (!e || e->type != REDIS_REPLY_INTEGER || e->integer == 0)) {
+	if (rc == 0 && there != 1) {
 		/* The parent went just before the claim (or its check failed): give the name
 		 * back, which also removes the entries hash the claim made anew. */
 		tfs_store_unlink(name);
-		rc = e && e->type == REDIS_REPLY_INTEGER ? -ENOENT : -EIO;
+		rc = there == 0 ? -ENOENT : -EIO;
 		tfs_dircache_forget(parent);
 	}
-	freeReplyObject(e);
 	if (rc == 0)
 		tfs_dircache_set_type(parent, base, type);
 	return rc;

@@ -94,37 +94,57 @@ static int resp_arg(const char *cmd, int len, int n, const char **arg, size_t *a
 	return -1;
 }
 
-/* The keys a formatted command writes, as barriers: the commands the daemon queues name
- * their key first, but RENAME (two) and EVAL (after the count). Caller holds the writer's
- * lock. */
-static void idx_barrier_cmd(const char *cmd, int len)
+int tfs_resp_keys(const char *cmd, int len, void (*fn)(const char *key, size_t klen, void *arg),
+		  void *arg)
 {
-	const char *a;
+	const char *a, *p, *end = cmd + len;
 	size_t al;
-	long nkeys = 0;
-	char num[24];
+	long argc, nkeys, l, first = 1, last = 1;
+	char num[24], *q;
 
 	if (resp_arg(cmd, len, 0, &a, &al))
-		return;
+		return -1;
+	argc = strtol(cmd + 1, NULL, 10);
 	if ((al == 4 && strncasecmp(a, "EVAL", 4) == 0) ||
 	    (al == 7 && strncasecmp(a, "EVALSHA", 7) == 0)) {
 		if (resp_arg(cmd, len, 2, &a, &al) || al >= sizeof(num))
-			return;
+			return -1;
 		memcpy(num, a, al);
 		num[al] = '\0';
 		nkeys = strtol(num, NULL, 10);
-		for (long i = 0; i < nkeys; i++)
-			if (resp_arg(cmd, len, 3 + (int)i, &a, &al) == 0)
-				idx_barrier(a, al);
-		return;
+		first = 3;
+		last = 2 + nkeys;
+	} else if ((al == 6 && strncasecmp(a, "RENAME", 6) == 0) ||
+		   (al == 8 && strncasecmp(a, "RENAMENX", 8) == 0)) {
+		last = 2;
+	} else if ((al == 3 && strncasecmp(a, "DEL", 3) == 0) ||
+		   (al == 6 && strncasecmp(a, "UNLINK", 6) == 0) ||
+		   (al == 6 && strncasecmp(a, "EXISTS", 6) == 0)) {
+		last = argc - 1;
 	}
-	if (resp_arg(cmd, len, 1, &a, &al) == 0)
-		idx_barrier(a, al);
-	if (resp_arg(cmd, len, 0, &a, &al) == 0 &&
-	    ((al == 6 && strncasecmp(a, "RENAME", 6) == 0) ||
-	     (al == 8 && strncasecmp(a, "RENAMENX", 8) == 0)) &&
-	    resp_arg(cmd, len, 2, &a, &al) == 0)
-		idx_barrier(a, al);
+	p = strchr(cmd, '\n') + 1;
+	for (long i = 0; i <= last && p < end && *p == '$'; i++) {
+		l = strtol(p + 1, &q, 10);
+		p = q + 2;
+		if (l < 0 || p + l > end)
+			return -1;
+		if (i >= first)
+			fn(p, (size_t)l, arg);
+		p += l + 2;
+	}
+	return 0;
+}
+
+static void barrier_fn(const char *key, size_t klen, void *arg)
+{
+	(void)arg;
+	idx_barrier(key, klen);
+}
+
+/* The keys a formatted command writes, as barriers. Caller holds the writer's lock. */
+static void idx_barrier_cmd(const char *cmd, int len)
+{
+	tfs_resp_keys(cmd, len, barrier_fn, NULL);
 }
 
 /* An hset1 item's command again, with field's value in the whole record m (a later

@@ -472,7 +472,7 @@ int tfs_store_dir_changed(const char *name, struct tfs_dirrec *d, int nsub)
 		return rc;
 	d->mtime = d->ctime = tfs_now();
 	snprintf(t, sizeof(t), "%lld", (long long)d->mtime);
-	if ((rc = tfs_writer_cmdf("HSET %s mtime %s ctime %s", key, t, t)))
+	if ((rc = tfs_writer_hset2(key, "mtime", t, "ctime", t)))
 		return rc;
 	if (nsub) {
 		d->nsub = d->nsub + nsub < 0 ? 0 : d->nsub + nsub;
@@ -482,5 +482,27 @@ int tfs_store_dir_changed(const char *name, struct tfs_dirrec *d, int nsub)
 	}
 	tfs_mirror_dir_put(key, d);
 	tfs_dircache_put_dir(name, d, 0);
+	return 0;
+}
+
+int tfs_store_dir_touch(const char *name)
+{
+	char key[TFS_KEYMAX], t[24];
+	struct tfs_dirrec d;
+	int rc;
+
+	if (tfs_dircache_get_dir(name, &d))
+		return tfs_store_dir_changed(name, &d, 0);
+	if ((rc = tfs_key(key, sizeof(key), "dir", name)))
+		return rc;
+	d.mtime = tfs_now();
+	snprintf(t, sizeof(t), "%lld", (long long)d.mtime);
+	if ((rc = tfs_writer_hset2(key, "mtime", t, "ctime", t)))
+		return rc;
+	/* What the mirror holds of it, if anything, keeps the rest of what it knew. */
+	if (tfs_mirror_dir_get(key, &d)) {
+		d.mtime = d.ctime = tfs_now();
+		tfs_mirror_dir_put(key, &d);
+	}
 	return 0;
 }

@@ -54,5 +54,10 @@ int tfs_store_move_settle(const char *marker, const char *from, const char *to);
  * removed: its mtime and ctime become now and its count of subdirectories moves by nsub.
  * Queued: 0, -ENOMEM or -ENAMETOOLONG. */
 int tfs_store_dir_changed(const char *name, struct tfs_dirrec *d, int nsub);
+/* tfs_store_dir_changed(name, record, 0) with the record the directory cache holds, read
+ * nowhere else: with none cached, only the times are written (and moved in the mirror's
+ * copy, if it has one). For a caller that knows the directory exists and must not wait
+ * for Redis (the queue's last write of a group). Queued: 0, -ENOMEM or -ENAMETOOLONG. */
+int tfs_store_dir_touch(const char *name);
 
 #endif

@@ -65,6 +65,10 @@ static struct {
 static __thread struct {
 	int on, atomic;
 	struct wb_item *head, **tail;
+	int (*last)(void *arg);      /* tfs_writer_group_begin's: queues the group's last write */
+	void *last_arg;
+	int in_last;                 /* last runs: what it queues stays in the group */
+	struct tfs_gmerge merge;     /* an atomic group's writes merged (group_merge.c) */
 } grp;
 
 /* A FUSE worker wakes the writer after its reply is sent (tfs_writer_defer_wakes): a wake-up
@@ -225,6 +229,15 @@ static void group_flush(void)
 	struct wb_item *it;
 	int rc;
 
+	/* The group's last write sums up what its commands left for it (the queue's
+	 * answers), so it goes with whatever part of the group goes now. */
+	if (grp.on && grp.last && !grp.in_last) {
+		grp.in_last = 1;
+		if ((rc = grp.last(grp.last_arg)))
+			tfs_log(LOG_ERR, "a group's last write could not be made (%s)",
+				strerror(-rc));
+		grp.in_last = 0;
+	}
 	if (!grp.head)
 		return;
 	if (grp.atomic && grp.head->next && tx_wrap())
@@ -254,6 +267,7 @@ static void group_flush(void)
 	}
 	grp.head = NULL;
 	grp.tail = &grp.head;
+	tfs_gmerge_reset(&grp.merge);
 }
 
 /* Queues cmd (taking it); call, when not NULL, receives the reply. 0 or -ENOMEM, or -EIO
@@ -307,6 +321,10 @@ static int enqueue_item(struct wb_item *it)
 	int rc = 0;
 
 	if (!call && grp.on) {
+		if (grp.atomic && tfs_gmerge_add(&grp.merge, it)) {
+			item_free(it);
+			return 0;
+		}
 		*grp.tail = it;
 		grp.tail = &it->next;
 		return 0;
@@ -373,6 +391,29 @@ int tfs_writer_hset1(const char *key, const char *field, const char *value)
 	return enqueue_item(it);
 }
 
+int tfs_writer_hset2(const char *key, const char *f1, const char *v1, const char *f2,
+		     const char *v2)
+{
+	size_t klen = strlen(key) + 1;
+	struct wb_item *it = calloc(1, sizeof(*it) + klen);
+
+	if (!it)
+		return -ENOMEM;
+	memcpy(it->key, key, klen);
+	/* Its fields as one name: it merges only with a write of the same two. */
+	if (asprintf(&it->field, "%s %s", f1, f2) < 0) {
+		it->field = NULL;
+		item_free(it);
+		return -ENOMEM;
+	}
+	it->len = redisFormatCommand(&it->cmd, "HSET %s %s %s %s %s", key, f1, v1, f2, v2);
+	if (it->len < 0 || !it->cmd) {
+		item_free(it);
+		return -ENOMEM;
+	}
+	return enqueue_item(it);
+}
+
 int tfs_writer_cmdf(const char *fmt, ...)
 {
 	char *cmd = NULL;
@@ -415,12 +456,15 @@ redisReply *tfs_writer_wait(struct tfs_writer_call *call, int *rc)
 	return r;
 }
 
-void tfs_writer_group_begin(int atomic)
+void tfs_writer_group_begin(int atomic, int (*last)(void *arg), void *arg)
 {
 	if (!grp.tail)
 		grp.tail = &grp.head;
 	grp.on = 1;
 	grp.atomic = atomic;
+	tfs_gmerge_reset(&grp.merge);
+	grp.last = last;
+	grp.last_arg = arg;
 }
 
 void tfs_writer_group_end(void)
@@ -428,6 +472,8 @@ void tfs_writer_group_end(void)
 	group_flush();
 	grp.on = 0;
 	grp.atomic = 0;
+	grp.last = NULL;
+	grp.last_arg = NULL;
 }
 
 int tfs_writer_sync(void)

@@ -29,6 +29,11 @@ int tfs_writer_cmdf(const char *fmt, ...);
  * never be seen): a write that repeats, such as a refcount, takes one place in the queue
  * however often it changes while Redis is slow or away. 0 or -ENOMEM. */
 int tfs_writer_hset1(const char *key, const char *field, const char *value);
+/* tfs_writer_hset1 of two fields at once, merged only with a write of the same two fields
+ * of key (a directory's mtime and ctime, changed by every entry made or removed in it).
+ * For keys that get no whole-record write (tfs_writer_save). 0 or -ENOMEM. */
+int tfs_writer_hset2(const char *key, const char *f1, const char *v1, const char *f2,
+		     const char *v2);
 /* Queue an HSET of the whole record m under key, from a copy of both: the writer
  * formats it, outside the namespace lock. replace: DEL the key first (a stale record's
  * other fields go). 0 or -ENOMEM. */
@@ -47,9 +52,13 @@ redisReply *tfs_writer_wait(struct tfs_writer_call *call, int *rc);
  * to the writer in one wake-up. A call, tfs_writer_sync or an ordered read in between sends
  * them first, so order holds; end the group before releasing the lock under which the
  * writes were decided, or another thread may read Redis behind them. atomic: the group's
- * writes go as one MULTI/EXEC, all or none (a queue command's writes with the answer that
- * acknowledges it), and none of them is merged with a write outside it. */
-void tfs_writer_group_begin(int atomic);
+ * writes go as one MULTI/EXEC, all or none (queue commands' writes with the answers that
+ * acknowledge them), and none of them is merged with a write outside it. last (NULL:
+ * none): called, on the calling thread, each time what the group holds goes to the
+ * writer (at tfs_writer_group_end, or before a call or read in between), to queue the
+ * group's last write with tfs_writer_cmdv/cmdf (the queue's answers to the commands whose
+ * writes go then, in one script); 0, or a negative errno, logged. */
+void tfs_writer_group_begin(int atomic, int (*last)(void *arg), void *arg);
 void tfs_writer_group_end(void);
 /* Waits until everything queued so far is in Redis: 0, or -EIO while Redis is away. */
 int tfs_writer_sync(void);

@@ -48,5 +48,30 @@ int tfs_coalesce_merge(struct wb_item *it);
 void tfs_coalesce_queued(struct wb_item *it, int mergeable);
 /* it leaves the index (taken by the writer, or dropped). */
 void tfs_coalesce_remove(struct wb_item *it);
+/* The keys of a formatted command (as redisFormatCommand makes them), each passed to fn:
+ * the commands the daemon queues name their key first, but RENAME (two), DEL, UNLINK
+ * and EXISTS (all their arguments) and EVAL (after the count). 0, or -1 when cmd cannot
+ * be read. */
+int tfs_resp_keys(const char *cmd, int len, void (*fn)(const char *key, size_t klen, void *arg),
+		  void *arg);
+
+/* Writes merged within one atomic group (group_merge.c): the group goes as one MULTI/EXEC,
+ * so a write may join an earlier one of the same kind (a DEL of another key, an HDEL of
+ * the same hash) when no write between them touches its key: nothing outside the
+ * transaction sees the order. The state of the calling thread's group. */
+#define GMERGE_SLOTS 512
+struct tfs_gmerge {
+	uint64_t hash[GMERGE_SLOTS];     /* a key's hash (0: free slot) */
+	int last[GMERGE_SLOTS];          /* the index of the last item that touched it */
+	struct wb_item *hdel[GMERGE_SLOTS];  /* that item when it is an HDEL of the key */
+	int n, used, off;            /* items noted; slots used; off: no more merging */
+	struct wb_item *del;         /* the last DEL of the group, and its index */
+	int del_at;
+};
+/* A group starts. */
+void tfs_gmerge_reset(struct tfs_gmerge *g);
+/* it is to join the group: 1 when merged into an earlier write of the group (it is the
+ * caller's to free), 0 when it is to be appended, as its last item. */
+int tfs_gmerge_add(struct tfs_gmerge *g, struct wb_item *it);
 
 #endif
