@@ -48,6 +48,11 @@ int tfs_prealloc_option(const char *text)
 
 	if (tfs_tiers_parse_sizes(text, &tfs_mem.prealloc) || tfs_mem.prealloc.all)
 		why = "not a list of tier:size like cpu:64G,0:40G";
+	else if (tfs_mem.vmm && tfs_mem.prealloc.devmask)
+		/* Reserved memory no tensor would ever use: refused rather than wasted. */
+		why = "a GPU's reservation is made of legacy blocks, from which --memory vmm "
+		      "draws nothing (its tensors are VMM allocations of their own): only cpu "
+		      "may be named";
 	else
 		why = tfs_tiers_check_prealloc(&tfs_mem.prealloc, &tfs_mem.caps,
 					       tfs_mem.cpu_served);

@@ -17,7 +17,8 @@ int tfs_device_served(int device);
 void tfs_devices_stats(int device, struct tfs_backend_stats *st);
 
 /* Start-up: --preallocate's text into tfs_mem.prealloc, checked against the tiers served
- * and their caps (tfs_mem.caps and cpu_served set before): 0, or -1 after logging why. */
+ * and their caps (tfs_mem.caps, cpu_served and vmm set before; in --memory vmm a GPU may
+ * not be named): 0, or -1 after logging why. */
 int tfs_prealloc_option(const char *text);
 
 /* Start-up: tfs_mem's backend started on device (init), and given the per-device caps and
