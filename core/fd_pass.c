@@ -1,4 +1,4 @@
-/* One message with at most one descriptor (fd_pass.h). */
+/* One message with its descriptors (fd_pass.h). */
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -12,50 +12,25 @@
 
 int tfs_send_fd(int sock, const void *buf, size_t len, int fd, int flags)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cbuf;
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t n;
-
-	if (fd >= 0) {
-		struct cmsghdr *c;
-
-		memset(&cbuf, 0, sizeof(cbuf));
-		mh.msg_control = cbuf.buf;
-		mh.msg_controllen = sizeof(cbuf.buf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	do
-		n = sendmsg(sock, &mh, flags | MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	return n == (ssize_t)len ? 0 : -EIO;
+	return tfs_send_fds(sock, buf, len, &fd, fd >= 0, flags);
 }
 
-ssize_t tfs_recv_fd(int sock, void *buf, size_t len, int flags, int *fd)
+/* recvmsg into buf with ctl as the control room, retried on EINTR: the descriptors that
+ * came, in order, into fds[0..*k) up to max, the rest closed; *mflags the message's
+ * flags. The bytes received, or -errno (nothing taken). */
+static ssize_t recv_rights(int sock, void *buf, size_t len, int flags, void *ctl,
+			   size_t ctllen, int *fds, int max, int *k, int *mflags)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * FD_PASS_ROOM)];
-		struct cmsghdr align;
-	} cbuf;
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf,
-			     .msg_controllen = sizeof(cbuf.buf) };
-	ssize_t n;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			     .msg_controllen = ctllen };
+	ssize_t r;
 
-	*fd = -1;
+	*k = 0;
 	do
-		n = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
+		r = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
 		return -errno;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
@@ -64,13 +39,31 @@ ssize_t tfs_recv_fd(int sock, void *buf, size_t len, int flags, int *fd)
 			int got;
 
 			memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (*fd < 0)
-				*fd = got;
+			if (*k < max)
+				fds[(*k)++] = got;
 			else
 				close(got);
 		}
 	}
-	if (mh.msg_flags & MSG_TRUNC) {
+	*mflags = mh.msg_flags;
+	return r;
+}
+
+ssize_t tfs_recv_fd(int sock, void *buf, size_t len, int flags, int *fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * FD_PASS_ROOM)];
+		struct cmsghdr align;
+	} cbuf;
+	int k, mflags;
+	ssize_t n = recv_rights(sock, buf, len, flags, cbuf.buf, sizeof(cbuf.buf), fd, 1, &k,
+				&mflags);
+
+	if (n < 0 || !k)
+		*fd = -1;
+	if (n < 0)
+		return n;
+	if (mflags & MSG_TRUNC) {
 		if (*fd >= 0)
 			close(*fd);
 		*fd = -1;
@@ -78,7 +71,7 @@ ssize_t tfs_recv_fd(int sock, void *buf, size_t len, int flags, int *fd)
 	}
 	/* Cut control data and nothing received: the kernel could not install the
 	 * descriptor here (EMFILE), or our room was too small for even one, which it is not. */
-	if ((mh.msg_flags & MSG_CTRUNC) && *fd < 0)
+	if ((mflags & MSG_CTRUNC) && *fd < 0)
 		*fd = TFS_FD_LOST;
 	return n;
 }
@@ -121,38 +114,20 @@ ssize_t tfs_recv_fds(int sock, void *buf, size_t len, int flags, int *fds, int m
 		char buf[CMSG_SPACE(sizeof(int) * (TFS_FD_PASS_MAX + FD_PASS_ROOM))];
 		struct cmsghdr align;
 	} cbuf;
-	struct iovec iov = { .iov_base = buf, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf,
-			     .msg_controllen = sizeof(cbuf.buf) };
+	int k, mflags;
 	ssize_t r;
-	int k = 0;
 
 	*n = 0;
 	if (max > TFS_FD_PASS_MAX)
 		max = TFS_FD_PASS_MAX;
-	do
-		r = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC);
-	while (r < 0 && errno == EINTR);
+	r = recv_rights(sock, buf, len, flags, cbuf.buf, sizeof(cbuf.buf), fds, max, &k, &mflags);
 	if (r < 0)
-		return -errno;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-			int got;
-
-			memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (k < max)
-				fds[k++] = got;
-			else
-				close(got);
-		}
-	}
-	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+		return r;
+	if ((mflags & (MSG_TRUNC | MSG_CTRUNC))) {
 		/* Cut: a part of what was sent is missing, so none of it is of use. */
 		while (k > 0)
 			close(fds[--k]);
-		if (mh.msg_flags & MSG_TRUNC)
+		if (mflags & MSG_TRUNC)
 			return -EMSGSIZE;
 		*n = TFS_FD_LOST;
 		return r;
