@@ -39,5 +39,14 @@ mount_cuda() {
 	[ "$BACKEND" = cuda ] && return 0
 	echo "daemon on $1 is not on the cuda backend:"; cat "$T/$(basename "$1").log"; return 1
 }
+# vmm_refuses_gpu_prealloc DIR SPEC: a daemon with --memory vmm --preallocate SPEC (SPEC
+# naming a GPU) refuses to start on DIR and says why: a GPU's reservation is of legacy
+# blocks, which VMM tensors never use
+vmm_refuses_gpu_prealloc() {
+	mkdir -p "$1"
+	! timeout 60 "$TFS" -f --redis "$URL" --log "$T/refused.log" --memory vmm \
+		--preallocate "$2" "$1" 2>/dev/null &&
+		grep -q "a GPU's reservation is made of legacy blocks" "$T/refused.log"
+}
 # wait_for CMD...: polls up to 10 s until CMD succeeds
 wait_for() { local _i; for _i in $(seq 100); do "$@" && return 0; sleep 0.1; done; return 1; }

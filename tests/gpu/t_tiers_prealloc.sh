@@ -13,10 +13,7 @@ start_redis || exit 1
 M=$T/m
 mount_cuda "$M" --node n1 --preallocate cpu:2G || exit 1
 cd "$T"
-cpu_stat() {
-	getfattr --only-values -n user.tensorfs.stats "$M" | /usr/bin/python3 -c \
-		'import json,sys; print([d.get(sys.argv[1], 0) for d in json.load(sys.stdin)["devices"] if d["device"]=="cpu"][0])' "$1"
-}
+cpu_stat() { tier_stat "$M" cpu "$1"; }
 eq "the host tier's pool: 2 GiB" $((2 << 30)) "$(cpu_stat preallocated)"
 check "its segments were registered with the driver" not grep -q "could not be registered" "$T/m.log"
 # 192 MiB: within one segment (an eighth of the pool); a larger tensor takes a run of
@@ -63,23 +60,15 @@ umount_tfs "$M"
 # --memory vmm: a GPU's reservation is of legacy blocks, which VMM tensors never use, so
 # the daemon refuses to make it.
 if [ "${TFS_TEST_MEMORY:-ipc}" = vmm ]; then
-	if ! timeout 60 "$TFS" -f --redis "$URL" --log "$T/refused.log" --memory vmm \
-		--preallocate 0:8G,cpu:1G "$M" 2>/dev/null &&
-	   grep -q "a GPU's reservation is made of legacy blocks" "$T/refused.log"; then
-		ok "--memory vmm refuses --preallocate 0:8G, saying why"
-	else
-		nok "--memory vmm refuses --preallocate 0:8G, saying why"
-	fi
+	check "--memory vmm refuses --preallocate 0:8G, saying why" \
+		vmm_refuses_gpu_prealloc "$M" 0:8G,cpu:1G
 	echo "skip - a GPU's pool: reserved, a 1 GiB create drawn from it: not in --memory vmm: a GPU's reservation is of legacy blocks"
 	finish
 	exit $((FAILS > 0))
 fi
 # 8 GiB: segments of 1 GiB, so the 1 GiB tensor is drawn from one
 mount_cuda "$M" --node n1 --preallocate 0:8G,cpu:1G || exit 1
-dev0() {
-	getfattr --only-values -n user.tensorfs.stats "$M" | /usr/bin/python3 -c \
-		'import json,sys; print([d.get(sys.argv[1], 0) for d in json.load(sys.stdin)["devices"] if str(d["device"])=="0"][0])' "$1"
-}
+dev0() { tier_stat "$M" 0 "$1"; }
 p0=$(dev0 preallocated)
 t0=$(date +%s%N)
 truncate -s 1G "$M/g"; rc=$?

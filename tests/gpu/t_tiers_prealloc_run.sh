@@ -17,15 +17,9 @@ M=$T/m
 cd "$T"
 # --memory vmm: a GPU's reservation is of legacy blocks, which VMM tensors never use, so
 # the daemon refuses to make it; the rest of this test is the default mode's.
-vmm_refuses_gpu_prealloc() {
-	mkdir -p "$M"
-	! timeout 60 "$TFS" -f --redis "$URL" --log "$T/refused.log" --memory vmm \
-		--preallocate "$1" "$M" 2>/dev/null &&
-		grep -q "a GPU's reservation is made of legacy blocks" "$T/refused.log"
-}
 if [ "${TFS_TEST_MEMORY:-ipc}" = vmm ]; then
 	check "--memory vmm refuses --preallocate 0:1G,cpu:1G, saying why" \
-		vmm_refuses_gpu_prealloc 0:1G,cpu:1G
+		vmm_refuses_gpu_prealloc "$M" 0:1G,cpu:1G
 	for n in "a GPU tensor of 3 segments is carved from the GPU pool's run" \
 		"it sleeps into the host pool's run and wakes, same bytes, no new object" \
 		"the runs survive the daemon's SIGKILL"; do
@@ -35,10 +29,7 @@ if [ "${TFS_TEST_MEMORY:-ipc}" = vmm ]; then
 	exit $((FAILS > 0))
 fi
 mount_cuda "$M" --node n1 --preallocate 0:1G,cpu:1G || exit 1
-tstat() {
-	getfattr --only-values -n user.tensorfs.stats "$M" | /usr/bin/python3 -c \
-		'import json,sys; print([d.get(sys.argv[2], 0) for d in json.load(sys.stdin)["devices"] if str(d["device"])==sys.argv[1]][0])' "$1" "$2"
-}
+tstat() { tier_stat "$M" "$1" "$2"; }
 objects() { find "$KDIR" -type f -name '[!.]*' | wc -l; }
 check "the host pool's segments were registered with the driver" not grep -q "could not be registered" "$T/m.log"
 eq "GPU 0's pool: 1 GiB" $((1 << 30)) "$(tstat 0 preallocated)"
