@@ -51,28 +51,28 @@ answers_ok() {
 		/usr/bin/python3 -c 'import json, sys; print(sum(1 for l in sys.stdin if json.loads(l).get("ok") is True))'
 }
 
+# bounded WHAT C MAX: C Redis commands for N commands of a kind are at most MAX each
+bounded() {
+	local per
+	per=$(awk -v c="$2" -v n="$N" 'BEGIN { printf "%.2f", c / n }')
+	if awk -v c="$2" -v n="$N" -v m="$3" 'BEGIN { exit !(c <= n * m) }'; then
+		ok "$1: $2 Redis commands for $N $1 ($per each, at most $3)"
+	else
+		nok "$1: $2 Redis commands for $N $1 ($per each, more than $3)"
+		redis-cli -s "$SOCK" info commandstats | sed 's/^/      /'
+	fi
+}
+
 c=$(measure create)
 eq "creates: every one answered ok" "$N" "$(answers_ok create)"
 eq "creates: made" "$N" "$(($(ls "$M" | grep -c '^c') + $(ls "$M/d" | wc -l)))"
 eq "creates: records" "$((N / 2)) $((N / 2))" "$(rcli eval "local n = 0 for _, k in ipairs(redis.call('KEYS', 'tensorfs:tensor:c*')) do n = n + 1 end return n" 0) $(rcli hlen tensorfs:dirents:d)"
-per=$(awk -v c="$c" -v n="$N" 'BEGIN { printf "%.2f", c / n }')
-if awk -v c="$c" -v n="$N" -v m="$MAX_CREATE" 'BEGIN { exit !(c <= n * m) }'; then
-	ok "creates: $c Redis commands for $N creates ($per each, at most $MAX_CREATE)"
-else
-	nok "creates: $c Redis commands for $N creates ($per each, more than $MAX_CREATE)"
-	redis-cli -s "$SOCK" info commandstats | sed 's/^/      /'
-fi
+bounded creates "$c" "$MAX_CREATE"
 
 c=$(measure delete)
 eq "deletes: every one answered ok" "$N" "$(answers_ok delete)"
 eq "deletes: nothing left in the mount" "0 0" "$(ls "$M" | grep -c '^c') $(ls "$M/d" | wc -l)"
 eq "deletes: nothing left in Redis" "0 0" "$(rcli eval "return #redis.call('KEYS', 'tensorfs:tensor:*')" 0) $(rcli hlen tensorfs:dirents:d)"
-per=$(awk -v c="$c" -v n="$N" 'BEGIN { printf "%.2f", c / n }')
-if awk -v c="$c" -v n="$N" -v m="$MAX_DELETE" 'BEGIN { exit !(c <= n * m) }'; then
-	ok "deletes: $c Redis commands for $N deletes ($per each, at most $MAX_DELETE)"
-else
-	nok "deletes: $c Redis commands for $N deletes ($per each, more than $MAX_DELETE)"
-	redis-cli -s "$SOCK" info commandstats | sed 's/^/      /'
-fi
+bounded deletes "$c" "$MAX_DELETE"
 eq "the processing list is empty" 0 "$(rcli llen '{tensor_lifecycle}:processing:n1')"
 finish
