@@ -39,7 +39,7 @@ int tfs_fdreq_parse(const char *buf, size_t len, struct tfs_fdreq *out)
 	if (!nl)
 		return len >= TFS_FDREQ_MAX ? -ENAMETOOLONG : -EAGAIN;
 	line = (size_t)(nl - buf);
-	if (line < 3 || buf[1] != ' ')
+	if (line < 1 || (line != 1 && (line < 3 || buf[1] != ' ')))
 		return -EINVAL;
 	if (buf[0] == 'r')
 		access = TFS_FDREQ_READ;
@@ -47,6 +47,12 @@ int tfs_fdreq_parse(const char *buf, size_t len, struct tfs_fdreq *out)
 		access = TFS_FDREQ_WRITE;
 	else
 		return -EINVAL;
+	if (line == 1) {             /* by the descriptor sent with it */
+		out->access = access;
+		out->path[0] = '\0';
+		out->used = 2;
+		return 0;
+	}
 	plen = line - 2;
 	if (!path_ok(buf + 2, plen))
 		return -EINVAL;
@@ -59,12 +65,17 @@ int tfs_fdreq_parse(const char *buf, size_t len, struct tfs_fdreq *out)
 
 int tfs_fdreq_format(char *buf, size_t size, int access, const char *path)
 {
-	size_t n = strlen(path);
+	size_t n = path ? strlen(path) : 0;
 
-	if ((access != TFS_FDREQ_READ && access != TFS_FDREQ_WRITE) || !path_ok(path, n) ||
-	    size < n + 4)
+	if ((access != TFS_FDREQ_READ && access != TFS_FDREQ_WRITE) ||
+	    (path && !path_ok(path, n)) || size < n + 4)
 		return -EINVAL;
 	buf[0] = access == TFS_FDREQ_READ ? 'r' : 'w';
+	if (!path) {
+		buf[1] = '\n';
+		buf[2] = '\0';
+		return 2;
+	}
 	buf[1] = ' ';
 	memcpy(buf + 2, path, n);
 	buf[n + 2] = '\n';

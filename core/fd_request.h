@@ -7,9 +7,13 @@
  * Request, one line of at most TFS_FDREQ_MAX bytes, newline included:
  *
  *     <access> <path>\n          access: "r" or "w" ("w" grants reading too)
+ *     <access>\n                 by the descriptor that comes with the line
  *
  * path is relative to the mount's root, without a leading slash: components of 1 to 255
  * bytes, none "." or "..", no empty one (no doubled or trailing slash), no NUL or newline.
+ * The second form names the tensor by an open file of the mount, sent with it
+ * (SCM_RIGHTS): one whose name was replaced or removed since it was opened has no name to
+ * ask by, and the descriptor is the proof of the access it was opened for.
  *
  * Reply, one line:  "0 <bytes>\n" with the descriptor, or "-<errno>\n" without. Memory
  * made of several pieces (a VMM tensor grown in place, docs/vmm.md#growth) comes as one
@@ -37,7 +41,7 @@ enum { TFS_FDREQ_READ = 1, TFS_FDREQ_WRITE = 2 };
 
 struct tfs_fdreq {
 	int access;                          /* TFS_FDREQ_READ or TFS_FDREQ_WRITE */
-	char path[TFS_FDREQ_PATH_MAX + 1];   /* NUL-terminated */
+	char path[TFS_FDREQ_PATH_MAX + 1];   /* NUL-terminated; "": by descriptor */
 	size_t used;                         /* bytes of the buffer the request took */
 };
 
@@ -48,7 +52,8 @@ struct tfs_fdreq {
 int tfs_fdreq_parse(const char *buf, size_t len, struct tfs_fdreq *out);
 
 /* Writes the request for access and path into buf (size bytes, TFS_FDREQ_MAX suffice):
- * its length, or -EINVAL when path is not one the parser accepts (checked by parsing it). */
+ * its length, or -EINVAL when path is not one the parser accepts (checked by parsing it).
+ * path NULL: the request by descriptor (the caller sends the descriptor with it). */
 int tfs_fdreq_format(char *buf, size_t size, int access, const char *path);
 
 /* Parses a reply: 0 with *bytes (the descriptor came with it), the negative errno it

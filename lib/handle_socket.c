@@ -78,10 +78,11 @@ static int names_file(const char *path, const struct stat *st)
 	return stat(path, &now) == 0 && now.st_dev == st->st_dev && now.st_ino == st->st_ino;
 }
 
-/* One request on a new connection: 0 with the memory's descriptors *mem and the tensor's
- * size *bytes, or -errno (the reply's included). */
-static int ask(const char *sock, int access, const char *name, struct tfs_hsock_mem *mem,
-	       uint64_t *bytes)
+/* One request on a new connection, for the tensor named name or, name NULL, for the one
+ * open as tfd (sent with the request): 0 with the memory's descriptors *mem and the
+ * tensor's size *bytes, or -errno (the reply's included). */
+static int ask(const char *sock, int access, const char *name, int tfd,
+	       struct tfs_hsock_mem *mem, uint64_t *bytes)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timeval tv = { .tv_sec = HSOCK_TIMEOUT_S };
@@ -99,11 +100,12 @@ static int ask(const char *sock, int access, const char *name, struct tfs_hsock_
 		return -errno;
 	if (setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
 	    setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
-	    connect(s, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    send(s, req, (size_t)len, MSG_NOSIGNAL) != len) {
+	    connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
 		rc = -errno;
 		goto out;
 	}
+	if ((rc = tfs_send_fd(s, req, (size_t)len, name ? -1 : tfd, 0)))
+		goto out;
 	r = tfs_recv_fds(s, line, sizeof(line), 0, fds, TFS_FDREP_FDS_MAX, &got);
 	if (got == TFS_FD_LOST) {
 		/* The daemon sent them, but this process has no descriptor left for them. */
@@ -148,8 +150,9 @@ static int one(int rc, struct tfs_hsock_mem *mem, int *memfd)
 	return 0;
 }
 
-int tfs_hsock_fetch_name_mem(const char *sock, const char *name, int *writable,
-			     struct tfs_hsock_mem *mem, uint64_t *bytes)
+/* The memory for writing when *writable and allowed, else for reading (*writable 0). */
+static int fetch(const char *sock, const char *name, int tfd, int *writable,
+		 struct tfs_hsock_mem *mem, uint64_t *bytes)
 {
 	uint64_t b;
 	int rc;
@@ -157,12 +160,18 @@ int tfs_hsock_fetch_name_mem(const char *sock, const char *name, int *writable,
 	if (!bytes)
 		bytes = &b;
 	if (*writable) {
-		rc = ask(sock, TFS_FDREQ_WRITE, name, mem, bytes);
+		rc = ask(sock, TFS_FDREQ_WRITE, name, tfd, mem, bytes);
 		if (rc != -EACCES)
 			return rc;
 		*writable = 0;
 	}
-	return ask(sock, TFS_FDREQ_READ, name, mem, bytes);
+	return ask(sock, TFS_FDREQ_READ, name, tfd, mem, bytes);
+}
+
+int tfs_hsock_fetch_name_mem(const char *sock, const char *name, int *writable,
+			     struct tfs_hsock_mem *mem, uint64_t *bytes)
+{
+	return fetch(sock, name, -1, writable, mem, bytes);
 }
 
 int tfs_hsock_fetch_name(const char *sock, const char *name, int *writable, int *memfd,
@@ -205,6 +214,17 @@ int tfs_hsock_fetch_mem(int tfd, int *writable, struct tfs_hsock_mem *mem)
 		if (rc == 0)
 			tfs_hsock_mem_close(mem);
 		rc = -ENOENT;
+	}
+	/* No name left to ask by (the tensor replaced or removed since it was opened, or
+	 * renamed on every try): the descriptor itself is sent, which the daemon knows its
+	 * tensor by. A daemon that does not take it answers EINVAL. */
+	if (rc == -ENOENT) {
+		int w = *writable, r = fetch(sock, NULL, tfd, &w, mem, NULL);
+
+		if (r != -EINVAL) {
+			*writable = w;
+			rc = r;
+		}
 	}
 	return rc;
 }

@@ -32,6 +32,8 @@ struct conn {
 	int ngroups;            /* -1: SO_PEERGROUPS unknown: no supplementary groups */
 	gid_t groups[GROUPS_MAX];
 	int64_t deadline_ms;
+	int passed;             /* the descriptor sent for the next request by descriptor:
+	                           -1 none, TFS_FD_LOST one this process could not take */
 	size_t len;
 	char buf[TFS_FDREQ_MAX];
 };
@@ -155,10 +157,37 @@ static int allowed(const struct conn *c, const char *rel, int access)
 	return rc;
 }
 
-/* The descriptors of rel's memory for access (export_chunks: a memory in pieces gives
+/* The inode number of the tensor open as fd on this mount, when fd grants access: 0 with
+ * *ino, or -errno. The attributes the kernel has are enough (AT_STATX_DONT_SYNC): the
+ * inode number of a file never changes, and a request to this daemon's own mount from
+ * its one serving thread would wait on the FUSE workers. */
+static int open_tensor(int fd, int access, uint64_t *ino)
+{
+	struct statx fx, mx;
+	int fl = fcntl(fd, F_GETFL);
+
+	/* An O_PATH descriptor is opened with no check of the file's permissions. */
+	if (fl < 0 || (fl & O_PATH))
+		return -EBADF;
+	fl &= O_ACCMODE;
+	if (fl == O_WRONLY || (access == TFS_FDREQ_WRITE && fl != O_RDWR))
+		return -EACCES;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO, &fx) ||
+	    statx(AT_FDCWD, hs.mountpoint, AT_STATX_DONT_SYNC, STATX_TYPE, &mx))
+		return -errno;
+	if (fx.stx_dev_major != mx.stx_dev_major || fx.stx_dev_minor != mx.stx_dev_minor)
+		return -EXDEV;                  /* not a file of this mount */
+	if (!S_ISREG(fx.stx_mode))
+		return -EISDIR;
+	*ino = fx.stx_ino;
+	return 0;
+}
+
+/* The descriptors of the memory of the tensor named rel, or when rel is "" of the one
+ * whose inode number is ino, for access (export_chunks: a memory in pieces gives
  * several): 0 with fds[0..*n), sizes and *bytes, or -errno. */
-static int lookup(const char *rel, int access, int *fds, uint64_t *sizes, int *n,
-		  uint64_t *bytes)
+static int lookup(const char *rel, uint64_t ino, int access, int *fds, uint64_t *sizes,
+		  int *n, uint64_t *bytes)
 {
 	struct tfsd_tensor *t;
 	int rc;
@@ -166,8 +195,10 @@ static int lookup(const char *rel, int access, int *fds, uint64_t *sizes, int *n
 	if (!tfs_mem.ops->export_fd && !tfs_mem.ops->export_chunks)
 		return -ENOTSUP;
 	tfs_ns_lock();
-	t = tfs_table_find(rel);
-	if (!t || !t->linked)
+	/* A tensor found by its open descriptor may have lost its name: its memory lives
+	 * while it is open, and the descriptor proves the access. */
+	t = rel[0] ? tfs_table_find(rel) : tfs_table_find_ino(ino);
+	if (!t || (rel[0] && !t->linked))
 		rc = -ENOENT;
 	else if (!t->alloc)
 		rc = -ENODATA;
@@ -204,6 +235,8 @@ static int reply(struct conn *c, int rc, uint64_t bytes, const int *fds, const u
 
 static void drop(int i)
 {
+	if (hs.c[i]->passed >= 0)
+		close(hs.c[i]->passed);
 	close(hs.c[i]->fd);
 	free(hs.c[i]);
 	hs.c[i] = NULL;
@@ -214,24 +247,47 @@ static int serve(struct conn *c)
 {
 	struct tfs_fdreq req;
 	ssize_t n;
-	int rc;
+	int rc, pfd = -1;
 
-	n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - c->len, MSG_DONTWAIT);
-	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+	n = tfs_recv_fd(c->fd, c->buf + c->len, sizeof(c->buf) - c->len, MSG_DONTWAIT, &pfd);
+	if (n == 0 || (n < 0 && n != -EAGAIN && n != -EINTR))
 		return -1;
+	if (pfd != -1) {
+		/* One descriptor goes with one request by descriptor, which a client sends
+		 * only once the one before was answered. */
+		if (c->passed != -1) {
+			if (pfd >= 0)
+				close(pfd);
+			reply(c, -EINVAL, 0, NULL, NULL, 0);
+			return -1;
+		}
+		c->passed = pfd;
+	}
 	if (n > 0)
 		c->len += (size_t)n;
 	while ((rc = tfs_fdreq_parse(c->buf, c->len, &req)) != -EAGAIN) {
-		uint64_t bytes = 0, sizes[TFS_FDREP_FDS_MAX];
+		uint64_t bytes = 0, ino = 0, sizes[TFS_FDREP_FDS_MAX];
 		int fds[TFS_FDREP_FDS_MAX], nfd = 0;
 
 		if (rc) {
 			reply(c, rc, 0, NULL, NULL, 0);
 			return -1;      /* the stream cannot be trusted past garbage */
 		}
-		rc = allowed(c, req.path, req.access);
+		if (req.path[0]) {
+			rc = allowed(c, req.path, req.access);
+		} else if (c->passed == -1) {
+			rc = -EBADF;
+		} else if (c->passed == TFS_FD_LOST) {
+			rc = -ENFILE;
+		} else {
+			rc = !hs.allow_other && c->uid != geteuid() && !queue_user(c->uid) ?
+			     -EACCES : open_tensor(c->passed, req.access, &ino);
+			close(c->passed);
+		}
+		if (!req.path[0])
+			c->passed = -1;
 		if (rc == 0)
-			rc = lookup(req.path, req.access, fds, sizes, &nfd, &bytes);
+			rc = lookup(req.path, ino, req.access, fds, sizes, &nfd, &bytes);
 		if (rc == -EPERM)
 			rc = -EACCES;
 		/* The daemon's table is full, not the client's: EMFILE would say the latter. */
@@ -300,6 +356,7 @@ static void take(void)
 		return;
 	}
 	c->fd = fd;
+	c->passed = -1;
 	c->uid = cred.uid;
 	c->gid = cred.gid;
 	gl = sizeof(c->groups);

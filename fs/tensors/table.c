@@ -94,6 +94,19 @@ struct tfsd_tensor *tfs_table_find(const char *name)
 	return tfs_table_find_key(key);
 }
 
+struct tfsd_tensor *tfs_table_find_ino(uint64_t ino)
+{
+	struct tfs_table *tb = &tfs_tensors.table;
+
+	if (!ino)
+		return NULL;
+	for (size_t i = 0; i < tb->nbuckets; i++)
+		for (struct tfsd_tensor *t = tb->buckets[i]; t; t = t->next)
+			if (t->meta.ino == ino)
+				return t;
+	return NULL;
+}
+
 void tfs_table_foreach(void (*fn)(struct tfsd_tensor *, void *), void *arg)
 {
 	struct tfs_table *tb = &tfs_tensors.table;

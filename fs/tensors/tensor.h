@@ -86,6 +86,10 @@ void tfs_tensor_drop_if_unused(struct tfsd_tensor *t);
 
 /* The linked tensor named name; NULL when there is none. */
 struct tfsd_tensor *tfs_table_find(const char *name);
+/* The tensor whose inode number is ino, linked or not; NULL when there is none. A walk of
+ * the whole table: for what has no name to be found by (the handle socket's request by
+ * descriptor). */
+struct tfsd_tensor *tfs_table_find_ino(uint64_t ino);
 /* The tensor whose Redis key is key (an unlinked one's too); NULL when there is none. */
 struct tfsd_tensor *tfs_table_find_key(const char *key);
 /* A create is refused with -ENAMETOOLONG past the path bounds and -EDQUOT when its owner

@@ -119,7 +119,14 @@ int main(void)
 	CHECK(parse("") == -EAGAIN, "nothing yet: wait");
 	CHECK(parse("x a\n") == -EINVAL && untouched(), "unknown access");
 	CHECK(parse("rw a\n") == -EINVAL, "two letters of access");
-	CHECK(parse("r\n") == -EINVAL && parse("r \n") == -EINVAL, "no path");
+	CHECK(parse("r \n") == -EINVAL, "an empty path");
+	CHECK(parse("r\nw a\n") == 0 && rq.access == TFS_FDREQ_READ && rq.path[0] == '\0' &&
+	      rq.used == 2, "a read request by descriptor, the next one left in the buffer");
+	CHECK(parse("w\n") == 0 && rq.access == TFS_FDREQ_WRITE && rq.path[0] == '\0',
+	      "a write request by descriptor");
+	CHECK(parse("x\n") == -EINVAL && untouched() && parse("\n") == -EINVAL && untouched(),
+	      "by descriptor: unknown or no access");
+	CHECK(parse("r") == -EAGAIN && untouched(), "one letter: wait for the newline");
 	CHECK(parse("r /a\n") == -EINVAL, "a leading slash");
 	CHECK(parse("r a//b\n") == -EINVAL && parse("r a/\n") == -EINVAL, "an empty component");
 	CHECK(parse("r ../etc/passwd\n") == -EINVAL && parse("r a/../b\n") == -EINVAL &&
@@ -152,6 +159,11 @@ int main(void)
 	CHECK(n == 8 && !memcmp(buf, "w a/b/c\n", 8), "format writes the request");
 	CHECK(tfs_fdreq_parse(buf, (size_t)n, &rq) == 0 && !strcmp(rq.path, "a/b/c"),
 	      "and the parser reads it back");
+	n = tfs_fdreq_format(buf, sizeof(buf), TFS_FDREQ_WRITE, NULL);
+	CHECK(n == 2 && !memcmp(buf, "w\n", 2) && tfs_fdreq_parse(buf, 2, &rq) == 0 &&
+	      rq.access == TFS_FDREQ_WRITE && rq.path[0] == '\0', "format by descriptor, read back");
+	CHECK(tfs_fdreq_format(buf, sizeof(buf), TFS_FDREQ_READ, "") == -EINVAL,
+	      "an empty path is not the request by descriptor");
 	CHECK(tfs_fdreq_format(buf, sizeof(buf), TFS_FDREQ_READ, "../x") == -EINVAL &&
 	      tfs_fdreq_format(buf, sizeof(buf), 3, "x") == -EINVAL &&
 	      tfs_fdreq_format(buf, 4, TFS_FDREQ_READ, "xy") == -EINVAL,
