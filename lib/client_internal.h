@@ -157,6 +157,11 @@ int tfs_hsock_fetch_name_mem(const char *sock, const char *name, int *writable,
 void tfs_hsock_mem_close(struct tfs_hsock_mem *mem);
 /* Drops one user; the last one unmaps / closes the handle. 0 or a negative errno. */
 int tfs_ipc_release(struct tfs_ipc_entry *e);
+/* The descriptor of e's host object, kept open beside its mapping (small objects, a
+ * bounded number per process: FD_KEEP_MAX of ipc_cache.c), with the mapping's access; -1
+ * when none. Stable while the caller holds e; owned by the cache (never closed by the
+ * caller). */
+int tfs_ipc_host_fd(const struct tfs_ipc_entry *e);
 /* 1 when the handle of m is mapped in this process now (a hint: it may change at once). */
 int tfs_ipc_mapped(const struct tfs_meta *m);
 /* Number of distinct handles now mapped (for tests). */

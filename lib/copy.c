@@ -30,6 +30,36 @@ static int copy_remote(tfs_tensor *t, uint64_t off, char *buf, size_t len, int t
 	return 0;
 }
 
+/* A host tensor's bytes through the descriptor of its object (tfs_ipc_host_fd) rather
+ * than its mapping, for copies of at least FD_COPY_MIN bytes: the kernel copies through
+ * its own mapping of the pages. On a virtual machine that shadows its guests' page tables
+ * (the development VM), a process's first write to a page that another process (the
+ * daemon zeroing it, another client) wrote since costs a trap per page, and a 64 KiB
+ * memcpy into a packed tensor took longer than the pwrite (tests/bench/RESULTS-small.md).
+ * 0 when done, 1 when not tried or cut short (the caller copies through the mapping: the
+ * same bytes, and an object truncated under it is the caller's fault, as it was). */
+#define FD_COPY_MIN (16u << 10)
+static int copy_fd(tfs_tensor *t, uint64_t off, char *buf, size_t len, int to_tensor)
+{
+	int fd = tfs_ipc_host_fd(t->map);
+	off_t at = (off_t)(t->meta.ipc_offset + off);
+	ssize_t n;
+
+	if (fd < 0 || len < FD_COPY_MIN)
+		return 1;
+	while (len > 0) {
+		n = to_tensor ? pwrite(fd, buf, len, at) : pread(fd, buf, len, at);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return 1;
+		buf += n;
+		at += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 /* to_tensor: buf -> tensor, else tensor -> buf. */
 static int copy(tfs_tensor *t, uint64_t off, void *buf, size_t len, int to_tensor)
 {
@@ -51,6 +81,8 @@ static int copy(tfs_tensor *t, uint64_t off, void *buf, size_t len, int to_tenso
 		return copy_remote(t, off, buf, len, to_tensor);
 	dev = (char *)t->data + off;
 	if (tfs_tensor_on_host(t)) {
+		if (copy_fd(t, off, buf, len, to_tensor) == 0)
+			return 0;
 		memcpy(to_tensor ? dev : buf, to_tensor ? buf : dev, len);
 		return 0;
 	}

@@ -26,6 +26,9 @@
 #define POPULATE_MAX (1u << 20)
 #define IDLE_MAX 64
 #define IDLE_SIZE (1u << 20)
+/* Small host objects whose descriptor stays open beside the mapping (tfs_ipc_host_fd),
+ * at most this many per process. */
+#define FD_KEEP_MAX 128
 
 
 struct tfs_ipc_entry {
@@ -39,12 +42,31 @@ struct tfs_ipc_entry {
 	uint8_t handle[TFS_IPC_HANDLE_SIZE];
 	void *base;
 	size_t size;                 /* mapped length (host); 0 = unknown (cuda) */
+	int fd;                      /* a small host object's descriptor, kept; -1: none */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tfs_ipc_entry *entries;
 static struct tfs_ipc_entry *idle;      /* users 0, the most recently released first */
 static int nidle;
+static int nkept;                       /* entries whose fd is kept */
+
+/* Under lock: keeps fd as e's (a small host object's, while fewer than FD_KEEP_MAX are
+ * kept), or closes it. */
+static void keep_fd(struct tfs_ipc_entry *e, int fd)
+{
+	if (e->fd >= 0) {
+		close(e->fd);
+		e->fd = -1;
+		nkept--;
+	}
+	if (e->size <= IDLE_SIZE && nkept < FD_KEEP_MAX) {
+		e->fd = fd;
+		nkept++;
+	} else {
+		close(fd);
+	}
+}
 
 /* Opens the object a host handle names, read-write when the caller may, else read-only.
  * Only the one form the keeper makes is accepted (host_handle.h), and nothing on the way
@@ -134,9 +156,10 @@ static int map_host(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd)
 		rc = tfs_seterr(-saved, "mmap %s: %s", name, tfs_strerror(saved));
 		goto out;
 	}
-	rc = 0;
+	keep_fd(e, fd);
+	return 0;
 out:
-	close(fd);                   /* the mapping keeps the object */
+	close(fd);
 	return rc;
 }
 
@@ -367,8 +390,14 @@ static int unmap(struct tfs_ipc_entry *e)
 	const struct tfs_cudrv *dv;
 	int rc = 0, err, prev;
 
-	if (!e->cuda)
+	if (!e->cuda) {
+		if (e->fd >= 0) {
+			close(e->fd);
+			e->fd = -1;
+			nkept--;
+		}
 		return munmap(e->base, e->size) ? -errno : 0;
+	}
 	if (!(cu = tfs_cudart_get(&rc)) || (rc = tfs_cuda_enter(cu, e->device, &prev)))
 		return rc;
 	/* The work queued on the memory ends first: cuMemUnmap does not wait for it (unlike
@@ -427,14 +456,16 @@ static struct tfs_ipc_entry *idle_take(const struct tfs_meta *m)
 	*pp = e->next;
 	nidle--;
 	fd = tfs_host_handle_path(e->handle, name, sizeof(name)) ? -EINVAL : open_host(name, &w);
-	if (fd >= 0)
-		close(fd);
 	if (fd < 0 || w != e->writable || e->size < m->ipc_offset ||
 	    e->size - m->ipc_offset < m->bytes) {
+		if (fd >= 0)
+			close(fd);
 		unmap(e);
 		free(e);
 		return NULL;
 	}
+	/* The descriptor just opened, with the object's access of now. */
+	keep_fd(e, fd);
 	return e;
 }
 
@@ -495,6 +526,7 @@ int tfs_ipc_acquire_fd(const struct tfs_meta *m, int tfd, const char *name,
 	}
 	e->cuda = cuda;
 	e->device = m->device;
+	e->fd = -1;
 	memcpy(e->handle, m->ipc_handle, TFS_IPC_HANDLE_SIZE);
 	rc = !cuda ? map_host(e, m, tfd) :
 	     memcmp(m->ipc_handle, TFS_VMM_MAGIC, 8) == 0 ? map_vmm(e, m, tfd, name) : map_cuda(e);
@@ -538,6 +570,11 @@ int tfs_ipc_release(struct tfs_ipc_entry *e)
 out:
 	pthread_mutex_unlock(&lock);
 	return rc;
+}
+
+int tfs_ipc_host_fd(const struct tfs_ipc_entry *e)
+{
+	return e ? e->fd : -1;
 }
 
 int tfs_ipc_mapped(const struct tfs_meta *m)
