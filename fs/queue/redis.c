@@ -98,11 +98,22 @@ static const char grab_lua[] =
  * command was answered, and a second run (the writer sends again what a broken
  * connection left unanswered) pushes nothing for it. An answer goes onto a list, or onto
  * a key that does not exist (made a list that expires); never onto a key of another
- * type. A reply key's answers go in their commands' order, in one push. */
+ * type. A reply key's answers go in their commands' order, in one push. The commands of a
+ * group are usually the oldest on the processing list, in their order (taken together,
+ * answered in turn): when the list's tail is exactly their entries, one LTRIM takes them
+ * all, instead of an LREM each; otherwise (an entry answered already, or out of order)
+ * each goes by its LREM. */
 static const char answers_lua[] =
 	"local ttl, push, expire = ARGV[1], {}, {} "
+	"local n = (#ARGV - 1) / 3 "
+	"local tail = redis.call('LRANGE', KEYS[1], -n, -1) "
+	"local all = #tail == n "
+	"for i = 1, n do "
+	"  if not all or tail[n - i + 1] ~= ARGV[3 * i - 1] then all = false break end "
+	"end "
+	"if all then redis.call('LTRIM', KEYS[1], 0, -n - 1) end "
 	"for i = 2, #ARGV, 3 do "
-	"  if redis.call('LREM', KEYS[1], -1, ARGV[i]) ~= 0 then "
+	"  if all or redis.call('LREM', KEYS[1], -1, ARGV[i]) ~= 0 then "
 	"    local k = tonumber(ARGV[i + 1]) "
 	"    if k > 1 and push[k] == nil then "
 	"      local t = redis.call('TYPE', KEYS[k]).ok "

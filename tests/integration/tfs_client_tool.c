@@ -1,5 +1,6 @@
 /* A command-line front to libtensorfs for the client tests (client/t_*.sh): each subcommand
  * calls the library once and prints the result, or "error: <errno name>: <message>" and exits 1. */
+#include <dirent.h>
 #include <dlpack/dlpack.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -150,6 +151,62 @@ static int many(tfs_client *c, int n, char **args)
 		printf("%s %s %s\n", names[i], rcs[i] ? tfs_errno_name(rcs[i]) : "ok",
 		       urcs[i] ? tfs_errno_name(urcs[i]) : "ok");
 	return 0;
+}
+
+/* qwrite: n tensors of bytes (u8) named NAME<i>, in DIR<i % dirs>/ when dirs > 0 (each
+ * directory's tensors share other blocks), made by tfs_create_many 64 at a time and all
+ * held; each written whole with tfs_write (the byte i % 251 + 1), read back whole with
+ * tfs_read. Prints the tensors whose bytes did not come back, and the descriptors this
+ * process has open while it holds them all. The tensors stay. */
+static int qwrite(tfs_client *c, const char *name, int n, size_t bytes, const char *dir, int dirs)
+{
+	tfs_tensor **ts = calloc((size_t)n, sizeof(*ts));
+	unsigned char *b = malloc(bytes), *back = malloc(bytes);
+	char (*names)[256] = calloc((size_t)n, 256);
+	int64_t dim = (int64_t)bytes;
+	int bad = 0, fds = 0, rc = 0;
+	DIR *d;
+
+	if (!ts || !b || !back || !names || n < 1) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < n && !rc; i += 64) {
+		struct tfs_create_req reqs[64];
+		int rcs[64], k = n - i < 64 ? n - i : 64;
+
+		for (int j = 0; j < k; j++) {
+			if (dirs > 0)
+				snprintf(names[i + j], 256, "%s%d/%s%d", dir, (i + j) % dirs, name, i + j);
+			else
+				snprintf(names[i + j], 256, "%s%d", name, i + j);
+			reqs[j] = (struct tfs_create_req){ names[i + j], TFS_U8, 1, &dim, -1 };
+		}
+		rc = tfs_create_many(c, (size_t)k, reqs, rcs, ts + i);
+	}
+	for (int i = 0; i < n && !rc; i++) {
+		memset(b, i % 251 + 1, bytes);
+		memset(back, 0, bytes);
+		if (tfs_write(ts[i], 0, b, bytes) || tfs_read(ts[i], 0, back, bytes) ||
+		    memcmp(b, back, bytes)) {
+			printf("bad %s\n", names[i]);
+			bad++;
+		}
+	}
+	if ((d = opendir("/proc/self/fd"))) {
+		while (readdir(d))
+			fds++;
+		closedir(d);
+	}
+	printf("bad %d\nfds %d\n", bad, fds - 3);   /* less ., .. and the DIR's own */
+out:
+	for (int i = 0; ts && i < n; i++)
+		tfs_close(ts[i]);
+	free(ts);
+	free(b);
+	free(back);
+	free(names);
+	return rc;
 }
 
 struct qthread {
@@ -566,6 +623,10 @@ int main(int argc, char **argv)
 			 * index + 1 through the mapping the answer gave and read back; then
 			 * tfs_unlink_many of the same names. Prints each item's two results. */
 			rc = many(c, argc - 3, argv + 3);
+		} else if (!strcmp(cmd, "qwrite") && (argc == 6 || argc == 8)) {
+			/* qwrite URL NAME N BYTES [DIR DIRS] */
+			rc = qwrite(c, argv[3], atoi(argv[4]), strtoul(argv[5], NULL, 0),
+				    argc == 8 ? argv[6] : "", argc == 8 ? atoi(argv[7]) : 0);
 		} else if (!strcmp(cmd, "qunlinkmany")) {       /* qunlinkmany URL NAME... */
 			int rcs[64], n = argc - 3 > 64 ? 64 : argc - 3;
 
