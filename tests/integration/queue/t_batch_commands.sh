@@ -12,6 +12,10 @@ N=256
 MAX_CREATE=5
 MAX_DELETE=3
 mkdir "$M/d"
+lrems() {
+	redis-cli -s "$SOCK" info commandstats | tr -d '\r' |
+		awk -F'[:=,]' '/^cmdstat_lrem:/ { s += $3 } END { print s + 0 }'
+}
 calls() {
 	redis-cli -s "$SOCK" info commandstats | tr -d '\r' |
 		awk -F'[:=,]' '/^cmdstat_/ { s += $3 } END { print s + 0 }'
@@ -63,11 +67,17 @@ bounded() {
 	fi
 }
 
+l0=$(lrems)
 c=$(measure create)
+l1=$(lrems)
 eq "creates: every one answered ok" "$N" "$(answers_ok create)"
 eq "creates: made" "$N" "$(($(ls "$M" | grep -c '^c') + $(ls "$M/d" | wc -l)))"
 eq "creates: records" "$((N / 2)) $((N / 2))" "$(rcli eval "local n = 0 for _, k in ipairs(redis.call('KEYS', 'tensorfs:tensor:c*')) do n = n + 1 end return n" 0) $(rcli hlen tensorfs:dirents:d)"
 bounded creates "$c" "$MAX_CREATE"
+# A chunk's answered commands are the processing list's oldest, in order: one LTRIM takes
+# them, not an LREM each (main before: one per command).
+check "creates: their entries left the processing list without an LREM each ($((l1 - l0)) for $N)" \
+	test $((l1 - l0)) -le $((N / 8))
 
 c=$(measure delete)
 eq "deletes: every one answered ok" "$N" "$(answers_ok delete)"
