@@ -16,7 +16,8 @@
  * there and the command has it open no more) missed the first close: it is counted as
  * raced, discarded and run again (at most RUNS more).
  * Output: one line per run, "run N first_ms end_ms user_ms sys_ms", then
- * "min/median/max first_ms end_ms". Exit 1 on a failed command. */
+ * "min/median/max first_ms end_ms raced N failed N". A failed command (its message on
+ * stderr) is counted and run again, as a raced run is; exit 1 after RUNS of either. */
 #include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
@@ -173,7 +174,7 @@ static int by_double(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	double *firsts, *ends;
-	int runs, got = 0, raced = 0;
+	int runs, got = 0, raced = 0, failed = 0;
 
 	if (argc < 4 || (runs = atoi(argv[1])) < 1) {
 		fprintf(stderr, "usage: load_fixed RUNS DEST CMD [ARGS...]\n");
@@ -188,15 +189,14 @@ int main(int argc, char **argv)
 		double f, e;
 		int rc = one(argv[2], argv + 3, &f, &e, &ru);
 
-		if (rc < 0)
+		if (rc < 0 && ++failed > runs)
 			return 1;
-		if (rc > 0) {
-			if (++raced > runs) {
-				fprintf(stderr, "load_fixed: %d runs raced the watch\n", raced);
-				return 1;
-			}
-			continue;
+		if (rc > 0 && ++raced > runs) {
+			fprintf(stderr, "load_fixed: %d runs raced the watch\n", raced);
+			return 1;
 		}
+		if (rc)
+			continue;
 		printf("run %d %.2f %.2f %.2f %.2f\n", got + 1, f * 1e3, e * 1e3,
 		       ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3,
 		       ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3);
@@ -206,8 +206,8 @@ int main(int argc, char **argv)
 	}
 	qsort(firsts, (size_t)runs, sizeof(double), by_double);
 	qsort(ends, (size_t)runs, sizeof(double), by_double);
-	printf("min/median/max first_ms %.2f %.2f %.2f end_ms %.2f %.2f %.2f raced %d\n",
+	printf("min/median/max first_ms %.2f %.2f %.2f end_ms %.2f %.2f %.2f raced %d failed %d\n",
 	       firsts[0] * 1e3, firsts[runs / 2] * 1e3, firsts[runs - 1] * 1e3, ends[0] * 1e3,
-	       ends[runs / 2] * 1e3, ends[runs - 1] * 1e3, raced);
+	       ends[runs / 2] * 1e3, ends[runs - 1] * 1e3, raced, failed);
 	return 0;
 }

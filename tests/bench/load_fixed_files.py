@@ -1,5 +1,6 @@
 # The inputs of tests/bench/load_fixed.sh, with the Python standard library only:
 #   tiny.safetensors   3 F32 tensors of 64 B, 1 KiB and 4 KiB
+#   many.safetensors   512 F32 tensors of 16 KiB
 #   mid.safetensors    ~200 MB in the shapes of a small LLM's layers (bf16): per layer
 #                      4 attention projections, 3 MLP projections and 2 norms
 #   model/             a Hugging Face model directory: 3 shards of ~33 MB, the safetensors
@@ -44,6 +45,8 @@ def layers(first, count, hidden, inter):
 d = sys.argv[1]
 mb = int(os.environ.get("FIXED_MB", "200"))
 write(d + "/tiny.safetensors", [("a", "F32", [16]), ("b", "F32", [256]), ("c", "F32", [1024])])
+# per-tensor costs: 512 F32 tensors of 16 KiB (biases, norms, a KV cache's blocks)
+write(d + "/many.safetensors", [("t%03d" % i, "F32", [4096]) for i in range(512)])
 # one layer of hidden 1024, inter 2816: 2 * (4 * 1M + 3 * 2.75M + 2K) ~ 24.8 MB
 nl = max(1, round(mb / 24.8))
 write(d + "/mid.safetensors", [("model.embed_tokens.weight", "BF16", [4096, 1024])] +

@@ -80,6 +80,7 @@ if end:
 print("\n%d shared libraries opened before main()\n" % libs)
 kinds = OrderedDict([
     ("loader: openat/mmap/mprotect/read before main()", lambda c: c[1] < steps["main() (first rt_sigaction)"][1]),
+    ("fstat of each tensor (GETATTR)", lambda c: c[2] in ("fstat", "newfstatat") and re.match(r"\w+\((\d+)", c[3]) is not None and re.match(r"\w+\((\d+)", c[3]).group(1) in tfds),
     ("path checks: readlink, /proc/self/mountinfo, lstat, statfs", lambda c: c[2] in ("readlink", "statfs", "newfstatat", "lstat") or ("mountinfo" in c[3] and c[2] in ("openat", "read"))),
     ("Redis: connect()", lambda c: c[2] == "connect"),
     ("source header: pread", lambda c: c[2] == "pread64"),
@@ -87,7 +88,6 @@ kinds = OrderedDict([
     ("threads: clone3, stacks (mmap/mprotect/madvise), exits", lambda c: c[2] in ("clone3", "clone", "mmap", "mprotect", "madvise", "munmap", "exit", "rt_sigprocmask", "set_robust_list", "rseq")),
     ("creates: openat O_CREAT (LOOKUP + CREATE)", creat),
     ("shaping: fsetxattr dtype, shape (allocation)", lambda c: c[2] == "fsetxattr"),
-    ("fstat of each tensor (GETATTR)", lambda c: c[2] == "fstat" or (c[2] == "newfstatat" and "AT_EMPTY_PATH" in c[3])),
     ("copy: ioctl fills", lambda c: c[2] == "ioctl"),
     ("close of tensors (FLUSH, RELEASE)", lambda c: c[2] == "close" and re.match(r"close\((\d+)", c[3]) is not None and re.match(r"close\((\d+)", c[3]).group(1) in tfds),
     ("waits between threads: futex", lambda c: c[2] == "futex"),
