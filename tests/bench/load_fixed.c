@@ -182,18 +182,21 @@ int main(int argc, char **argv)
 	}
 	firsts = calloc((size_t)runs, sizeof(double));
 	ends = calloc((size_t)runs, sizeof(double));
-	if (!firsts || !ends)
+	if (!firsts || !ends) {
+		free(firsts);
+		free(ends);
 		return 1;
+	}
 	while (got < runs) {
 		struct rusage ru;
 		double f, e;
 		int rc = one(argv[2], argv + 3, &f, &e, &ru);
 
 		if (rc < 0 && ++failed > runs)
-			return 1;
+			goto out;
 		if (rc > 0 && ++raced > runs) {
 			fprintf(stderr, "load_fixed: %d runs raced the watch\n", raced);
-			return 1;
+			goto out;
 		}
 		if (rc)
 			continue;
@@ -209,5 +212,8 @@ int main(int argc, char **argv)
 	printf("min/median/max first_ms %.2f %.2f %.2f end_ms %.2f %.2f %.2f raced %d failed %d\n",
 	       firsts[0] * 1e3, firsts[runs / 2] * 1e3, firsts[runs - 1] * 1e3, ends[0] * 1e3,
 	       ends[runs / 2] * 1e3, ends[runs - 1] * 1e3, raced, failed);
-	return 0;
+out:
+	free(firsts);
+	free(ends);
+	return got < runs;
 }

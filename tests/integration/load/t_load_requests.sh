@@ -21,15 +21,21 @@ j = json.dumps(h, separators=(",", ":")).encode(); j += b" " * ((8 - len(j) % 8)
 open(sys.argv[1], "wb").write(struct.pack("<Q", len(j)) + j + os.urandom(off))
 PY
 "$CTL" load -q n.safetensors "$M/warm" >/dev/null 2>&1    # the connection's first FLUSH
-r0=$(reqs)
-check "load $N tensors by fills" env TENSORCTL_COPY=fuse "$CTL" load -q n.safetensors "$M/st"
-r1=$(reqs)
 # each tensor 6 requests; the load's own (the directory's LOOKUP, MKDIR, SETXATTR, the
-# stats' GETXATTR) and the kernel's asides a few; one more request per tensor adds N
-n=$((r1 - r0))
-if [ "$n" -le $((6 * N + 20)) ]; then ok "$n requests for $N tensors (at most $((6 * N + 20)))"
-else nok "$n requests for $N tensors: more than $((6 * N + 20))"; fi
-check "save it back" "$CTL" save -q "$M/st" back.safetensors
+# stats' GETXATTR) about 10; one more request per tensor would add N (7N + 10 at least,
+# the kernel's asides only adding). The kernel asks again for attributes a loaded machine
+# let expire (up to 0.7 a tensor seen): the fewest of 3 loads, against 6.75N + 10.
+n=
+for i in 1 2 3; do
+	r0=$(reqs)
+	check "load $N tensors by fills ($i)" env TENSORCTL_COPY=fuse "$CTL" load -q n.safetensors "$M/st$i"
+	r1=$(reqs)
+	if [ -z "$n" ] || [ $((r1 - r0)) -lt "$n" ]; then n=$((r1 - r0)); fi
+done
+max=$((6 * N + 3 * N / 4 + 10))
+if [ "$n" -le "$max" ]; then ok "$n requests for $N tensors (at most $max)"
+else nok "$n requests for $N tensors: more than $max"; fi
+check "save it back" "$CTL" save -q "$M/st1" back.safetensors
 check "byte-identical" cmp n.safetensors back.safetensors
 check "by write(), fills off" env TENSORCTL_COPY=fuse TFS_LOAD_FILL=0 "$CTL" load -q n.safetensors "$M/w"
 check "save that back" "$CTL" save -q -f "$M/w" back.safetensors
