@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dtype.h"
 #include "shape.h"
 #include "strutil.h"
 
@@ -110,4 +111,28 @@ int tfs_shape_equal(const struct tfs_shape *a, const struct tfs_shape *b)
 {
 	return a->ndim == b->ndim &&
 	       memcmp(a->dims, b->dims, sizeof(a->dims[0]) * (size_t)a->ndim) == 0;
+}
+
+int tfs_shape_parse_typed(const char *s, size_t len, tfs_dtype *dt, struct tfs_shape *sh)
+{
+	const char *p, *end;
+	struct tfs_shape out;
+	tfs_dtype t;
+	int rc;
+
+	tfs_trim(&s, &len);
+	if (len == 0)
+		return -EINVAL;
+	if (*s == '[' || (*s >= '0' && *s <= '9'))
+		return (rc = tfs_shape_parse(s, len, sh)) ? rc : 1;
+	end = s + len;
+	for (p = s; p < end && *p != ' ' && *p != '\t'; p++)
+		;
+	if (p == end || tfs_dtype_parse(s, (size_t)(p - s), &t))
+		return -EINVAL;
+	if ((rc = tfs_shape_parse(p, (size_t)(end - p), &out)))
+		return rc;
+	*dt = t;
+	*sh = out;
+	return 0;
 }

@@ -17,6 +17,13 @@ struct tfs_shape {
  * Returns 0, or -EINVAL (syntax, negative, non-integer, empty value) or -E2BIG (more than
  * TFS_MAX_DIMS dims). *out is written only on success. */
 int tfs_shape_parse(const char *s, size_t len, struct tfs_shape *out);
+/* A shape with its dtype ahead, as user.tensor.shape also takes it so that a tensor is
+ * typed and sized in one request: "DTYPE SHAPE" ("bf16 [4096,1024]"), the dtype a name
+ * tfs_dtype_parse takes, then one or more spaces, then what tfs_shape_parse takes. A value
+ * that starts (after spaces) with a digit or '[' is a plain shape: 1 with *sh set, *dt
+ * untouched. 0 with both set for a typed one; -EINVAL (an unknown dtype, no space after it,
+ * a bad shape) or -E2BIG. Nothing is written on failure. */
+int tfs_shape_parse_typed(const char *s, size_t len, tfs_dtype *dt, struct tfs_shape *sh);
 /* "[2,3,4]" into buf; returns the length, or -ENAMETOOLONG when buf is too small. */
 int tfs_shape_format(const struct tfs_shape *sh, char *buf, size_t size);
 /* Elements in the shape, times itemsize. -EOVERFLOW when the product does not fit in a

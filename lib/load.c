@@ -46,6 +46,8 @@ struct load {
 	struct spec *spec;
 	struct tfs_pipe_item *items;
 	int *made;                     /* made[i]: spec[i].path was created */
+	int untyped;                   /* the daemon refused "DTYPE SHAPE" in user.tensor.shape
+					* (older than the form): dtype and shape set apart */
 };
 
 void tfs_load_opts_init(struct tfs_load_opts *o)
@@ -620,7 +622,7 @@ static int make_one(void *arg, size_t i)
 	const char *dn = tfs_dtype_name(s->dtype);
 	char shape[1024], dev[16];
 	tfs_tensor *t;
-	int fd, rc;
+	int fd, rc, n;
 
 	fd = open(s->path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -637,19 +639,36 @@ static int make_one(void *arg, size_t i)
 			goto fail;
 		}
 	}
+	n = snprintf(shape, sizeof(shape), "%s ", dn);
+	if (n < 0 || (size_t)n >= sizeof(shape) ||
+	    tfs_shape_format(&s->shape, shape + n, sizeof(shape) - (size_t)n) < 0) {
+		rc = tfs_seterr(-ENAMETOOLONG, "%s: shape: %s", s->path, tfs_strerror(ENAMETOOLONG));
+		goto fail;
+	}
+	/* Typed and sized in one request ("f32 [2,3]"): the dtype's own would make the kernel
+	 * ask for the attributes again before the shape's. A daemon that predates the form
+	 * refuses it (EINVAL); the load then sets them apart, as it did. */
+	if (!__atomic_load_n(&l->untyped, __ATOMIC_RELAXED)) {
+		if (!fsetxattr(fd, "user.tensor.shape", shape, strlen(shape), 0))
+			goto shaped;
+		if (errno != EINVAL) {
+			rc = tfs_seterr(-errno, "%s: allocate %s (%llu bytes): %s", s->path, shape,
+					(unsigned long long)it->bytes, tfs_strerror(errno));
+			goto fail;
+		}
+		__atomic_store_n(&l->untyped, 1, __ATOMIC_RELAXED);
+	}
 	if (fsetxattr(fd, "user.tensor.dtype", dn, strlen(dn), 0)) {
 		rc = tfs_seterr(-errno, "%s: dtype %s: %s", s->path, dn, tfs_strerror(errno));
 		goto fail;
 	}
-	if (tfs_shape_format(&s->shape, shape, sizeof(shape)) < 0) {
-		rc = tfs_seterr(-ENAMETOOLONG, "%s: shape: %s", s->path, tfs_strerror(ENAMETOOLONG));
-		goto fail;
-	}
+	memmove(shape, shape + n, strlen(shape + n) + 1);
 	if (fsetxattr(fd, "user.tensor.shape", shape, strlen(shape), 0)) {
 		rc = tfs_seterr(-errno, "%s: allocate %s %s (%llu bytes): %s", s->path, dn, shape,
 				(unsigned long long)it->bytes, tfs_strerror(errno));
 		goto fail;
 	}
+shaped:
 	/* Another node's tensor whose memory does not map here (a dest made on another
 	 * mount's node) goes through the file. */
 	if (it->bytes && !l->o->via_file && !tfs_open_fd(fd, &t) &&
@@ -668,24 +687,10 @@ static int make_one(void *arg, size_t i)
 		it->t = t;
 		return 0;
 	}
-	/* Not mappable here (no libcudart, another node's memory): through the file. The
-	 * kernel still has the size of the create (0) and lets writes past the size it knows
-	 * through one at a time; the stat makes it ask the daemon (the reshape dropped its
-	 * copy), so the copy threads' writes go in together. */
-	if (it->bytes) {
-		struct stat st;
-
-		if (fstat(fd, &st)) {
-			rc = tfs_seterr(-errno, "%s: %s", s->path, tfs_strerror(errno));
-			goto fail;
-		}
-		if ((uint64_t)st.st_size != it->bytes) {
-			rc = tfs_seterr(-EIO, "%s: made %llu bytes, expected %llu: %s", s->path,
-					(unsigned long long)st.st_size,
-					(unsigned long long)it->bytes, tfs_strerror(EIO));
-			goto fail;
-		}
-	}
+	/* Not mappable here (no libcudart, another node's memory): through the file. Its
+	 * size is checked before the first write() into it (load_pipe.c, sized()): fills
+	 * need no such round trip, the daemon checking their range itself. */
+	it->unsized = it->bytes > 0;
 	it->fd = fd;
 	return 0;
 fail:

@@ -541,6 +541,33 @@ static int fill_piece(struct worker *w, int tfd, const struct piece *pc, uint64_
 	return 0;
 }
 
+/* Before the first write() into item i's file tfd: the kernel learns the tensor's size
+ * (the create told it 0 and the reshape dropped its copy), so the writes of several threads
+ * go in together instead of one at a time past the size it knows; and the size is checked.
+ * A load whose pieces all go by fill needs neither and spares a GETATTR per tensor. 0, or
+ * a negative errno after fail(). */
+static int sized(struct run *r, size_t i, int tfd)
+{
+	struct tfs_pipe_item *it = &r->p->items[i];
+	struct stat st;
+
+	if (!__atomic_exchange_n(&it->unsized, 0, __ATOMIC_ACQ_REL))
+		return 0;
+	if (fstat(tfd, &st)) {
+		int rc = -errno;
+
+		fail(r, rc, "a tensor of %s: %s", src_of(r, i)->name, tfs_strerror(-rc));
+		return rc;
+	}
+	if ((uint64_t)st.st_size != it->bytes) {
+		fail(r, -EIO, "a tensor of %s: made %llu bytes, expected %llu: %s",
+		     src_of(r, i)->name, (unsigned long long)st.st_size,
+		     (unsigned long long)it->bytes, tfs_strerror(EIO));
+		return -EIO;
+	}
+	return 0;
+}
+
 static int copy_file(struct worker *w, int tfd, const struct piece *pc, uint64_t foff)
 {
 	struct run *r = w->r;
@@ -559,6 +586,8 @@ static int copy_file(struct worker *w, int tfd, const struct piece *pc, uint64_t
 			fail_file(r, pc->item, rc);
 			return rc;
 		}
+		if (!rc && (rc = sized(r, pc->item, tfd)))
+			return rc;
 		if (!rc) {
 			t0 = tick(r);
 			rc = tfs_pwrite_full(tfd, at, pc->len, pc->off);
@@ -581,6 +610,8 @@ static int copy_file(struct worker *w, int tfd, const struct piece *pc, uint64_t
 		if (rc != -EBUSY)
 			w->no_fill = 1;
 	}
+	if (to_tensor && (rc = sized(r, pc->item, tfd)))
+		return rc;
 
 	for (uint64_t d = 0; d < pc->len; d += FILE_BLOCK) {
 		size_t len = pc->len - d < FILE_BLOCK ? (size_t)(pc->len - d) : FILE_BLOCK;

@@ -24,6 +24,9 @@ struct tfs_pipe_item {
 	int fd;                 /* the tensor's file, used when t is NULL; or -1 */
 	uint64_t foff, bytes;   /* the tensor's bytes in the file */
 	const struct tfs_pipe_src *src; /* loads: the file they come from; NULL: the pipe's */
+	int unsized;            /* loads through fd: its size not yet checked (fstat) against
+				 * bytes; the pipeline checks it before the first write() into
+				 * fd, and never for fills, whose range the daemon checks */
 	int state;              /* private: 0 being prepared, 1 ready, < 0 failed */
 	uint64_t left;          /* private: bytes not yet moved */
 };

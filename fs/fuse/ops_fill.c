@@ -19,7 +19,6 @@
 
 #include "fill_ioctl.h"
 #include "pull_ioctl.h"
-#include "util/mountinfo.h"
 #include "fuse/ops.h"
 #include "util/proc.h"
 #include "util/stats.h"
@@ -68,11 +67,11 @@ static int callers_file(fuse_req_t req, int fd)
 
 /* 0 when src is a regular file of a local file system, open for reading, with the device
  * and inode the request names; *size its size. Asks nothing of the file system: statx
- * from what the kernel has (AT_STATX_DONT_SYNC), the type from mountinfo. */
+ * from what the kernel has (AT_STATX_DONT_SYNC), the type from mountinfo (read again only
+ * after the mount table changed, proc.h). */
 static int check_source(int src, const struct tfs_fill_req *q, uint64_t *size)
 {
 	struct statx sx;
-	char type[64];
 	int fl;
 
 	fl = fcntl(src, F_GETFL);
@@ -88,7 +87,7 @@ static int check_source(int src, const struct tfs_fill_req *q, uint64_t *size)
 	if (!(sx.stx_mask & STATX_MNT_ID))
 		return -EXDEV;
 	/* a mount of another namespace is not listed: refused as unknown */
-	if (tfs_proc_mount_fstype(sx.stx_mnt_id, type, sizeof(type)) || !tfs_fstype_local(type))
+	if (tfs_proc_mount_local(sx.stx_mnt_id) != 1)
 		return -EXDEV;
 	*size = sx.stx_size;
 	return 0;

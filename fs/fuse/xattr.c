@@ -286,10 +286,12 @@ static int set_builtin(const char *path, struct xtarget *x, const char *attr,
 	if (strcmp(attr, "shape") == 0) {
 		if (x->kind == 'd')
 			return -EINVAL;        /* directories carry dtype and device defaults only */
-		rc = tfs_shape_parse(value, size, &sh);
-		if (rc)
+		/* "bf16 [4096,1024]": typed and sized in one request (a load's creates) */
+		dt = x->t->meta.dtype;
+		rc = tfs_shape_parse_typed(value, size, &dt, &sh);
+		if (rc < 0)
 			return -EINVAL;
-		return tfs_tensor_shape(x->t, x->t->meta.dtype, &sh, pid);
+		return tfs_tensor_shape(x->t, dt, &sh, pid);
 	}
 	if (strcmp(attr, "dtype") == 0) {
 		if (tfs_dtype_parse(value, size, &dt))

@@ -227,6 +227,43 @@ static void test_shape(void)
 	CHECK(tfs_shape_parse("[3,4]junk", 5, &sh) == 0 && sh.ndim == 2 && sh.dims[1] == 4,
 	      "shape: only len bytes are read");
 
+	/* "DTYPE SHAPE": typed and sized in one user.tensor.shape (a load's creates) */
+	{
+		static const char *const bad_typed[] = {
+			"bf16[2,3]", "bf16", "bf16 ", "nope [2]", "bf16 [2,x]", "bf16 bf16 [2]",
+			" ", "f32\t", "f32 [-1]",
+		};
+		tfs_dtype dt = TFS_U8, dt2;
+
+		CHECK(tfs_shape_parse_typed("bf16 [4096,1024]", 16, &dt, &sh) == 0 &&
+		      dt == TFS_BF16 && sh.ndim == 2 && sh.dims[0] == 4096 && sh.dims[1] == 1024,
+		      "typed shape: 'bf16 [4096,1024]'");
+		dt = TFS_U8;
+		CHECK(tfs_shape_parse_typed("  float32   3,4\n", 16, &dt, &sh) == 0 &&
+		      dt == TFS_F32 && sh.ndim == 2 && sh.dims[1] == 4,
+		      "typed shape: an alias, spaces, a bare list, a newline");
+		dt = TFS_U8;
+		CHECK(tfs_shape_parse_typed("f64 []", 6, &dt, &sh) == 0 && dt == TFS_F64 &&
+		      sh.ndim == 0, "typed shape: a scalar");
+		dt = TFS_I8;
+		CHECK(tfs_shape_parse_typed("[5]", 3, &dt, &sh) == 1 && dt == TFS_I8 &&
+		      sh.ndim == 1 && sh.dims[0] == 5, "typed shape: a plain shape is 1, dtype kept");
+		CHECK(tfs_shape_parse_typed("7", 1, &dt, &sh) == 1 && sh.dims[0] == 7,
+		      "typed shape: a bare dim is plain");
+		CHECK(tfs_shape_parse_typed("f32 [3]junk", 7, &dt, &sh) == 0 && dt == TFS_F32 &&
+		      sh.dims[0] == 3, "typed shape: only len bytes are read");
+		for (size_t i = 0; i < sizeof(bad_typed) / sizeof(bad_typed[0]); i++) {
+			memset(&sh, 0x5a, sizeof(sh));
+			memcpy(&sh2, &sh, sizeof(sh));
+			dt = dt2 = TFS_I16;
+			rc = tfs_shape_parse_typed(bad_typed[i], strlen(bad_typed[i]), &dt, &sh);
+			snprintf(desc, sizeof(desc), "typed shape: '%s' rejected, nothing written",
+				 esc(bad_typed[i]));
+			CHECK(rc == -EINVAL && dt == dt2 && memcmp(&sh, &sh2, sizeof(sh)) == 0,
+			      desc);
+		}
+	}
+
 	for (size_t i = 0; i < sizeof(einval) / sizeof(einval[0]); i++) {
 		memset(&sh, 0x5a, sizeof(sh));
 		memcpy(&sh2, &sh, sizeof(sh));
