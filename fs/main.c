@@ -388,7 +388,8 @@ out_redis:
 	tfs_stop_redis();
 out_table:
 	free(tfs_tensors.table.buckets);
-	tfs_tensors.table.buckets = NULL;
+	free(tfs_tensors.table.by_ino);
+	tfs_tensors.table.buckets = tfs_tensors.table.by_ino = NULL;
 out_args:
 	notify_parent(&notify_fd, (char)rc);
 	free(cmd.mountpoint);

@@ -19,30 +19,53 @@ static uint64_t key_hash(const char *s)
 	return tfs_hash_str(s);
 }
 
+/* Inode numbers are random (tfs_node_new_ino): their low bits are hash enough. */
+static size_t ino_slot(uint64_t ino, size_t n)
+{
+	return (size_t)(ino % n);
+}
+
 int tfs_table_init(struct tfs_table *tb)
 {
 	tb->nbuckets = 4096;
 	tb->buckets = calloc(tb->nbuckets, sizeof(*tb->buckets));
-	return tb->buckets ? 0 : -ENOMEM;
+	tb->by_ino = calloc(tb->nbuckets, sizeof(*tb->by_ino));
+	if (tb->buckets && tb->by_ino)
+		return 0;
+	free(tb->buckets);
+	free(tb->by_ino);
+	tb->buckets = tb->by_ino = NULL;
+	return -ENOMEM;
 }
 
 static void grow(struct tfs_table *tb)
 {
 	size_t n = tb->nbuckets * 4;
-	struct tfsd_tensor **b = calloc(n, sizeof(*b));
+	struct tfsd_tensor **b = calloc(n, sizeof(*b)), **bi = calloc(n, sizeof(*bi));
 
-	if (!b)
+	if (!b || !bi) {
+		free(b);
+		free(bi);
 		return;                /* keep the longer chains: slower, still correct */
+	}
 	for (size_t i = 0; i < tb->nbuckets; i++) {
-		struct tfsd_tensor *t = tb->buckets[i], *next;
-		for (; t; t = next) {
+		struct tfsd_tensor *t, *next;
+
+		for (t = tb->buckets[i]; t; t = next) {
 			next = t->next;
 			t->next = b[key_hash(t->key) % n];
 			b[key_hash(t->key) % n] = t;
 		}
+		for (t = tb->by_ino[i]; t; t = next) {
+			next = t->ino_next;
+			t->ino_next = bi[ino_slot(t->ino_key, n)];
+			bi[ino_slot(t->ino_key, n)] = t;
+		}
 	}
 	free(tb->buckets);
+	free(tb->by_ino);
 	tb->buckets = b;
+	tb->by_ino = bi;
 	tb->nbuckets = n;
 }
 
@@ -56,6 +79,10 @@ void tfs_table_insert(struct tfsd_tensor *t)
 	i = key_hash(t->key) % tb->nbuckets;
 	t->next = tb->buckets[i];
 	tb->buckets[i] = t;
+	t->ino_key = t->meta.ino;
+	i = ino_slot(t->ino_key, tb->nbuckets);
+	t->ino_next = tb->by_ino[i];
+	tb->by_ino[i] = t;
 	tb->count++;
 	tfs_quota_tensors(t->meta.uid, 1);
 }
@@ -70,7 +97,13 @@ void tfs_table_remove(struct tfsd_tensor *t)
 			*pp = t->next;
 			tb->count--;
 			tfs_quota_tensors(t->meta.uid, -1);
-			return;
+			break;
+		}
+	}
+	for (pp = &tb->by_ino[ino_slot(t->ino_key, tb->nbuckets)]; *pp; pp = &(*pp)->ino_next) {
+		if (*pp == t) {
+			*pp = t->ino_next;
+			break;
 		}
 	}
 }
@@ -98,12 +131,14 @@ struct tfsd_tensor *tfs_table_find_ino(uint64_t ino)
 {
 	struct tfs_table *tb = &tfs_tensors.table;
 
+	struct tfsd_tensor *t;
+
 	if (!ino)
 		return NULL;
-	for (size_t i = 0; i < tb->nbuckets; i++)
-		for (struct tfsd_tensor *t = tb->buckets[i]; t; t = t->next)
-			if (t->meta.ino == ino)
-				return t;
+	/* One whose meta.ino changed since it was inserted is not found: never another. */
+	for (t = tb->by_ino[ino_slot(ino, tb->nbuckets)]; t; t = t->ino_next)
+		if (t->ino_key == ino && t->meta.ino == ino)
+			return t;
 	return NULL;
 }
 

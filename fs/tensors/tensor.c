@@ -840,5 +840,6 @@ void tfs_tensor_shutdown(void)
 {
 	tfs_table_foreach(shutdown_one, NULL);
 	free(tfs_tensors.table.buckets);
-	tfs_tensors.table.buckets = NULL;
+	free(tfs_tensors.table.by_ino);
+	tfs_tensors.table.buckets = tfs_tensors.table.by_ino = NULL;
 }

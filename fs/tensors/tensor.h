@@ -55,6 +55,8 @@ struct tfsd_tensor {
 	                                ns, open it or hold it answers EBUSY meanwhile, and
 	                                it is not freed until the move ends */
 	struct tfsd_tensor *next;     /* hash chain */
+	struct tfsd_tensor *ino_next; /* chain of the table's index by inode number, */
+	uint64_t ino_key;            /* under the meta.ino it had when inserted */
 };
 
 /* The per-open state of a file: fh of fuse_file_info points here. */
@@ -72,6 +74,7 @@ struct tfs_file {
 
 struct tfs_table {
 	struct tfsd_tensor **buckets;
+	struct tfsd_tensor **by_ino;  /* nbuckets chains too */
 	size_t nbuckets, count;
 	uint64_t unlinked_seq;
 };
@@ -86,9 +89,8 @@ void tfs_tensor_drop_if_unused(struct tfsd_tensor *t);
 
 /* The linked tensor named name; NULL when there is none. */
 struct tfsd_tensor *tfs_table_find(const char *name);
-/* The tensor whose inode number is ino, linked or not; NULL when there is none. A walk of
- * the whole table: for what has no name to be found by (the handle socket's request by
- * descriptor). */
+/* The tensor whose inode number is ino, linked or not; NULL when there is none: what has
+ * no name to be found by (the handle socket's request by descriptor). */
 struct tfsd_tensor *tfs_table_find_ino(uint64_t ino);
 /* The tensor whose Redis key is key (an unlinked one's too); NULL when there is none. */
 struct tfsd_tensor *tfs_table_find_key(const char *key);
