@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <limits.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -332,7 +333,7 @@ int tfs_opts_parse(struct fuse_args *spelled, struct fuse_args *args,
 	o->entry_timeout = 1;
 	o->io_uring_depth = -1;  /* not given */
 	o->queue_max_forward = -1;
-	o->net_threads = -1;     /* not given */
+	o->net_threads = INT_MIN;  /* not given: -1 is a value, refused */
 	args->argc = spelled->argc;
 	args->argv = spelled->argv;
 	if (fuse_opt_parse(args, o, opt_table, opt_proc) == -1)
@@ -461,7 +462,7 @@ int tfs_opts_check(struct tfs_opts *o, int restarted)
 	}
 	/* Half the CPUs, up to 4: a network thread each copies at one core's memcpy rate,
 	 * and the FUSE workers and the other side's threads need CPUs too. */
-	if (o->net_threads == -1) {
+	if (o->net_threads == INT_MIN) {
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 		o->net_threads = cpus >= 8 ? 4 : cpus >= 4 ? (int)cpus / 2 : 1;
