@@ -38,6 +38,7 @@ struct tfs_opts {
 	char *cluster_key;       /* --cluster-key FILE: trust between daemons (net/auth.h) */
 	int net_timeout;             /* -o net_timeout=S: a wait for another node's daemon */
 	int net_staged;              /* -o net_staged: no zero copy over UCX (net.h) */
+	int net_threads;             /* -o net_threads=N: UCX workers, one thread each */
 	int show_help;
 	int show_version;
 	/* The bounds (tensors/quota.h struct tfs_limits), as given: NULL for the default. */

@@ -298,7 +298,8 @@ int main(int argc, char *argv[])
 		goto out_signals;
 	if (tfs_queue_start())
 		goto out_signals;
-	if (tfs_net_start((o->net_timeout > 0 ? o->net_timeout : 15) * 1000, !o->net_staged))
+	if (tfs_net_start((o->net_timeout > 0 ? o->net_timeout : 15) * 1000, !o->net_staged,
+			  o->net_threads))
 		goto out_signals;
 	/* Optional: without it, handles are opened by name as before. */
 	tfs_handles_start(o->handle_socket, cmd.mountpoint, o->allow_other);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <limits.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "queue/users.h"
 #include "log.h"
 #include "fuse/ops.h"
+#include "net/net.h"
 #include "strutil.h"
 #include "options.h"
 
@@ -55,6 +57,7 @@ static const struct fuse_opt opt_table[] = {
 	LONG_OPT("log", log),
 	LONG_OPT("cluster-key", cluster_key),
 	OPT("net_timeout=%d", net_timeout), OPT("net_staged", net_staged),
+	OPT("net_threads=%d", net_threads),
 	OPT("devices=%s", devices),          /* --devices: spell_devices */
 	OPT("host_devices=%d", host_devices),
 	OPT("--device=%d", device), OPT("--device %d", device), OPT("device=%d", device),
@@ -123,7 +126,9 @@ static void usage(const char *prog)
 	       "    --log FILE          log here instead of syslog when in the background\n"
 	       "    --cluster-key FILE  the cluster's secret (mode 600): serve this node's\n"
 	       "                        tensors to daemons with it, read and write theirs\n"
-	       "                        over UCX (docs/net.md); -o net_timeout=S (15)\n"
+	       "                        over UCX (docs/net.md); -o net_timeout=S (15),\n"
+	       "                        -o net_threads=N UCX workers, a thread each (1-16;\n"
+	       "                        default: half the CPUs, at most 4)\n"
 	       "    --allow-other       let other users use the mount (permissions still apply)\n"
 	       "    --handle-socket PATH the socket that hands out descriptors of tensors' memory\n"
 	       "                        (docs/holders.md; default /run/tensorfs/handles.<hash>.sock)\n"
@@ -328,6 +333,7 @@ int tfs_opts_parse(struct fuse_args *spelled, struct fuse_args *args,
 	o->entry_timeout = 1;
 	o->io_uring_depth = -1;  /* not given */
 	o->queue_max_forward = -1;
+	o->net_threads = INT_MIN;  /* not given: -1 is a value, refused */
 	args->argc = spelled->argc;
 	args->argv = spelled->argv;
 	if (fuse_opt_parse(args, o, opt_table, opt_proc) == -1)
@@ -452,6 +458,17 @@ int tfs_opts_check(struct tfs_opts *o, int restarted)
 	if (o->restart_delay_max < 1 || o->restart_delay_max > KEEPER_BACKOFF_LIMIT_S) {
 		tfs_log(LOG_ERR, "--restart-delay-max must be between 1 and %d seconds",
 			KEEPER_BACKOFF_LIMIT_S);
+		return -1;
+	}
+	/* Half the CPUs, up to 4: a network thread each copies at one core's memcpy rate,
+	 * and the FUSE workers and the other side's threads need CPUs too. */
+	if (o->net_threads == INT_MIN) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+		o->net_threads = cpus >= 8 ? 4 : cpus >= 4 ? (int)cpus / 2 : 1;
+	}
+	if (o->net_threads < 1 || o->net_threads > TFS_NET_THREADS_MAX) {
+		tfs_log(LOG_ERR, "net_threads must be between 1 and %d", TFS_NET_THREADS_MAX);
 		return -1;
 	}
 	if (o->io_uring_depth == -1)

@@ -14,6 +14,7 @@
 #include "util/stats.h"
 #include "store/schema.h"
 #include "mem/backend.h"
+#include "net/net.h"
 
 int tfs_stats_is_xattr(uint64_t ino, const char *name)
 {
@@ -52,6 +53,27 @@ static int add_devices(cJSON *o)
 	return 0;
 }
 
+/* "net_threads": the bytes each network thread carried, when they run: how evenly a
+ * transfer spread over them (-o net_threads). 0 or -ENOMEM. */
+static int add_net_threads(cJSON *o)
+{
+	uint64_t b[TFS_NET_THREADS_MAX];
+	int n = tfs_net_thread_bytes(b, TFS_NET_THREADS_MAX);
+	cJSON *arr;
+
+	if (n == 0)
+		return 0;
+	if (!(arr = cJSON_AddArrayToObject(o, "net_threads")))
+		return -ENOMEM;
+	for (int i = 0; i < n; i++) {
+		cJSON *v = cJSON_CreateNumber((double)b[i]);
+
+		if (!v || !cJSON_AddItemToArray(arr, v))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int tfs_stats_json(char *value, size_t size)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -72,7 +94,7 @@ int tfs_stats_json(char *value, size_t size)
 	if (!cJSON_AddNumberToObject(o, "writes_together_max",
 				     (double)tfs_stats_writes_max()))
 		goto out;
-	if (add_devices(o))
+	if (add_devices(o) || add_net_threads(o))
 		goto out;
 	if (!(text = cJSON_PrintUnformatted(o)))
 		goto out;

@@ -1,6 +1,6 @@
-/* The network thread: UCX's context and worker, connections to peers and their
- * challenge, the requests in flight and their answers (net.h; the callers' side is
- * request.c). */
+/* The network threads: each one's UCX context and worker, its connections to other
+ * daemons' workers and their challenge, the requests in flight and their answers (net.h;
+ * the callers' side is request.c). */
 #include <errno.h>
 #include <malloc.h>
 #include <poll.h>
@@ -26,7 +26,11 @@
 #include "util/clock.h"
 #include "util/guard.h"
 
-struct tfs_net_thread tfs_nt = { .mu = PTHREAD_MUTEX_INITIALIZER, .efd = -1, .wake = -1 };
+_Static_assert(TFS_NET_THREADS_MAX == TFS_NET_ADDRS_MAX, "one address per network thread");
+
+struct tfs_net_thread tfs_nt = { .mu = PTHREAD_MUTEX_INITIALIZER };
+/* The network thread this is, on one (tfs_net_carried). */
+static __thread struct tfs_net_worker *me;
 
 int64_t tfs_net_now_ms(void)
 {
@@ -52,16 +56,20 @@ void tfs_net_op_put(struct op *o)
 /* Ends o with result r: its caller wakes. Network thread; drops the thread's reference. */
 static void op_finish(struct op *o, ssize_t r)
 {
+	struct tfs_net_worker *wk = o->wk;
+
 	if (o->in_flight) {
 		struct op **pp;
 
-		for (pp = &tfs_nt.flight; *pp && *pp != o; pp = &(*pp)->all_next)
+		for (pp = &wk->flight; *pp && *pp != o; pp = &(*pp)->all_next)
 			;
 		if (*pp)
 			*pp = o->all_next;
 		o->in_flight = 0;
-		tfs_nt.nflight--;
+		wk->nflight--;
 	}
+	if (r > 0 && !o->handshake)
+		atomic_fetch_add_explicit(&wk->bytes, (uint64_t)r, memory_order_relaxed);
 	pthread_mutex_lock(&tfs_nt.mu);
 	if (!o->done) {
 		o->done = 1;
@@ -97,9 +105,9 @@ static void op_send(struct op *o)
 	p.cb.send = send_done;
 	p.user_data = o;
 	o->in_flight = 1;
-	o->all_next = tfs_nt.flight;
-	tfs_nt.flight = o;
-	tfs_nt.nflight++;
+	o->all_next = o->wk->flight;
+	o->wk->flight = o;
+	o->wk->nflight++;
 	pthread_mutex_lock(&tfs_nt.mu);
 	o->refs++;                   /* the send's, until UCX is done with the bytes */
 	pthread_mutex_unlock(&tfs_nt.mu);
@@ -146,6 +154,7 @@ struct op *tfs_net_op_new(size_t namelen, size_t datalen)
 static void peer_reset(struct peer *pr, int err)
 {
 	ucp_request_param_t p = { 0 };
+	struct tfs_net_worker *wk = pr->wk;
 	struct op *o, *next, **pp;
 
 	for (o = pr->waiting; o; o = next) {
@@ -153,12 +162,12 @@ static void peer_reset(struct peer *pr, int err)
 		op_finish(o, err);
 	}
 	pr->waiting = NULL;
-	for (pp = &tfs_nt.flight; *pp;) {
+	for (pp = &wk->flight; *pp;) {
 		o = *pp;
 		if (o->peer == pr) {
 			*pp = o->all_next;
 			o->in_flight = 0;
-			tfs_nt.nflight--;
+			wk->nflight--;
 			op_finish(o, err);
 		} else {
 			pp = &o->all_next;
@@ -174,7 +183,7 @@ static void peer_reset(struct peer *pr, int err)
 			int64_t end = tfs_net_now_ms() + 1000;
 
 			while (ucp_request_check_status(r) == UCS_INPROGRESS && tfs_net_now_ms() < end)
-				ucp_worker_progress(tfs_nt.w);
+				ucp_worker_progress(wk->w);
 			ucp_request_free(r);
 		}
 	}
@@ -182,7 +191,7 @@ static void peer_reset(struct peer *pr, int err)
 	pr->state = P_NONE;
 	pr->err = 0;
 	pthread_mutex_lock(&tfs_nt.mu);
-	pr->has_rec = 0;             /* read it again: the daemon may have restarted */
+	tfs_nt.nodes[pr->node].has_rec = 0;  /* read it again: the daemon may have restarted */
 	pthread_mutex_unlock(&tfs_nt.mu);
 }
 
@@ -192,41 +201,43 @@ static void ep_error(void *arg, ucp_ep_h ep, ucs_status_t st)
 
 	(void)ep;
 	if (!pr->err)
-		tfs_log(LOG_WARNING, "node %s: the connection to its daemon failed: %s", pr->node,
-			ucs_status_string(st));
+		tfs_log(LOG_WARNING, "node %s: the connection to its daemon failed: %s",
+			tfs_nt.nodes[pr->node].node, ucs_status_string(st));
 	pr->err = -ECONNRESET;
 }
 
-static int peer_connect(struct peer *pr, const struct tfs_peer_rec *rec)
+/* Connects pr to the worker at addr, of the daemon of epoch, and says hello. */
+static int peer_connect(struct peer *pr, const void *addr, uint64_t epoch)
 {
 	ucp_ep_params_t ep = { 0 };
+	const char *node = tfs_nt.nodes[pr->node].node;
 	struct op *h;
 	ucs_status_t st;
 
 	ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
 			UCP_EP_PARAM_FIELD_ERR_HANDLER;
-	ep.address = (const ucp_address_t *)rec->addr;
+	ep.address = (const ucp_address_t *)addr;
 	ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
 	ep.err_handler.cb = ep_error;
 	ep.err_handler.arg = pr;
-	st = ucp_ep_create(tfs_nt.w, &ep, &pr->ep);
+	st = ucp_ep_create(pr->wk->w, &ep, &pr->ep);
 	if (st == UCS_ERR_UNREACHABLE) {
 		/* Shared memory has no peer failure detection in UCX: without it, a dead peer
 		 * is noticed at the request's deadline instead (sweep). */
 		ep.err_mode = UCP_ERR_HANDLING_MODE_NONE;
-		st = ucp_ep_create(tfs_nt.w, &ep, &pr->ep);
+		st = ucp_ep_create(pr->wk->w, &ep, &pr->ep);
 		if (st == UCS_OK)
 			tfs_log(LOG_INFO, "node %s: reached over a transport without failure "
-				"detection: a dead daemon is noticed after %d ms", pr->node,
+				"detection: a dead daemon is noticed after %d ms", node,
 				tfs_nt.timeout_ms);
 	}
 	if (st != UCS_OK) {
 		pr->ep = NULL;
-		tfs_log(LOG_WARNING, "node %s: cannot reach its daemon over UCX: %s", pr->node,
+		tfs_log(LOG_WARNING, "node %s: cannot reach its daemon over UCX: %s", node,
 			ucs_status_string(st));
 		return -ECONNREFUSED;
 	}
-	pr->epoch = rec->epoch;
+	pr->epoch = epoch;
 	pr->sid = 0;
 	h = tfs_net_op_new(0, 0);
 	if (!h || tfs_net_random(pr->nc, sizeof(pr->nc))) {
@@ -236,6 +247,7 @@ static int peer_connect(struct peer *pr, const struct tfs_peer_rec *rec)
 	}
 	h->handshake = 1;
 	h->peer = pr;
+	h->wk = pr->wk;
 	h->deadline_ms = tfs_net_now_ms() + tfs_nt.timeout_ms;
 	h->hdr->op = TFS_NET_HELLO;
 	h->hdr->req = __atomic_add_fetch(&tfs_nt.next_req, 1, __ATOMIC_RELAXED);
@@ -245,40 +257,67 @@ static int peer_connect(struct peer *pr, const struct tfs_peer_rec *rec)
 	return 0;
 }
 
-struct peer *tfs_net_peer_find(const char *node, int make)
+int tfs_net_node_find(const char *node, int make)
 {
-	for (int i = 0; i < tfs_nt.npeers; i++)
-		if (!strcmp(tfs_nt.peers[i].node, node))
-			return &tfs_nt.peers[i];
-	if (!make || tfs_nt.npeers == MAX_PEERS)
-		return NULL;
-	snprintf(tfs_nt.peers[tfs_nt.npeers].node, TFS_NODE_MAX, "%s", node);
-	return &tfs_nt.peers[tfs_nt.npeers++];
+	for (int i = 0; i < tfs_nt.nnodes; i++)
+		if (!strcmp(tfs_nt.nodes[i].node, node))
+			return i;
+	if (!make || tfs_nt.nnodes == MAX_PEERS)
+		return -1;
+	snprintf(tfs_nt.nodes[tfs_nt.nnodes].node, TFS_NODE_MAX, "%s", node);
+	return tfs_nt.nnodes++;
 }
 
-/* A caller's request, on the network thread: onto its peer's connection, made first if
- * there is none or it was to an older daemon of the node. */
+/* wk's connection to node's worker aidx, made (unconnected) when there is none: NULL
+ * when the table is full. */
+static struct peer *conn_find(struct tfs_net_worker *wk, int node, int aidx)
+{
+	struct peer *pr;
+
+	for (int i = 0; i < wk->nconns; i++)
+		if (wk->conns[i].node == node && wk->conns[i].aidx == aidx)
+			return &wk->conns[i];
+	if (wk->nconns == MAX_CONNS)
+		return NULL;
+	pr = &wk->conns[wk->nconns++];
+	memset(pr, 0, sizeof(*pr));
+	pr->wk = wk;
+	pr->node = node;
+	pr->aidx = aidx;
+	return pr;
+}
+
+/* A caller's request, on its network thread: onto the connection to its worker of the
+ * node, made first if there is none or it was to an older daemon of the node. */
 static void dispatch(struct op *o)
 {
-	struct peer *pr = o->peer;
+	struct peer *pr = conn_find(o->wk, o->node, o->aidx);
 
+	if (!pr) {
+		op_finish(o, -EAGAIN);
+		return;
+	}
+	o->peer = pr;
 	if (pr->ep && pr->epoch != o->epoch)
 		peer_reset(pr, -ECONNRESET);
 	if (!pr->ep) {
-		struct tfs_peer_rec *rec = malloc(sizeof(*rec));
-		int rc = rec ? 0 : -ENOMEM;
+		uint8_t *addr = malloc(TFS_NET_ADDR_MAX);
+		int rc = addr ? 0 : -ENOMEM;
 
-		if (rec) {
+		if (addr) {
+			const struct node_rec *nr = &tfs_nt.nodes[o->node];
+
 			pthread_mutex_lock(&tfs_nt.mu);
-			if (pr->has_rec && pr->rec.epoch == o->epoch)
-				*rec = pr->rec;
+			if (nr->has_rec && nr->rec.epoch == o->epoch && o->aidx < nr->rec.naddr)
+				memcpy(addr, nr->rec.addr + nr->rec.off[o->aidx],
+				       nr->rec.len[o->aidx]);
 			else
 				rc = -ECONNRESET;
 			pthread_mutex_unlock(&tfs_nt.mu);
 		}
 		if (!rc)
-			rc = peer_connect(pr, rec);
-		free(rec);
+			rc = peer_connect(pr, addr, o->epoch);
+		free(addr);
 		if (rc) {
 			op_finish(o, rc);
 			return;
@@ -301,7 +340,7 @@ static void handshake_reply(struct op *o, const struct tfs_net_hdr *r)
 
 	if (r->status < 0) {
 		tfs_log(LOG_ERR, "node %s refused this daemon: %s (is the --cluster-key the same "
-			"on both?)", pr->node, strerror((int)-r->status));
+			"on both?)", tfs_nt.nodes[pr->node].node, strerror((int)-r->status));
 		pr->err = r->status == -EACCES ? -EACCES : -ECONNREFUSED;
 		op_finish(o, pr->err);
 		return;
@@ -311,7 +350,7 @@ static void handshake_reply(struct op *o, const struct tfs_net_hdr *r)
 		if (!tfs_mac_equal(mac, r->mac, sizeof(mac))) {
 			tfs_log(LOG_ERR, "node %s: its daemon does not prove the cluster key: "
 				"refused (a different --cluster-key, or not a daemon of this cluster)",
-				pr->node);
+				tfs_nt.nodes[pr->node].node);
 			pr->err = -EACCES;
 			op_finish(o, -EACCES);
 			return;
@@ -326,6 +365,7 @@ static void handshake_reply(struct op *o, const struct tfs_net_hdr *r)
 		}
 		p->handshake = 1;
 		p->peer = pr;
+		p->wk = pr->wk;
 		p->deadline_ms = tfs_net_now_ms() + tfs_nt.timeout_ms;
 		p->hdr->op = TFS_NET_PROVE;
 		p->hdr->req = __atomic_add_fetch(&tfs_nt.next_req, 1, __ATOMIC_RELAXED);
@@ -343,9 +383,9 @@ static void handshake_reply(struct op *o, const struct tfs_net_hdr *r)
 	}
 }
 
-static struct op *flight_find(uint64_t req)
+static struct op *flight_find(struct tfs_net_worker *wk, uint64_t req)
 {
-	for (struct op *o = tfs_nt.flight; o; o = o->all_next)
+	for (struct op *o = wk->flight; o; o = o->all_next)
 		if (o->hdr->req == req)
 			return o;
 	return NULL;
@@ -399,15 +439,15 @@ static ucs_status_t on_reply(void *arg, const void *header, size_t hlen, void *d
 	const struct tfs_net_hdr *r = &hdr;
 	ucp_request_param_t p = { 0 };
 	ucs_status_ptr_t q;
+	struct tfs_net_worker *wk = arg;
 	struct op *o;
 
-	(void)arg;
 	/* UCX hands the header wherever it lies in its receive buffer, aligned or not:
 	 * copied out before its fields are read. */
 	if (hlen != sizeof(hdr))
 		return UCS_OK;
 	memcpy(&hdr, header, sizeof(hdr));
-	if (r->magic != TFS_NET_MAGIC || !(o = flight_find(r->req)))
+	if (r->magic != TFS_NET_MAGIC || !(o = flight_find(wk, r->req)))
 		return UCS_OK;
 	/* Taken out of flight now; finished below or when the rendezvous ends. */
 	if (o->handshake) {
@@ -456,7 +496,7 @@ static ucs_status_t on_reply(void *arg, const void *header, size_t hlen, void *d
 	o->refs++;
 	o->busy = 1;
 	pthread_mutex_unlock(&tfs_nt.mu);
-	q = ucp_am_recv_data_nbx(tfs_nt.w, data, o->data, len, &p);
+	q = ucp_am_recv_data_nbx(wk->w, data, o->data, len, &p);
 	if (q == NULL || UCS_PTR_IS_ERR(q)) {
 		unbusy(o);
 		if (q == NULL) {
@@ -474,27 +514,29 @@ static ucs_status_t on_reply(void *arg, const void *header, size_t hlen, void *d
 static ucs_status_t on_request(void *arg, const void *header, size_t hlen, void *data,
 			       size_t len, const ucp_am_recv_param_t *param)
 {
-	(void)arg;
+	struct tfs_net_worker *wk = arg;
+
 	if (!(param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP))
 		return UCS_OK;
-	return tfs_net_serve_request(tfs_nt.w, param->reply_ep, header, hlen, data, len,
+	return tfs_net_serve_request(wk->w, param->reply_ep, header, hlen, data, len,
 				     !!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) ?
 	       UCS_INPROGRESS : UCS_OK;
 }
 
 /* Peers whose connection failed, requests past their deadline (the peer is then taken
  * as gone: a network that went away answers nothing, and nothing else would end them). */
-static void sweep(void)
+static void sweep(struct tfs_net_worker *wk)
 {
 	int64_t now = tfs_net_now_ms();
 
-	for (int i = 0; i < tfs_nt.npeers; i++)
-		if (tfs_nt.peers[i].err)
-			peer_reset(&tfs_nt.peers[i], tfs_nt.peers[i].err);
-	for (struct op *o = tfs_nt.flight; o; o = o->all_next)
+	for (int i = 0; i < wk->nconns; i++)
+		if (wk->conns[i].err)
+			peer_reset(&wk->conns[i], wk->conns[i].err);
+	for (struct op *o = wk->flight; o; o = o->all_next)
 		if (now > o->deadline_ms) {
 			tfs_log(LOG_WARNING, "node %s: no answer from its daemon in %d ms: "
-				"connection dropped", o->peer->node, tfs_nt.timeout_ms);
+				"connection dropped", tfs_nt.nodes[o->peer->node].node,
+				tfs_nt.timeout_ms);
 			peer_reset(o->peer, -ETIMEDOUT);
 			return;
 		}
@@ -519,20 +561,22 @@ static void publish(void)
 
 static void *thread_main(void *arg)
 {
+	struct tfs_net_worker *wk = arg;
 	int waiting = 0;
 
-	(void)arg;
+	me = wk;
+	tfs_net_serve_thread(wk->idx);
 	/* UCX copies into and out of tensors' mappings on this thread (util/guard.h spans). */
 	tfs_guard_thread();
 	while (!tfs_nt.stop) {
-		struct pollfd pf[2] = { { tfs_nt.efd, POLLIN, 0 }, { tfs_nt.wake, POLLIN, 0 } };
+		struct pollfd pf[2] = { { wk->efd, POLLIN, 0 }, { wk->wake, POLLIN, 0 } };
 		struct op *o, *next;
 		uint64_t v;
 
 		pthread_mutex_lock(&tfs_nt.mu);
-		o = tfs_nt.submit;
-		tfs_nt.submit = NULL;
-		tfs_nt.submit_tail = &tfs_nt.submit;
+		o = wk->submit;
+		wk->submit = NULL;
+		wk->submit_tail = &wk->submit;
 		pthread_mutex_unlock(&tfs_nt.mu);
 		for (; o; o = next) {
 			next = o->next;
@@ -542,42 +586,44 @@ static void *thread_main(void *arg)
 		 * renewal (publish) and the deadlines (sweep) must still come round. */
 		int64_t until = tfs_net_now_ms() + 20;
 
-		while (ucp_worker_progress(tfs_nt.w) && tfs_net_now_ms() < until)
+		while (ucp_worker_progress(wk->w) && tfs_net_now_ms() < until)
 			;
 		waiting = tfs_net_serve_pending();
 		waiting |= tfs_net_serve_staged();
-		sweep();
-		publish();
-		if (ucp_worker_arm(tfs_nt.w) == UCS_ERR_BUSY)
+		sweep(wk);
+		if (wk->idx == 0)
+			publish();
+		if (ucp_worker_arm(wk->w) == UCS_ERR_BUSY)
 			continue;
 		/* UCX's events and the callers' wake it; 100 ms is the deadlines' cadence. */
 		if (poll(pf, 2, waiting ? 1 : 100) > 0 && (pf[1].revents & POLLIN))
-			(void)!read(tfs_nt.wake, &v, sizeof(v));
+			(void)!read(wk->wake, &v, sizeof(v));
 	}
-	tfs_net_serve_close(tfs_nt.w);
-	for (int i = 0; i < tfs_nt.npeers; i++)
-		peer_reset(&tfs_nt.peers[i], -ESHUTDOWN);
+	tfs_net_serve_close(wk->w);
+	for (int i = 0; i < wk->nconns; i++)
+		peer_reset(&wk->conns[i], -ESHUTDOWN);
 	tfs_conn_close_thread();
 	return NULL;
 }
 
-static int set_handler(unsigned id, ucp_am_recv_callback_t cb)
+static int set_handler(struct tfs_net_worker *wk, unsigned id, ucp_am_recv_callback_t cb)
 {
 	ucp_am_handler_param_t h = { 0 };
 
 	h.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-		       UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+		       UCP_AM_HANDLER_PARAM_FIELD_FLAGS | UCP_AM_HANDLER_PARAM_FIELD_ARG;
 	h.id = id;
 	h.cb = cb;
+	h.arg = wk;
 	h.flags = UCP_AM_FLAG_WHOLE_MSG;
-	return ucp_worker_set_am_recv_handler(tfs_nt.w, &h) == UCS_OK ? 0 : -EIO;
+	return ucp_worker_set_am_recv_handler(wk->w, &h) == UCS_OK ? 0 : -EIO;
 }
 
-static void wake_thread(void)
+static void wake_thread(int lane)
 {
 	uint64_t one = 1;
 
-	(void)!write(tfs_nt.wake, &one, sizeof(one));
+	(void)!write(tfs_nt.wk[lane].wake, &one, sizeof(one));
 }
 
 int tfs_net_zero_copy(void)
@@ -585,86 +631,133 @@ int tfs_net_zero_copy(void)
 	return tfs_nt.zero_copy;
 }
 
-int tfs_net_start(int timeout_ms, int zero_copy)
+/* Ends what worker_open made of wk. */
+static void worker_close(struct tfs_net_worker *wk)
+{
+	if (wk->wake >= 0)
+		close(wk->wake);
+	wk->wake = -1;
+	if (wk->w)
+		ucp_worker_destroy(wk->w);
+	if (wk->ctx)
+		ucp_cleanup(wk->ctx);
+	wk->w = NULL;
+	wk->ctx = NULL;
+	free(wk->conns);
+	wk->conns = NULL;
+}
+
+/* wk's own UCX context and worker, its address added to rec. A context per thread, not
+ * one shared by all workers: each is then used by one thread only, as
+ * UCS_THREAD_MODE_SINGLE needs, with no lock of UCX's between the threads (a shared one
+ * needs mt_workers_shared, which puts its memory registration cache behind a lock every
+ * send and receive takes). 0 or -errno, logged; worker_close ends what it made. */
+static int worker_open(struct tfs_net_worker *wk, struct tfs_peer_rec *rec)
 {
 	ucp_params_t cp = { 0 };
 	ucp_worker_params_t wp = { 0 };
 	ucp_config_t *cfg;
 	ucp_address_t *addr;
-	struct tfs_peer_rec *rec = NULL;
 	size_t alen;
 	ucs_status_t st;
-	int rc = -EIO;
+
+	wk->submit_tail = &wk->submit;
+	if (!(wk->conns = calloc(MAX_CONNS, sizeof(*wk->conns))))
+		return -ENOMEM;
+	if (ucp_config_read(NULL, NULL, &cfg) != UCS_OK)
+		return -EIO;
+	cp.field_mask = UCP_PARAM_FIELD_FEATURES;
+	cp.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+	st = ucp_init(&cp, cfg, &wk->ctx);
+	ucp_config_release(cfg);
+	if (st != UCS_OK) {
+		wk->ctx = NULL;
+		tfs_log(LOG_ERR, "UCX: cannot start: %s", ucs_status_string(st));
+		return -EIO;
+	}
+	wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+	wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+	if ((st = ucp_worker_create(wk->ctx, &wp, &wk->w)) != UCS_OK) {
+		wk->w = NULL;
+		tfs_log(LOG_ERR, "UCX: cannot make a worker: %s", ucs_status_string(st));
+		return -EIO;
+	}
+	if (ucp_worker_get_efd(wk->w, &wk->efd) != UCS_OK ||
+	    (wk->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
+	    set_handler(wk, TFS_NET_AM_REQ, on_request) ||
+	    set_handler(wk, TFS_NET_AM_REP, on_reply) ||
+	    ucp_worker_get_address(wk->w, &addr, &alen) != UCS_OK)
+		return -EIO;
+	if (tfs_peer_rec_add(rec, addr, alen)) {
+		tfs_log(LOG_ERR, "UCX: the worker's address (%zu bytes) is too long for the "
+			"record (%d bytes for all of them)", alen, TFS_NET_ADDRS_BYTES);
+		ucp_worker_release_address(wk->w, addr);
+		return -E2BIG;
+	}
+	ucp_worker_release_address(wk->w, addr);
+	return 0;
+}
+
+int tfs_net_start(int timeout_ms, int zero_copy, int nthreads)
+{
+	struct tfs_peer_rec *rec = NULL;
+	int rc = -EIO, n = 0;
 
 	if (!tfs_net_key_present()) {
 		tfs_log(LOG_INFO, "no --cluster-key: other nodes' tensor bytes stay EREMOTE, and "
 			"this node's are served to no other");
 		return 0;
 	}
+	if (nthreads < 1 || nthreads > TFS_NET_THREADS_MAX)
+		return -EINVAL;
 	tfs_nt.timeout_ms = timeout_ms;
 	tfs_nt.zero_copy = zero_copy;
-	tfs_nt.submit_tail = &tfs_nt.submit;
-	if (ucp_config_read(NULL, NULL, &cfg) != UCS_OK)
-		goto fail;
-	cp.field_mask = UCP_PARAM_FIELD_FEATURES;
+	tfs_nt.nthreads = nthreads;
 	mallopt(M_MMAP_THRESHOLD, 8 << 20);
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
-	cp.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
-	st = ucp_init(&cp, cfg, &tfs_nt.ctx);
-	ucp_config_release(cfg);
-	if (st != UCS_OK) {
-		tfs_log(LOG_ERR, "UCX: cannot start: %s", ucs_status_string(st));
+	rec = calloc(1, sizeof(*rec));
+	if (!rec || tfs_net_random(&tfs_nt.epoch, sizeof(tfs_nt.epoch)))
 		goto fail;
-	}
-	wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-	wp.thread_mode = UCS_THREAD_MODE_SINGLE;
-	if ((st = ucp_worker_create(tfs_nt.ctx, &wp, &tfs_nt.w)) != UCS_OK) {
-		tfs_log(LOG_ERR, "UCX: cannot make a worker: %s", ucs_status_string(st));
-		goto fail_ctx;
-	}
-	if (ucp_worker_get_efd(tfs_nt.w, &tfs_nt.efd) != UCS_OK ||
-	    (tfs_nt.wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
-	    set_handler(TFS_NET_AM_REQ, on_request) || set_handler(TFS_NET_AM_REP, on_reply))
-		goto fail_worker;
-	if (ucp_worker_get_address(tfs_nt.w, &addr, &alen) != UCS_OK)
-		goto fail_worker;
-	rec = malloc(sizeof(*rec));
-	if (!rec || alen > TFS_NET_ADDR_MAX || tfs_net_random(&tfs_nt.epoch, sizeof(tfs_nt.epoch))) {
-		tfs_log(LOG_ERR, "UCX: the worker's address (%zu bytes) is too long", alen);
-		ucp_worker_release_address(tfs_nt.w, addr);
-		goto fail_worker;
+	for (n = 0; n < nthreads; n++) {
+		tfs_nt.wk[n].idx = n;
+		tfs_nt.wk[n].wake = -1;
+		if ((rc = worker_open(&tfs_nt.wk[n], rec))) {
+			n++;
+			goto fail;
+		}
 	}
 	rec->epoch = tfs_nt.epoch;
-	rec->addrlen = alen;
-	memcpy(rec->addr, addr, alen);
-	ucp_worker_release_address(tfs_nt.w, addr);
 	tfs_peer_rec_format(rec, tfs_nt.rec, sizeof(tfs_nt.rec));
-	free(rec);
-	rec = NULL;
-	tfs_net_serve_start(wake_thread, zero_copy);
-	if (pthread_create(&tfs_nt.th, NULL, thread_main, NULL)) {
-		tfs_net_serve_fini();
-		goto fail_worker;
+	tfs_net_serve_start(wake_thread, zero_copy, nthreads);
+	for (n = 0; n < nthreads; n++) {
+		if (pthread_create(&tfs_nt.wk[n].th, NULL, thread_main, &tfs_nt.wk[n]))
+			break;
+		tfs_nt.wk[n].started = 1;
+	}
+	if (n < nthreads) {
+		tfs_log(LOG_ERR, "UCX: cannot start network thread %d of %d", n + 1, nthreads);
+		tfs_nt.running = 1;
+		tfs_net_stop();
+		free(rec);
+		return -EAGAIN;
 	}
 	tfs_nt.running = 1;
 	tfs_log(LOG_INFO, "UCX: serving this node's tensors to daemons with the cluster key "
-		"(worker address %zu bytes; %s)", alen, zero_copy ?
+		"(%d network threads, worker addresses %d bytes together; %s)", nthreads,
+		(int)(rec->off[nthreads - 1] + rec->len[nthreads - 1]), zero_copy ?
 		"host memory sent and received in place, device memory staged" :
 		"-o net_staged: every answer and pull staged through buffers");
+	free(rec);
 	return 0;
-fail_worker:
-	if (tfs_nt.wake >= 0)
-		close(tfs_nt.wake);
-	tfs_nt.wake = -1;
-	ucp_worker_destroy(tfs_nt.w);
-fail_ctx:
-	ucp_cleanup(tfs_nt.ctx);
 fail:
+	tfs_log(LOG_ERR, "UCX: cannot start the network threads' workers");
+	for (int i = 0; i < n; i++)
+		worker_close(&tfs_nt.wk[i]);
 	free(rec);
 	return rc;
 }
 
-/* Set when tfs_net_stop leaves UCX's worker to the process's exit. */
+/* Set when tfs_net_stop leaves a UCX worker to the process's exit. */
 static int left_to_exit;
 
 #ifdef __SANITIZE_ADDRESS__
@@ -688,31 +781,51 @@ const char *__lsan_default_options(void)
 
 void tfs_net_stop(void)
 {
-	uint64_t one = 1;
-
 	if (!tfs_nt.running)
 		return;
 	tfs_nt.stop = 1;
-	(void)!write(tfs_nt.wake, &one, sizeof(one));
-	pthread_join(tfs_nt.th, NULL);
+	for (int i = 0; i < tfs_nt.nthreads; i++)
+		if (tfs_nt.wk[i].started) {
+			wake_thread(i);
+			pthread_join(tfs_nt.wk[i].th, NULL);
+			tfs_nt.wk[i].started = 0;
+		}
 	tfs_nt.running = 0;
 	tfs_net_serve_fini();
-	if (tfs_net_serve_inflight()) {
-		/* UCX refuses to destroy a worker whose endpoints carry requests (it aborts):
-		 * answers to a daemon that took none are left to the process's exit, with the
-		 * tensors' memory they were lent. */
-		tfs_log(LOG_NOTICE, "UCX: %d answers to other daemons never taken: left to the "
-			"exit", tfs_net_serve_inflight());
-		left_to_exit = 1;
-	} else {
-		ucp_worker_destroy(tfs_nt.w);
-		ucp_cleanup(tfs_nt.ctx);
+	for (int i = 0; i < tfs_nt.nthreads; i++) {
+		struct tfs_net_worker *wk = &tfs_nt.wk[i];
+
+		if (tfs_net_serve_inflight(i)) {
+			/* UCX refuses to destroy a worker whose endpoints carry requests (it
+			 * aborts): answers to a daemon that took none are left to the process's
+			 * exit, with the tensors' memory they were lent. */
+			tfs_log(LOG_NOTICE, "UCX: %d answers to other daemons never taken: left to "
+				"the exit", tfs_net_serve_inflight(i));
+			left_to_exit = 1;
+			close(wk->wake);
+			wk->wake = -1;
+		} else {
+			worker_close(wk);
+		}
 	}
-	close(tfs_nt.wake);
-	tfs_nt.wake = -1;
 }
 
 int tfs_net_on(void)
 {
 	return tfs_nt.running;
+}
+
+int tfs_net_thread_bytes(uint64_t *out, int max)
+{
+	int n = tfs_nt.running ? tfs_nt.nthreads : 0;
+
+	for (int i = 0; i < n && i < max; i++)
+		out[i] = atomic_load_explicit(&tfs_nt.wk[i].bytes, memory_order_relaxed);
+	return n;
+}
+
+void tfs_net_carried(uint64_t n)
+{
+	if (me)
+		atomic_fetch_add_explicit(&me->bytes, n, memory_order_relaxed);
 }

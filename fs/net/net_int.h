@@ -1,9 +1,10 @@
-/* What the network thread (net.c) and the callers' requests (request.c) share: a
- * request, a peer, the thread's state. Private to fs/net. */
+/* What the network threads (net.c) and the callers' requests (request.c) share: a
+ * request, a node's record, a connection, the threads' state. Private to fs/net. */
 #ifndef TFS_NET_INT_H
 #define TFS_NET_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -11,18 +12,35 @@
 
 #include "meta.h"
 #include "net/auth.h"
+#include "net/net.h"
 #include "net/peer_rec.h"
 #include "net/wire.h"
 
-#define MAX_PEERS 64
+#define MAX_PEERS 64                 /* nodes whose records are kept */
+/* Connections of one network thread: one per worker address of each node at most. */
+#define MAX_CONNS (MAX_PEERS * TFS_NET_ADDRS_MAX)
 #define REC_FRESH_MS 1000            /* a peer's record read from Redis is used this long */
 
 enum { P_NONE, P_HELLO, P_PROVE, P_READY };
 
 struct op;
+struct tfs_net_worker;
 
-struct peer {
+/* A node's record as last read (by the callers' side, under mu). An entry, once made,
+ * keeps its node for the daemon's life: its index names it. */
+struct node_rec {
 	char node[TFS_NODE_MAX];
+	struct tfs_peer_rec rec;
+	int has_rec;
+	int64_t rec_ms;
+};
+
+/* One network thread's connection to one worker (address aidx) of a node: its thread's
+ * only, which alone reads and writes it. */
+struct peer {
+	struct tfs_net_worker *wk;
+	int node;                    /* in tfs_nt.nodes */
+	int aidx;
 	uint64_t epoch;
 	ucp_ep_h ep;
 	int state;
@@ -30,10 +48,6 @@ struct peer {
 	uint64_t sid;
 	uint8_t nc[TFS_NET_NONCE], ns[TFS_NET_NONCE], sk[TFS_SHA256_LEN];
 	struct op *waiting;          /* until the challenge is done */
-	/* The record as last read (by tfs_net_io, under mu). */
-	struct tfs_peer_rec rec;
-	int has_rec;
-	int64_t rec_ms;
 };
 
 /* One request. Its memory is its own (hdr, and data unless ext): a caller who gives up at
@@ -45,7 +59,9 @@ struct op {
 	int done;
 	ssize_t result;
 	pthread_cond_t cv;
-	struct peer *peer;
+	struct tfs_net_worker *wk;   /* the network thread that carries it */
+	int node, aidx;              /* to which node, over which of its addresses */
+	struct peer *peer;           /* the connection (set by wk's thread) */
 	uint64_t epoch;
 	int64_t deadline_ms;
 	struct tfs_net_hdr *hdr;     /* header + name */
@@ -66,24 +82,36 @@ struct op {
 	struct op *all_next;         /* in the in-flight list */
 };
 
-/* The network thread's state (net.c), and the callers' side of it (request.c). */
-struct tfs_net_thread {
+/* One network thread: its own UCX context and worker, which no other thread calls. */
+struct tfs_net_worker {
+	int idx;
 	ucp_context_h ctx;
 	ucp_worker_h w;
 	int efd, wake;
 	pthread_t th;
+	int started;
+	struct op *submit, **submit_tail;  /* under mu */
+	struct op *flight;           /* its thread only, as the three below */
+	int nflight;
+	struct peer *conns;
+	int nconns;
+	_Atomic uint64_t bytes;      /* carried: answers sent, reads received, writes */
+};
+
+/* The network threads' state (net.c), and the callers' side of it (request.c). */
+struct tfs_net_thread {
+	int nthreads;
+	struct tfs_net_worker wk[TFS_NET_THREADS_MAX];
 	int running;
 	volatile int stop;
 	int timeout_ms;
 	uint64_t epoch;
 	char rec[TFS_NET_REC_MAX];
 	pthread_mutex_t mu;
-	struct op *submit, **submit_tail;
-	struct op *flight;           /* network thread only */
-	int nflight;
 	uint64_t next_req;
-	struct peer peers[MAX_PEERS];
-	int npeers;
+	uint64_t next_lane;          /* where a call's first chunk goes (atomic) */
+	struct node_rec nodes[MAX_PEERS];  /* under mu */
+	int nnodes;
 	int64_t said_ms;
 	int zero_copy;
 };
@@ -96,7 +124,8 @@ int64_t tfs_net_now_ms(void);
 struct op *tfs_net_op_new(size_t namelen, size_t datalen);
 /* Drops a reference (takes mu): the last frees o. */
 void tfs_net_op_put(struct op *o);
-/* The peer of node (under mu), made when make and there is room; NULL otherwise. */
-struct peer *tfs_net_peer_find(const char *node, int make);
+/* The index of node's entry in tfs_nt.nodes (under mu), made when make and there is
+ * room; -1 otherwise. */
+int tfs_net_node_find(const char *node, int make);
 
 #endif

@@ -1,5 +1,6 @@
 /* This daemon's requests for other nodes' bytes (net.h): a call's chunks made, queued
- * for the network thread (net.c) and waited for, each with the call's deadline. */
+ * round the network threads (net.c) and round the owner's worker addresses, and waited
+ * for, each with the call's deadline. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -12,25 +13,29 @@
 #include "net/net_int.h"
 #include "store/peer.h"
 
-/* The peer of node, with a record fresh enough: 0, or -EREMOTE (logged). */
-static int peer_get(const char *node, struct peer **out, uint64_t *epoch)
+/* node's entry (tfs_nt.nodes), with a record fresh enough: 0 with its index, epoch and
+ * number of addresses, or -EREMOTE (logged), -EAGAIN (no room for another node). */
+static int peer_get(const char *node, int *out, uint64_t *epoch, int *naddr)
 {
-	static struct tfs_peer_rec rec;       /* under rec_mu: 4 KiB is not for the stack */
+	/* Under rec_mu: 16 KiB and 33 KiB are not for the stack. */
+	static struct tfs_peer_rec rec;
 	static pthread_mutex_t rec_mu = PTHREAD_MUTEX_INITIALIZER;
 	static char buf[TFS_NET_REC_MAX];
-	struct peer *pr;
-	int rc = 0;
+	struct node_rec *nr;
+	int rc = 0, i;
 
 	pthread_mutex_lock(&tfs_nt.mu);
-	pr = tfs_net_peer_find(node, 1);
-	if (pr && pr->has_rec && tfs_net_now_ms() - pr->rec_ms < REC_FRESH_MS) {
-		*out = pr;
-		*epoch = pr->rec.epoch;
+	i = tfs_net_node_find(node, 1);
+	nr = i < 0 ? NULL : &tfs_nt.nodes[i];
+	if (nr && nr->has_rec && tfs_net_now_ms() - nr->rec_ms < REC_FRESH_MS) {
+		*out = i;
+		*epoch = nr->rec.epoch;
+		*naddr = nr->rec.naddr;
 		pthread_mutex_unlock(&tfs_nt.mu);
 		return 0;
 	}
 	pthread_mutex_unlock(&tfs_nt.mu);
-	if (!pr)
+	if (!nr)
 		return -EAGAIN;
 	pthread_mutex_lock(&rec_mu);
 	rc = tfs_store_peer_get(node, buf, sizeof(buf));
@@ -38,12 +43,13 @@ static int peer_get(const char *node, struct peer **out, uint64_t *epoch)
 		rc = tfs_peer_rec_parse(buf, strlen(buf), &rec);
 	if (rc == 0) {
 		pthread_mutex_lock(&tfs_nt.mu);
-		pr->rec = rec;
-		pr->has_rec = 1;
-		pr->rec_ms = tfs_net_now_ms();
+		nr->rec = rec;
+		nr->has_rec = 1;
+		nr->rec_ms = tfs_net_now_ms();
 		*epoch = rec.epoch;
+		*naddr = rec.naddr;
 		pthread_mutex_unlock(&tfs_nt.mu);
-		*out = pr;
+		*out = i;
 	}
 	pthread_mutex_unlock(&rec_mu);
 	if (rc == -ENOENT || rc == -EINVAL || rc == -E2BIG) {
@@ -52,7 +58,9 @@ static int peer_get(const char *node, struct peer **out, uint64_t *epoch)
 		if (now - tfs_nt.said_ms > 10000) {
 			tfs_log(LOG_WARNING, "node %s publishes %s UCX address: its tensors' bytes "
 				"are EREMOTE here (is its daemon started with --cluster-key?)", node,
-				rc == -ENOENT ? "no" : "an unreadable");
+				rc == -ENOENT ? "no" : rc == -E2BIG ?
+				"a record of too many or too long addresses for its" :
+				"an unreadable");
 			tfs_nt.said_ms = now;
 		}
 		return -EREMOTE;
@@ -68,8 +76,9 @@ static ssize_t request(const char *node, const char *name, uint64_t ino, int wr,
 {
 	size_t namelen = strlen(name), nops = (len + TFS_NET_CHUNK - 1) / TFS_NET_CHUNK, i;
 	struct op **ops;
-	struct peer *pr;
-	uint64_t epoch;
+	int ni, naddr;
+	uint64_t epoch, lane;
+	int woke[TFS_NET_THREADS_MAX] = { 0 };
 	int64_t deadline;
 	ssize_t total = 0, rc = 0;
 	uint64_t one = 1;
@@ -88,8 +97,11 @@ static ssize_t request(const char *node, const char *name, uint64_t ino, int wr,
 		return -ENAMETOOLONG;
 	if (len == 0)
 		return 0;
-	if ((rc = peer_get(node, &pr, &epoch)))
+	if ((rc = peer_get(node, &ni, &epoch, &naddr)))
 		return rc;
+	/* Chunk k goes to thread (lane + k) and the owner's worker (lane + k), both round:
+	 * one large call uses every thread of both sides, and calls of one chunk take turns. */
+	lane = __atomic_fetch_add(&tfs_nt.next_lane, nops, __ATOMIC_RELAXED);
 	ops = calloc(nops, sizeof(*ops));
 	if (!ops)
 		return -ENOMEM;
@@ -108,7 +120,9 @@ static ssize_t request(const char *node, const char *name, uint64_t ino, int wr,
 			o->ext = 1;
 		}
 		o->write = wr;
-		o->peer = pr;
+		o->wk = &tfs_nt.wk[(lane + i) % (uint64_t)tfs_nt.nthreads];
+		o->node = ni;
+		o->aidx = (int)((lane + i) % (uint64_t)naddr);
 		o->epoch = epoch;
 		o->deadline_ms = deadline;
 		o->hdr->op = wr ? TFS_NET_WRITE : TFS_NET_READ;
@@ -127,14 +141,19 @@ static ssize_t request(const char *node, const char *name, uint64_t ino, int wr,
 	}
 	pthread_mutex_lock(&tfs_nt.mu);
 	for (size_t k = 0; k < i; k++) {
+		struct tfs_net_worker *wk = ops[k]->wk;
+
 		ops[k]->hdr->req = __atomic_add_fetch(&tfs_nt.next_req, 1, __ATOMIC_RELAXED);
 		ops[k]->refs++;              /* the network thread's */
 		ops[k]->next = NULL;
-		*tfs_nt.submit_tail = ops[k];
-		tfs_nt.submit_tail = &ops[k]->next;
+		*wk->submit_tail = ops[k];
+		wk->submit_tail = &ops[k]->next;
+		woke[wk->idx] = 1;
 	}
 	pthread_mutex_unlock(&tfs_nt.mu);
-	(void)!write(tfs_nt.wake, &one, sizeof(one));
+	for (int t = 0; t < tfs_nt.nthreads; t++)
+		if (woke[t])
+			(void)!write(tfs_nt.wk[t].wake, &one, sizeof(one));
 	for (size_t k = 0; k < i; k++) {
 		struct op *o = ops[k];
 		struct timespec ts;

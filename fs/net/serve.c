@@ -1,6 +1,8 @@
 /* This node's tensors served to other daemons (net.h): the challenge's server half, and
- * reads and writes checked as this node's mount would check them. Runs on the network
- * thread only, so its tables need no lock. */
+ * reads and writes checked as this node's mount would check them. Each network thread
+ * serves its own worker with a lane of its own (sessions, answers in flight, waiting
+ * requests) that only it touches, so the lanes need no lock; the bounds below are the
+ * server's, shared out evenly between the lanes. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -70,7 +72,9 @@ struct job {
 	char name[];
 };
 
-static struct {
+/* One network thread's server. */
+struct lane {
+	int idx;
 	struct session s[SESSIONS];
 	uint64_t held;
 	int zc;                      /* answers from tensors' memory in flight */
@@ -78,39 +82,49 @@ static struct {
 	struct job *jobs, **jobs_tail;
 	int njobs;
 	int in_cb;                   /* inside UCX's callback of a request's arrival */
-	int zero_copy;               /* answers sent from tensors' memory (not -o net_staged) */
 	int inflight;                /* UCX requests of ours not yet completed, */
 	struct pending *flight;      /* those of these (answers, writes arriving) */
+};
+
+static struct lane lanes[TFS_NET_THREADS_MAX];
+static __thread struct lane *sv;     /* this network thread's (tfs_net_serve_thread) */
+
+/* What every lane shares, set at start. */
+static struct {
+	int zero_copy;               /* answers sent from tensors' memory (not -o net_staged) */
 	int staging;                 /* staging threads run (stage.h) */
-} sv;
+	int nlanes;
+	uint64_t held_max;           /* a lane's share of HELD_MAX, ZC_MAX and JOBS_MAX */
+	int zc_max, jobs_max;
+} srv;
 
 /* A rendezvous's descriptor not received: inside the arrival's callback UCX drops it
  * itself (the callback answers UCS_OK); a kept one is given back. */
 static void drop_desc(void *data)
 {
-	if (!sv.in_cb)
-		ucp_am_data_release(sv.worker, data);
+	if (!sv->in_cb)
+		ucp_am_data_release(sv->worker, data);
 }
 
 static void reply_done(void *req, ucs_status_t st, void *user);
 
 static void flight_add(struct pending *p)
 {
-	sv.inflight++;
+	sv->inflight++;
 	p->fprev = NULL;
-	p->fnext = sv.flight;
-	if (sv.flight)
-		sv.flight->fprev = p;
-	sv.flight = p;
+	p->fnext = sv->flight;
+	if (sv->flight)
+		sv->flight->fprev = p;
+	sv->flight = p;
 }
 
 static void flight_del(struct pending *p)
 {
-	sv.inflight--;
+	sv->inflight--;
 	if (p->fprev)
 		p->fprev->fnext = p->fnext;
 	else
-		sv.flight = p->fnext;
+		sv->flight = p->fnext;
 	if (p->fnext)
 		p->fnext->fprev = p->fprev;
 }
@@ -152,17 +166,21 @@ static void reply_done(void *req, ucs_status_t st, void *user)
 	if (p->zc) {
 		int bad = tfs_mem.ops->host_span_end(tfs_mem.be, &p->span);
 
-		sv.zc--;
+		sv->zc--;
 		if (bad)
 			tfs_log(LOG_WARNING, "%s lost pages while they were sent to another node "
 				"(truncated by a process that may write it?): that read fails with "
 				"EIO", p->name ? p->name : "a tensor");
 		if (st == UCS_OK)
 			confirm(p, bad ? -EIO : p->hdr.status);
-		if (st == UCS_OK && !bad)
+		if (st == UCS_OK && !bad) {
 			tfs_stats_add(TFS_ST_NET_INPLACE_BYTES, p->span.len);
+			tfs_net_carried(p->span.len);
+		}
+	} else if (st == UCS_OK) {
+		tfs_net_carried(p->len);
 	}
-	sv.held -= p->len;
+	sv->held -= p->len;
 	free(p->name);
 	free(p);
 }
@@ -205,19 +223,19 @@ static void reply_status(ucp_ep_h ep, const struct tfs_net_hdr *q, int64_t statu
 static struct session *session_find(uint64_t sid)
 {
 	for (int i = 0; i < SESSIONS; i++)
-		if (sv.s[i].sid == sid && sid)
-			return &sv.s[i];
+		if (sv->s[i].sid == sid && sid)
+			return &sv->s[i];
 	return NULL;
 }
 
 static void hello(ucp_ep_h ep, const struct tfs_net_hdr *q)
 {
-	struct session *s = &sv.s[0];
+	struct session *s = &sv->s[0];
 	struct pending *p;
 
 	for (int i = 1; i < SESSIONS && s->sid; i++)
-		if (!sv.s[i].sid || sv.s[i].used_ns < s->used_ns)
-			s = &sv.s[i];
+		if (!sv->s[i].sid || sv->s[i].used_ns < s->used_ns)
+			s = &sv->s[i];
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return;
@@ -334,6 +352,7 @@ static int64_t tensor_write(const struct tfs_net_hdr *q, const char *name, const
 	if (rc == 0) {
 		rc = (int64_t)n;
 		tfs_stats_add(TFS_ST_NET_STAGED_BYTES, n);
+		tfs_net_carried(n);
 		clock_gettime(CLOCK_REALTIME, &now);
 		__atomic_store_n(&t->wtime_ns, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec,
 				 __ATOMIC_RELAXED);
@@ -358,7 +377,7 @@ static int do_read(ucp_ep_h ep, const struct tfs_net_hdr *q, const char *name)
 		reply_status(ep, q, rc);
 		return 0;
 	}
-	if (n && sv.zero_copy && tfs_mem.ops->host_span && sv.zc < ZC_MAX &&
+	if (n && srv.zero_copy && tfs_mem.ops->host_span && sv->zc < srv.zc_max &&
 	    (p = calloc(1, sizeof(*p)))) {
 		if (tfs_mem.ops->host_span(tfs_mem.be, t->alloc, q->off, n, 0, &p->span) == 0) {
 			/* The span keeps the memory mapped (its free put off, resizes and moves
@@ -370,13 +389,13 @@ static int do_read(ucp_ep_h ep, const struct tfs_net_hdr *q, const char *name)
 			p->hdr.req = q->req;
 			p->hdr.status = (int64_t)n;
 			p->hdr.flags = TFS_NET_F_CONFIRM;
-			sv.zc++;
+			sv->zc++;
 			reply_send(p);
 			return 0;
 		}
 		free(p);
 	}
-	if (sv.held + n > HELD_MAX || !(p = malloc(sizeof(*p) + n))) {
+	if (sv->held + n > srv.held_max || !(p = malloc(sizeof(*p) + n))) {
 		pthread_rwlock_unlock(&t->io);
 		reply_status(ep, q, -EAGAIN);
 		return 0;
@@ -384,17 +403,18 @@ static int do_read(ucp_ep_h ep, const struct tfs_net_hdr *q, const char *name)
 	memset(p, 0, sizeof(*p));
 	p->ep = ep;
 	p->hdr.req = q->req;
-	if (n && sv.staging && (p->name = strdup(name))) {
+	if (n && srv.staging && (p->name = strdup(name))) {
 		/* Copied out on a staging thread while this one sends. */
 		p->q = *q;
 		p->len = n;
 		p->stage.arg = p;
-		sv.held += n;
+		p->stage.lane = sv->idx;
+		sv->held += n;
 		if (tfs_net_stage_put(&p->stage) == 0) {
 			pthread_rwlock_unlock(&t->io);
 			return 0;
 		}
-		sv.held -= n;
+		sv->held -= n;
 		p->len = 0;
 		free(p->name);
 		p->name = NULL;
@@ -405,7 +425,7 @@ static int do_read(ucp_ep_h ep, const struct tfs_net_hdr *q, const char *name)
 		tfs_stats_add(TFS_ST_NET_STAGED_BYTES, n);
 	p->hdr.status = rc ? rc : (int64_t)n;
 	p->len = rc ? 0 : n;
-	sv.held += p->len;
+	sv->held += p->len;
 	reply_send(p);
 	return 0;
 }
@@ -442,7 +462,7 @@ static int64_t stage_work(void *arg)
 
 int tfs_net_serve_staged(void)
 {
-	struct tfs_net_stage *it = tfs_net_stage_take(), *next;
+	struct tfs_net_stage *it = tfs_net_stage_take(sv->idx), *next;
 	int any = !!it;
 
 	for (; it; it = next) {
@@ -454,7 +474,7 @@ int tfs_net_serve_staged(void)
 		p->name = NULL;
 		p->hdr.status = rc;
 		if (rc < 0 || (uint64_t)rc < p->len) {
-			sv.held -= p->len - (rc < 0 ? 0 : (uint64_t)rc);
+			sv->held -= p->len - (rc < 0 ? 0 : (uint64_t)rc);
 			p->len = rc < 0 ? 0 : (size_t)rc;
 		}
 		reply_send(p);
@@ -470,11 +490,19 @@ static void stage_drop(struct tfs_net_stage *it)
 	free(p);
 }
 
-int tfs_net_serve_start(void (*wake)(void), int zero_copy)
+int tfs_net_serve_start(void (*wake)(int lane), int zero_copy, int nlanes)
 {
-	sv.zero_copy = zero_copy;
+	srv.zero_copy = zero_copy;
+	srv.nlanes = nlanes;
+	srv.held_max = HELD_MAX / (uint64_t)nlanes;
+	srv.zc_max = ZC_MAX / nlanes;
+	srv.jobs_max = JOBS_MAX / nlanes;
+	for (int i = 0; i < nlanes; i++) {
+		lanes[i].idx = i;
+		lanes[i].jobs_tail = &lanes[i].jobs;
+	}
 	/* Without the threads answers are staged on the network thread, as before. */
-	sv.staging = tfs_net_stage_start(stage_work, wake) == 0;
+	srv.staging = tfs_net_stage_start(stage_work, wake) == 0;
 	return 0;
 }
 
@@ -507,7 +535,7 @@ static void write_arrived(void *req, ucs_status_t st, size_t length, void *user)
 		rc = -ENOMEM;
 	}
 	reply_status(p->ep, &p->hdr, rc);
-	sv.held -= p->len;
+	sv->held -= p->len;
 	free(p->name);
 	free(p);
 }
@@ -533,7 +561,7 @@ static int do_write(void *worker, ucp_ep_h ep, const struct tfs_net_hdr *q, cons
 		reply_status(ep, q, rc);
 		return 0;
 	}
-	if (sv.held + len > HELD_MAX || !(p = malloc(sizeof(*p) + len))) {
+	if (sv->held + len > srv.held_max || !(p = malloc(sizeof(*p) + len))) {
 		drop_desc(data);
 		reply_status(ep, q, -EAGAIN);
 		return 0;
@@ -549,7 +577,7 @@ static int do_write(void *worker, ucp_ep_h ep, const struct tfs_net_hdr *q, cons
 		reply_status(ep, q, -ENOMEM);
 		return 0;
 	}
-	sv.held += len;
+	sv->held += len;
 	rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
 	rp.cb.recv_am = write_arrived;
 	rp.user_data = p;
@@ -577,22 +605,22 @@ static int serve(ucp_ep_h ep, const struct tfs_net_hdr *q, const char *name, voi
 		if (rc == -EWOULDBLOCK)
 			return (int)rc;
 		reply_status(ep, q, rc);
-		sv.held -= p->len;
+		sv->held -= p->len;
 		free(p->name);
 		free(p);
 		return 0;
 	}
-	return do_write(sv.worker, ep, q, name, data, len, rndv);
+	return do_write(sv->worker, ep, q, name, data, len, rndv);
 }
 
 static void job_add(struct job *j)
 {
 	j->next = NULL;
-	if (!sv.jobs_tail)
-		sv.jobs_tail = &sv.jobs;
-	*sv.jobs_tail = j;
-	sv.jobs_tail = &j->next;
-	sv.njobs++;
+	if (!sv->jobs_tail)
+		sv->jobs_tail = &sv->jobs;
+	*sv->jobs_tail = j;
+	sv->jobs_tail = &j->next;
+	sv->njobs++;
 }
 
 /* Keeps a request for later: 1 when UCX's descriptor of its bytes is kept with it. */
@@ -601,7 +629,7 @@ static int defer(ucp_ep_h ep, const struct tfs_net_hdr *q, const char *name, voi
 {
 	struct job *j = NULL;
 
-	if (sv.njobs < JOBS_MAX && (rndv || sv.held + len <= HELD_MAX))
+	if (sv->njobs < srv.jobs_max && (rndv || sv->held + len <= srv.held_max))
 		j = malloc(sizeof(*j) + q->namelen + 1);
 	if (j && !rndv && len && q->op == TFS_NET_WRITE && !(j->data = malloc(len))) {
 		free(j);
@@ -624,7 +652,7 @@ static int defer(ucp_ep_h ep, const struct tfs_net_hdr *q, const char *name, voi
 	else
 		j->data = NULL;
 	if (!rndv)
-		sv.held += j->len;
+		sv->held += j->len;
 	memcpy(j->name, name, q->namelen + 1);
 	job_add(j);
 	return rndv;
@@ -632,17 +660,17 @@ static int defer(ucp_ep_h ep, const struct tfs_net_hdr *q, const char *name, voi
 
 int tfs_net_serve_pending(void)
 {
-	while (sv.jobs) {
-		struct job *j = sv.jobs;
+	while (sv->jobs) {
+		struct job *j = sv->jobs;
 
 		if (serve(j->ep, &j->q, j->name, j->data, j->len, j->rndv) == -EWOULDBLOCK)
 			return 1;
-		sv.jobs = j->next;
-		if (!sv.jobs)
-			sv.jobs_tail = &sv.jobs;
-		sv.njobs--;
+		sv->jobs = j->next;
+		if (!sv->jobs)
+			sv->jobs_tail = &sv->jobs;
+		sv->njobs--;
 		if (!j->rndv) {
-			sv.held -= j->len;
+			sv->held -= j->len;
 			free(j->data);
 		}
 		free(j);
@@ -661,8 +689,8 @@ int tfs_net_serve_request(void *worker, void *reply_ep, const void *hdr, size_t 
 	ucp_ep_h ep = reply_ep;
 	int kept = 0;
 
-	sv.worker = worker;
-	sv.in_cb = 1;
+	sv->worker = worker;
+	sv->in_cb = 1;
 	/* Everything checked before it is used: the peer may be anyone until it proved the
 	 * key, and a proven one is still bounded. */
 	if (hlen < sizeof(q))
@@ -702,16 +730,21 @@ int tfs_net_serve_request(void *worker, void *reply_ep, const void *hdr, size_t 
 		goto drop;
 	}
 	/* Behind requests already waiting, or waiting itself. */
-	if (sv.jobs || serve(ep, &q, name, data, len, rndv) == -EWOULDBLOCK)
+	if (sv->jobs || serve(ep, &q, name, data, len, rndv) == -EWOULDBLOCK)
 		kept = defer(ep, &q, name, data, len, rndv);
 drop:
-	sv.in_cb = 0;
+	sv->in_cb = 0;
 	return kept;
 }
 
-int tfs_net_serve_inflight(void)
+void tfs_net_serve_thread(int lane)
 {
-	return sv.inflight;
+	sv = &lanes[lane];
+}
+
+int tfs_net_serve_inflight(int lane)
+{
+	return lanes[lane].inflight;
 }
 
 void tfs_net_serve_close(void *worker)
@@ -720,8 +753,8 @@ void tfs_net_serve_close(void *worker)
 
 	cp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
 	cp.flags = UCP_EP_CLOSE_FLAG_FORCE;
-	while (sv.flight) {
-		struct pending *first = sv.flight;
+	while (sv->flight) {
+		struct pending *first = sv->flight;
 		ucs_status_ptr_t r = ucp_ep_close_nbx(first->ep, &cp);
 
 		if (UCS_PTR_IS_PTR(r)) {
@@ -732,34 +765,38 @@ void tfs_net_serve_close(void *worker)
 				ucp_worker_progress(worker);
 			ucp_request_free(r);
 		}
-		if (sv.flight == first)
+		if (sv->flight == first)
 			break;           /* UCX did not end them: left to the exit */
 	}
 }
 
 void tfs_net_serve_fini(void)
 {
-	if (sv.staging)
+	if (srv.staging)
 		tfs_net_stage_stop(stage_drop);
-	sv.staging = 0;
+	srv.staging = 0;
 	/* UCX is closed: what waited is dropped. */
-	while (sv.jobs) {
-		struct job *j = sv.jobs;
+	for (int i = 0; i < srv.nlanes; i++) {
+		struct lane *l = &lanes[i];
 
-		sv.jobs = j->next;
-		if (j->rndv == 2) {
-			struct pending *p = j->data;
+		while (l->jobs) {
+			struct job *j = l->jobs;
 
-			free(p->name);
-			free(p);
-		} else if (j->rndv) {
-			ucp_am_data_release(sv.worker, j->data);
-		} else {
-			free(j->data);
+			l->jobs = j->next;
+			if (j->rndv == 2) {
+				struct pending *p = j->data;
+
+				free(p->name);
+				free(p);
+			} else if (j->rndv) {
+				ucp_am_data_release(l->worker, j->data);
+			} else {
+				free(j->data);
+			}
+			free(j);
 		}
-		free(j);
+		l->jobs_tail = &l->jobs;
+		l->njobs = 0;
+		explicit_bzero(l->s, sizeof(l->s));
 	}
-	sv.jobs_tail = &sv.jobs;
-	sv.njobs = 0;
-	explicit_bzero(sv.s, sizeof(sv.s));
 }

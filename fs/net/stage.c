@@ -13,9 +13,10 @@
 static struct {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct tfs_net_stage *todo, **todo_tail, *done, **done_tail;
+	struct tfs_net_stage *todo, **todo_tail;
+	struct tfs_net_stage *done[TFS_NET_STAGE_LANES], **done_tail[TFS_NET_STAGE_LANES];
 	int64_t (*work)(void *arg);
-	void (*wake)(void);
+	void (*wake)(int lane);
 	pthread_t th[THREADS];
 	int nth;
 	int stop;
@@ -29,6 +30,7 @@ static void *stager(void *arg)
 	pthread_mutex_lock(&st.mu);
 	for (;;) {
 		struct tfs_net_stage *it;
+		int lane;
 
 		while (!st.todo && !st.stop)
 			pthread_cond_wait(&st.cv, &st.mu);
@@ -42,17 +44,18 @@ static void *stager(void *arg)
 		it->result = st.work(it->arg);
 		pthread_mutex_lock(&st.mu);
 		it->next = NULL;
-		*st.done_tail = it;
-		st.done_tail = &it->next;
+		*st.done_tail[it->lane] = it;
+		st.done_tail[it->lane] = &it->next;
+		lane = it->lane;
 		pthread_mutex_unlock(&st.mu);
-		st.wake();
+		st.wake(lane);
 		pthread_mutex_lock(&st.mu);
 	}
 	pthread_mutex_unlock(&st.mu);
 	return NULL;
 }
 
-int tfs_net_stage_start(int64_t (*work)(void *arg), void (*wake)(void))
+int tfs_net_stage_start(int64_t (*work)(void *arg), void (*wake)(int lane))
 {
 	sigset_t all, old;
 	int rc = 0;
@@ -60,7 +63,8 @@ int tfs_net_stage_start(int64_t (*work)(void *arg), void (*wake)(void))
 	st.work = work;
 	st.wake = wake;
 	st.todo_tail = &st.todo;
-	st.done_tail = &st.done;
+	for (int i = 0; i < TFS_NET_STAGE_LANES; i++)
+		st.done_tail[i] = &st.done[i];
 	st.stop = 0;
 	/* As every thread of the daemon's: signals are the main thread's. */
 	sigfillset(&all);
@@ -94,16 +98,21 @@ void tfs_net_stage_stop(void (*drop)(struct tfs_net_stage *))
 		pthread_join(st.th[i], NULL);
 	st.nth = 0;
 	drain(st.todo, drop);
-	drain(st.done, drop);
-	st.todo = st.done = NULL;
+	st.todo = NULL;
 	st.todo_tail = &st.todo;
-	st.done_tail = &st.done;
+	for (int i = 0; i < TFS_NET_STAGE_LANES; i++) {
+		drain(st.done[i], drop);
+		st.done[i] = NULL;
+		st.done_tail[i] = &st.done[i];
+	}
 }
 
 int tfs_net_stage_put(struct tfs_net_stage *it)
 {
 	int rc = 0;
 
+	if (it->lane < 0 || it->lane >= TFS_NET_STAGE_LANES)
+		return -EINVAL;
 	pthread_mutex_lock(&st.mu);
 	if (!st.nth || st.stop) {
 		rc = -EAGAIN;
@@ -117,14 +126,14 @@ int tfs_net_stage_put(struct tfs_net_stage *it)
 	return rc;
 }
 
-struct tfs_net_stage *tfs_net_stage_take(void)
+struct tfs_net_stage *tfs_net_stage_take(int lane)
 {
 	struct tfs_net_stage *it;
 
 	pthread_mutex_lock(&st.mu);
-	it = st.done;
-	st.done = NULL;
-	st.done_tail = &st.done;
+	it = st.done[lane];
+	st.done[lane] = NULL;
+	st.done_tail[lane] = &st.done[lane];
 	pthread_mutex_unlock(&st.mu);
 	return it;
 }

@@ -18,6 +18,8 @@
 #                            a and b, e.g. DEV_A=0 DEV_B=1 on a 2-GPU machine)
 # CONFIGS="BACKEND OPTS;BACKEND OPTS;..." names others; TFS_BACKEND and/or TFS_OPTS given
 # (as before): that one configuration alone.
+# NET_THREADS="1 4" (the default): each configuration is run once per value, side by side,
+# with -o net_threads=V on both daemons; NET_THREADS= (empty): the daemons' own default.
 # UCX_TLS / UCX_NET_DEVICES as given (default tcp on lo). BUILD=build by default.
 # PERF_OUT=FILE: perf record of both daemons during copy PERF_RUN (default 1, the one that
 # also faults in the owner's mapping; 2 or 3 show the steady state; "warm": the first pull
@@ -93,7 +95,8 @@ elif [ -z "${CONFIGS:-}" ]; then
 		CONFIGS="$CONFIGS;cuda;cuda -o net_staged"
 	fi
 fi
-echo "# $SIZE_MB MB in $N tensors of $per MiB; UCX_TLS=$UCX_TLS UCX_NET_DEVICES=$UCX_NET_DEVICES; $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
+NET_THREADS=${NET_THREADS-1 4}
+echo "# $SIZE_MB MB in $N tensors of $per MiB; net_threads: ${NET_THREADS:-the default}; UCX_TLS=$UCX_TLS UCX_NET_DEVICES=$UCX_NET_DEVICES; $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
 head -c $((per * 1024 * 1024)) /dev/urandom > "$T/blob"
 ROWS=()
 PTG=
@@ -213,9 +216,11 @@ perftest "before the copies"
 i=0
 IFS=';' read -r -a cfgs <<< "$CONFIGS"
 for c in "${cfgs[@]}"; do
-	i=$((i + 1))
-	# shellcheck disable=SC2086
-	run_config "$i" $c
+	for t in ${NET_THREADS:-""}; do
+		i=$((i + 1))
+		# shellcheck disable=SC2086
+		run_config "$i" $c ${t:+-o net_threads=$t}
+	done
 done
 rm -f "$T/blob"
 perftest "after the copies"

@@ -44,3 +44,17 @@ if ldd "$ROOT/$BUILD/libtensorfs.so" 2>/dev/null | grep -q libasan; then
 	PY+=(LD_PRELOAD="$(cc -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0)
 fi
 PY+=(/usr/bin/python3)
+# TFS_TEST_NET_THREADS=N: every daemon of these tests mounted by mount_tfs runs
+# -o net_threads=N (the suite is run with one network thread and with several), unless the
+# test names its own.
+if [ -n "${TFS_TEST_NET_THREADS:-}" ]; then
+	eval "$(declare -f mount_tfs | sed '1s/mount_tfs/_mount_tfs_plain/')"
+	mount_tfs() {
+		local d=$1
+		shift
+		case " $* " in
+		*net_threads=*) _mount_tfs_plain "$d" "$@" ;;
+		*) _mount_tfs_plain "$d" "$@" -o net_threads="$TFS_TEST_NET_THREADS" ;;
+		esac
+	}
+fi
