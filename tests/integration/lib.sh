@@ -184,6 +184,9 @@ finish() {
 	valgrind_verdict
 	for d in "${!MNT_PID[@]}"; do umount_tfs "$d"; done
 	stop_redis
+	# What a test's helpers started that writes into $T (finish_hook, when defined: a
+	# Sentinel group's servers rewrite their files there) stops before $T goes.
+	if declare -F finish_hook >/dev/null; then finish_hook; fi
 	if [ $FAILS -eq 0 ]; then rm -rf "$T"; else echo "kept $T for inspection"; fi
 }
 trap '[ -n "$WATCHDOG" ] && kill "$WATCHDOG" 2>/dev/null; for d in "${!MNT_PID[@]}"; do fusermount3 -uz "$d" 2>/dev/null; kill "${MNT_PID[$d]}" 2>/dev/null; done; [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null' EXIT

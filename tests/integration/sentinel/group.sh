@@ -53,6 +53,7 @@ group_kill() {
 	for p in "${PIDS_GROUP[@]}"; do wait "$p" 2>/dev/null; done
 	PIDS_GROUP=()
 }
+finish_hook() { group_kill; }
 trap 'group_kill; '"$(trap -p EXIT | sed "s/^trap -- '//; s/' EXIT\$//")" EXIT
 
 # waits_for SECONDS CMD...: CMD succeeds within SECONDS, polled every 0.2 s.
