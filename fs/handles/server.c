@@ -137,6 +137,12 @@ static int queue_user(uid_t uid)
 	return 0;
 }
 
+/* Is the peer a user this socket serves at all? */
+static int served(const struct conn *c)
+{
+	return hs.allow_other || c->uid == geteuid() || queue_user(c->uid);
+}
+
 /* May the peer have access to rel through the mount? 0 or -errno (EACCES, ENOENT, ...).
  * By the mount point's path, never a descriptor of the mount kept open: it would keep the
  * mount busy at the unmount. */
@@ -145,7 +151,7 @@ static int allowed(const struct conn *c, const char *rel, int access)
 	char *full;
 	int rc;
 
-	if (!hs.allow_other && c->uid != geteuid() && !queue_user(c->uid))
+	if (!served(c))
 		return -EACCES;
 	if (asprintf(&full, "%s/%s", hs.mountpoint, rel) < 0)
 		return -ENOMEM;
@@ -280,8 +286,7 @@ static int serve(struct conn *c)
 		} else if (c->passed == TFS_FD_LOST) {
 			rc = -ENFILE;
 		} else {
-			rc = !hs.allow_other && c->uid != geteuid() && !queue_user(c->uid) ?
-			     -EACCES : open_tensor(c->passed, req.access, &ino);
+			rc = served(c) ? open_tensor(c->passed, req.access, &ino) : -EACCES;
 			close(c->passed);
 		}
 		if (!req.path[0])
