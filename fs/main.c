@@ -263,6 +263,10 @@ int main(int argc, char *argv[])
 			.restart_delay_max = o->restart_delay_max, .fuse_fd = fuse_session_fd(se),
 			.notify_fd = notify_fd }, restart))
 		goto out_unmount;
+	/* Renewed from now on by a thread of its own: CUDA's start, pinning a preallocation
+	 * and a keeper busy with either can each outlast the lease's lifetime. */
+	if (tfs_lease_keep())
+		goto out_unmount;
 	/* CUDA (and so the backend) starts only now, in the process that will serve. */
 	if (start_backend(o))
 		goto out_unmount;

@@ -23,7 +23,6 @@
 #include "queue/redis.h"
 #include "queue/users.h"
 #include "util/stats.h"
-#include "store/lease.h"
 #include "store/store.h"
 #include "tensors/resync.h"
 #include "tensors/tensor.h"
@@ -46,7 +45,7 @@ static volatile int queue_stopping;
 struct tfs_queue_opts tfs_queue = { .max_cmd = 64 << 10, .max_batch = 1 << 20, .max_forward = 10000 };
 
 #define REPLY_TTL 60
-/* A node's registry key is its lease (lease.h, renewed by housekeeping): a node whose
+/* A node's registry key is its lease (lease.h, renewed by a thread of its own): a node whose
  * lease ran out is dead to forwards. A forwarded command not popped within FORWARD_TTL
  * goes with its list. */
 #define FORWARD_TTL 60
@@ -747,8 +746,8 @@ static void housekeeping(int64_t *last_reap)
 	unsigned failovers;
 	int rc;
 
-	/* First: nothing of the node is rewritten unless its lease is ours. */
-	tfs_lease_tick();
+	/* Nothing of the node is rewritten unless its lease is ours: a lost lease (lease.c's
+	 * thread) keeps tfs_conn_get failing. */
 	failovers = tfs_conn_failovers();
 	/* Writes dropped for the queue's bound, or lost with a primary whose replica took
 	 * over: the records of tensors freed meanwhile are removed first, then every record

@@ -1,5 +1,6 @@
 /* The node lease (lease.h): one daemon per node name on a Redis. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 #include <signal.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mem/keeper/keeper.h"
@@ -20,10 +22,16 @@
 
 static struct {
 	char token[33];             /* 32 hex digits */
+	/* mu: c, last_ms, said_ms and stop; held across a renewal's Redis call, and no other
+	 * lock is taken under it. */
+	pthread_mutex_t mu;
+	pthread_cond_t wake;        /* stop was set */
 	redisContext *c;            /* the lease's own connection: not closed by lease_lost */
 	int64_t last_ms;            /* the last renewal tried */
 	int64_t said_ms;            /* when "held by another" was last logged */
-} ls;
+	pthread_t thread;
+	int keeping, stop;
+} ls = { .mu = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
 
 static int new_token(void)
 {
@@ -204,14 +212,12 @@ const char *tfs_lease_token(void)
 	return ls.token;
 }
 
-int tfs_lease_tick(void)
+/* One renewal, ls.mu held. */
+static int renew(int64_t now)
 {
 	char holder[512] = "", desc[400];
-	int64_t now = tfs_mono_ns() / 1000000;
 	int rc;
 
-	if (now - ls.last_ms < 1000)
-		return tfs_redis.lease_lost ? -EBUSY : 0;
 	ls.last_ms = now;
 	rc = take(holder, sizeof(holder));
 	if (rc == -EBUSY) {
@@ -239,10 +245,78 @@ int tfs_lease_tick(void)
 	return 0;
 }
 
+int tfs_lease_tick(void)
+{
+	int64_t now = tfs_mono_ns() / 1000000;
+	int rc;
+
+	pthread_mutex_lock(&ls.mu);
+	if (now - ls.last_ms < 1000)
+		rc = tfs_redis.lease_lost ? -EBUSY : 0;
+	else
+		rc = renew(now);
+	pthread_mutex_unlock(&ls.mu);
+	return rc;
+}
+
+static void *keep(void *arg)
+{
+	struct timespec until;
+
+	(void)arg;
+	pthread_mutex_lock(&ls.mu);
+	while (!ls.stop) {
+		renew(tfs_mono_ns() / 1000000);
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += 1;
+		while (!ls.stop && pthread_cond_timedwait(&ls.wake, &ls.mu, &until) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&ls.mu);
+	return NULL;
+}
+
+int tfs_lease_keep(void)
+{
+	pthread_condattr_t ca;
+	int rc;
+
+	if (ls.keeping)
+		return 0;
+	/* Renewals a second apart whatever the wall clock does. */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_destroy(&ls.wake);
+	pthread_cond_init(&ls.wake, &ca);
+	pthread_condattr_destroy(&ca);
+	ls.stop = 0;
+	rc = pthread_create(&ls.thread, NULL, keep, NULL);
+	if (rc) {
+		tfs_log(LOG_ERR, "node %s: no thread to renew its lease: %s", tfs_schema.node,
+			strerror(rc));
+		return -rc;
+	}
+	ls.keeping = 1;
+	return 0;
+}
+
+static void unkeep(void)
+{
+	if (!ls.keeping)
+		return;
+	pthread_mutex_lock(&ls.mu);
+	ls.stop = 1;
+	pthread_cond_signal(&ls.wake);
+	pthread_mutex_unlock(&ls.mu);
+	pthread_join(ls.thread, NULL);
+	ls.keeping = 0;
+}
+
 void tfs_lease_release(void)
 {
 	redisContext *c;
 
+	unkeep();
 	/* A fresh connection: the renewals' may be to a Redis that went away since, and a
 	 * write on it would raise SIGPIPE. */
 	conn_drop();

@@ -12,9 +12,15 @@
  * queue is not served); open tensors keep reading and writing. When the lease is free
  * again the daemon takes it back and rewrites its records, as after an outage.
  *
- * Threads: tfs_lease_acquire and tfs_lease_release run on the main thread before the queue
- * thread starts and after it stops; tfs_lease_tick on the queue thread. No lock of the
- * daemon is held by or taken in them. */
+ * Renewals run on a thread of their own (tfs_lease_keep), which waits on nothing of the
+ * daemon but its own Redis connection: a daemon whose other threads wait (on a keeper busy
+ * in a slow cudaMalloc or pinning a large preallocation, on a lock) keeps its node, and a
+ * second daemon of the node is refused meanwhile.
+ *
+ * Threads: tfs_lease_init, tfs_lease_acquire and tfs_lease_keep run on the main thread, the
+ * first two before the daemon forks into the background; tfs_lease_tick and
+ * tfs_lease_release from any thread. The lease's own mutex is taken in them, held across
+ * a renewal's Redis call; no other lock of the daemon is held by or taken in them. */
 #ifndef TFS_LEASE_H
 #define TFS_LEASE_H
 
@@ -36,12 +42,17 @@ int tfs_lease_acquire(void);
 /* The token, for the keeper to pass to the daemon it restarts. */
 const char *tfs_lease_token(void);
 /* Renews the lease (at most once a second, the first call at once: in the serving daemon,
- * it puts the keeper's pid in the value; call often): retakes it when it is free, sets
- * or clears tfs_redis.lease_lost. Returns 0 while the lease is ours, -EBUSY while another's,
- * -EIO when Redis did not answer (nothing changes). */
+ * it puts the keeper's pid in the value): retakes it when it is free, sets or clears
+ * tfs_redis.lease_lost. Returns 0 while the lease is ours, -EBUSY while another's, -EIO
+ * when Redis did not answer (nothing changes). Within a second of the last renewal it only
+ * says what that one found. */
 int tfs_lease_tick(void);
-/* Deletes the lease if it is still ours (once: later calls do nothing), and closes its
- * connection. */
+/* Starts the renewals' thread: tfs_lease_tick's work at once, then once a second until
+ * tfs_lease_release. Call after the last fork that must not carry the thread's state (the
+ * keeper's start). 0, or a negative errno (logged). */
+int tfs_lease_keep(void);
+/* Stops the renewals' thread, deletes the lease if it is still ours (once: later calls do
+ * nothing), and closes its connection. */
 void tfs_lease_release(void);
 
 /* --- the live-node registry and node lease: <prefix>:alive:<node> = "<token> <pid> <host> <pid space>",
