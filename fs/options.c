@@ -107,7 +107,8 @@ static void usage(const char *prog)
 	       "    --memory MODE       cuda memory: ipc (cudaMalloc blocks, legacy IPC handles;\n"
 	       "                        default) or vmm (a VMM allocation per tensor, handed out\n"
 	       "                        as a file descriptor: docs/vmm.md)\n"
-	       "    --device N          default GPU ordinal for new tensors (default 0)\n"
+	       "    --device N          default GPU ordinal for new tensors (default: the\n"
+	       "                        first GPU of --devices, else 0)\n"
 	       "    --devices LIST      tiers tensors may live on: GPU ordinals and cpu, host\n"
 	       "                        memory: cpu,0,2,3 (-o devices=cpu:0:2:3; default: all;\n"
 	       "                        cpu on the cuda backend or with host_devices)\n"
@@ -326,7 +327,7 @@ int tfs_opts_parse(struct fuse_args *spelled, struct fuse_args *args,
 {
 	struct tfs_opts *o = &tfs_d.o;
 
-	o->device = 0;
+	o->device = INT_MIN;     /* not given */
 	o->threads = -1;         /* not given */
 	o->restarts = -1;        /* not given */
 	o->restart_delay_max = KEEPER_BACKOFF_MAX_S;
@@ -443,6 +444,9 @@ int tfs_opts_check(struct tfs_opts *o, int restarted)
 			o->devices);
 		return -1;
 	}
+	/* Not given: the first GPU --devices names, so that "--devices 1" alone serves. */
+	if (o->device == INT_MIN)
+		o->device = o->devices && tfs_mem.devmask ? __builtin_ctzll(tfs_mem.devmask) : 0;
 	if (o->device < 0) {
 		tfs_log(LOG_ERR, "--device must be >= 0");
 		return -1;
