@@ -9,8 +9,12 @@ cd "$T" || exit 1
 M=$T/m
 mount_tfs "$M" --backend host -o host_devices=1 || exit 1
 
+# A writer still open at the sleep leaves it unchecked, and the kernel sends cp's release
+# after close returns: the sleep waits until the daemon has seen it (refcount: the name).
+released() { soon test "$(rcli hget tensorfs:tensor:w refcount)" = 1; }
 head -c $((5 << 20)) /dev/urandom > "$T/bytes"
 cp "$T/bytes" "$M/w"
+check "cp's file released" released
 check "sleep: to the host tier" setfattr -n user.tensor.device -v cpu "$M/w"
 shm=$(shm_of "$M/w")
 check "the shared-memory object exists" test -f "$shm"
@@ -34,6 +38,7 @@ check "the wake then succeeds" setfattr -n user.tensor.device -v 0 "$M/w"
 check "with the bytes written while asleep" cmp "$T/bytes" "$M/w"
 
 # Slept and woken untouched, several times: never refused.
+released
 for i in 1 2 3; do
 	setfattr -n user.tensor.device -v cpu "$M/w" && setfattr -n user.tensor.device -v 0 "$M/w" || break
 done
