@@ -13,10 +13,13 @@ kill -STOP "$d"
 "$CTL" cp -r -q "$B/m" "$B/r" > "$T/cp.out" 2> "$T/cp.err" &
 cp_pid=$!
 check "the copy waits for the stopped owner" soon waiting "$cp_pid"
+# What the copy was doing, for a failure of the check above.
+for f in /proc/"$cp_pid"/task/*/syscall; do echo "# cp thread: $(cat "$f" 2>/dev/null | cut -d' ' -f1)"; done | sort | uniq -c | sed 's/^ */# /'
 kill -9 "$d"
 wait "$cp_pid"; rc=$?
 check "the copy failed" test "$rc" -ne 0
 check "with one clear message" grep -Eq "^tensorctl: .*(Connection reset by peer|Connection refused)" "$T/cp.err"
+sed 's/^/# cp: /' "$T/cp.err" | head -5
 gone "$B/r" "the failed copy"
 check "the keeper restarted the owner" soon sh -c "[ -n \"\$(pgrep -P ${MNT_PID[$A]} -x tensorfs)\" ] && [ \"\$(pgrep -P ${MNT_PID[$A]} -x tensorfs)\" != $d ]"
 check "the new daemon publishes its address" soon sh -c "redis-cli -s '$SOCK' get tensorfs:ucx:n1 | grep -q ."
