@@ -22,6 +22,7 @@
 #include "dtype.h"
 #include "pull_ioctl.h"
 #include "shape.h"
+#include "typed.h"
 
 /* A worker's unit: CHUNK_SPAN bytes of one tensor, copied by IO_SIZE reads (the mount's
  * largest read) or pulled by the daemon in one request. */
@@ -120,29 +121,23 @@ static void copy_dir_xattrs(const char *src, const char *dst)
 static int make_tensor(const char *path, const struct tfs_meta *m)
 {
 	char shape[1024];
-	const char *dn = tfs_dtype_name(m->dtype);
+	const char *dn = tfs_dtype_name(m->dtype), *what;
 	int fd, rc;
 
 	fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return tfs_seterr(-errno, "%s: %s", path, tfs_strerror(errno));
 	close(fd);
-	if (setxattr(path, "user.tensor.dtype", dn, strlen(dn), 0)) {
-		rc = tfs_seterr(-errno, "%s: dtype %s: %s", path, dn, tfs_strerror(errno));
-		goto fail;
+	if ((rc = tfs_set_type(-1, path, m->dtype, &m->shape, NULL, &what))) {
+		if (tfs_shape_format(&m->shape, shape, sizeof(shape)) < 0)
+			snprintf(shape, sizeof(shape), "(long)");
+		if (!strcmp(what, "dtype"))
+			rc = tfs_seterr(rc, "%s: dtype %s: %s", path, dn, tfs_strerror(-rc));
+		else
+			rc = tfs_seterr(rc, "%s: allocate %s %s (%llu bytes): %s", path, dn, shape,
+					(unsigned long long)m->bytes, tfs_strerror(-rc));
+		unlink(path);
 	}
-	if (tfs_shape_format(&m->shape, shape, sizeof(shape)) < 0) {
-		rc = tfs_seterr(-ENAMETOOLONG, "%s: shape: %s", path, tfs_strerror(ENAMETOOLONG));
-		goto fail;
-	}
-	if (setxattr(path, "user.tensor.shape", shape, strlen(shape), 0)) {
-		rc = tfs_seterr(-errno, "%s: allocate %s %s (%llu bytes): %s", path, dn, shape,
-				(unsigned long long)m->bytes, tfs_strerror(errno));
-		goto fail;
-	}
-	return 0;
-fail:
-	unlink(path);
 	return rc;
 }
 

@@ -20,6 +20,7 @@
 #include "formats.h"
 #include "load_pipe.h"
 #include "model_dir.h"
+#include "typed.h"
 
 #define META_XATTR "user.safetensors.metadata"
 
@@ -619,10 +620,10 @@ static int make_one(void *arg, size_t i)
 	struct load *l = arg;
 	struct spec *s = &l->spec[i];
 	struct tfs_pipe_item *it = &l->items[i];
-	const char *dn = tfs_dtype_name(s->dtype);
+	const char *dn = tfs_dtype_name(s->dtype), *what;
 	char shape[1024], dev[16];
 	tfs_tensor *t;
-	int fd, rc, n;
+	int fd, rc;
 
 	fd = open(s->path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -639,36 +640,17 @@ static int make_one(void *arg, size_t i)
 			goto fail;
 		}
 	}
-	n = snprintf(shape, sizeof(shape), "%s ", dn);
-	if (n < 0 || (size_t)n >= sizeof(shape) ||
-	    tfs_shape_format(&s->shape, shape + n, sizeof(shape) - (size_t)n) < 0) {
-		rc = tfs_seterr(-ENAMETOOLONG, "%s: shape: %s", s->path, tfs_strerror(ENAMETOOLONG));
+	/* Typed and sized in one request where the daemon takes it (core/typed.h). */
+	if ((rc = tfs_set_type(fd, NULL, s->dtype, &s->shape, &l->untyped, &what))) {
+		if (tfs_shape_format(&s->shape, shape, sizeof(shape)) < 0)
+			snprintf(shape, sizeof(shape), "(long)");
+		if (!strcmp(what, "dtype"))
+			rc = tfs_seterr(rc, "%s: dtype %s: %s", s->path, dn, tfs_strerror(-rc));
+		else
+			rc = tfs_seterr(rc, "%s: allocate %s %s (%llu bytes): %s", s->path, dn,
+					shape, (unsigned long long)it->bytes, tfs_strerror(-rc));
 		goto fail;
 	}
-	/* Typed and sized in one request ("f32 [2,3]"): the dtype's own would make the kernel
-	 * ask for the attributes again before the shape's. A daemon that predates the form
-	 * refuses it (EINVAL); the load then sets them apart, as it did. */
-	if (!__atomic_load_n(&l->untyped, __ATOMIC_RELAXED)) {
-		if (!fsetxattr(fd, "user.tensor.shape", shape, strlen(shape), 0))
-			goto shaped;
-		if (errno != EINVAL) {
-			rc = tfs_seterr(-errno, "%s: allocate %s (%llu bytes): %s", s->path, shape,
-					(unsigned long long)it->bytes, tfs_strerror(errno));
-			goto fail;
-		}
-		__atomic_store_n(&l->untyped, 1, __ATOMIC_RELAXED);
-	}
-	if (fsetxattr(fd, "user.tensor.dtype", dn, strlen(dn), 0)) {
-		rc = tfs_seterr(-errno, "%s: dtype %s: %s", s->path, dn, tfs_strerror(errno));
-		goto fail;
-	}
-	memmove(shape, shape + n, strlen(shape + n) + 1);
-	if (fsetxattr(fd, "user.tensor.shape", shape, strlen(shape), 0)) {
-		rc = tfs_seterr(-errno, "%s: allocate %s %s (%llu bytes): %s", s->path, dn, shape,
-				(unsigned long long)it->bytes, tfs_strerror(errno));
-		goto fail;
-	}
-shaped:
 	/* Another node's tensor whose memory does not map here (a dest made on another
 	 * mount's node) goes through the file. */
 	if (it->bytes && !l->o->via_file && !tfs_open_fd(fd, &t) &&

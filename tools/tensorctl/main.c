@@ -14,6 +14,7 @@
 #include "ctl.h"
 #include "dtype.h"
 #include "tier.h"
+#include "typed.h"
 
 const char *ctl_cmdname = "";
 volatile sig_atomic_t ctl_interrupted;
@@ -313,7 +314,7 @@ int read_meta(const char *path, struct tfs_meta *m, char **json)
 int make_tensor(const char *path, tfs_dtype dt, const struct tfs_shape *sh, int device)
 {
 	char shape[1024], dev[16];
-	const char *dn = tfs_dtype_name(dt);
+	const char *dn = tfs_dtype_name(dt), *what;
 	int fd, rc = 0;
 
 	fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0644);
@@ -327,21 +328,17 @@ int make_tensor(const char *path, tfs_dtype dt, const struct tfs_shape *sh, int 
 			goto fail;
 		}
 	}
-	if (setxattr(path, "user.tensor.dtype", dn, strlen(dn), 0)) {
-		rc = err(-errno, "%s: dtype %s: %s", path, dn, strerror(errno));
-		goto fail;
-	}
-	if (tfs_shape_format(sh, shape, sizeof(shape)) < 0) {
-		rc = err(-ENAMETOOLONG, "%s: shape: %s", path, strerror(ENAMETOOLONG));
-		goto fail;
-	}
-	if (setxattr(path, "user.tensor.shape", shape, strlen(shape), 0)) {
+	if ((rc = tfs_set_type(-1, path, dt, sh, NULL, &what))) {
 		uint64_t bytes = 0;
 
-		rc = -errno;
+		if (tfs_shape_format(sh, shape, sizeof(shape)) < 0)
+			snprintf(shape, sizeof(shape), "(long)");
 		tfs_shape_bytes(sh, tfs_dtype_size(dt), &bytes);
-		rc = err(rc, "%s: allocate %s %s (%llu bytes): %s", path, dn, shape,
-			 (unsigned long long)bytes, strerror(-rc));
+		if (!strcmp(what, "dtype"))
+			rc = err(rc, "%s: dtype %s: %s", path, dn, strerror(-rc));
+		else
+			rc = err(rc, "%s: allocate %s %s (%llu bytes): %s", path, dn, shape,
+				 (unsigned long long)bytes, strerror(-rc));
 		goto fail;
 	}
 	return 0;
