@@ -107,6 +107,11 @@ static int start_backend(const struct tfs_opts *o)
 {
 	int rc = tfs_mem_start(o->device);
 
+	if (rc && o->device_of_devices && (rc == -EINVAL || rc == -ENODEV)) {
+		tfs_log(LOG_ERR, "--devices %s: no device %d: the %s backend cannot start on it "
+			"(%s)", o->devices, o->device, tfs_mem.ops->name, strerror(-rc));
+		return -1;
+	}
 	if (rc) {
 		tfs_log(LOG_ERR, "the %s backend failed to start on device %d: %s",
 			tfs_mem.ops->name, o->device, strerror(-rc));
@@ -120,19 +125,18 @@ static int start_backend(const struct tfs_opts *o)
  * leaves it to the keeper). */
 static int check_devices(const struct tfs_opts *o)
 {
-	int ndev;
+	int ndev = tfs_mem.ops->device_count(tfs_mem.be);
 
-	if (o->device >= tfs_mem.ops->device_count(tfs_mem.be)) {
-		tfs_log(LOG_ERR, "--device %d: only %d device(s)", o->device,
-			tfs_mem.ops->device_count(tfs_mem.be));
-		return -1;
-	}
-	ndev = tfs_mem.ops->device_count(tfs_mem.be);
+	/* --devices first: without --device, the default device is its first. */
 	if (!o->devices) {
 		tfs_mem.devmask = ~0ull;
 	} else if (ndev < TFS_DEVICES_MAX && tfs_mem.devmask >> ndev) {
 		tfs_log(LOG_ERR, "--devices %s: no device %d (%d present)", o->devices,
 			ndev + __builtin_ctzll(tfs_mem.devmask >> ndev), ndev);
+		return -1;
+	}
+	if (o->device >= ndev) {
+		tfs_log(LOG_ERR, "--device %d: only %d device(s)", o->device, ndev);
 		return -1;
 	}
 	if (ndev < TFS_DEVICES_MAX && tfs_mem.prealloc.devmask >> ndev) {

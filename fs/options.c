@@ -445,8 +445,10 @@ int tfs_opts_check(struct tfs_opts *o, int restarted)
 		return -1;
 	}
 	/* Not given: the first GPU --devices names, so that "--devices 1" alone serves. */
-	if (o->device == INT_MIN)
-		o->device = o->devices && tfs_mem.devmask ? __builtin_ctzll(tfs_mem.devmask) : 0;
+	if (o->device == INT_MIN) {
+		o->device_of_devices = o->devices && tfs_mem.devmask;
+		o->device = o->device_of_devices ? __builtin_ctzll(tfs_mem.devmask) : 0;
+	}
 	if (o->device < 0) {
 		tfs_log(LOG_ERR, "--device must be >= 0");
 		return -1;
