@@ -58,7 +58,12 @@ check "a replica over the veth pair" inb "$CTL" cp -r -q "$T/b/m" "$T/b/r1"
 for i in 0 1; do check "  w$i" cmp "$T/w$i.src" "$B/r1/w$i"; done
 # The owner stalled while the copy starts, so the link surely goes down mid-transfer.
 d=$(pgrep -P "${NSPID[a]}" -x tensorfs | head -1)
+rec=$(redis-cli -s "$SOCK" get tensorfs:ucx:n1)
 kill -STOP "$d"
+# A stopped daemon renews nothing: on a loaded machine its address record (5 s) could lapse
+# before the copy reaches it (EREMOTE at once, no wait). Kept without a lifetime while it
+# is stopped; its own renewal replaces it once it runs again.
+redis-cli -s "$SOCK" set tensorfs:ucx:n1 "$rec" > /dev/null
 nsenter -t "${NSPID[b]}" -m "$CTL" cp -r -q "$T/b/m" "$T/b/r2" > "$T/cp.out" 2> "$T/cp.err" &
 cp_pid=$!
 check "the copy waits for the stopped owner" soon waiting "$cp_pid"
