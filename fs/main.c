@@ -144,6 +144,11 @@ static int check_devices(const struct tfs_opts *o)
 			ndev + __builtin_ctzll(tfs_mem.prealloc.devmask >> ndev));
 		return -1;
 	}
+	if (!tfs_device_served(o->device) && o->devices && !o->device_given && !tfs_mem.devmask) {
+		tfs_log(LOG_ERR, "--devices %s names no GPU: new tensors need one as their "
+			"default device", o->devices);
+		return -1;
+	}
 	if (!tfs_device_served(o->device)) {
 		tfs_log(LOG_ERR, "--device %d is not one of --devices %s", o->device, o->devices);
 		return -1;

@@ -108,7 +108,7 @@ static void usage(const char *prog)
 	       "                        default) or vmm (a VMM allocation per tensor, handed out\n"
 	       "                        as a file descriptor: docs/vmm.md)\n"
 	       "    --device N          default GPU ordinal for new tensors (default: the\n"
-	       "                        first GPU of --devices, else 0)\n"
+	       "                        lowest GPU of --devices, else 0)\n"
 	       "    --devices LIST      tiers tensors may live on: GPU ordinals and cpu, host\n"
 	       "                        memory: cpu,0,2,3 (-o devices=cpu:0:2:3; default: all;\n"
 	       "                        cpu on the cuda backend or with host_devices)\n"
@@ -444,8 +444,10 @@ int tfs_opts_check(struct tfs_opts *o, int restarted)
 			o->devices);
 		return -1;
 	}
-	/* Not given: the first GPU --devices names, so that "--devices 1" alone serves. */
-	if (o->device == INT_MIN) {
+	/* Not given: the lowest GPU --devices names (0 whenever it is there), so that
+	 * "--devices 1" alone serves. */
+	o->device_given = o->device != INT_MIN;
+	if (!o->device_given) {
 		o->device_of_devices = o->devices && tfs_mem.devmask;
 		o->device = o->device_of_devices ? __builtin_ctzll(tfs_mem.devmask) : 0;
 	}

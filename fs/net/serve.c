@@ -302,7 +302,7 @@ static int tensor_get(const struct tfs_net_hdr *q, const char *name, int wr,
 {
 	struct tfsd_tensor *t;
 
-	if (tfs_redis.lease_lost)
+	if (__atomic_load_n(&tfs_redis.lease_lost, __ATOMIC_ACQUIRE))
 		return -ESTALE;          /* another daemon holds this node now */
 	if (wait_ns)
 		tfs_ns_lock();

@@ -16,6 +16,7 @@
 
 #include "cmd.h"
 #include "store/conn.h"
+#include "store/lease.h"
 #include "kernel/kernel_cache.h"
 #include "kernel/node.h"
 #include "queue/queue.h"
@@ -747,13 +748,15 @@ static void housekeeping(int64_t *last_reap)
 	int rc;
 
 	/* Nothing of the node is rewritten unless its lease is ours: a lost lease (lease.c's
-	 * thread) keeps tfs_conn_get failing. */
+	 * thread) keeps tfs_conn_get failing, and a lease that lapsed with the outage is
+	 * taken again (tfs_lease_check) before the records are. */
 	failovers = tfs_conn_failovers();
 	/* Writes dropped for the queue's bound, or lost with a primary whose replica took
 	 * over: the records of tensors freed meanwhile are removed first, then every record
 	 * and directory is rewritten (a tensor made in between is in the table by then). */
 	if ((tfs_redis.down || drops != drops_mended || failovers != failovers_mended ||
-	     __atomic_load_n(&tfs_redis.moves_pending, __ATOMIC_ACQUIRE)) && tfs_conn_get()) {
+	     __atomic_load_n(&tfs_redis.moves_pending, __ATOMIC_ACQUIRE)) &&
+	    tfs_lease_check() == 0 && tfs_conn_get()) {
 		tfs_redis.down = 0;
 		/* The connection just made may be the one that saw the failover. */
 		failovers = tfs_conn_failovers();
@@ -788,8 +791,9 @@ static void housekeeping(int64_t *last_reap)
 		 * hand's DEL, a restart between two commands): the root's record is the
 		 * sign, checked once a second. */
 		if (!tfs_redis.down && (resync_owed || tfs_store_lost() == 1)) {
-			/* A failed pass is retried: the root's record, the sign, is back by now. */
-			resync_owed = tfs_tensor_resync() != 0;
+			/* A failed pass is retried: the root's record, the sign, is back by now.
+			 * So is one put off until the lease is ours again. */
+			resync_owed = tfs_lease_check() != 0 || tfs_tensor_resync() != 0;
 			if (!resync_owed)
 				tfs_log(LOG_NOTICE, "Redis had lost records: those of this node "
 					"rewritten");

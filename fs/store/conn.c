@@ -94,7 +94,7 @@ redisContext *tfs_conn_get(void)
 
 	/* Another daemon holds this node's lease: nothing of the node is written or read in
 	 * its name, as though Redis were away (lease.h). */
-	if (tfs_redis.lease_lost) {
+	if (__atomic_load_n(&tfs_redis.lease_lost, __ATOMIC_ACQUIRE)) {
 		tfs_redis.down = 1;
 		return NULL;
 	}

@@ -22,8 +22,9 @@
 
 static struct {
 	char token[33];             /* 32 hex digits */
-	/* mu: c, last_ms, said_ms and stop; held across a renewal's Redis call, and no other
-	 * lock is taken under it. */
+	/* mu: c, last_ms, said_ms and stop; held across a renewal (a connect, with Sentinel
+	 * the primary's lookup, and one script: each bounded by a timeout). Under it only
+	 * conn.c's and the log's own locks are taken, whose holders never take it. */
 	pthread_mutex_t mu;
 	pthread_cond_t wake;        /* stop was set */
 	redisContext *c;            /* the lease's own connection: not closed by lease_lost */
@@ -229,8 +230,10 @@ static int renew(int64_t now)
 				tfs_schema.node, desc);
 			ls.said_ms = now;
 		}
-		tfs_redis.down = 1;     /* what this node wrote is rewritten once it is back */
-		tfs_redis.lease_lost = 1;
+		/* lease_lost first: housekeeping, on another thread, takes down as the sign
+		 * to rewrite the node's records, and a connection it then gets must refuse. */
+		__atomic_store_n(&tfs_redis.lease_lost, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&tfs_redis.down, 1, __ATOMIC_RELEASE);
 		return rc;
 	}
 	if (rc < 0)
@@ -241,7 +244,7 @@ static int renew(int64_t now)
 	else if (rc == 1)
 		tfs_log(LOG_NOTICE, "node %s: the lease was gone from Redis (emptied, or a stall "
 			"past %d ms): taken again", tfs_schema.node, TFS_LEASE_MS);
-	tfs_redis.lease_lost = 0;
+	__atomic_store_n(&tfs_redis.lease_lost, 0, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -255,6 +258,16 @@ int tfs_lease_tick(void)
 		rc = tfs_redis.lease_lost ? -EBUSY : 0;
 	else
 		rc = renew(now);
+	pthread_mutex_unlock(&ls.mu);
+	return rc;
+}
+
+int tfs_lease_check(void)
+{
+	int rc;
+
+	pthread_mutex_lock(&ls.mu);
+	rc = renew(tfs_mono_ns() / 1000000);
 	pthread_mutex_unlock(&ls.mu);
 	return rc;
 }
@@ -279,6 +292,7 @@ static void *keep(void *arg)
 int tfs_lease_keep(void)
 {
 	pthread_condattr_t ca;
+	sigset_t all, old;
 	int rc;
 
 	if (ls.keeping)
@@ -290,7 +304,14 @@ int tfs_lease_keep(void)
 	pthread_cond_init(&ls.wake, &ca);
 	pthread_condattr_destroy(&ca);
 	ls.stop = 0;
+	/* As every thread of the daemon's: signals are the main thread's (a renewal's write
+	 * to a Redis that went away is EPIPE here, never SIGPIPE). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	rc = pthread_create(&ls.thread, NULL, keep, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0)
+		pthread_setname_np(ls.thread, "tfs-lease");
 	if (rc) {
 		tfs_log(LOG_ERR, "node %s: no thread to renew its lease: %s", tfs_schema.node,
 			strerror(rc));

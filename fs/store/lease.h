@@ -18,9 +18,14 @@
  * second daemon of the node is refused meanwhile.
  *
  * Threads: tfs_lease_init, tfs_lease_acquire and tfs_lease_keep run on the main thread, the
- * first two before the daemon forks into the background; tfs_lease_tick and
- * tfs_lease_release from any thread. The lease's own mutex is taken in them, held across
- * a renewal's Redis call; no other lock of the daemon is held by or taken in them. */
+ * first two before the daemon forks into the background; tfs_lease_tick, tfs_lease_check
+ * and tfs_lease_release from any thread. The lease's own mutex is taken in them, held
+ * across a renewal (connect, Sentinel lookup, one script: each bounded by a timeout); under
+ * it only conn.c's and the log's locks are taken. No other lock of the daemon is held by
+ * or taken in them.
+ *
+ * What the lease says is that the daemon's process lives and reaches Redis, not that it
+ * serves: a daemon whose other threads are stuck keeps its node. */
 #ifndef TFS_LEASE_H
 #define TFS_LEASE_H
 
@@ -47,6 +52,10 @@ const char *tfs_lease_token(void);
  * when Redis did not answer (nothing changes). Within a second of the last renewal it only
  * says what that one found. */
 int tfs_lease_tick(void);
+/* A renewal now, whenever the last was: for housekeeping before it rewrites the node's
+ * records (after an outage or a Redis that lost them), which it must do only while the
+ * lease is ours. As tfs_lease_tick's return. */
+int tfs_lease_check(void);
 /* Starts the renewals' thread: tfs_lease_tick's work at once, then once a second until
  * tfs_lease_release. Call after the last fork that must not carry the thread's state (the
  * keeper's start). 0, or a negative errno (logged). */

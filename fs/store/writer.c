@@ -569,7 +569,7 @@ static int flush_batch(void)
 	if (wb.c && wb.epoch != tfs_conn_epoch())
 		close_conn();
 	/* Another daemon holds this node's lease: what is queued waits (lease.h). */
-	if (tfs_redis.lease_lost) {
+	if (__atomic_load_n(&tfs_redis.lease_lost, __ATOMIC_ACQUIRE)) {
 		tfs_redis.down = 1;
 		return -EIO;
 	}

@@ -27,9 +27,10 @@
  *                        open directories, transport/loop.c, tensors/lockstats.c: each held
  *                        for a few instructions, calling out of its module with none of
  *                        them held.
- *   5. store/lease.c's   the node lease's: held across one renewal's Redis call (bounded by
- *      mutex             the command timeout) and nothing else taken under it; its thread
- *                        takes no other lock, so no wait of the daemon delays a renewal.
+ *   5. store/lease.c's   the node lease's: held across one renewal (a connect, with Sentinel
+ *      mutex             the primary's lookup, one script; each bounded by a timeout), under
+ *                        it only store/conn.c's and the log's own; its thread takes no lock
+ *                        of the layers above, so no wait of the daemon delays a renewal.
  *
  * No unbounded wait under ns or an exclusive io: Redis round trips under ns are bounded by
  * the command timeout (1 s); a create waits for its claim with ns released

@@ -189,7 +189,8 @@ finish() {
 	if declare -F finish_hook >/dev/null; then finish_hook; fi
 	if [ $FAILS -eq 0 ]; then rm -rf "$T"; else echo "kept $T for inspection"; fi
 }
-trap '[ -n "$WATCHDOG" ] && kill "$WATCHDOG" 2>/dev/null; for d in "${!MNT_PID[@]}"; do fusermount3 -uz "$d" 2>/dev/null; kill "${MNT_PID[$d]}" 2>/dev/null; done; [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null' EXIT
+# SIGCONT after the SIGTERM: a keeper the test stopped (SIGSTOP) and did not resume ends too.
+trap '[ -n "$WATCHDOG" ] && kill "$WATCHDOG" 2>/dev/null; for d in "${!MNT_PID[@]}"; do fusermount3 -uz "$d" 2>/dev/null; kill "${MNT_PID[$d]}" 2>/dev/null; kill -CONT "${MNT_PID[$d]}" 2>/dev/null; done; [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null' EXIT
 
 # Every integration test runs under a watchdog: past TEST_TIMEOUT seconds (default 300, room
 # for a loaded machine; a test that needs longer sets it before sourcing this file) it

@@ -567,9 +567,10 @@ int tfs_cuda_move(struct tfs_backend *be, struct tfs_alloc *a, int device)
 		t0 = now_ms();
 		rc = tfs_cuda_peer_copy(to, na.vmm->va, from, a->vmm->va, a->vmm->bytes);
 		/* The daemon maps VMM memory with access for every device: no keeper round trip. */
-		tfs_log(LOG_INFO, "cuda: moved %" PRIu64 " bytes from device %d to %d: %.1f ms to "
-			"place, %.1f ms to copy (by the daemon, VMM)", a->vmm->bytes, from->ordinal,
-			device, t0 - t_start, now_ms() - t0);
+		if (rc == 0)
+			tfs_log(LOG_INFO, "cuda: moved %" PRIu64 " bytes from device %d to %d: %.1f ms "
+				"to place, %.1f ms to copy (by the daemon, VMM)", a->vmm->bytes,
+				from->ordinal, device, t0 - t_start, now_ms() - t0);
 		if (rc < 0) {
 			tfs_cuda_vmm_free(&na);
 			return rc;
