@@ -18,8 +18,12 @@ fails_with "umount of a directory inside a mount" "not a tensorfs mount point" "
 M4=$T/m4
 mkdir -p "$M4"
 "$CTL" mount "$M4" --redis "$URL" --prefix m4 --log "$T/m4.log"
-# The daemon and its memory keeper both (the keeper would start the daemon again).
-pid4=$(ps -eo pid=,args= | awk -v m="$M4" '$2 ~ /tensorfs$/ && $NF == m {print $1}')
+# The daemon and its memory keeper both (the keeper would start the daemon again, and the
+# daemon a keeper): wait until both are there, since the mount is up before the daemon
+# forks its keeper; one alone killed comes back.
+pids4() { ps -eo pid=,args= | awk -v m="$M4" '$2 ~ /tensorfs$/ && $NF == m {print $1}'; }
+for _ in $(seq 300); do [ "$(pids4 | wc -l)" -ge 2 ] && break; sleep 0.1; done
+pid4=$(pids4)
 if [ -n "$pid4" ] && kill -9 $pid4; then
 	# The kernel aborts the connection once the last holder of /dev/fuse has exited;
 	# on a loaded machine that is later than the kill.
