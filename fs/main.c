@@ -107,7 +107,8 @@ static int start_backend(const struct tfs_opts *o)
 {
 	int rc = tfs_mem_start(o->device);
 
-	if (rc && o->device_of_devices && (rc == -EINVAL || rc == -ENODEV)) {
+	if (rc && !o->device_given && o->devices && tfs_mem.devmask &&
+	    (rc == -EINVAL || rc == -ENODEV)) {
 		tfs_log(LOG_ERR, "--devices %s: no device %d: the %s backend cannot start on it "
 			"(%s)", o->devices, o->device, tfs_mem.ops->name, strerror(-rc));
 		return -1;
@@ -144,7 +145,7 @@ static int check_devices(const struct tfs_opts *o)
 			ndev + __builtin_ctzll(tfs_mem.prealloc.devmask >> ndev));
 		return -1;
 	}
-	if (!tfs_device_served(o->device) && o->devices && !o->device_given && !tfs_mem.devmask) {
+	if (!o->device_given && o->devices && !tfs_mem.devmask) {
 		tfs_log(LOG_ERR, "--devices %s names no GPU: new tensors need one as their "
 			"default device", o->devices);
 		return -1;
@@ -282,7 +283,7 @@ int main(int argc, char *argv[])
 	if (check_devices(o))
 		goto out_backend;
 	/* Now that the keeper runs: its pid in the lease, and the lease still ours. */
-	if (tfs_lease_tick() == -EBUSY) {
+	if (tfs_lease_check() == -EBUSY) {
 		tfs_log(LOG_ERR, "lost the lease of node %s while starting", o->node);
 		rc = 1;
 		goto out_backend;

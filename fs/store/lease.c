@@ -22,17 +22,16 @@
 
 static struct {
 	char token[33];             /* 32 hex digits */
-	/* mu: c, last_ms, said_ms and stop; held across a renewal (a connect, with Sentinel
-	 * the primary's lookup, and one script: each bounded by a timeout). Under it only
+	/* mu: c, said_ms and stop; held across a renewal (a connect, with Sentinel the
+	 * primary's lookup, and one script: each bounded by a timeout). Under it only
 	 * conn.c's and the log's own locks are taken, whose holders never take it. */
 	pthread_mutex_t mu;
-	pthread_cond_t wake;        /* stop was set */
+	pthread_cond_t wake;        /* stop was set; made by tfs_lease_keep */
 	redisContext *c;            /* the lease's own connection: not closed by lease_lost */
-	int64_t last_ms;            /* the last renewal tried */
 	int64_t said_ms;            /* when "held by another" was last logged */
 	pthread_t thread;
 	int keeping, stop;
-} ls = { .mu = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER };
+} ls = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static int new_token(void)
 {
@@ -214,12 +213,12 @@ const char *tfs_lease_token(void)
 }
 
 /* One renewal, ls.mu held. */
-static int renew(int64_t now)
+static int renew(void)
 {
 	char holder[512] = "", desc[400];
+	int64_t now = tfs_mono_ns() / 1000000;
 	int rc;
 
-	ls.last_ms = now;
 	rc = take(holder, sizeof(holder));
 	if (rc == -EBUSY) {
 		if (!tfs_redis.lease_lost || now - ls.said_ms >= 60000) {
@@ -248,26 +247,12 @@ static int renew(int64_t now)
 	return 0;
 }
 
-int tfs_lease_tick(void)
-{
-	int64_t now = tfs_mono_ns() / 1000000;
-	int rc;
-
-	pthread_mutex_lock(&ls.mu);
-	if (now - ls.last_ms < 1000)
-		rc = tfs_redis.lease_lost ? -EBUSY : 0;
-	else
-		rc = renew(now);
-	pthread_mutex_unlock(&ls.mu);
-	return rc;
-}
-
 int tfs_lease_check(void)
 {
 	int rc;
 
 	pthread_mutex_lock(&ls.mu);
-	rc = renew(tfs_mono_ns() / 1000000);
+	rc = renew();
 	pthread_mutex_unlock(&ls.mu);
 	return rc;
 }
@@ -279,7 +264,7 @@ static void *keep(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&ls.mu);
 	while (!ls.stop) {
-		renew(tfs_mono_ns() / 1000000);
+		renew();
 		clock_gettime(CLOCK_MONOTONIC, &until);
 		until.tv_sec += 1;
 		while (!ls.stop && pthread_cond_timedwait(&ls.wake, &ls.mu, &until) != ETIMEDOUT)
@@ -300,7 +285,6 @@ int tfs_lease_keep(void)
 	/* Renewals a second apart whatever the wall clock does. */
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_destroy(&ls.wake);
 	pthread_cond_init(&ls.wake, &ca);
 	pthread_condattr_destroy(&ca);
 	ls.stop = 0;
@@ -330,6 +314,7 @@ static void unkeep(void)
 	pthread_cond_signal(&ls.wake);
 	pthread_mutex_unlock(&ls.mu);
 	pthread_join(ls.thread, NULL);
+	pthread_cond_destroy(&ls.wake);
 	ls.keeping = 0;
 }
 

@@ -18,8 +18,8 @@
  * second daemon of the node is refused meanwhile.
  *
  * Threads: tfs_lease_init, tfs_lease_acquire and tfs_lease_keep run on the main thread, the
- * first two before the daemon forks into the background; tfs_lease_tick, tfs_lease_check
- * and tfs_lease_release from any thread. The lease's own mutex is taken in them, held
+ * first two before the daemon forks into the background; tfs_lease_check and
+ * tfs_lease_release from any thread. The lease's own mutex is taken in them, held
  * across a renewal (connect, Sentinel lookup, one script: each bounded by a timeout); under
  * it only conn.c's and the log's locks are taken. No other lock of the daemon is held by
  * or taken in them.
@@ -46,19 +46,16 @@ int tfs_lease_init(int restart);
 int tfs_lease_acquire(void);
 /* The token, for the keeper to pass to the daemon it restarts. */
 const char *tfs_lease_token(void);
-/* Renews the lease (at most once a second, the first call at once: in the serving daemon,
- * it puts the keeper's pid in the value): retakes it when it is free, sets or clears
- * tfs_redis.lease_lost. Returns 0 while the lease is ours, -EBUSY while another's, -EIO
- * when Redis did not answer (nothing changes). Within a second of the last renewal it only
- * says what that one found. */
-int tfs_lease_tick(void);
-/* A renewal now, whenever the last was: for housekeeping before it rewrites the node's
- * records (after an outage or a Redis that lost them), which it must do only while the
- * lease is ours. As tfs_lease_tick's return. */
+/* A renewal now: retakes the lease when it is free, sets or clears tfs_redis.lease_lost.
+ * 0 while the lease is ours, -EBUSY while another's, -EIO when Redis did not answer
+ * (nothing changes). For the start, once the backend runs, and for housekeeping before it
+ * rewrites the node's records (after an outage or a Redis that lost them), which it must
+ * do only while the lease is ours. */
 int tfs_lease_check(void);
-/* Starts the renewals' thread: tfs_lease_tick's work at once, then once a second until
- * tfs_lease_release. Call after the last fork that must not carry the thread's state (the
- * keeper's start). 0, or a negative errno (logged). */
+/* Starts the renewals' thread: tfs_lease_check's work at once (the value then names the
+ * keeper's pid), then once a second until tfs_lease_release. Call after the last fork that
+ * must not carry the thread's state (the keeper's start). 0, or a negative errno
+ * (logged). */
 int tfs_lease_keep(void);
 /* Stops the renewals' thread, deletes the lease if it is still ours (once: later calls do
  * nothing), and closes its connection. */
