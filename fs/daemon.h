@@ -23,8 +23,7 @@ struct tfs_opts {
 	char *devices;           /* --devices: "cpu,0,2,3", NULL: every device */
 	char *log;               /* log file; default stderr (foreground) or syslog */
 	int device;
-	int device_given;            /* --device was given */
-	int device_of_devices;       /* not given: --devices' lowest GPU */
+	int device_given;            /* --device was given (else: --devices' lowest GPU, or 0) */
 	int host_devices;            /* -o host_devices=N: the host backend's stand-in GPUs */
 	int threads;                 /* FUSE workers (--threads) */
 	int restarts;                /* -o restarts=N: obsolete, accepted and ignored */

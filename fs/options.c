@@ -447,10 +447,8 @@ int tfs_opts_check(struct tfs_opts *o, int restarted)
 	/* Not given: the lowest GPU --devices names (0 whenever it is there), so that
 	 * "--devices 1" alone serves. */
 	o->device_given = o->device != INT_MIN;
-	if (!o->device_given) {
-		o->device_of_devices = o->devices && tfs_mem.devmask;
-		o->device = o->device_of_devices ? __builtin_ctzll(tfs_mem.devmask) : 0;
-	}
+	if (!o->device_given)
+		o->device = o->devices && tfs_mem.devmask ? __builtin_ctzll(tfs_mem.devmask) : 0;
 	if (o->device < 0) {
 		tfs_log(LOG_ERR, "--device must be >= 0");
 		return -1;
