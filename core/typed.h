@@ -12,11 +12,12 @@
  * kernel ask for the attributes again between them. A daemon that predates that form
  * answers EINVAL; then *untyped is set (atomically: a load's threads share it) and the two
  * attributes are set apart, as they are at once while *untyped is set. untyped may be NULL:
- * nothing is remembered, the one request is tried first each time. 0, or -errno with *failed naming the attribute that
- * failed ("dtype" or "shape"; a failed shape is the allocation's error: ENOSPC, EFBIG);
+ * nothing is remembered, the one request is tried first each time. 0, or -errno with what
+ * (wsize bytes) saying what failed, for the caller's message: "dtype f32", "allocate f32
+ * [4,8] (128 bytes)" (the allocation's error: ENOSPC, EFBIG), or "shape" with
  * -ENAMETOOLONG when the shape's text does not fit. Nothing is undone on failure: the
  * caller removes the file it made. */
 int tfs_set_type(int fd, const char *path, tfs_dtype dt, const struct tfs_shape *sh,
-		 int *untyped, const char **failed);
+		 int *untyped, char *what, size_t wsize);
 
 #endif

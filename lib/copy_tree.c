@@ -120,22 +120,15 @@ static void copy_dir_xattrs(const char *src, const char *dst)
 /* A new tensor at path with src's dtype and shape, on the mount's default device. */
 static int make_tensor(const char *path, const struct tfs_meta *m)
 {
-	char shape[1024];
-	const char *dn = tfs_dtype_name(m->dtype), *what;
+	char what[1200];
 	int fd, rc;
 
 	fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return tfs_seterr(-errno, "%s: %s", path, tfs_strerror(errno));
 	close(fd);
-	if ((rc = tfs_set_type(-1, path, m->dtype, &m->shape, NULL, &what))) {
-		if (tfs_shape_format(&m->shape, shape, sizeof(shape)) < 0)
-			snprintf(shape, sizeof(shape), "(long)");
-		if (!strcmp(what, "dtype"))
-			rc = tfs_seterr(rc, "%s: dtype %s: %s", path, dn, tfs_strerror(-rc));
-		else
-			rc = tfs_seterr(rc, "%s: allocate %s %s (%llu bytes): %s", path, dn, shape,
-					(unsigned long long)m->bytes, tfs_strerror(-rc));
+	if ((rc = tfs_set_type(-1, path, m->dtype, &m->shape, NULL, what, sizeof(what)))) {
+		rc = tfs_seterr(rc, "%s: %s: %s", path, what, tfs_strerror(-rc));
 		unlink(path);
 	}
 	return rc;

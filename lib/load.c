@@ -620,8 +620,7 @@ static int make_one(void *arg, size_t i)
 	struct load *l = arg;
 	struct spec *s = &l->spec[i];
 	struct tfs_pipe_item *it = &l->items[i];
-	const char *dn = tfs_dtype_name(s->dtype), *what;
-	char shape[1024], dev[16];
+	char what[1200], dev[16];
 	tfs_tensor *t;
 	int fd, rc;
 
@@ -641,14 +640,8 @@ static int make_one(void *arg, size_t i)
 		}
 	}
 	/* Typed and sized in one request where the daemon takes it (core/typed.h). */
-	if ((rc = tfs_set_type(fd, NULL, s->dtype, &s->shape, &l->untyped, &what))) {
-		if (tfs_shape_format(&s->shape, shape, sizeof(shape)) < 0)
-			snprintf(shape, sizeof(shape), "(long)");
-		if (!strcmp(what, "dtype"))
-			rc = tfs_seterr(rc, "%s: dtype %s: %s", s->path, dn, tfs_strerror(-rc));
-		else
-			rc = tfs_seterr(rc, "%s: allocate %s %s (%llu bytes): %s", s->path, dn,
-					shape, (unsigned long long)it->bytes, tfs_strerror(-rc));
+	if ((rc = tfs_set_type(fd, NULL, s->dtype, &s->shape, &l->untyped, what, sizeof(what)))) {
+		rc = tfs_seterr(rc, "%s: %s: %s", s->path, what, tfs_strerror(-rc));
 		goto fail;
 	}
 	/* Another node's tensor whose memory does not map here (a dest made on another

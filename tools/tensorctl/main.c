@@ -313,8 +313,7 @@ int read_meta(const char *path, struct tfs_meta *m, char **json)
 
 int make_tensor(const char *path, tfs_dtype dt, const struct tfs_shape *sh, int device)
 {
-	char shape[1024], dev[16];
-	const char *dn = tfs_dtype_name(dt), *what;
+	char what[1200], dev[16];
 	int fd, rc = 0;
 
 	fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0644);
@@ -328,17 +327,8 @@ int make_tensor(const char *path, tfs_dtype dt, const struct tfs_shape *sh, int 
 			goto fail;
 		}
 	}
-	if ((rc = tfs_set_type(-1, path, dt, sh, NULL, &what))) {
-		uint64_t bytes = 0;
-
-		if (tfs_shape_format(sh, shape, sizeof(shape)) < 0)
-			snprintf(shape, sizeof(shape), "(long)");
-		tfs_shape_bytes(sh, tfs_dtype_size(dt), &bytes);
-		if (!strcmp(what, "dtype"))
-			rc = err(rc, "%s: dtype %s: %s", path, dn, strerror(-rc));
-		else
-			rc = err(rc, "%s: allocate %s %s (%llu bytes): %s", path, dn, shape,
-				 (unsigned long long)bytes, strerror(-rc));
+	if ((rc = tfs_set_type(-1, path, dt, sh, NULL, what, sizeof(what)))) {
+		rc = err(rc, "%s: %s: %s", path, what, strerror(-rc));
 		goto fail;
 	}
 	return 0;
