@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "client_internal.h"
+#include "fileio.h"
 
 /* Another node's tensor whose memory does not map here: pread/pwrite on its descriptor, which the daemon forwards to
  * the owning node; a short count before len means the tensor changed size there. */
@@ -42,22 +43,12 @@ static int copy_remote(tfs_tensor *t, uint64_t off, char *buf, size_t len, int t
 static int copy_fd(tfs_tensor *t, uint64_t off, char *buf, size_t len, int to_tensor)
 {
 	int fd = tfs_ipc_host_fd(t->map);
-	off_t at = (off_t)(t->meta.ipc_offset + off);
-	ssize_t n;
+	uint64_t at = t->meta.ipc_offset + off;
 
 	if (fd < 0 || len < FD_COPY_MIN)
 		return 1;
-	while (len > 0) {
-		n = to_tensor ? pwrite(fd, buf, len, at) : pread(fd, buf, len, at);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return 1;
-		buf += n;
-		at += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return (to_tensor ? tfs_pwrite_full(fd, buf, len, at) : tfs_pread_full(fd, buf, len, at)) ?
+	       1 : 0;
 }
 
 /* to_tensor: buf -> tensor, else tensor -> buf. */

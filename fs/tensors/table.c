@@ -130,7 +130,6 @@ struct tfsd_tensor *tfs_table_find(const char *name)
 struct tfsd_tensor *tfs_table_find_ino(uint64_t ino)
 {
 	struct tfs_table *tb = &tfs_tensors.table;
-
 	struct tfsd_tensor *t;
 
 	if (!ino)
