@@ -79,7 +79,7 @@ eq "the Redis record follows the move" 1 "$(rcli hget tensorfs:tensor:d0/m devic
 by="by the memory keeper"
 [ "$MEM_MODE" = vmm ] && by="by the daemon, VMM"
 check "the process that maps both sides did the copy (peer access): the keeper, or the daemon in vmm" \
-	grep -q "moved $((64 << 20)) bytes from device 0 to 1: .* ($by)" "$T/m.log"
+	grep -q "moved $((64 << 20)) bytes from device 0 to 1: .* ($by" "$T/m.log"
 ( exec 3< "$M/d0/m"; sleep 30 ) & holder=$!
 sleep 0.3
 check_err "a move is refused with EBUSY while another process holds the tensor" "busy" \
@@ -87,6 +87,29 @@ check_err "a move is refused with EBUSY while another process holds the tensor" 
 kill $holder; wait $holder 2>/dev/null
 check "once nobody holds it, the move back succeeds" bash -c \
 	"setfattr -n user.tensor.device -v 0 '$M/d0/m' && cmp big '$M/d0/m'"
+
+# In vmm a large move is made in pieces, each copied while the next is made: its bytes,
+# the zeros past them after growth in place, and its chunks adopted after a SIGKILL.
+if [ "$MEM_MODE" = vmm ]; then
+	pb=$(((600 << 20) + 12345))
+	head -c $pb /dev/urandom > big2
+	cp big2 "$M/d0/p"
+	check "vmm: a 600 MiB move is made in pieces, each copied while the next is made" bash -c \
+		"setfattr -n user.tensor.device -v 1 '$M/d0/p' && cmp big2 '$M/d0/p' &&
+		 grep -q 'moved $pb bytes from device 0 to 1: .* (by the daemon, VMM, [2-8] pieces)' '$T/m.log'"
+	check "vmm: a consumer on GPU 0 reads the moved tensor on GPU 1" bash -c \
+		"'$CONSUMER' dump \"\$(cons_handle '$M/d0/p')\" 0 $pb 0 1 | cmp - big2"
+	{ cat big2; head -c $((100 << 20)) /dev/zero; } > big2g
+	check "vmm: a tensor moved in pieces grows in place, zeros past its old end" bash -c \
+		"truncate -s $((pb + (100 << 20))) '$M/d0/p' && cmp big2g '$M/d0/p'"
+	. "$GROOT/tests/integration/crash/holders.sh"
+	EXPECT_RESTARTS=1
+	kill_daemon "$M"; kd=$?
+	check "vmm: its daemon's SIGKILL keeps every piece" bash -c "[ $kd = 0 ] && cmp big2g '$M/d0/p'"
+	check "vmm: and it moves back whole" bash -c \
+		"setfattr -n user.tensor.device -v 0 '$M/d0/p' && cmp big2g '$M/d0/p'"
+	rm -f "$M/d0/p"
+fi
 
 used() { echo $(( $(stat -f -c '%b-%f' "$1") )); }
 u0=$(used "$M/d0"); u1=$(used "$M/d1")

@@ -496,13 +496,6 @@ int tfs_cuda_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, g
 	return 0;
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* Lets a and b reach each other's memory where the hardware allows (NVLink, PCIe), so
  * that peer copies go straight between them instead of through host memory. Called with a
@@ -546,7 +539,7 @@ int tfs_cuda_move(struct tfs_backend *be, struct tfs_alloc *a, int device)
 {
 	struct tfs_pool_chunk *nc;
 	struct cdev *from, *to;
-	double t_start = now_ms(), t0;
+	double t_start = tfs_cuda_now_ms(), t0;
 	uint64_t bytes;
 	int rc, by_keeper;
 
@@ -560,23 +553,17 @@ int tfs_cuda_move(struct tfs_backend *be, struct tfs_alloc *a, int device)
 		return rc;
 	peer_enable(to, from);
 	if (a->vmm) {
-		struct tfs_alloc na = { .dev = to };
+		struct tfs_vmm *nv;
+		double first;
 
-		if ((rc = tfs_cuda_vmm_alloc(to, a->vmm->bytes, &na)) < 0)
-			return rc;
-		t0 = now_ms();
-		rc = tfs_cuda_peer_copy(to, na.vmm->va, from, a->vmm->va, a->vmm->bytes);
 		/* The daemon maps VMM memory with access for every device: no keeper round trip. */
-		if (rc == 0)
-			tfs_log(LOG_INFO, "cuda: moved %" PRIu64 " bytes from device %d to %d: %.1f ms "
-				"to place, %.1f ms to copy (by the daemon, VMM)", a->vmm->bytes,
-				from->ordinal, device, t0 - t_start, now_ms() - t0);
-		if (rc < 0) {
-			tfs_cuda_vmm_free(&na);
+		if ((rc = tfs_cuda_vmm_move(to, from, a->vmm, &nv, &first)) < 0)
 			return rc;
-		}
+		tfs_log(LOG_INFO, "cuda: moved %" PRIu64 " bytes from device %d to %d: %.1f ms "
+			"to place the first piece, %.1f ms in all (by the daemon, VMM, %d pieces)",
+			nv->bytes, from->ordinal, device, first, tfs_cuda_now_ms() - t_start, nv->n);
 		tfs_cuda_vmm_free(a);
-		a->vmm = na.vmm;
+		a->vmm = nv;
 		a->dev = to;
 		return 0;
 	}
@@ -587,7 +574,7 @@ int tfs_cuda_move(struct tfs_backend *be, struct tfs_alloc *a, int device)
 			bytes, from->ordinal, device, strerror(-rc));
 		return rc;
 	}
-	t0 = now_ms();
+	t0 = tfs_cuda_now_ms();
 	rc = keeper_copy(nc, a->chunk, bytes);
 	by_keeper = rc == 0;
 	if (rc < 0)
@@ -595,7 +582,7 @@ int tfs_cuda_move(struct tfs_backend *be, struct tfs_alloc *a, int device)
 					tfs_pool_chunk_addr(a->chunk), bytes);
 	tfs_log(LOG_INFO, "cuda: moved %" PRIu64 " bytes from device %d to %d: %.1f ms to place, "
 		"%.1f ms to copy (%s)", bytes, from->ordinal, device, t0 - t_start,
-		now_ms() - t0, by_keeper ? "by the memory keeper" : "by the daemon");
+		tfs_cuda_now_ms() - t0, by_keeper ? "by the memory keeper" : "by the daemon");
 	if (rc < 0) {
 		tfs_cuda_chunk_release(to, nc);
 		return rc;

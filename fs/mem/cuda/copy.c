@@ -62,6 +62,33 @@ int tfs_cuda_peer_copy(struct cdev *dst_d, uint64_t dst, struct cdev *src_d, uin
 	return slot_done(dst_d, s, e, "peer copy");
 }
 
+void tfs_cuda_copyq_begin(struct tfs_cuda_copyq *q, struct cdev *d)
+{
+	q->d = d;
+	q->s = tfs_cuda_slot_get(d);
+	q->e = cudaSuccess;
+}
+
+void tfs_cuda_copyq_peer(struct tfs_cuda_copyq *q, uint64_t dst, struct cdev *src_d,
+			 uint64_t src, uint64_t len)
+{
+	if (q->e == cudaSuccess && len)
+		q->e = cudaMemcpyPeerAsync((void *)(uintptr_t)dst, q->d->ordinal,
+					   (const void *)(uintptr_t)src, src_d->ordinal, len,
+					   q->s->stream);
+}
+
+void tfs_cuda_copyq_zero(struct tfs_cuda_copyq *q, uint64_t at, uint64_t len)
+{
+	if (q->e == cudaSuccess && len)
+		q->e = cudaMemsetAsync((void *)(uintptr_t)at, 0, len, q->s->stream);
+}
+
+int tfs_cuda_copyq_end(struct tfs_cuda_copyq *q, const char *what)
+{
+	return slot_done(q->d, q->s, q->e, what);
+}
+
 static uint64_t piece_size(size_t len)
 {
 	uint64_t p;

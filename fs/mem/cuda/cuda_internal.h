@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -156,6 +157,15 @@ struct tfs_alloc {
 	struct tfs_vmm *vmm;            /* --memory vmm: the tensor's own allocation */
 	struct tfs_pool_key key;
 };
+
+/* Milliseconds of the monotonic clock, for the log's timings of moves. */
+static inline double tfs_cuda_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
 
 /* The device address and size of a's memory, whichever kind it is. */
 static inline uint64_t tfs_cuda_addr(const struct tfs_alloc *a)
@@ -304,6 +314,12 @@ int tfs_cuda_found_names(const struct kfound *f, const struct tfs_meta *m);
  * TFS_VMM_CHUNKS_MAX, f first) with their entries of be->found in which[]: their count. */
 int tfs_cuda_vmm_found_chunks(struct tfs_backend *be, struct kfound *f,
 			      struct tfs_vmm_part *parts, struct kfound **which);
+/* A move: *out a new allocation on to (current after the call) holding src's bytes,
+ * copied from from, counted as a tensor's own; *first_ms how long until its first bytes
+ * could be copied (the rest is made while they are). 0, or -errno with nothing made.
+ * Takes a staging slot of to for the copy. */
+int tfs_cuda_vmm_move(struct cdev *to, struct cdev *from, const struct tfs_vmm *src,
+		      struct tfs_vmm **out, double *first_ms);
 /* Unmaps and releases a->vmm and closes its descriptor (importers keep theirs). */
 void tfs_cuda_vmm_free(struct tfs_alloc *a);
 /* Within the allocation the size changes in place; beyond it one more chunk is mapped at
@@ -358,6 +374,22 @@ int tfs_cuda_dev_copy_zero(struct cdev *d, uint64_t dst, uint64_t src, uint64_t 
  * slot's stream of dst_d, and returns once done. 0 or a negative errno (logged). */
 int tfs_cuda_peer_copy(struct cdev *dst_d, uint64_t dst, struct cdev *src_d, uint64_t src,
 		       uint64_t len);
+
+/* Copies queued on one staging slot's stream of d (current), which the caller goes on
+ * while they run: begin takes the slot (waiting under d->mu while all are busy); peer
+ * queues a copy of len bytes from src on src_d to dst on d, zero a zero-fill; once one
+ * fails the rest are not queued. end waits for them all and gives the slot back: 0 or the
+ * first error (logged as what). Memory a queued copy touches stays until end returns. */
+struct tfs_cuda_copyq {
+	struct cdev *d;
+	struct slot *s;
+	cudaError_t e;
+};
+void tfs_cuda_copyq_begin(struct tfs_cuda_copyq *q, struct cdev *d);
+void tfs_cuda_copyq_peer(struct tfs_cuda_copyq *q, uint64_t dst, struct cdev *src_d,
+			 uint64_t src, uint64_t len);
+void tfs_cuda_copyq_zero(struct tfs_cuda_copyq *q, uint64_t at, uint64_t len);
+int tfs_cuda_copyq_end(struct tfs_cuda_copyq *q, const char *what);
 /* ---- areas.c ---- */
 
 /* The calling thread's read area for be, made on its first read (a memfd, mapped and

@@ -284,6 +284,111 @@ int tfs_cuda_vmm_alloc(struct cdev *d, uint64_t bytes, struct tfs_alloc *a)
 	return rc;
 }
 
+/* Little-endian u64 at p (the handle's fields, meta.h). */
+static void put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* A move's new allocation is made in pieces, each copied while the next is made, so that
+ * all but the first piece's making (the keeper's cuMemCreate and export, the import, map
+ * and access here: about as long as the copy of the same bytes over NVLink) overlaps the
+ * copy. Pieces are chunks like growth's: MOVE_PIECES_MAX leaves the rest of
+ * TFS_VMM_CHUNKS_MAX for growth in place after the move. Below two MOVE_PIECE_MIN pieces
+ * one allocation is made first and then copied. */
+#define MOVE_PIECE_MIN (256ull << 20)
+#define MOVE_PIECES_MAX 8
+
+int tfs_cuda_vmm_move(struct cdev *to, struct cdev *from, const struct tfs_vmm *src,
+		      struct tfs_vmm **out, double *first_ms)
+{
+	const struct tfs_vmm_drv *drv = tfs_vmm_drv();
+	double t0 = tfs_cuda_now_ms();
+	struct tfs_cuda_copyq q;
+	CUmemAllocationProp prop;
+	CUdeviceptr va = 0;
+	uint64_t size, piece, off, len;
+	struct tfs_vmm *v;
+	size_t gran;
+	CUresult r;
+	int n, rc, qrc;
+
+	*first_ms = 0;
+	if ((rc = tfs_cuda_dev_current(to)) < 0)
+		return rc;
+	if ((rc = tfs_vmm_prop(to->ordinal, &prop, &gran)) < 0)
+		return rc;
+	if (src->bytes > (1ull << 48))
+		return -EINVAL;
+	size = (src->bytes + gran - 1) / gran * gran;
+	n = (int)(size / MOVE_PIECE_MIN);
+	n = n > MOVE_PIECES_MAX ? MOVE_PIECES_MAX : n;
+	if (n < 2) {
+		if ((rc = vmm_create(to, src->bytes, &v)) < 0)
+			return rc;
+		*first_ms = tfs_cuda_now_ms() - t0;
+		rc = tfs_cuda_peer_copy(to, v->va, from, src->va, src->bytes);
+		if (rc < 0) {
+			atomic_fetch_sub(&to->reserved, v->size);
+			vmm_destroy(v, to->ordinal);
+			return rc;
+		}
+		own_count(to, v, 1);
+		*out = v;
+		return 0;
+	}
+	piece = (size / n + gran - 1) / gran * gran;
+	if (!(v = calloc(1, sizeof(*v))))
+		return -ENOMEM;
+	for (int i = 0; i < TFS_VMM_CHUNKS_MAX; i++)
+		v->c[i].fd = -1;
+	v->bytes = src->bytes;
+	if ((r = drv->MemAddressReserve(&va, size, gran, 0, 0)) != CUDA_SUCCESS) {
+		free(v);
+		return tfs_vmm_fail(r, "cuMemAddressReserve", to->ordinal);
+	}
+	v->va = va;
+	v->resv = size;
+	tfs_cuda_copyq_begin(&q, to);
+	for (off = 0; off < size; off += v->c[v->n - 1].size) {
+		struct tfs_vmm_chunk *c = &v->c[v->n];
+
+		c->size = v->n < n - 1 ? piece : size - off;
+		if ((rc = chunk_make(to, v, c, v->n ? NULL : v->handle)) < 0) {
+			chunk_drop(drv, c, 0, to->ordinal);
+			break;
+		}
+		v->n++;                 /* from here on vmm_destroy gives c back */
+		v->size += c->size;
+		if ((rc = chunk_map(to, c, va + off)) < 0) {
+			atomic_fetch_sub(&to->reserved, c->size);
+			v->size -= c->size;
+			v->n--;
+			chunk_drop(drv, c, va + off, to->ordinal);
+			break;
+		}
+		if (off == 0)
+			*first_ms = tfs_cuda_now_ms() - t0;
+		len = off + c->size <= src->bytes ? c->size : src->bytes - off;
+		tfs_cuda_copyq_peer(&q, va + off, from, src->va + off, len);
+	}
+	/* What the copy leaves past the tensor's bytes reads as zeros, as after any create. */
+	if (rc == 0)
+		tfs_cuda_copyq_zero(&q, va + src->bytes, size - src->bytes);
+	qrc = tfs_cuda_copyq_end(&q, "move");
+	rc = rc < 0 ? rc : qrc;
+	if (rc < 0) {
+		atomic_fetch_sub(&to->reserved, v->size);
+		vmm_destroy(v, to->ordinal);
+		return rc;
+	}
+	put_le64(v->handle + 16, v->size);
+	own_count(to, v, 1);
+	*out = v;
+	return 0;
+}
+
 /* The keeper's allocations (chunks[0..n): descriptor, id, size each; the descriptors
  * stay the caller's) imported and mapped here one after the other, with handle, counted
  * in d->reserved: *out, or -errno with nothing kept. */
@@ -443,13 +548,6 @@ void tfs_cuda_vmm_free(struct tfs_alloc *a)
 	vmm_destroy(v, d->ordinal);
 	a->vmm = NULL;
 	atomic_fetch_sub(&d->reserved, size);
-}
-
-/* Little-endian u64 at p (the handle's fields, meta.h). */
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
 }
 
 /* Growth in place past v's chunks (docs/vmm.md#growth): one more chunk for the tail,
