@@ -560,9 +560,10 @@ int tfs_cuda_move(struct tfs_backend *be, struct tfs_alloc *a, int device)
 		if ((rc = tfs_cuda_vmm_move(to, from, a->vmm, &nv, &first)) < 0)
 			return rc;
 		tfs_log(LOG_INFO, "cuda: moved %" PRIu64 " bytes from device %d to %d: %.1f ms "
-			"to place the first piece, %.1f ms in all (by the daemon, VMM, %d pieces)",
-			nv->bytes, from->ordinal, device, first, tfs_cuda_now_ms() - t_start, nv->n);
-		tfs_cuda_vmm_free(a);
+			"to place the first piece, %.1f ms in all (by the daemon, VMM, %d piece%s)",
+			nv->bytes, from->ordinal, device, first, tfs_cuda_now_ms() - t_start, nv->n,
+			nv->n == 1 ? "" : "s");
+		tfs_cuda_vmm_free_later(a);
 		a->vmm = nv;
 		a->dev = to;
 		return 0;

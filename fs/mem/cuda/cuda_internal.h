@@ -26,7 +26,9 @@
  * device mu (free slots, the blocks' handle caches) and zmu (the zeroing list); per backend
  * init_mu (device start-up), marks_mu and areas_mu; and each pool's own. init_mu is held
  * across a device's start-up. The pool's callbacks run under the pool's lock and take a
- * slot (mu) to zero a new block. Otherwise none of these is taken while another is held.
+ * slot (mu) to zero a new block. The zeroing thread takes the pool's lock to give chunks
+ * back, and the keeper client's for the work tfs_cuda_later hands it, holding
+ * none of these. Otherwise none of these is taken while another is held.
  */
 #ifndef TFS_FS_CUDA_INTERNAL_H
 #define TFS_FS_CUDA_INTERNAL_H
@@ -91,9 +93,13 @@ struct cdev {
 	size_t nidle, idle_cap;
 };
 
+/* A freed chunk of the pool to zero and give back, or (fn) other work to do off its
+ * caller's path: fn(d, arg). */
 struct zitem {
 	struct zitem *next;
 	struct tfs_pool_chunk *c;
+	void (*fn)(struct cdev *d, void *arg);
+	void *arg;
 };
 
 /* The pool's per-block cookie. */
@@ -322,6 +328,11 @@ int tfs_cuda_vmm_move(struct cdev *to, struct cdev *from, const struct tfs_vmm *
 		      struct tfs_vmm **out, double *first_ms);
 /* Unmaps and releases a->vmm and closes its descriptor (importers keep theirs). */
 void tfs_cuda_vmm_free(struct tfs_alloc *a);
+/* The same off the caller's path: a->vmm leaves the statistics at once and a->dev's
+ * zeroing thread gives it back (tfs_cuda_later), which tfs_cuda_zero_drain waits for.
+ * For the old memory of a move, whose release (the keeper's cuMemRelease of each chunk)
+ * took 5-7 ms for 8 GiB on the H200. */
+void tfs_cuda_vmm_free_later(struct tfs_alloc *a);
 /* Within the allocation the size changes in place; beyond it one more chunk is mapped at
  * its end (the address here may change, the handle says the new size: grow's comment in
  * vmm.c), or, with TFS_VMM_CHUNKS_MAX chunks already, a new allocation takes the bytes
@@ -344,15 +355,21 @@ int tfs_cuda_vmm_grows_in_place(struct tfs_backend *be, struct tfs_alloc *a, uin
 /* ---- zero.c ---- */
 
 /* The zeroing thread of d (arg), started by device start-up and stopped by zstop under
- * d->zmu: zeroes freed chunks a batch at a time, then gives them back to the pool. */
+ * d->zmu: zeroes freed chunks a batch at a time, then gives them back to the pool; does
+ * the work tfs_cuda_later hands it. */
 void *tfs_cuda_zero_main(void *arg);
 
 /* Gives c, which the caller no longer uses, back to d's pool once zeroed, without waiting
  * (d->zmu). d must be current: without memory for the list entry c is zeroed at once. A
  * chunk that cannot be zeroed is leaked and logged, never handed out again. */
 void tfs_cuda_chunk_release(struct cdev *d, struct tfs_pool_chunk *c);
+/* fn(d, arg) on d's zeroing thread (d current there, no lock held), without waiting
+ * (d->zmu); without memory for the list entry, here and now. tfs_cuda_zero_drain waits
+ * for it. fn may take the pool's lock and the keeper client's. */
+void tfs_cuda_later(struct cdev *d, void (*fn)(struct cdev *d, void *arg), void *arg);
 
-/* Waits (d->zmu) until every chunk released so far is back in the pool. */
+/* Waits (d->zmu) until every chunk released so far is back in the pool (and every VMM
+ * allocation given back). */
 void tfs_cuda_zero_drain(struct cdev *d);
 
 /* ---- alloc.c ---- */

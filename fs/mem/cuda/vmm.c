@@ -57,6 +57,17 @@ static int set_access(const struct tfs_vmm_drv *drv, CUdeviceptr va, size_t size
 	return r == CUDA_SUCCESS ? 0 : tfs_vmm_fail(r, "cuMemSetAccess", own);
 }
 
+/* Read-write access for own alone: a move's pieces while their copies are queued
+ * (move_pieces says why). */
+static int set_access_own(const struct tfs_vmm_drv *drv, CUdeviceptr va, size_t size, int own)
+{
+	CUmemAccessDesc d = { .location = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = own },
+			      .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+	CUresult r = drv->MemSetAccess(va, size, &d, 1);
+
+	return r == CUDA_SUCCESS ? 0 : tfs_vmm_fail(r, "cuMemSetAccess", own);
+}
+
 /* Gives chunk c back: its mapping at va (when mapped), its handle, descriptor and the
  * keeper's allocation. */
 static void chunk_drop(const struct tfs_vmm_drv *drv, struct tfs_vmm_chunk *c, uint64_t va,
@@ -164,8 +175,8 @@ static int chunk_make(struct cdev *d, struct tfs_vmm *v, struct tfs_vmm_chunk *c
 	return rc;
 }
 
-/* Maps chunk c at va, accessible to every device. */
-static int chunk_map(struct cdev *d, struct tfs_vmm_chunk *c, uint64_t va)
+/* Maps chunk c at va, accessible to every device, or (own_only) to d alone. */
+static int chunk_map_access(struct cdev *d, struct tfs_vmm_chunk *c, uint64_t va, int own_only)
 {
 	const struct tfs_vmm_drv *drv = tfs_vmm_drv();
 	CUresult r;
@@ -173,7 +184,13 @@ static int chunk_map(struct cdev *d, struct tfs_vmm_chunk *c, uint64_t va)
 	if ((r = drv->MemMap(va, c->size, 0, c->h, 0)) != CUDA_SUCCESS)
 		return tfs_vmm_fail(r, "cuMemMap", d->ordinal);
 	c->mapped = 1;
-	return set_access(drv, va, c->size, d->be->ndev, d->ordinal);
+	return own_only ? set_access_own(drv, va, c->size, d->ordinal) :
+	       set_access(drv, va, c->size, d->be->ndev, d->ordinal);
+}
+
+static int chunk_map(struct cdev *d, struct tfs_vmm_chunk *c, uint64_t va)
+{
+	return chunk_map_access(d, c, va, 0);
 }
 
 /* v's first n chunks, one after the other, at a new reservation of resv bytes, which
@@ -259,6 +276,15 @@ fail:
 	return rc;
 }
 
+/* Memory given back off its caller's path (tfs_cuda_vmm_free_later) may be what a full
+ * device lacks: 1 once it is back, for one more try. Never under the pool's lock, which the
+ * zeroing thread takes. */
+static int freed_later(struct cdev *d)
+{
+	tfs_cuda_zero_drain(d);
+	return 1;
+}
+
 /* A tensor's own allocation v comes (+1) or goes (-1) in d's statistics. */
 static void own_count(struct cdev *d, const struct tfs_vmm *v, int sign)
 {
@@ -279,9 +305,30 @@ int tfs_cuda_vmm_alloc(struct cdev *d, uint64_t bytes, struct tfs_alloc *a)
 
 	if (rc < 0)
 		return rc;
-	if ((rc = vmm_create(d, bytes, &a->vmm)) == 0)
+	if ((rc = vmm_create(d, bytes, &a->vmm)) == -ENOSPC && freed_later(d))
+		rc = vmm_create(d, bytes, &a->vmm);
+	if (rc == 0)
 		own_count(d, a->vmm, 1);
 	return rc;
+}
+
+/* tfs_cuda_vmm_free_later's half on the zeroing thread. */
+static void drop_later(struct cdev *d, void *arg)
+{
+	struct tfs_vmm *v = arg;
+	uint64_t size = v->size;
+
+	vmm_destroy(v, d->ordinal);
+	atomic_fetch_sub(&d->reserved, size);
+}
+
+void tfs_cuda_vmm_free_later(struct tfs_alloc *a)
+{
+	struct cdev *d = a->dev;
+
+	own_count(d, a->vmm, -1);
+	tfs_cuda_later(d, drop_later, a->vmm);
+	a->vmm = NULL;
 }
 
 /* Little-endian u64 at p (the handle's fields, meta.h). */
@@ -292,16 +339,20 @@ static void put_le64(uint8_t *p, uint64_t v)
 }
 
 /* A move's new allocation is made in pieces, each copied while the next is made, so that
- * all but the first piece's making (the keeper's cuMemCreate and export, the import, map
- * and access here: about as long as the copy of the same bytes over NVLink) overlaps the
- * copy. Pieces are chunks like growth's: MOVE_PIECES_MAX leaves the rest of
- * TFS_VMM_CHUNKS_MAX for growth in place after the move. Below two MOVE_PIECE_MIN pieces
- * one allocation is made first and then copied. */
+ * only the first piece's making (the keeper's cuMemCreate and export, the import, map and
+ * access here: about 1-2 ms a GiB) comes before the copy. Each piece gets access for its
+ * own device only, which the copy needs; access for every device comes once all are
+ * queued, over the whole range, while the copies run: where the device holds no other
+ * large mapping that other devices reach, the first such access costs about 9 ms (H200,
+ * driver 580), and made piece by piece it stalled the copies (measured: 31 ms against 25
+ * for 8 GiB; tests/bench/RESULTS-gpu.md). Pieces are chunks like growth's:
+ * MOVE_PIECES_MAX leaves the rest of TFS_VMM_CHUNKS_MAX for growth in place after the
+ * move. Below two MOVE_PIECE_MIN pieces one allocation is made first and then copied. */
 #define MOVE_PIECE_MIN (256ull << 20)
 #define MOVE_PIECES_MAX 8
 
-int tfs_cuda_vmm_move(struct cdev *to, struct cdev *from, const struct tfs_vmm *src,
-		      struct tfs_vmm **out, double *first_ms)
+static int move_pieces(struct cdev *to, struct cdev *from, const struct tfs_vmm *src,
+		       struct tfs_vmm **out, double *first_ms)
 {
 	const struct tfs_vmm_drv *drv = tfs_vmm_drv();
 	double t0 = tfs_cuda_now_ms();
@@ -361,7 +412,7 @@ int tfs_cuda_vmm_move(struct cdev *to, struct cdev *from, const struct tfs_vmm *
 		}
 		v->n++;                 /* from here on vmm_destroy gives c back */
 		v->size += c->size;
-		if ((rc = chunk_map(to, c, va + off)) < 0) {
+		if ((rc = chunk_map_access(to, c, va + off, 1)) < 0) {
 			atomic_fetch_sub(&to->reserved, c->size);
 			v->size -= c->size;
 			v->n--;
@@ -376,6 +427,9 @@ int tfs_cuda_vmm_move(struct cdev *to, struct cdev *from, const struct tfs_vmm *
 	/* What the copy leaves past the tensor's bytes reads as zeros, as after any create. */
 	if (rc == 0)
 		tfs_cuda_copyq_zero(&q, va + src->bytes, size - src->bytes);
+	/* Every device's access while the copies run. */
+	if (rc == 0 && to->be->ndev > 1)
+		rc = set_access(drv, va, size, to->be->ndev, to->ordinal);
 	qrc = tfs_cuda_copyq_end(&q, "move");
 	rc = rc < 0 ? rc : qrc;
 	if (rc < 0) {
@@ -387,6 +441,16 @@ int tfs_cuda_vmm_move(struct cdev *to, struct cdev *from, const struct tfs_vmm *
 	own_count(to, v, 1);
 	*out = v;
 	return 0;
+}
+
+int tfs_cuda_vmm_move(struct cdev *to, struct cdev *from, const struct tfs_vmm *src,
+		      struct tfs_vmm **out, double *first_ms)
+{
+	int rc = move_pieces(to, from, src, out, first_ms);
+
+	if (rc == -ENOSPC && freed_later(to))
+		rc = move_pieces(to, from, src, out, first_ms);
+	return rc;
 }
 
 /* The keeper's allocations (chunks[0..n): descriptor, id, size each; the descriptors
@@ -627,10 +691,15 @@ int tfs_cuda_vmm_resize(struct tfs_alloc *a, uint64_t new_bytes)
 		}
 		return rc;
 	}
-	if (v->n < TFS_VMM_CHUNKS_MAX)
-		return grow(d, v, new_bytes);
+	if (v->n < TFS_VMM_CHUNKS_MAX) {
+		if ((rc = grow(d, v, new_bytes)) == -ENOSPC && freed_later(d))
+			rc = grow(d, v, new_bytes);
+		return rc;
+	}
 	/* As many chunks as a tensor may have: a new allocation takes the bytes. */
-	if ((rc = vmm_create(d, new_bytes, &nv)) < 0)
+	if ((rc = vmm_create(d, new_bytes, &nv)) == -ENOSPC && freed_later(d))
+		rc = vmm_create(d, new_bytes, &nv);
+	if (rc < 0)
 		return rc;
 	if ((rc = tfs_cuda_dev_copy_zero(d, nv->va, v->va, v->bytes, 0, 0)) < 0) {
 		uint64_t size = nv->size;

@@ -52,7 +52,8 @@ void *tfs_cuda_zero_main(void *arg)
 		pthread_mutex_unlock(&d->zmu);
 		e = cudaSuccess;
 		for (z = batch; z && e == cudaSuccess; z = z->next)
-			e = cudaMemsetAsync((void *)(uintptr_t)tfs_pool_chunk_addr(z->c), 0,
+			if (z->c)
+				e = cudaMemsetAsync((void *)(uintptr_t)tfs_pool_chunk_addr(z->c), 0,
 					    tfs_pool_chunk_capacity(z->c), d->zstream);
 		if (e == cudaSuccess)
 			e = cudaStreamSynchronize(d->zstream);
@@ -63,7 +64,9 @@ void *tfs_cuda_zero_main(void *arg)
 		while ((z = batch)) {
 			batch = z->next;
 			/* After a failed batch, one at a time, synchronously. */
-			if (e == cudaSuccess)
+			if (z->fn)
+				z->fn(d, z->arg);
+			else if (e == cudaSuccess)
 				tfs_pool_free(d->pool, z->c);
 			else
 				zero_now_and_free(d, z->c);
@@ -77,17 +80,11 @@ void *tfs_cuda_zero_main(void *arg)
 	return NULL;
 }
 
-/* Gives c back to the pool, zeroed, without waiting for it. */
-void tfs_cuda_chunk_release(struct cdev *d, struct tfs_pool_chunk *c)
+/* Puts z on d's list for the zeroing thread. */
+static void later(struct cdev *d, struct zitem *z)
 {
-	struct zitem *z = malloc(sizeof(*z));
 	int wake;
 
-	if (!z) {
-		zero_now_and_free(d, c);
-		return;
-	}
-	z->c = c;
 	pthread_mutex_lock(&d->zmu);
 	wake = !d->zhead && !d->zbusy;
 	z->next = d->zhead;
@@ -96,6 +93,32 @@ void tfs_cuda_chunk_release(struct cdev *d, struct tfs_pool_chunk *c)
 	/* A busy thread looks at the list again before it sleeps. */
 	if (wake)
 		pthread_cond_signal(&d->zwork);
+}
+
+/* Gives c back to the pool, zeroed, without waiting for it. */
+void tfs_cuda_chunk_release(struct cdev *d, struct tfs_pool_chunk *c)
+{
+	struct zitem *z = calloc(1, sizeof(*z));
+
+	if (!z) {
+		zero_now_and_free(d, c);
+		return;
+	}
+	z->c = c;
+	later(d, z);
+}
+
+void tfs_cuda_later(struct cdev *d, void (*fn)(struct cdev *d, void *arg), void *arg)
+{
+	struct zitem *z = calloc(1, sizeof(*z));
+
+	if (!z) {
+		fn(d, arg);
+		return;
+	}
+	z->fn = fn;
+	z->arg = arg;
+	later(d, z);
 }
 
 /* Waits until everything freed so far is back in the pool. */
