@@ -4,7 +4,9 @@
 # through the mount of a tensor on a device other than the default.
 #   tests/bench/multi_gpu_bench.sh [BUILD]      SIZE_MiB (default 8192), ROUNDS (5),
 #   MOUNT_OPTS (more options of the mount: "--preallocate 0:10G,1:10G"; TFS_TEST_MEMORY=vmm
-#   mounts it in --memory vmm, as tests/integration/lib.sh does)
+#   mounts it in --memory vmm, as tests/integration/lib.sh does), RESIDENT_MiB (0: a
+#   tensor of that size kept on each device while the one tensor moves, as a device holding
+#   a model's weights would)
 # Needs 2 GPUs, root, redis-server, BUILD/tensorfs built with CUDA; prints a Markdown table.
 set -u
 cd "$(dirname "$0")/../.."
@@ -24,6 +26,13 @@ start_redis || exit 1
 M=$T/m
 mount_tfs "$M" --node nb --backend cuda ${MOUNT_OPTS:-} || exit 1
 BYTES=$((SIZE_MiB << 20))
+RESIDENT_MiB=${RESIDENT_MiB:-0}
+if [ "$RESIDENT_MiB" -gt 0 ]; then
+	for i in 0 1; do
+		mkdir "$M/r$i" && setfattr -n user.tensor.device -v $i "$M/r$i" &&
+			truncate -s $((RESIDENT_MiB << 20)) "$M/r$i/w" || exit 1
+	done
+fi
 truncate -s "$BYTES" "$M/t"
 best=0; back=0
 gbs() { awk -v b="$BYTES" -v t0="$1" -v t1="$2" 'BEGIN { printf "%.2f", b / (t1 - t0) / 1e9 }'; }
@@ -42,7 +51,7 @@ mkdir "$M/d1"; setfattr -n user.tensor.device -v 1 "$M/d1"
 truncate -s $((1 << 30)) "$M/d1/io"
 rd=$(dd if="$M/d1/io" of=/dev/null bs=1M iflag=direct 2>&1 | awk '/copied/ {print $(NF-1), $NF}')
 wr=$(dd if=/dev/zero of="$M/d1/io" bs=1M count=1024 conv=notrunc oflag=direct 2>&1 | awk '/copied/ {print $(NF-1), $NF}')
-echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name --format=csv,noheader | head -2 | tr '\n' ' ') $SIZE_MiB MiB, best of $ROUNDS"
+echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name --format=csv,noheader | head -2 | tr '\n' ' ') $SIZE_MiB MiB, best of $ROUNDS, ${TFS_TEST_MEMORY:-ipc} memory, $RESIDENT_MiB MiB resident on each device, ${MOUNT_OPTS:-no more options}"
 echo "# $(echo "$peer" | grep '^peer access' | tr '\n' ';')"
 echo "| what | tensorfs | cudaMemcpyPeer | ratio |"
 echo "|---|---|---|---|"
