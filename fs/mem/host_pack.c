@@ -224,6 +224,7 @@ int tfs_host_pack_init(struct tfs_backend *be)
 	cfg.small_block = HOST_BLOCK;
 	cfg.medium_max = HOST_PACK_MAX;
 	cfg.medium_block = HOST_BLOCK;
+	cfg.medium_grow = 0;
 	cfg.large_round = HOST_BLOCK;
 	cfg.cache_max = HOST_CACHE;
 	/* Pools also with packing off: a restart adopts the blocks of one that packed. */

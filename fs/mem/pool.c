@@ -16,6 +16,7 @@ void tfs_pool_config_default(struct tfs_pool_config *cfg)
 	cfg->small_block = 2 * MiB;
 	cfg->medium_max = 16 * MiB;
 	cfg->medium_block = 32 * MiB;
+	cfg->medium_grow = 3;
 	cfg->large_round = 2 * MiB;
 	cfg->near_fit = 0;
 	cfg->cache_max = 1024 * MiB;
@@ -26,6 +27,7 @@ void tfs_pool_config_prealloc(struct tfs_pool_config *cfg, uint64_t seg)
 	tfs_pool_config_default(cfg);
 	cfg->small_max = cfg->medium_max = seg;
 	cfg->small_block = cfg->medium_block = seg;
+	cfg->medium_grow = 0;
 	/* Blocks are never given back for being empty, so classes kept apart would only
 	 * keep a key's small tensors out of the free end of its run. */
 	cfg->near_fit = POOL_NEAR_ANY;
@@ -189,8 +191,31 @@ static void lru_append(struct tfs_pool *p, struct block *b)
 	p->st.cached += b->size;
 }
 
+/* The size of ar's next medium block: the first medium_block, doubled while it stays at
+ * most half of what ar's medium blocks hold already (so at most a third of a key's medium
+ * blocks is the newest one's unused tail), at most medium_grow times. */
+static uint64_t medium_next(const struct tfs_pool *p, const struct arena *ar)
+{
+	uint64_t size = p->cfg.medium_block;
+
+	for (unsigned k = 0; k < p->cfg.medium_grow && 2 * (size << 1) <= ar->medium_held; k++)
+		size <<= 1;
+	return size;
+}
+
+/* Is size one that a medium block of some key may have (alloc_locked)? */
+static int medium_size(const struct tfs_pool *p, uint64_t size)
+{
+	for (unsigned k = 0; k <= p->cfg.medium_grow; k++)
+		if (size == p->cfg.medium_block << k)
+			return 1;
+	return 0;
+}
+
 static void arena_unlink(struct block *b)
 {
+	if (b->cls == CLS_MEDIUM)
+		b->arena->medium_held -= b->size;
 	if (b->prev)
 		b->prev->next = b->next;
 	else
@@ -203,6 +228,8 @@ static void arena_unlink(struct block *b)
 static void arena_link(struct arena *ar, struct block *b)
 {
 	b->arena = ar;
+	if (b->cls == CLS_MEDIUM)
+		ar->medium_held += b->size;
 	b->prev = NULL;
 	b->next = ar->blocks;
 	if (ar->blocks)
@@ -455,7 +482,7 @@ static int alloc_locked(struct tfs_pool *p, struct arena *ar, uint64_t bytes, ui
 		if (cls == CLS_SMALL)
 			size = p->cfg.small_block;
 		else if (cls == CLS_MEDIUM)
-			size = p->cfg.medium_block;
+			size = medium_next(p, ar);
 		else
 			size = round_up(room, p->cfg.large_round);
 		/* The block may come larger than asked, and so large (block_new). */
@@ -537,7 +564,7 @@ struct tfs_pool *tfs_pool_new(const struct tfs_pool_config *cfg,
 		tfs_pool_config_default(&c);
 	if (!c.align || (c.align & (c.align - 1)) || c.small_block % c.align ||
 	    c.medium_block % c.align || c.large_round % c.align ||
-	    c.small_max > c.small_block || c.medium_max > c.medium_block ||
+	    c.small_max > c.small_block || c.medium_max > c.medium_block || c.medium_grow > 8 ||
 	    c.small_max > c.medium_max || !ops || !ops->get || !ops->put)
 		return NULL;
 	p = calloc(1, sizeof(*p));
@@ -631,8 +658,7 @@ int tfs_pool_adopt(struct tfs_pool *p, struct tfs_pool_key key, uint64_t base, u
 	if (!bytes || bytes > POOL_MAX_REQUEST || !size || size % p->cfg.align ||
 	    off % p->cfg.align || off > size || need > size - off)
 		return -EINVAL;
-	cls = size == p->cfg.small_block ? CLS_SMALL :
-	      size == p->cfg.medium_block ? CLS_MEDIUM : CLS_LARGE;
+	cls = size == p->cfg.small_block ? CLS_SMALL : medium_size(p, size) ? CLS_MEDIUM : CLS_LARGE;
 	pthread_mutex_lock(&p->mu);
 	b = block_at(p, base);
 	if (b && (b->size != size || b->cookie != cookie || !key_eq(b->arena->key, key)))

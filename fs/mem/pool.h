@@ -12,7 +12,14 @@
  *  - small   (<= 1 MiB):  carved from 2 MiB blocks. The driver backs allocations with 2 MiB
  *                         pages, so a cudaMalloc of its own would cost a 4 KiB tensor 2 MiB;
  *                         up to 1 MiB, one tensor uses at least half of such a block;
- *  - medium  (<= 16 MiB): carved from 32 MiB segments;
+ *  - medium  (<= 16 MiB): carved from segments of 32 MiB, doubled while the new one stays
+ *                         at most half of the key's medium segments, up to 256 MiB
+ *                         (medium_grow): a key that receives a model's hundreds of layer
+ *                         tensors asks the backend for a dozen blocks per 1.7 GB, not
+ *                         one per 32 MiB (each a cudaMalloc in the keeper, an IPC open
+ *                         and a zeroing: about 0.9 ms on the H200, a fifth of a 1.7 GB
+ *                         load of 614 tensors), and one with few such tensors keeps
+ *                         32 MiB segments;
  *  - large:               a block of its own, rounded up to 2 MiB (asking the driver for
  *                         less would not save device memory).
  *  Classes do not share blocks (see find_fit in pool.c for the measurements behind it).
@@ -67,7 +74,9 @@ struct tfs_pool_config {
 	uint64_t small_max;     /* requests up to this come from small blocks */
 	uint64_t small_block;
 	uint64_t medium_max;    /* requests up to this come from medium segments */
-	uint64_t medium_block;
+	uint64_t medium_block;  /* a key's first medium block */
+	unsigned medium_grow;   /* its next: medium_block doubled while at most half of its
+				 * medium blocks' bytes, at most this many times (at most 8) */
 	uint64_t large_round;   /* large blocks are rounded up to this */
 	uint64_t near_fit;      /* any free chunk no larger than request + near_fit may serve it */
 	uint64_t cache_max;     /* bytes of blocks with nothing live kept for reuse */

@@ -65,6 +65,7 @@ struct arena {
 	struct arena *next;
 	struct tfs_pool_key key;
 	struct block *blocks;
+	uint64_t medium_held;                   /* bytes of its blocks of CLS_MEDIUM */
 	struct findex idx[NIDX];
 };
 

@@ -824,6 +824,81 @@ static void test_runs(void)
 	tfs_pool_destroy(p);
 }
 
+/* A key's medium blocks double with each one it holds (up to medium_grow times), so a
+ * model's layers take a few blocks; another key starts small again; a key that gives its
+ * blocks back asks small again; a restart classes the larger ones as medium. */
+static void test_medium_grow(void)
+{
+	static struct { uint64_t base, size, off; void *cookie; } r[400];
+	uint64_t want[] = { 32, 32, 32, 32, 64, 64, 128, 128, 256, 256, 256 }, blocks[16] = { 0 };
+	struct tfs_pool_chunk *v[400], *o, *x, *y;
+	struct tfs_pool *p, *p2, *q;
+	struct tfs_pool_stats st;
+	int n = 0, nb = 0, grew = 1, adopted = 1;
+	struct fake f, g;
+
+	fake_init(&f, 0);
+	p = tfs_pool_new(NULL, &crash_ops, &f);
+	/* 5.5 MiB tensors (a layer's MLP weight in bf16) until a twelfth block is asked for */
+	while (n < 400 && tfs_pool_alloc(p, K(1), 5632 * KiB, 0, &v[n]) == 0) {
+		r[n].base = tfs_pool_chunk_block_base(v[n]);
+		r[n].size = tfs_pool_chunk_block_size(v[n]);
+		r[n].off = tfs_pool_chunk_offset(v[n]);
+		r[n].cookie = tfs_pool_chunk_cookie(v[n]);
+		if (r[n].off == 0 && nb < 12)
+			blocks[nb++] = r[n].size;
+		n++;
+		if (nb == 12)
+			break;
+	}
+	for (int i = 0; i < 11; i++)
+		if (blocks[i] != want[i] * MiB)
+			grew = 0;
+	ok(grew, "a key's medium blocks: 4 x 32, 2 x 64, 2 x 128, then 256 MiB (got %llu, %llu, "
+	   "%llu, %llu, %llu, %llu, %llu, %llu, %llu MiB)", (unsigned long long)blocks[0] / MiB,
+	   (unsigned long long)blocks[1] / MiB, (unsigned long long)blocks[2] / MiB,
+	   (unsigned long long)blocks[3] / MiB, (unsigned long long)blocks[4] / MiB,
+	   (unsigned long long)blocks[5] / MiB, (unsigned long long)blocks[6] / MiB,
+	   (unsigned long long)blocks[7] / MiB, (unsigned long long)blocks[8] / MiB);
+	ok(tfs_pool_alloc(p, K(2), 5632 * KiB, 0, &o) == 0 &&
+	   tfs_pool_chunk_block_size(o) == 32 * MiB, "another key's first medium block: 32 MiB");
+	tfs_pool_get_stats(p, &st);
+	ok(st.reserved <= st.used * 3 / 2 + 64 * MiB, "reserved %llu MiB for %llu MiB used",
+	   (unsigned long long)st.reserved / MiB, (unsigned long long)st.used / MiB);
+	/* The "crash": the pool goes, its blocks stay out; a new pool takes key 1's back. */
+	tfs_pool_destroy(p);
+	p2 = tfs_pool_new(NULL, &fake_ops, &f);
+	for (int i = 0; i < n; i++) {
+		struct tfs_pool_chunk *a;
+
+		if (tfs_pool_adopt(p2, K(1), r[i].base, r[i].size, r[i].cookie, r[i].off,
+				   5632 * KiB, &a))
+			adopted = 0;
+	}
+	/* A medium tensor goes into the adopted blocks' free space only if they are medium. */
+	ok(adopted && tfs_pool_alloc(p2, K(1), 5632 * KiB, 0, &x) == 0 &&
+	   tfs_pool_chunk_block_size(x) > 32 * MiB,
+	   "adopted 64-256 MiB blocks are medium: a medium tensor goes into their free space");
+	ok(pool_ok(p2), "invariants hold after adopting grown medium blocks");
+	tfs_pool_destroy(p2);
+
+	fake_init(&g, 0);
+	q = tfs_pool_new(NULL, &fake_ops, &g);
+	n = 0;
+	while (n < 400 && tfs_pool_alloc(q, K(1), 5632 * KiB, 0, &v[n]) == 0 &&
+	       tfs_pool_chunk_block_size(v[n++]) < 256 * MiB)
+		;
+	while (n > 0)
+		tfs_pool_free(q, v[--n]);
+	tfs_pool_trim(q);
+	ok(tfs_pool_alloc(q, K(1), 5632 * KiB, 0, &y) == 0 &&
+	   tfs_pool_chunk_block_size(y) == 32 * MiB,
+	   "a key that gave its blocks back starts at 32 MiB again");
+	tfs_pool_free(q, y);
+	tfs_pool_destroy(q);
+	ok(g.nblocks == 0 && g.out == 0, "destroy releases every block");
+}
+
 int main(void)
 {
 	test_adopt();
@@ -838,6 +913,7 @@ int main(void)
 	test_reader_key();
 	test_dir_efficiency();
 	test_threads();
+	test_medium_grow();
 	printf("# %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }
