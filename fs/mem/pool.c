@@ -212,10 +212,17 @@ static int medium_size(const struct tfs_pool *p, uint64_t size)
 	return 0;
 }
 
+/* b's bytes join (sign 1) or leave (-1) its arena's medium_held: a medium block that
+ * takes new tensors (retired ones take none, so they do not make the next one larger). */
+static void held_adjust(struct block *b, int sign)
+{
+	if (b->cls == CLS_MEDIUM && !b->retired)
+		b->arena->medium_held += sign > 0 ? b->size : -b->size;
+}
+
 static void arena_unlink(struct block *b)
 {
-	if (b->cls == CLS_MEDIUM)
-		b->arena->medium_held -= b->size;
+	held_adjust(b, -1);
 	if (b->prev)
 		b->prev->next = b->next;
 	else
@@ -228,8 +235,7 @@ static void arena_unlink(struct block *b)
 static void arena_link(struct arena *ar, struct block *b)
 {
 	b->arena = ar;
-	if (b->cls == CLS_MEDIUM)
-		ar->medium_held += b->size;
+	held_adjust(b, 1);
 	b->prev = NULL;
 	b->next = ar->blocks;
 	if (ar->blocks)
@@ -494,6 +500,10 @@ static int alloc_locked(struct tfs_pool *p, struct arena *ar, uint64_t bytes, ui
 		if (rc < 0)
 			goto out;
 		rc = block_new(p, ar, cls, size, &b);
+		/* A grown medium size may be more than the device has left: smaller ones, down
+		 * to the first, before the request fails. */
+		while (rc == -ENOSPC && cls == CLS_MEDIUM && size > p->cfg.medium_block)
+			rc = block_new(p, ar, cls, size >>= 1, &b);
 		if (rc < 0)
 			goto out;
 		c = b->first;
@@ -658,11 +668,16 @@ int tfs_pool_adopt(struct tfs_pool *p, struct tfs_pool_key key, uint64_t base, u
 	if (!bytes || bytes > POOL_MAX_REQUEST || !size || size % p->cfg.align ||
 	    off % p->cfg.align || off > size || need > size - off)
 		return -EINVAL;
-	cls = size == p->cfg.small_block ? CLS_SMALL : medium_size(p, size) ? CLS_MEDIUM : CLS_LARGE;
+	/* The first tensor adopted into a block tells its class where sizes collide: a large
+	 * tensor's block, rounded to 2 MiB, may have a medium block's size. */
+	cls = size == p->cfg.small_block ? CLS_SMALL :
+	      medium_size(p, size) && bytes <= p->cfg.medium_max ? CLS_MEDIUM : CLS_LARGE;
 	pthread_mutex_lock(&p->mu);
 	b = block_at(p, base);
 	if (b && (b->size != size || b->cookie != cookie || !key_eq(b->arena->key, key)))
 		goto out;
+	if (b)
+		cls = b->cls;           /* the indexes reserved below are its class's */
 	ar = b ? b->arena : arena_get(p, key);
 	rc = -ENOMEM;
 	if (!ar)
@@ -859,6 +874,7 @@ int tfs_pool_rekey(struct tfs_pool *p, struct tfs_pool_chunk *c, struct tfs_pool
 			if (x->free)
 				idx_del(x);
 		need_block(b, -1);
+		held_adjust(b, -1);
 		b->retired = 1;
 	}
 	arena_unlink(b);

@@ -26,7 +26,13 @@ int tfs_pool_check(struct tfs_pool *p, char *buf, unsigned buflen)
 	}
 	for (ar = p->arenas; ar; ar = ar->next) {
 		size_t nfree[NIDX] = { 0 }, nall[NIDX] = { 0 };
+		uint64_t medium = 0;
 
+		for (b = ar->blocks; b; b = b->next)
+			if (b->cls == CLS_MEDIUM && !b->retired)
+				medium += b->size;
+		CHECK(medium == ar->medium_held, "medium_held %llu, its medium blocks %llu",
+		      (unsigned long long)ar->medium_held, (unsigned long long)medium);
 		for (b = ar->blocks; b; b = b->next) {
 			struct tfs_pool_chunk *c, *pv = NULL;
 			uint64_t off = 0;

@@ -875,12 +875,79 @@ static void test_medium_grow(void)
 				   5632 * KiB, &a))
 			adopted = 0;
 	}
-	/* A medium tensor goes into the adopted blocks' free space only if they are medium. */
-	ok(adopted && tfs_pool_alloc(p2, K(1), 5632 * KiB, 0, &x) == 0 &&
-	   tfs_pool_chunk_block_size(x) > 32 * MiB,
-	   "adopted 64-256 MiB blocks are medium: a medium tensor goes into their free space");
+	/* A medium tensor goes into the adopted blocks' free space only if they are medium:
+	 * the last block made (256 MiB) has room, so no block is asked for. */
+	{
+		long gets = f.gets;
+		int got = tfs_pool_alloc(p2, K(1), 5632 * KiB, 0, &x) == 0;
+
+		ok(adopted && got && f.gets == gets && tfs_pool_chunk_block_size(x) == 256 * MiB,
+		   "adopted 64-256 MiB blocks are medium: a medium tensor goes into their free "
+		   "space (%ld blocks asked for)", f.gets - gets);
+	}
 	ok(pool_ok(p2), "invariants hold after adopting grown medium blocks");
 	tfs_pool_destroy(p2);
+
+	/* A large tensor whose block (rounded to 2 MiB) has a medium block's size stays large
+	 * after a restart: no medium tensor is put beside it. */
+	{
+		uint64_t base;
+		struct tfs_pool_chunk *l;
+		void *ck;
+
+		fake_init(&g, 0);
+		q = tfs_pool_new(NULL, &crash_ops, &g);
+		ok(tfs_pool_alloc(q, K(1), 63 * MiB, 0, &l) == 0 &&
+		   tfs_pool_chunk_block_size(l) == 64 * MiB, "a 63 MiB tensor: a 64 MiB block");
+		base = tfs_pool_chunk_block_base(l);
+		ck = tfs_pool_chunk_cookie(l);
+		tfs_pool_destroy(q);
+		q = tfs_pool_new(NULL, &fake_ops, &g);
+		ok(tfs_pool_adopt(q, K(1), base, 64 * MiB, ck, 0, 40 * MiB, &l) == 0 &&
+		   tfs_pool_alloc(q, K(1), 5632 * KiB, 0, &y) == 0 &&
+		   tfs_pool_chunk_block_base(y) != base,
+		   "adopted, a 64 MiB block of a 40 MiB tensor is large: a medium tensor goes "
+		   "elsewhere");
+		ok(pool_ok(q), "invariants hold");
+		tfs_pool_free(q, y);
+		tfs_pool_free(q, l);
+		tfs_pool_destroy(q);
+	}
+
+	/* A device with less left than the grown size: smaller medium blocks, down to 32 MiB,
+	 * before ENOSPC. */
+	fake_init(&g, 700 * MiB);
+	q = tfs_pool_new(NULL, &fake_ops, &g);
+	n = 0;
+	while (n < 400 && tfs_pool_alloc(q, K(1), 5632 * KiB, 0, &v[n]) == 0)
+		n++;
+	ok(g.out > 660 * MiB, "capped at 700 MiB: medium blocks fill %llu MiB of it before ENOSPC",
+	   (unsigned long long)g.out / MiB);
+	ok(pool_ok(q), "invariants hold");
+	while (n > 0)
+		tfs_pool_free(q, v[--n]);
+	tfs_pool_destroy(q);
+	ok(g.nblocks == 0 && g.out == 0, "destroy releases every block");
+
+	/* A rename of a lone tensor retires its (grown) block into the new key: it takes no
+	 * new tensor there, so it does not make the new key's first block larger. */
+	fake_init(&g, 0);
+	q = tfs_pool_new(NULL, &fake_ops, &g);
+	n = 0;
+	while (n < 400 && tfs_pool_alloc(q, K(1), 5632 * KiB, 0, &v[n]) == 0 &&
+	       !(tfs_pool_chunk_block_size(v[n]) == 256 * MiB && tfs_pool_chunk_offset(v[n]) == 0))
+		n++;
+	ok(tfs_pool_rekey(q, v[n], K(3)) == 0 && tfs_pool_alloc(q, K(3), 4 * MiB, 0, &y) == 0 &&
+	   tfs_pool_chunk_block_size(y) == 32 * MiB,
+	   "a retired 256 MiB block does not grow its new key's first medium block (%llu MiB)",
+	   (unsigned long long)tfs_pool_chunk_block_size(y) / MiB);
+	ok(pool_ok(q), "invariants hold after the rekey");
+	tfs_pool_free(q, y);
+	tfs_pool_free(q, v[n]);
+	while (n > 0)
+		tfs_pool_free(q, v[--n]);
+	tfs_pool_destroy(q);
+	ok(g.nblocks == 0 && g.out == 0, "destroy releases every block");
 
 	fake_init(&g, 0);
 	q = tfs_pool_new(NULL, &fake_ops, &g);
