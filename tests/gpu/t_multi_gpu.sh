@@ -101,7 +101,7 @@ if [ "$MEM_MODE" = vmm ]; then
 	check "vmm: a consumer on GPU 0 reads the moved tensor on GPU 1" bash -c \
 		"'$CONSUMER' dump \"\$(cons_handle '$M/d0/p')\" 0 $pb 0 1 | cmp - big2"
 	{ cat big2; head -c $((100 << 20)) /dev/zero; } > big2g
-	check "vmm: a tensor moved in pieces grows in place, zeros past its old end" bash -c \
+	check "vmm: a tensor moved in pieces grows in place, its bytes kept, zeros after them" bash -c \
 		"truncate -s $((pb + (100 << 20))) '$M/d0/p' && cmp big2g '$M/d0/p'"
 	. "$GROOT/tests/integration/crash/holders.sh"
 	EXPECT_RESTARTS=1

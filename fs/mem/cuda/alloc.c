@@ -496,7 +496,6 @@ int tfs_cuda_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, g
 	return 0;
 }
 
-
 /* Lets a and b reach each other's memory where the hardware allows (NVLink, PCIe), so
  * that peer copies go straight between them instead of through host memory. Called with a
  * current; leaves a current. Already enabled, or impossible: nothing to do. */

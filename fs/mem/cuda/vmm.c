@@ -312,12 +312,18 @@ int tfs_cuda_vmm_alloc(struct cdev *d, uint64_t bytes, struct tfs_alloc *a)
 	return rc;
 }
 
-/* tfs_cuda_vmm_free_later's half on the zeroing thread. */
+/* tfs_cuda_vmm_free_later's half on the zeroing thread (or the caller's, without memory
+ * for the list: d is then made current). */
 static void drop_later(struct cdev *d, void *arg)
 {
 	struct tfs_vmm *v = arg;
 	uint64_t size = v->size;
 
+	if (tfs_cuda_dev_current(d) < 0) {
+		/* Without the context the mapping cannot go: leak it rather than crash. */
+		tfs_log(LOG_ERR, "cuda: device %d: leaking a VMM allocation", d->ordinal);
+		return;
+	}
 	vmm_destroy(v, d->ordinal);
 	atomic_fetch_sub(&d->reserved, size);
 }
@@ -373,9 +379,11 @@ static int move_pieces(struct cdev *to, struct cdev *from, const struct tfs_vmm 
 	if (src->bytes > (1ull << 48))
 		return -EINVAL;
 	size = (src->bytes + gran - 1) / gran * gran;
-	n = (int)(size / MOVE_PIECE_MIN);
+	n = (int)(size / (MOVE_PIECE_MIN > 4 * gran ? MOVE_PIECE_MIN : 4 * gran));
 	n = n > MOVE_PIECES_MAX ? MOVE_PIECES_MAX : n;
-	if (n < 2) {
+	piece = n ? (size / (uint64_t)n + gran - 1) / gran * gran : 0;
+	/* Every piece but the last full, the last holding some of the bytes. */
+	if (n < 2 || piece * (uint64_t)(n - 1) >= src->bytes) {
 		if ((rc = vmm_create(to, src->bytes, &v)) < 0)
 			return rc;
 		*first_ms = tfs_cuda_now_ms() - t0;
@@ -389,7 +397,6 @@ static int move_pieces(struct cdev *to, struct cdev *from, const struct tfs_vmm 
 		*out = v;
 		return 0;
 	}
-	piece = (size / n + gran - 1) / gran * gran;
 	if (!(v = calloc(1, sizeof(*v))))
 		return -ENOMEM;
 	for (int i = 0; i < TFS_VMM_CHUNKS_MAX; i++)
@@ -423,6 +430,8 @@ static int move_pieces(struct cdev *to, struct cdev *from, const struct tfs_vmm 
 			*first_ms = tfs_cuda_now_ms() - t0;
 		len = off + c->size <= src->bytes ? c->size : src->bytes - off;
 		tfs_cuda_copyq_peer(&q, va + off, from, src->va + off, len);
+		if (q.e != cudaSuccess)
+			break;          /* the rest would be made only to go: end says why */
 	}
 	/* What the copy leaves past the tensor's bytes reads as zeros, as after any create. */
 	if (rc == 0)
