@@ -409,7 +409,10 @@ static int tiers_move_sum(struct tfs_backend *be, struct tfs_alloc *w, int devic
 		if (w->host)
 			return 0;
 		*sum = 0;
-		rc = main_ops->move ? main_ops->move(be->main, w->in, device) : -EBUSY;
+		/* Between GPUs: the record is written before the old memory goes, as across. */
+		rc = main_ops->move_sum ? main_ops->move_sum(be->main, w->in, device, sum, commit,
+							     arg) :
+		     main_ops->move ? main_ops->move(be->main, w->in, device) : -EBUSY;
 		if (rc == 0)
 			w->device = device;
 		return rc;

@@ -534,9 +534,12 @@ static int keeper_copy(struct tfs_pool_chunk *dst, struct tfs_pool_chunk *src, u
 	return rc;
 }
 
-int tfs_cuda_move(struct tfs_backend *be, struct tfs_alloc *a, int device)
+/* The move; commit(arg), when set, once a names the new memory and before the old goes
+ * (backend.h's move_sum: the caller writes the record there). */
+static int move_commit(struct tfs_backend *be, struct tfs_alloc *a, int device,
+		       void (*commit)(void *arg), void *arg)
 {
-	struct tfs_pool_chunk *nc;
+	struct tfs_pool_chunk *nc, *oc;
 	struct cdev *from, *to;
 	double t_start = tfs_cuda_now_ms(), t0;
 	uint64_t bytes;
@@ -552,6 +555,7 @@ int tfs_cuda_move(struct tfs_backend *be, struct tfs_alloc *a, int device)
 		return rc;
 	peer_enable(to, from);
 	if (a->vmm) {
+		struct tfs_alloc old = { .dev = from };
 		struct tfs_vmm *nv;
 		double first;
 
@@ -562,9 +566,12 @@ int tfs_cuda_move(struct tfs_backend *be, struct tfs_alloc *a, int device)
 			"to place the first piece, %.1f ms in all (by the daemon, VMM, %d piece%s)",
 			nv->bytes, from->ordinal, device, first, tfs_cuda_now_ms() - t_start, nv->n,
 			nv->n == 1 ? "" : "s");
-		tfs_cuda_vmm_free_later(a);
+		old.vmm = a->vmm;
 		a->vmm = nv;
 		a->dev = to;
+		if (commit)
+			commit(arg);
+		tfs_cuda_vmm_free_later(&old);
 		return 0;
 	}
 	bytes = tfs_pool_chunk_bytes(a->chunk);
@@ -587,15 +594,32 @@ int tfs_cuda_move(struct tfs_backend *be, struct tfs_alloc *a, int device)
 		tfs_cuda_chunk_release(to, nc);
 		return rc;
 	}
+	oc = a->chunk;
+	a->dev = to;
+	a->chunk = nc;
+	if (commit)
+		commit(arg);
 	rc = tfs_cuda_dev_current(from);
 	if (rc == 0)
-		tfs_cuda_chunk_release(from, a->chunk);
+		tfs_cuda_chunk_release(from, oc);
 	else
 		tfs_log(LOG_ERR, "cuda: device %d: leaking a moved tensor's old memory",
 			from->ordinal);
-	a->dev = to;
-	a->chunk = nc;
 	return 0;
+}
+
+int tfs_cuda_move(struct tfs_backend *be, struct tfs_alloc *a, int device)
+{
+	return move_commit(be, a, device, NULL, NULL);
+}
+
+int tfs_cuda_move_sum(struct tfs_backend *be, struct tfs_alloc *a, int device, uint64_t *sum,
+		      void (*commit)(void *arg), void *arg)
+{
+	/* Between GPUs nothing is summed: a checksum asked for is the host tier's. */
+	if (*sum)
+		return -EINVAL;
+	return move_commit(be, a, device, commit, arg);
 }
 
 void tfs_cuda_stats(struct tfs_backend *be, int device, struct tfs_backend_stats *st)

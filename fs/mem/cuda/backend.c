@@ -143,6 +143,7 @@ const struct tfs_backend_ops tfs_backend_cuda = {
 	.read_mem = tfs_cuda_read_mem,
 	.stats = tfs_cuda_stats,
 	.move = tfs_cuda_move,
+	.move_sum = tfs_cuda_move_sum,
 	.adopt = tfs_cuda_adopt,
 	.adopt_end = tfs_cuda_adopt_end,
 	.host_register = tfs_cuda_host_register,

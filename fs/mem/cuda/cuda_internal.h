@@ -435,6 +435,10 @@ int tfs_cuda_export_handle(struct tfs_backend *be, struct tfs_alloc *a,
 int tfs_cuda_set_owner(struct tfs_backend *be, struct tfs_alloc *a, uid_t uid, gid_t gid,
 		       mode_t mode, uint64_t dir, unsigned flags);
 int tfs_cuda_move(struct tfs_backend *be, struct tfs_alloc *a, int device);
+/* backend.h's move_sum between GPUs: commit before the old memory goes, no sum (*sum must
+ * be 0: -EINVAL otherwise). */
+int tfs_cuda_move_sum(struct tfs_backend *be, struct tfs_alloc *a, int device, uint64_t *sum,
+		      void (*commit)(void *arg), void *arg);
 void tfs_cuda_stats(struct tfs_backend *be, int device, struct tfs_backend_stats *st);
 /* backend.h's adopt and adopt_end (alloc.c); tfs_cuda_list_found at init (alloc.c). */
 int tfs_cuda_adopt(struct tfs_backend *be, const struct tfs_meta *m, struct tfs_alloc **out);
