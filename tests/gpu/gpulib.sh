@@ -33,6 +33,14 @@ dump() {
 	local f=$1 len=${2:-$(stat -c %s "$1")}
 	"$CONSUMER" dump "$(cons_handle "$f")" "$(getfattr --only-values -n user.tensor.ipc_offset "$f")" "$len" 0
 }
+# pip_tensorfs DEST LOG: the Python package installed into DEST against this build's
+# library (output in LOG). pip builds in the source tree (python/build), so two tests
+# installing at once (tests/run.sh -j, or both memory modes run side by side) take turns.
+pip_tensorfs() {
+	flock "$GROOT/$GBUILD/.pip.lock" env TENSORFS_LIBRARY="$GROOT/$GBUILD/libtensorfs.so" \
+		"${TFS_PYTHON:-python3}" -m pip install -q --no-build-isolation --no-deps \
+		--target "$1" "$GROOT/python" > "$2" 2>&1
+}
 # mount_cuda DIR [options]: mount_tfs, then checks the daemon runs the cuda backend
 mount_cuda() {
 	mount_tfs "$@" || return 1

@@ -58,9 +58,7 @@ print("sum", s, "want", want)
 sys.exit(0 if s == want else 1)
 PY
 PY=${TFS_PYTHON:-python3}
-if "$PY" -c 'import cupy, numpy' 2>/dev/null &&
-   TENSORFS_LIBRARY=$GROOT/$GBUILD/libtensorfs.so "$PY" -m pip install -q --no-build-isolation \
-	--no-deps --target "$T/pylib" "$GROOT/python" > pip.log 2>&1; then
+if "$PY" -c 'import cupy, numpy' 2>/dev/null && pip_tensorfs "$T/pylib" pip.log; then
 	check "the library maps a GPU 1 tensor on GPU 1 for a process whose device is 0" \
 		env PYTHONPATH="$T/pylib" "$PY" peer.py "$M/d1/t" $((8 << 20))
 else

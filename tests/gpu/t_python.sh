@@ -10,8 +10,7 @@ if ! "$PY" -c "import pytest, torch" 2>/dev/null; then
 	exit 0
 fi
 PYLIB=$T/pylib
-if TENSORFS_LIBRARY=$GROOT/$GBUILD/libtensorfs.so "$PY" -m pip install -q --no-build-isolation \
-	--no-deps --target "$PYLIB" "$GROOT/python" > "$T/pip.log" 2>&1; then
+if pip_tensorfs "$PYLIB" "$T/pip.log"; then
 	ok "python: pip install --no-build-isolation ./python"
 else
 	nok "python: pip install --no-build-isolation ./python"

@@ -16,7 +16,8 @@ if ! "$PY" -c "import venv, pytest, numpy, setuptools" 2>/dev/null; then
 fi
 rm -rf "$V"
 if ! "$PY" -m venv --system-site-packages "$V" > "$B/pyvenv.log" 2>&1 ||
-   ! TENSORFS_LIBRARY=$PWD/$B/libtensorfs.so "$V/bin/pip" install --no-build-isolation ./python >> "$B/pyvenv.log" 2>&1; then
+   ! flock "$B/.pip.lock" env TENSORFS_LIBRARY="$PWD/$B/libtensorfs.so" \
+	"$V/bin/pip" install --no-build-isolation ./python >> "$B/pyvenv.log" 2>&1; then
 	sed 's/^/      /' "$B/pyvenv.log" | tail -30
 	echo "not ok - python: venv and pip install --no-build-isolation ./python"
 	exit 1
