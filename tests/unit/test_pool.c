@@ -937,10 +937,15 @@ static void test_medium_grow(void)
 	while (n < 400 && tfs_pool_alloc(q, K(1), 5632 * KiB, 0, &v[n]) == 0 &&
 	       !(tfs_pool_chunk_block_size(v[n]) == 256 * MiB && tfs_pool_chunk_offset(v[n]) == 0))
 		n++;
-	ok(tfs_pool_rekey(q, v[n], K(3)) == 0 && tfs_pool_alloc(q, K(3), 4 * MiB, 0, &y) == 0 &&
-	   tfs_pool_chunk_block_size(y) == 32 * MiB,
-	   "a retired 256 MiB block does not grow its new key's first medium block (%llu MiB)",
-	   (unsigned long long)tfs_pool_chunk_block_size(y) / MiB);
+	{
+		/* Each call first: ok()'s message arguments are evaluated in any order. */
+		int moved = tfs_pool_rekey(q, v[n], K(3)) == 0;
+		int got = moved && tfs_pool_alloc(q, K(3), 4 * MiB, 0, &y) == 0;
+		uint64_t bs = got ? tfs_pool_chunk_block_size(y) : 0;
+
+		ok(got && bs == 32 * MiB, "a retired 256 MiB block does not grow its new key's "
+		   "first medium block (%llu MiB)", (unsigned long long)bs / MiB);
+	}
 	ok(pool_ok(q), "invariants hold after the rekey");
 	tfs_pool_free(q, y);
 	tfs_pool_free(q, v[n]);
