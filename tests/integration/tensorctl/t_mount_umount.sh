@@ -24,7 +24,10 @@ mkdir -p "$M4"
 pids4() { ps -eo pid=,args= | awk -v m="$M4" '$2 ~ /tensorfs$/ && $NF == m {print $1}'; }
 for _ in $(seq 300); do [ "$(pids4 | wc -l)" -ge 2 ] && break; sleep 0.1; done
 pid4=$(pids4)
-if [ -n "$pid4" ] && kill -9 $pid4; then
+# Stopped first, then killed: each restarts the other when it sees it die, and the two
+# SIGKILLs do not land at once (a loaded machine ran the daemon long enough to start a new
+# keeper, which started the daemon again); a stopped process sees nothing.
+if [ -n "$pid4" ] && kill -STOP $pid4 && kill -9 $pid4; then
 	# The kernel aborts the connection once the last holder of /dev/fuse has exited;
 	# on a loaded machine that is later than the kill.
 	for _ in $(seq 300); do
