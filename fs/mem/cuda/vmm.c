@@ -115,6 +115,26 @@ static void vmm_destroy(struct tfs_vmm *v, int ordinal)
 	free(v);
 }
 
+/* v destroyed and its size no longer counted in d->reserved. */
+static void vmm_drop(struct cdev *d, struct tfs_vmm *v)
+{
+	uint64_t size = v->size;
+
+	vmm_destroy(v, d->ordinal);
+	atomic_fetch_sub(&d->reserved, size);
+}
+
+/* d current on this thread: 0, or -errno with the leak said (without the context a
+ * mapping cannot go: it is leaked rather than crash). */
+static int current_or_leak(struct cdev *d)
+{
+	int rc = tfs_cuda_dev_current(d);
+
+	if (rc < 0)
+		tfs_log(LOG_ERR, "cuda: device %d: leaking a VMM allocation", d->ordinal);
+	return rc;
+}
+
 /* Chunk c (c->size) from the keeper: c->fd, c->kid, c->h imported, *handle the keeper's
  * (NULL: not wanted). head: the keeper's id of the tensor's first chunk, which c continues
  * at off (keeper.h's link), 0 for a first chunk. On error what c holds is for chunk_drop. */
@@ -271,8 +291,7 @@ static int vmm_create(struct cdev *d, uint64_t bytes, struct tfs_vmm **out)
 	*out = v;
 	return 0;
 fail:
-	atomic_fetch_sub(&d->reserved, v->size);
-	vmm_destroy(v, d->ordinal);
+	vmm_drop(d, v);
 	return rc;
 }
 
@@ -316,16 +335,8 @@ int tfs_cuda_vmm_alloc(struct cdev *d, uint64_t bytes, struct tfs_alloc *a)
  * for the list: d is then made current). */
 static void drop_later(struct cdev *d, void *arg)
 {
-	struct tfs_vmm *v = arg;
-	uint64_t size = v->size;
-
-	if (tfs_cuda_dev_current(d) < 0) {
-		/* Without the context the mapping cannot go: leak it rather than crash. */
-		tfs_log(LOG_ERR, "cuda: device %d: leaking a VMM allocation", d->ordinal);
-		return;
-	}
-	vmm_destroy(v, d->ordinal);
-	atomic_fetch_sub(&d->reserved, size);
+	if (current_or_leak(d) == 0)
+		vmm_drop(d, arg);
 }
 
 void tfs_cuda_vmm_free_later(struct tfs_alloc *a)
@@ -389,8 +400,7 @@ static int move_pieces(struct cdev *to, struct cdev *from, const struct tfs_vmm 
 		*first_ms = tfs_cuda_now_ms() - t0;
 		rc = tfs_cuda_peer_copy(to, v->va, from, src->va, src->bytes);
 		if (rc < 0) {
-			atomic_fetch_sub(&to->reserved, v->size);
-			vmm_destroy(v, to->ordinal);
+			vmm_drop(to, v);
 			return rc;
 		}
 		own_count(to, v, 1);
@@ -442,8 +452,7 @@ static int move_pieces(struct cdev *to, struct cdev *from, const struct tfs_vmm 
 	qrc = tfs_cuda_copyq_end(&q, "move");
 	rc = rc < 0 ? rc : qrc;
 	if (rc < 0) {
-		atomic_fetch_sub(&to->reserved, v->size);
-		vmm_destroy(v, to->ordinal);
+		vmm_drop(to, v);
 		return rc;
 	}
 	put_le64(v->handle + 16, v->size);
@@ -527,12 +536,9 @@ int tfs_cuda_vmm_adopt(struct cdev *d, const struct tfs_vmm_part *parts, int n,
 	if ((rc = vmm_import(d, parts, n, m->ipc_handle, &a->vmm)) < 0)
 		return rc;
 	if (m->bytes > a->vmm->size) {
-		uint64_t size = a->vmm->size;
-
 		for (int i = 0; i < a->vmm->n; i++)
 			a->vmm->c[i].kid = 0;       /* the keeper's still: adopt_end frees them */
-		vmm_destroy(a->vmm, d->ordinal);
-		atomic_fetch_sub(&d->reserved, size);
+		vmm_drop(d, a->vmm);
 		a->vmm = NULL;
 		return -EINVAL;
 	}
@@ -600,27 +606,18 @@ int tfs_cuda_vmm_block_get(struct cdev *d, uint64_t size, struct tfs_vmm **out)
 
 void tfs_cuda_vmm_block_put(struct cdev *d, struct tfs_vmm *v)
 {
-	uint64_t size = v->size;
-
-	vmm_destroy(v, d->ordinal);
-	atomic_fetch_sub(&d->reserved, size);
+	vmm_drop(d, v);
 }
 
 void tfs_cuda_vmm_free(struct tfs_alloc *a)
 {
 	struct cdev *d = a->dev;
-	struct tfs_vmm *v = a->vmm;
-	uint64_t size = v->size;
 
-	if (tfs_cuda_dev_current(d) < 0) {
-		/* Without the context the mapping cannot go: leak it rather than crash. */
-		tfs_log(LOG_ERR, "cuda: device %d: leaking a VMM allocation", d->ordinal);
+	if (current_or_leak(d) < 0)
 		return;
-	}
-	own_count(d, v, -1);
-	vmm_destroy(v, d->ordinal);
+	own_count(d, a->vmm, -1);
+	vmm_drop(d, a->vmm);
 	a->vmm = NULL;
-	atomic_fetch_sub(&d->reserved, size);
 }
 
 /* Growth in place past v's chunks (docs/vmm.md#growth): one more chunk for the tail,
@@ -711,10 +708,7 @@ int tfs_cuda_vmm_resize(struct tfs_alloc *a, uint64_t new_bytes)
 	if (rc < 0)
 		return rc;
 	if ((rc = tfs_cuda_dev_copy_zero(d, nv->va, v->va, v->bytes, 0, 0)) < 0) {
-		uint64_t size = nv->size;
-
-		vmm_destroy(nv, d->ordinal);
-		atomic_fetch_sub(&d->reserved, size);
+		vmm_drop(d, nv);
 		return rc;
 	}
 	tfs_cuda_vmm_free(a);
