@@ -824,6 +824,18 @@ static void test_runs(void)
 	tfs_pool_destroy(p);
 }
 
+/* 5.5 MiB tensors of key 1 into v until the first that starts a 256 MiB block (or max, or
+ * a failure): how many were made. */
+static int until_256(struct tfs_pool *q, struct tfs_pool_chunk **v, int max)
+{
+	int n = 0;
+
+	while (n < max && tfs_pool_alloc(q, K(1), 5632 * KiB, 0, &v[n]) == 0)
+		if (tfs_pool_chunk_block_size(v[n++]) == 256 * MiB)
+			break;
+	return n;
+}
+
 /* A key's medium blocks double with each one it holds (up to medium_grow times), so a
  * model's layers take a few blocks; another key starts small again; a key that gives its
  * blocks back asks small again; a restart classes the larger ones as medium. */
@@ -933,10 +945,7 @@ static void test_medium_grow(void)
 	 * new tensor there, so it does not make the new key's first block larger. */
 	fake_init(&g, 0);
 	q = tfs_pool_new(NULL, &fake_ops, &g);
-	n = 0;
-	while (n < 400 && tfs_pool_alloc(q, K(1), 5632 * KiB, 0, &v[n]) == 0 &&
-	       !(tfs_pool_chunk_block_size(v[n]) == 256 * MiB && tfs_pool_chunk_offset(v[n]) == 0))
-		n++;
+	n = until_256(q, v, 400) - 1;       /* v[n]: alone at the start of its block */
 	{
 		/* Each call first: ok()'s message arguments are evaluated in any order. */
 		int moved = tfs_pool_rekey(q, v[n], K(3)) == 0;
@@ -956,10 +965,7 @@ static void test_medium_grow(void)
 
 	fake_init(&g, 0);
 	q = tfs_pool_new(NULL, &fake_ops, &g);
-	n = 0;
-	while (n < 400 && tfs_pool_alloc(q, K(1), 5632 * KiB, 0, &v[n]) == 0 &&
-	       tfs_pool_chunk_block_size(v[n++]) < 256 * MiB)
-		;
+	n = until_256(q, v, 400);
 	while (n > 0)
 		tfs_pool_free(q, v[--n]);
 	tfs_pool_trim(q);
