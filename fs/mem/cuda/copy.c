@@ -49,19 +49,6 @@ int tfs_cuda_dev_copy_zero(struct cdev *d, uint64_t dst, uint64_t src, uint64_t 
 	return slot_done(d, s, e, "device copy/zero-fill");
 }
 
-int tfs_cuda_peer_copy(struct cdev *dst_d, uint64_t dst, struct cdev *src_d, uint64_t src,
-		       uint64_t len)
-{
-	struct slot *s = tfs_cuda_slot_get(dst_d);
-	cudaError_t e;
-
-	/* The driver picks the path: over NVLink or PCIe peer-to-peer where the two devices
-	 * can reach each other, through host memory where they cannot. */
-	e = cudaMemcpyPeerAsync((void *)(uintptr_t)dst, dst_d->ordinal,
-				(const void *)(uintptr_t)src, src_d->ordinal, len, s->stream);
-	return slot_done(dst_d, s, e, "peer copy");
-}
-
 void tfs_cuda_copyq_begin(struct tfs_cuda_copyq *q, struct cdev *d)
 {
 	q->d = d;
@@ -72,6 +59,8 @@ void tfs_cuda_copyq_begin(struct tfs_cuda_copyq *q, struct cdev *d)
 void tfs_cuda_copyq_peer(struct tfs_cuda_copyq *q, uint64_t dst, struct cdev *src_d,
 			 uint64_t src, uint64_t len)
 {
+	/* The driver picks the path: over NVLink or PCIe peer-to-peer where the two devices
+	 * can reach each other, through host memory where they cannot. */
 	if (q->e == cudaSuccess && len)
 		q->e = cudaMemcpyPeerAsync((void *)(uintptr_t)dst, q->d->ordinal,
 					   (const void *)(uintptr_t)src, src_d->ordinal, len,
@@ -87,6 +76,16 @@ void tfs_cuda_copyq_zero(struct tfs_cuda_copyq *q, uint64_t at, uint64_t len)
 int tfs_cuda_copyq_end(struct tfs_cuda_copyq *q, const char *what)
 {
 	return slot_done(q->d, q->s, q->e, what);
+}
+
+int tfs_cuda_peer_copy(struct cdev *dst_d, uint64_t dst, struct cdev *src_d, uint64_t src,
+		       uint64_t len)
+{
+	struct tfs_cuda_copyq q;
+
+	tfs_cuda_copyq_begin(&q, dst_d);
+	tfs_cuda_copyq_peer(&q, dst, src_d, src, len);
+	return tfs_cuda_copyq_end(&q, "peer copy");
 }
 
 static uint64_t piece_size(size_t len)
