@@ -18,17 +18,12 @@
 #include "dtype.h"
 #include "fileio.h"
 #include "formats.h"
+#include "load_mk.h"
 #include "load_pipe.h"
 #include "model_dir.h"
 #include "typed.h"
 
 #define META_XATTR "user.safetensors.metadata"
-
-struct spec {
-	char *path;
-	tfs_dtype dtype;
-	struct tfs_shape shape;
-};
 
 struct load {
 	const struct tfs_load_opts *o;
@@ -44,9 +39,11 @@ struct load {
 	struct tfs_pipe_src *src;
 	char *metadata;                /* safetensors "__metadata__", or NULL */
 	size_t n;
-	struct spec *spec;
+	struct tfs_load_spec *spec;
 	struct tfs_pipe_item *items;
 	int *made;                     /* made[i]: spec[i].path was created */
+	struct tfs_load_mk mk;         /* the tensors made by batches */
+	int mk_set;                    /* mk set up */
 	int untyped;                   /* the daemon refused "DTYPE SHAPE" in user.tensor.shape
 					* (older than the form): dtype and shape set apart */
 };
@@ -81,7 +78,7 @@ static int read_at(struct load *l, void *buf, size_t n, uint64_t off)
 static int add(struct load *l, const char *name, tfs_dtype dt, const struct tfs_shape *sh,
 	       uint64_t foff, uint64_t bytes)
 {
-	struct spec *s = &l->spec[l->n];
+	struct tfs_load_spec *s = &l->spec[l->n];
 	int n;
 
 	if (name)
@@ -103,7 +100,7 @@ static int add(struct load *l, const char *name, tfs_dtype dt, const struct tfs_
 static int alloc_specs(struct load *l, size_t n)
 {
 	size_t cap = l->n + (n ? n : 1);
-	struct spec *sp = realloc(l->spec, cap * sizeof(*sp));
+	struct tfs_load_spec *sp = realloc(l->spec, cap * sizeof(*sp));
 	struct tfs_pipe_item *it;
 	int *made;
 
@@ -618,12 +615,21 @@ static int check_absent(struct load *l)
 static int make_one(void *arg, size_t i)
 {
 	struct load *l = arg;
-	struct spec *s = &l->spec[i];
+	struct tfs_load_spec *s = &l->spec[i];
 	struct tfs_pipe_item *it = &l->items[i];
 	char what[1200], dev[16];
 	tfs_tensor *t;
 	int fd, rc;
 
+	if ((rc = tfs_load_mk_item(&l->mk, i)) < 0)
+		return rc;
+	if (rc == 1) {
+		/* made by a batch, typed and on its device: opened by name */
+		fd = open(s->path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			return tfs_seterr(-errno, "%s: %s", s->path, tfs_strerror(errno));
+		goto typed;
+	}
 	fd = open(s->path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return tfs_seterr(-errno, "%s: %s", s->path, tfs_strerror(errno));
@@ -644,6 +650,7 @@ static int make_one(void *arg, size_t i)
 		rc = tfs_seterr(rc, "%s: %s: %s", s->path, what, tfs_strerror(-rc));
 		goto fail;
 	}
+typed:
 	/* Another node's tensor whose memory does not map here (a dest made on another
 	 * mount's node) goes through the file. */
 	if (it->bytes && !l->o->via_file && !tfs_open_fd(fd, &t) &&
@@ -705,6 +712,9 @@ void tfs_rm_tree(const char *path)
 static void release(struct load *l, int failed)
 {
 	int made_dir = l->made_dir;
+
+	if (l->mk_set)
+		tfs_load_mk_fini(&l->mk);
 
 	for (size_t i = 0; i < l->n; i++) {
 		tfs_close(l->items[i].t);
@@ -783,6 +793,8 @@ int tfs_load(const char *file, const char *dest, const struct tfs_load_opts *opt
 		goto out;
 	if (l.is_dir && (rc = make_dirs(&l)))
 		goto out;
+	tfs_load_mk_init(&l.mk, l.spec, l.made, l.n, opts->device);
+	l.mk_set = 1;
 	p = (struct tfs_pipe){ .fd = l.fd, .fname = file, .to_tensor = 1, .n = l.n,
 			       .items = l.items, .prepare = make_one, .finish = done_one, .arg = &l,
 			       .threads = opts->threads, .progress = opts->progress,

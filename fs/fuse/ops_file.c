@@ -212,6 +212,7 @@ static int new_file(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
 		free(path);
 		return rc;
 	}
+	tfs_log(LOG_DEBUG, "CREATE /%s", path);
 	tfs_ns_lock();
 	rc = tfs_store_dir(pw.path, &d);
 	if (rc)

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "fill_ioctl.h"
+#include "fuse/ops_mkbatch.h"
+#include "mkbatch.h"
 #include "pull_ioctl.h"
 #include "fuse/ops.h"
 #include "util/proc.h"
@@ -172,6 +174,14 @@ void tfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 	(void)out_bufsz;
 	if (cmd == TFS_IOC_PULL) {
 		tfs_op_pull(req, ino, fi, flags, in_buf, in_bufsz);
+		return;
+	}
+	if (cmd == TFS_IOC_MKBATCH) {
+		/* only on directories, only from 64-bit callers, as the fill */
+		rc = (flags & FUSE_IOCTL_COMPAT) || !(flags & FUSE_IOCTL_DIR)
+			     ? -ENOTTY : tfs_op_mkbatch(req, ino, in_buf, in_bufsz, out_bufsz);
+		if (rc)
+			fuse_reply_err(req, -rc);
 		return;
 	}
 	/* Only the fill, only on files (a directory's fh is not a struct tfs_file), only from

@@ -2,7 +2,8 @@
 # Where a load of many tensors spends its time (issue 38): a file of LLM layer shapes
 # (FIXED_MB, default 1700: 614 tensors) beside one tensor of the same size, each loaded
 # RUNS times (default 3) into a fresh directory with TFS_LOAD_PROFILE=1; prints each run's
-# wall time and the last run's profile (lib/load_pipe.c's stages).
+# wall time and the last run's profile (lib/load_pipe.c's stages): with each tensor its own
+# create (TFS_LOAD_MKBATCH=0) and made by batches (1); MKBATCH="1" runs only the latter.
 #   tests/bench/load_many_profile.sh [BUILD]   (GPU machine: the cuda backend by default)
 set -u
 cd "$(dirname "$0")/../.."
@@ -24,15 +25,17 @@ cat "$T/mid.safetensors" "$T/one.safetensors" > /dev/null
 ls -la "$T"/*.safetensors
 start_redis || exit 1
 mount_tfs "$T/m" --node lmp ${MOUNT_OPTS:-} || exit 1
+for mk in ${MKBATCH:-0 1}; do
 for f in mid one; do
 	for i in $(seq "${RUNS:-3}"); do
 		rm -rf "$T/m/$f"
 		t0=$(date +%s.%N)
-		TFS_LOAD_PROFILE=1 "$ROOT/$BUILD/tensorctl" load -q "$T/$f.safetensors" "$T/m/$f" 2> "$T/prof.$f.$i"
+		TFS_LOAD_MKBATCH=$mk TFS_LOAD_PROFILE=1 "$ROOT/$BUILD/tensorctl" load -q "$T/$f.safetensors" "$T/m/$f" 2> "$T/prof.$f.$i"
 		t1=$(date +%s.%N)
-		echo "$f run $i: $(awk -v a=$t0 -v b=$t1 'BEGIN{printf "%.1f ms", (b-a)*1e3}')"
+		echo "$f run $i (TFS_LOAD_MKBATCH=$mk): $(awk -v a=$t0 -v b=$t1 'BEGIN{printf "%.1f ms", (b-a)*1e3}')"
 	done
 	cat "$T/prof.$f.${RUNS:-3}"
+done
 done
 n=$(ls "$T/m/mid" | wc -l); echo "mid: $n tensors"
 rm -rf "$T/m/mid" "$T/m/one"

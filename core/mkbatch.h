@@ -1,0 +1,76 @@
+/* The ioctl by which a process makes many tensors of one directory in one request, each
+ * typed and sized: a load of a checkpoint of hundreds of tensors would otherwise make them
+ * one at a time, since the kernel holds the directory's lock across every create through
+ * it (a lookup, a create and the daemon's claim of the name in Redis). libtensorfs's loads
+ * through the mount use it (lib/load.c); the daemon serves it (fs/fuse/ops_mkbatch.c).
+ *
+ * The ABI between the two, shared by both sides of this repository:
+ *  - Issued on a directory of the mount, opened for reading (O_RDONLY | O_DIRECTORY). The
+ *    daemon checks what a create through the mount would: search on every directory above
+ *    the new names, write on this one, the caller's tensor quota.
+ *  - data holds count entries, each: a 16-bit name length (1..255), the dtype (the
+ *    tfs_dtype value), the number of dims (0..TFS_MAX_DIMS), that many 64-bit dims, then
+ *    the name: a single component (no '/', no NUL, not "." or ".."). Numbers are in the
+ *    host's byte order and need no alignment. Anything else, a count that does not match
+ *    the entries, bytes left over, or flags other than TFS_MK_DEVICE: EINVAL, and nothing
+ *    is made. ENOTTY: an older daemon (the caller makes the tensors one by one).
+ *  - The tensors are made in order, each with mode's permission bits (the caller's umask
+ *    already applied) and its directory's group rules, on device when flags has
+ *    TFS_MK_DEVICE (a GPU ordinal or TFS_DEVICE_CPU; EINVAL when the mount does not serve
+ *    it), else on the directory's default device. The first that fails stops the batch:
+ *    the call still succeeds, with made the number of tensors made (entries 0..made-1) and
+ *    err that entry's positive errno (EEXIST, ENOSPC, EDQUOT, EFBIG, EACCES...); err 0 when
+ *    all were made. What was made stays: the caller removes it if it gives up.
+ *  - The tensors are not opened: the caller opens each by name. */
+#ifndef TFS_MKBATCH_H
+#define TFS_MKBATCH_H
+
+#include <linux/ioctl.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shape.h"
+
+#define TFS_MK_DATA 16352
+#define TFS_MK_DEVICE 1u        /* flags: device is set */
+#define TFS_MK_NAME_MAX 255
+
+struct tfs_mk_req {
+	uint32_t count;         /* entries in data */
+	uint32_t flags;
+	int32_t device;
+	uint32_t mode;
+	uint32_t made;          /* out */
+	int32_t err;            /* out */
+	uint8_t data[TFS_MK_DATA];
+};
+
+/* 16376 bytes: within the 14 bits an ioctl number gives its argument's size. */
+#define TFS_IOC_MKBATCH _IOWR(0xF7, 0x03, struct tfs_mk_req)
+
+/* One entry, as parsed: name points into the request (len bytes, no NUL). */
+struct tfs_mk_entry {
+	const char *name;
+	size_t len;
+	tfs_dtype dtype;
+	struct tfs_shape shape;
+};
+
+/* Starts an empty request: count, made, err 0, the rest as given. *used is set to 0. */
+void tfs_mk_init(struct tfs_mk_req *q, uint32_t flags, int32_t device, uint32_t mode,
+		 size_t *used);
+/* Appends an entry at *used (advanced): 0, -ENOSPC when data has no room for it (the
+ * request unchanged), -EINVAL for a name or dtype the ABI above refuses or a shape of more
+ * than TFS_MAX_DIMS dims. No I/O. */
+int tfs_mk_add(struct tfs_mk_req *q, size_t *used, const char *name, size_t len,
+	       tfs_dtype dt, const struct tfs_shape *sh);
+/* Reads the entry at *off of data's first used bytes (advancing *off): 0, or -EINVAL for
+ * anything the ABI refuses (a truncated entry included). No I/O. */
+int tfs_mk_next(const uint8_t *data, size_t used, size_t *off, struct tfs_mk_entry *e);
+/* Checks a whole request of size bytes as the daemon received it: 0 when it is exactly
+ * sizeof(struct tfs_mk_req), its flags known and its count entries fill its data up to
+ * the last used byte with only zeros after it, -EINVAL otherwise. *used: the bytes of
+ * data the entries take. */
+int tfs_mk_check(const struct tfs_mk_req *q, size_t size, size_t *used);
+
+#endif

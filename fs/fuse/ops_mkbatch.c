@@ -1,0 +1,143 @@
+/* The batch create ioctl (core/mkbatch.h): many typed tensors of one directory in one
+ * request. Its names are claimed in Redis together, in one round trip, as the queue claims
+ * a chunk's creates (queue.c's preclaim), and each tensor is then made as a queue create
+ * makes it: shaped, with its record, awaiting its own claim. ns is held throughout, so
+ * no name changes between a claim and its tensor; the kernel holds no lock of the
+ * directory across an ioctl, unlike a create. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuse/ops.h"
+#include "fuse/ops_mkbatch.h"
+#include "log.h"
+#include "mem/devices.h"
+#include "mkbatch.h"
+#include "queue/auth.h"
+#include "store/claims.h"
+#include "tensors/tensors.h"
+
+/* The request's identity, as the kernel would check a create through the mount. */
+static void who_of(fuse_req_t req, struct tfs_quser *who)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	int ng;
+
+	memset(who, 0, sizeof(*who));
+	who->uid = ctx->uid;
+	who->gid = ctx->gid;
+	ng = fuse_req_getgroups(req, TFS_QUSER_GROUPS, who->groups);
+	who->ngroups = ng > 0 ? (ng < TFS_QUSER_GROUPS ? ng : TFS_QUSER_GROUPS) : 0;
+}
+
+/* Entry e's path under dir: 0 or -ENAMETOOLONG. */
+static int entry_path(const char *dir, const struct tfs_mk_entry *e, char *out, size_t size)
+{
+	int n = dir[0] ? snprintf(out, size, "%s/%.*s", dir, (int)e->len, e->name)
+		       : snprintf(out, size, "%.*s", (int)e->len, e->name);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* Makes q's tensors in dir (record d): 0 with q->made and q->err set, or -EINVAL for a
+ * device the mount does not serve (nothing made). Caller holds ns. */
+static int make_all(struct tfs_mk_req *q, size_t used, const char *dir,
+		     const struct tfs_dirrec *d, const struct tfs_quser *who,
+		     struct tfs_store_claim **claims)
+{
+	char path[TFS_PATH_MAX];
+	struct tfs_mk_entry e;
+	uint32_t n, claimed, gid = who->gid, mode = q->mode & 0777;
+	int device = (q->flags & TFS_MK_DEVICE) ? q->device : d->has_device ? d->device
+									  : tfs_mem.device;
+	size_t off = 0;
+	int rc = 0;
+
+	if ((q->flags & TFS_MK_DEVICE) && !tfs_device_served(device))
+		return -EINVAL;
+	tfs_store_dir_inherit(d, 0, &gid, &mode);
+	/* Every claim first, in one round trip; the first refused ends the batch there. */
+	tfs_store_claims_begin();
+	for (claimed = 0; claimed < q->count; claimed++) {
+		tfs_mk_next(q->data, used, &off, &e);
+		if ((rc = entry_path(dir, &e, path, sizeof(path))) ||
+		    (rc = tfs_qauth_create(who, path, d)) ||
+		    (rc = tfs_tensor_claim(path, device, who->uid, d, &claims[claimed])))
+			break;
+	}
+	tfs_store_claims_end();
+	/* Then each tensor, awaiting its claim; the first that fails ends the batch there,
+	 * before a refused claim's entry if that came first. */
+	off = 0;
+	for (n = 0; n < claimed; n++) {
+		struct tfsd_tensor *t;
+		int mrc = 0;
+
+		tfs_mk_next(q->data, used, &off, &e);
+		entry_path(dir, &e, path, sizeof(path));
+		if (q->made == n)
+			mrc = tfs_tensor_create_claimed(claims[n], path, e.dtype, &e.shape, device,
+							who->uid, gid, mode, d, 0, &t);
+		else
+			tfs_tensor_claim_drop(path, claims[n]);
+		if (q->made == n && mrc == 0) {
+			q->made++;
+			/* the kernel may still know a tensor gone before it under the name */
+			tfs_kcache_forget(path);
+		} else if (q->made == n) {
+			rc = mrc;
+		}
+	}
+	if (q->made)
+		tfs_ops_dir_changed(path, 0);      /* any of them: they share the directory */
+	q->err = -rc;
+	tfs_log(LOG_DEBUG, "MKBATCH /%s: %u of %u made%s%s", dir, q->made, q->count,
+		rc ? ": " : "", rc ? strerror(-rc) : "");
+	return 0;
+}
+
+int tfs_op_mkbatch(fuse_req_t req, fuse_ino_t ino, const void *in, size_t in_size,
+		   size_t out_size)
+{
+	struct tfs_store_claim **claims = NULL;
+	struct tfs_mk_req *q = NULL;
+	struct tfs_where w = { 0 };
+	struct tfs_quser who;
+	struct tfs_dirrec d;
+	size_t used;
+	int rc;
+
+	if (in_size != sizeof(*q) || out_size != sizeof(*q))
+		return -EINVAL;
+	q = malloc(sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	memcpy(q, in, sizeof(*q));
+	if ((rc = tfs_mk_check(q, in_size, &used)))
+		goto out;
+	q->made = 0;
+	q->err = 0;
+	claims = calloc(q->count, sizeof(*claims));
+	if (!claims) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = tfs_node_where(ino, &w)) == 0 && !w.path)
+		rc = -ENOENT;
+	if (rc)
+		goto out;
+	who_of(req, &who);
+	tfs_ns_lock();
+	rc = tfs_store_dir(w.path, &d);
+	if (rc == 0)
+		rc = make_all(q, used, w.path, &d, &who, claims);
+	tfs_ns_unlock();
+	if (rc == 0)
+		fuse_reply_ioctl(req, 0, q, sizeof(*q));
+out:
+	tfs_where_free(&w);
+	free(claims);
+	free(q);
+	return rc;
+}

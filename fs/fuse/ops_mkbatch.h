@@ -1,0 +1,14 @@
+/* The batch create ioctl's daemon side (core/mkbatch.h). */
+#ifndef TFS_OPS_MKBATCH_H
+#define TFS_OPS_MKBATCH_H
+
+#include <fuse_lowlevel.h>
+
+/* Serves TFS_IOC_MKBATCH on directory ino: replies itself and returns 0, or returns a
+ * negative errno for the caller to reply (nothing made): -EINVAL for a request the ABI
+ * refuses or a device not served, -ENOENT for a directory gone, -ENOMEM, -EIO. Takes ns;
+ * the caller holds no lock. */
+int tfs_op_mkbatch(fuse_req_t req, fuse_ino_t ino, const void *in, size_t in_size,
+		   size_t out_size);
+
+#endif

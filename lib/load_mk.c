@@ -1,0 +1,174 @@
+/* A load's tensors made by batches (load_mk.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "client_internal.h"
+#include "load_mk.h"
+
+/* The first batch is small, so that the first tensor is made and filling soon; each
+ * next one doubles, up to what the daemon makes under its namespace lock at once. */
+#define FIRST_BATCH 8
+#define MAX_BATCH 128
+
+/* The process's umask, without changing it (umask() would, for every thread): 0, or -1
+ * where /proc does not say. */
+static int read_umask(mode_t *out)
+{
+	char line[128];
+	FILE *f = fopen("/proc/self/status", "re");
+	int rc = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned m;
+
+		if (sscanf(line, "Umask: %o", &m) == 1) {
+			*out = (mode_t)(m & 0777);
+			rc = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+void tfs_load_mk_init(struct tfs_load_mk *mk, const struct tfs_load_spec *spec, int *made,
+		      size_t n, int device)
+{
+	mode_t um;
+
+	memset(mk, 0, sizeof(*mk));
+	pthread_mutex_init(&mk->mu, NULL);
+	mk->spec = spec;
+	mk->made = made;
+	mk->n = n;
+	mk->batch = FIRST_BATCH;
+	mk->dirfd = -1;
+	if (device >= 0 || device == TFS_DEVICE_CPU) {
+		mk->flags = TFS_MK_DEVICE;
+		mk->device = device;
+	}
+	mk->state = calloc(n ? n : 1, sizeof(*mk->state));
+	mk->req = malloc(sizeof(*mk->req));
+	/* TFS_LOAD_MKBATCH=0: each tensor its own create, for comparison */
+	mk->off = !mk->state || !mk->req || read_umask(&um) ||
+		  (getenv("TFS_LOAD_MKBATCH") && !strcmp(getenv("TFS_LOAD_MKBATCH"), "0"));
+	if (!mk->off)
+		mk->mode = 0644 & ~um;
+}
+
+void tfs_load_mk_fini(struct tfs_load_mk *mk)
+{
+	if (mk->dirfd >= 0)
+		close(mk->dirfd);
+	free(mk->dir);
+	free(mk->req);
+	free(mk->state);
+	pthread_mutex_destroy(&mk->mu);
+}
+
+/* path's directory, malloc'd: "." for a bare name. */
+static char *dir_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	if (!s)
+		return strdup(".");
+	if (s == path)
+		return strdup("/");
+	return strndup(path, (size_t)(s - path));
+}
+
+/* Whether path's directory is dir (as dir_of spells it). */
+static int in_dir(const char *path, const char *dir)
+{
+	const char *s = strrchr(path, '/');
+
+	if (!s)
+		return !strcmp(dir, ".");
+	if (s == path)
+		return !strcmp(dir, "/");
+	return strlen(dir) == (size_t)(s - path) && !strncmp(path, dir, (size_t)(s - path));
+}
+
+/* Whether mk->dirfd is dir, opening it if not. */
+static int enter(struct tfs_load_mk *mk, char *dir)
+{
+	if (mk->dir && !strcmp(mk->dir, dir)) {
+		free(dir);
+		return 0;
+	}
+	if (mk->dirfd >= 0)
+		close(mk->dirfd);
+	free(mk->dir);
+	mk->dir = dir;
+	mk->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return mk->dirfd >= 0 ? 0 : -1;
+}
+
+/* Sends the batch that begins at item mk->next: the items after it in the same directory,
+ * as many as fit. An item the request cannot carry (its name) is left to its own create.
+ * Caller holds mu. */
+static void send_batch(struct tfs_load_mk *mk)
+{
+	size_t from = mk->next, i, used;
+	char *dir = dir_of(mk->spec[from].path);
+
+	if (!dir || enter(mk, dir)) {
+		mk->off = 1;
+		return;
+	}
+	tfs_mk_init(mk->req, mk->flags, mk->device, mk->mode, &used);
+	for (i = from; i < mk->n && i - from < mk->batch; i++) {
+		const char *p = mk->spec[i].path, *b = strrchr(p, '/') ? strrchr(p, '/') + 1 : p;
+
+		if (i > from && !in_dir(p, mk->dir))
+			break;
+		if (tfs_mk_add(mk->req, &used, b, strlen(b), mk->spec[i].dtype,
+			       &mk->spec[i].shape))
+			break;
+	}
+	if (mk->req->count == 0) {
+		mk->next = from + 1;       /* made by its own create, which says what is wrong */
+		return;
+	}
+	if (ioctl(mk->dirfd, TFS_IOC_MKBATCH, mk->req)) {
+		mk->off = 1;               /* an older daemon, or not a mount: creates, one each */
+		return;
+	}
+	for (i = 0; i < mk->req->made && i < mk->req->count; i++) {
+		mk->state[from + i] = 1;
+		mk->made[from + i] = 1;
+	}
+	if (mk->req->err && i < mk->req->count) {
+		mk->state[from + i] = mk->req->err > 0 ? -mk->req->err : -EIO;
+		i++;
+	}
+	if (i == 0) {
+		mk->off = 1;               /* an answer that made nothing and says no why */
+		return;
+	}
+	mk->next = from + i;
+	if (mk->batch < MAX_BATCH)
+		mk->batch *= 2;
+}
+
+int tfs_load_mk_item(struct tfs_load_mk *mk, size_t i)
+{
+	int st;
+
+	pthread_mutex_lock(&mk->mu);
+	while (!mk->off && mk->next <= i)
+		send_batch(mk);
+	st = mk->state ? mk->state[i] : 0;
+	pthread_mutex_unlock(&mk->mu);
+	if (st < 0)
+		return tfs_seterr(st, "%s: %s", mk->spec[i].path, tfs_strerror(-st));
+	return st;
+}

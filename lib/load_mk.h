@@ -1,0 +1,51 @@
+/* A load's tensors made by batches (core/mkbatch.h): the items of one directory, in file
+ * order, as many per request as fit, so a checkpoint of hundreds of tensors does not wait
+ * for the kernel's one-at-a-time creates in a directory. The load's preparing threads
+ * share one struct tfs_load_mk; whichever first needs an item not yet made sends the
+ * batch that begins at the first such item, and the others open what it made by name. */
+#ifndef TFS_LOAD_MK_H
+#define TFS_LOAD_MK_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "mkbatch.h"
+#include "tensorfs.h"
+
+/* A tensor a load makes. */
+struct tfs_load_spec {
+	char *path;
+	tfs_dtype dtype;
+	struct tfs_shape shape;
+};
+
+struct tfs_load_mk {
+	pthread_mutex_t mu;
+	const struct tfs_load_spec *spec;
+	int *made;                 /* the load's: set for each tensor a batch made */
+	int *state;                /* per item: 0 not sent, 1 made, or the daemon's -errno */
+	size_t n, next;            /* next: the first item no batch has taken */
+	unsigned batch;            /* the next batch's size: grows from a few */
+	int off;                   /* no batches: each item made by its own create */
+	uint32_t flags, mode;
+	int32_t device;
+	int dirfd;                 /* the directory of the last batch, or -1 */
+	char *dir;
+	struct tfs_mk_req *req;
+};
+
+/* Sets mk up for items spec[0..n) (made: the load's array of n flags); device as
+ * tfs_load_opts's (-1: each directory's default). Batches stay off (each item created
+ * alone) where they cannot work (the umask cannot be read, memory is short) or where
+ * TFS_LOAD_MKBATCH=0 says so. No
+ * request is sent yet. */
+void tfs_load_mk_init(struct tfs_load_mk *mk, const struct tfs_load_spec *spec, int *made,
+		      size_t n, int device);
+/* Item i: 1 when a batch made it (the caller opens it by name), 0 when the caller makes
+ * it itself (batches off, or the daemon does not take them), or the negative errno the
+ * daemon refused it with (the error's message set, naming it). May send a batch; safe
+ * from any number of threads. */
+int tfs_load_mk_item(struct tfs_load_mk *mk, size_t i);
+void tfs_load_mk_fini(struct tfs_load_mk *mk);
+
+#endif
