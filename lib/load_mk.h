@@ -2,7 +2,10 @@
  * order, as many per request as fit, so a checkpoint of hundreds of tensors does not wait
  * for the kernel's one-at-a-time creates in a directory. The load's preparing threads
  * share one struct tfs_load_mk; whichever first needs an item not yet made sends the
- * batch that begins at the first such item, and the others open what it made by name. */
+ * batch that begins at the first such item, and the others open what it made by name;
+ * the next batch goes out while the last quarter of the one before is still being opened.
+ * mu guards everything here but req, dirfd and dir, which only the thread sending a batch
+ * touches (sending set). */
 #ifndef TFS_LOAD_MK_H
 #define TFS_LOAD_MK_H
 
@@ -21,12 +24,16 @@ struct tfs_load_spec {
 
 struct tfs_load_mk {
 	pthread_mutex_t mu;
+	pthread_cond_t cv;         /* a batch came back */
 	const struct tfs_load_spec *spec;
 	int *made;                 /* the load's: set for each tensor a batch made */
 	int *state;                /* per item: 0 not sent, 1 made, or the daemon's -errno */
 	size_t n, next;            /* next: the first item no batch has taken */
 	unsigned batch;            /* the next batch's size: grows from a few */
 	int off;                   /* no batches: each item made by its own create */
+	int sending;               /* a batch is with the daemon: mu let go meanwhile */
+	size_t sent;               /* TFS_LOAD_PROFILE=1: batches sent, the time in them */
+	uint64_t ns, wait_ns;      /* and the time threads waited for them */
 	uint32_t flags, mode;
 	int32_t device;
 	int dirfd;                 /* the directory of the last batch, or -1 */

@@ -839,8 +839,13 @@ int tfs_pipe_run(struct tfs_pipe *p)
 	for (size_t i = 0; i < p->n && !p->prepare; i++)
 		if (p->items[i].bytes == 0)
 			moved(&r, i, 0);
-	if (p->prepare)
-		nprep = p->n < 4 ? (int)p->n : 4;
+	if (p->prepare) {
+		/* TFS_LOAD_PREP: preparing threads (1-32), for measurement */
+		const char *e = getenv("TFS_LOAD_PREP");
+		int want = e && atoi(e) >= 1 && atoi(e) <= 32 ? atoi(e) : 4;
+
+		nprep = p->n < (size_t)want ? (int)p->n : want;
+	}
 	if ((rc = cut(&r)))
 		goto out;
 	{

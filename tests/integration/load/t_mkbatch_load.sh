@@ -10,9 +10,9 @@ python3 "$ROOT/tests/integration/load/st_make.py" many.safetensors 3 "${specs[@]
 log="$T/m.log"
 start=$(wc -l < "$log")
 check "load of 340 tensors" "$CTL" load -q many.safetensors "$M/many"
-made=$(tail -n +"$((start + 1))" "$log" | sed -n 's/.*MKBATCH \/many[^:]*: \([0-9]*\) of \([0-9]*\) made$/\1/p' | paste -sd+ | bc)
+made=$(tail -n +"$((start + 1))" "$log" | sed -n 's/.*MKBATCH \/many[^:]*: \([0-9]*\) of [0-9]* made (.*/\1/p' | awk '{s += $1} END {print s}')
 eq "all 340 made by batches" 340 "$made"
-eq "no batch refused anything" 0 "$(tail -n +"$((start + 1))" "$log" | grep 'MKBATCH' | grep -vc ' made$')"
+eq "no batch refused anything" 0 "$(tail -n +"$((start + 1))" "$log" | grep 'MKBATCH' | grep -vc ' made (')"
 eq "no tensor created alone" 0 "$(tail -n +"$((start + 1))" "$log" | grep -c ': CREATE /many')"
 check "a create through the mount is logged as one" sh -c "echo hi > '$M/ctl'"
 eq "(the log names it)" 1 "$(grep -c ': CREATE /ctl$' "$log")"
