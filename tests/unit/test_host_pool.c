@@ -14,6 +14,7 @@
 
 #include "../../fs/mem/pool.c"
 #include "../../fs/mem/pool_check.c"
+#include "../../fs/mem/dirty_ranges.c"
 #include "../../fs/mem/host_pool.c"
 
 #include "tap.h"
