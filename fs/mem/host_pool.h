@@ -26,9 +26,10 @@
  * keeps the ranges that may hold something else (dirty_ranges.h): a freed chunk's, and
  * all of an object nobody vouches for (adopted after a restart, or found and given to the
  * reserve); a create zeroes only those of its chunk. A consumer that writes through its
- * mapping of the segment outside its own tensor writes where the daemon does not look:
- * it can only reach tensors of its key, which it may write anyway, but a later create of
- * that key may then show its bytes (docs/tiers.md#preallocation).
+ * mapping of the segment outside its own tensor (or after it was freed) writes where the
+ * daemon does not look: it reaches only tensors of its key, which it may write anyway,
+ * but a later create of that key may show its bytes, as in the cuda pool (cuda/zero.c;
+ * docs/tiers.md#preallocation).
  *
  * Thread-safe: the pool's own mutex (mu), under which the callbacks run and every
  * segment's dirty ranges are read and changed; the memset of a create runs outside it
