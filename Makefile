@@ -268,7 +268,7 @@ $(O)/tests/test_guard: tests/unit/test_guard.c $(O)/fs/util/guard.o
 # The host tier beside a device backend (fs/mem/tiers_backend.c) over the real host
 # backend, without a keeper.
 TB_OBJS=$(addprefix $(O)/fs/,mem/tiers_backend.o mem/backend_host.o mem/tiers.o \
-	mem/backend_host_pool.o mem/host_pool.o mem/host_pack.o mem/pool.o mem/pool_check.o \
+	mem/backend_host_pool.o mem/host_pool.o mem/dirty_ranges.o mem/host_pack.o mem/pool.o mem/pool_check.o \
 	mem/shm_sweep.o mem/keeper/keeper_client.o mem/keeper/keeper_host.o \
 	mem/keeper/handover.o mem/keeper/keeper.o util/guard.o util/nofile.o util/clock.o)
 $(O)/tests/test_tiers_backend: tests/unit/test_tiers_backend.c $(TB_OBJS) $(STLIB)

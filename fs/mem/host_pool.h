@@ -21,7 +21,19 @@
  * segment, a tensor of three segments a run of four), and a run, like a segment, goes
  * whole to its key.
  *
- * Thread-safe: the pool's own mutex, under which the callbacks run. */
+ * Zeroing: a create must read zeros, but a memset of a whole chunk costs as much for pages
+ * fresh from the kernel (zeros already) as for pages a freed tensor left. Each segment
+ * keeps the ranges that may hold something else (dirty_ranges.h): a freed chunk's, and
+ * all of an object nobody vouches for (adopted after a restart, or found and given to the
+ * reserve); a create zeroes only those of its chunk. A consumer that writes through its
+ * mapping of the segment outside its own tensor (or after it was freed) writes where the
+ * daemon does not look: it reaches only tensors of its key, which it may write anyway,
+ * but a later create of that key may show its bytes, as in the cuda pool (cuda/zero.c;
+ * docs/tiers.md#preallocation).
+ *
+ * Thread-safe: the pool's own mutex (mu), under which the callbacks run and every
+ * segment's dirty ranges are read and changed; the memset of a create runs outside it
+ * (the chunk is the caller's alone). */
 #ifndef TFS_FS_HOST_POOL_H
 #define TFS_FS_HOST_POOL_H
 
@@ -65,8 +77,9 @@ int tfs_host_pool_reserve(struct tfs_host_pool *p, uint64_t bytes);
 int tfs_host_pool_piece_ok(const struct tfs_host_pool *p, uint64_t size);
 /* An existing object of size bytes (left by an earlier run, adoption) joins the reserve
  * as an idle piece: 0, or -EINVAL when size is not a piece's (tfs_host_pool_piece_ok). Its
- * contents are whatever it held: tfs_host_pool_alloc with zero set zeroes what it hands
- * out. */
+ * contents are whatever it held: counted dirty, so tfs_host_pool_alloc with zero set
+ * zeroes what it hands out. Pieces of tfs_host_pool_reserve (make: fresh pages) count
+ * clean. */
 int tfs_host_pool_give(struct tfs_host_pool *p, void *seg, void *base, uint64_t size);
 
 /* The key of a tensor: equal keys share segments. Stricter than tfs_pool_reader_key: the
@@ -75,13 +88,16 @@ int tfs_host_pool_give(struct tfs_host_pool *p, void *seg, void *base, uint64_t 
 struct tfs_pool_key tfs_host_pool_key(uid_t uid, gid_t gid, mode_t mode, uint64_t dir);
 
 /* A tensor of bytes for key (room: tfs_pool_alloc's, space kept behind it to grow into),
- * zeroed when zero is set (else the caller writes every byte
- * before anyone reads it: a move). *seg is its segment or run (or its own object for one
+ * its whole capacity zeroed when zero is set (else the caller writes every byte before
+ * anyone reads it: a move): a memset of the ranges its segment counts dirty, nothing for
+ * memory fresh from the kernel. Never waits for anything but mu. *seg is its segment or run (or its own object for one
  * larger than every idle run) and *first is set when that object was just given to key:
  * the caller sets the object's owner and mode. -ENOSPC, -ENOMEM, -EINVAL; nothing changed
  * on error. */
 int tfs_host_pool_alloc(struct tfs_host_pool *p, struct tfs_pool_key key, uint64_t bytes,
 			uint64_t room, int zero, struct tfs_pool_chunk **out, void **seg, int *first);
+/* c's capacity counts dirty from now on (nothing is zeroed here: a move's free must not
+ * wait for a memset). */
 void tfs_host_pool_free(struct tfs_host_pool *p, struct tfs_pool_chunk *c);
 /* c grown to bytes in place, into the free space right behind it (tfs_pool_grow): 0, or
  * -ENOSPC with nothing changed. What it grows into holds whatever was left there. */
@@ -91,7 +107,7 @@ void *tfs_host_pool_seg(const struct tfs_pool_chunk *c);
 
 /* A restart takes back a tensor of an earlier run: bytes at off of the object seg (size
  * bytes, mapped at base). tfs_pool_adopt's contract; the object becomes the pool's on the
- * first success. */
+ * first success, all of its free space counted dirty. */
 int tfs_host_pool_adopt(struct tfs_host_pool *p, struct tfs_pool_key key, void *seg,
 			void *base, uint64_t size, uint64_t off, uint64_t bytes,
 			struct tfs_pool_chunk **out);

@@ -14,6 +14,7 @@
 
 #include "../../fs/mem/pool.c"
 #include "../../fs/mem/pool_check.c"
+#include "../../fs/mem/dirty_ranges.c"
 #include "../../fs/mem/host_pool.c"
 
 #include "tap.h"
@@ -73,6 +74,122 @@ static int zeroed(const struct tfs_pool_chunk *c, uint64_t len)
 	return 1;
 }
 
+static void fill(const struct tfs_pool_chunk *c, int v)
+{
+	memset((void *)(uintptr_t)tfs_pool_chunk_addr(c), v, tfs_pool_chunk_capacity(c));
+}
+
+/* Bytes the chunk's segment counts dirty (host_pool.c's dirty ranges). */
+static uint64_t seg_dirty(const struct tfs_pool_chunk *c)
+{
+	const struct hseg *h = tfs_pool_chunk_cookie(c);
+
+	return tfs_dirty_bytes(&h->dirty, 0, h->size);
+}
+
+/* Which bytes are zeroed at a create: only what a freed tensor (or an earlier run) left,
+ * every one of them, through partial reuse, grow, zero 0 (a move), adoption and the
+ * reserve's found pieces; the record bounded under churn. */
+static void test_dirty(void)
+{
+	struct tier t = { .cap = 8 * SEG };
+	struct tfs_pool_key k1 = tfs_host_pool_key(1000, 1000, 0644, 7);
+	struct tfs_pool_chunk *a, *b, *c, *d, *e, *many[64];
+	struct tfs_host_pool *p = tfs_host_pool_new(SEG, PAGE, &ops, &t);
+	uint64_t ca, cc, cd;
+	void *s, *run, *found;
+	int first, rc, good;
+	char msg[200] = "";
+
+	tfs_host_pool_reserve(p, 8 * SEG);
+	rc = tfs_host_pool_alloc(p, k1, 100000, 0, 1, &a, &s, &first);
+	ok(rc == 0 && seg_dirty(a) == 0 && zeroed(a, tfs_pool_chunk_capacity(a)),
+	   "dirty: a create from fresh memory: nothing counted dirty, its bytes zero");
+	rc = tfs_host_pool_alloc(p, k1, 100000, 0, 1, &b, &s, &first);
+	fill(a, 0xab);
+	fill(b, 0xcd);
+	ca = tfs_pool_chunk_capacity(a);
+	tfs_host_pool_free(p, a);
+	ok(seg_dirty(b) == ca, "a freed tensor's capacity counts dirty (%llu)",
+	   (unsigned long long)seg_dirty(b));
+	rc = tfs_host_pool_alloc(p, k1, 50000, 0, 1, &c, &s, &first);
+	cc = tfs_pool_chunk_capacity(c);
+	ok(rc == 0 && tfs_pool_chunk_offset(c) == 0 && zeroed(c, cc),
+	   "a smaller one where it was: zeroed");
+	ok(seg_dirty(b) == ca - cc, "the rest of the freed range stays dirty");
+	tfs_host_pool_free(p, b);
+	rc = tfs_host_pool_alloc(p, k1, 300000, 0, 1, &d, &s, &first);
+	ok(rc == 0 && tfs_pool_chunk_offset(d) == cc && zeroed(d, tfs_pool_chunk_capacity(d)),
+	   "a larger one over the rest of a, all of b and fresh memory: zeroed");
+	ok(seg_dirty(d) == 0, "nothing dirty left outside the live tensors");
+
+	/* grow: the free space it takes leaves the record (the backend zeroes it) */
+	fill(c, 0x11);
+	fill(d, 0x22);
+	cd = tfs_pool_chunk_capacity(d);
+	tfs_host_pool_free(p, d);
+	ok(seg_dirty(c) == cd, "d freed: its capacity dirty");
+	rc = tfs_host_pool_grow(p, c, cc + 200000);
+	ok(rc == 0 && seg_dirty(c) == cd - (tfs_pool_chunk_capacity(c) - cc),
+	   "grown in place: what it took of d's range is out of the record (%llu)",
+	   (unsigned long long)seg_dirty(c));
+	tfs_host_pool_free(p, c);
+
+	/* zero 0 (a move writes every byte): nothing zeroed, the range still leaves the
+	 * record, and comes back dirty at its free */
+	rc = tfs_host_pool_alloc(p, k1, 100000, 0, 0, &e, &s, &first);
+	good = rc == 0;
+	for (uint64_t i = 0; good && i < tfs_pool_chunk_capacity(e); i++)
+		good = ((uint8_t *)(uintptr_t)tfs_pool_chunk_addr(e))[i] != 0;
+	ok(good, "zero 0: a move's chunk is not zeroed, not a byte (its caller writes it)");
+	tfs_host_pool_free(p, e);
+	rc = tfs_host_pool_alloc(p, k1, 100000, 0, 1, &e, &s, &first);
+	ok(rc == 0 && zeroed(e, tfs_pool_chunk_capacity(e)), "and the next create there is zeroed");
+	tfs_host_pool_free(p, e);
+
+	/* churn: many holes, the record bounded */
+	for (int i = 0; i < 64; i++)
+		rc |= tfs_host_pool_alloc(p, k1, 4096, 0, 1, &many[i], &s, &first);
+	for (int i = 0; i < 64; i++)
+		fill(many[i], 0x33);
+	for (int i = 0; i < 64; i += 2)
+		tfs_host_pool_free(p, many[i]);
+	ok(rc == 0 && ((struct hseg *)tfs_pool_chunk_cookie(many[1]))->dirty.n <= TFS_DIRTY_MAX,
+	   "32 holes between live tensors: the record stays within its bound");
+	good = 1;
+	for (int i = 0; i < 64; i += 2) {
+		good &= tfs_host_pool_alloc(p, k1, 4096, 0, 1, &many[i], &s, &first) == 0 &&
+			zeroed(many[i], 4096);
+	}
+	ok(good, "every hole reused reads zeros");
+	for (int i = 0; i < 64; i++)
+		tfs_host_pool_free(p, many[i]);
+	ok(tfs_pool_check(p->pool, msg, sizeof(msg)) == 0, "the pool is consistent (%s)", msg);
+	tfs_host_pool_destroy(p);
+
+	/* adoption: an earlier run's object, every free byte of it dirty; a found piece too */
+	memset(&t, 0, sizeof(t));
+	t.cap = 8 * SEG;
+	p = tfs_host_pool_new(SEG, PAGE, &ops, &t);
+	make(&t, 4 * SEG, &run, &s);
+	make(&t, SEG, &found, &s);
+	memset(run, 0xee, 4 * SEG);
+	memset(found, 0xef, SEG);
+	rc = tfs_host_pool_adopt(p, k1, run, run, 4 * SEG, SEG, SEG, &a);
+	ok(rc == 0 && seg_dirty(a) == 3 * SEG, "adopted: all but the tensor counts dirty");
+	rc = tfs_host_pool_adopt(p, k1, run, run, 4 * SEG, 3 * SEG, SEG / 2, &b);
+	ok(rc == 0 && seg_dirty(a) == 3 * SEG - SEG / 2,
+	   "a second tensor of the object: out of it too");
+	rc = tfs_host_pool_alloc(p, k1, SEG / 2, 0, 1, &c, &s, &first);
+	ok(rc == 0 && s == run && zeroed(c, tfs_pool_chunk_capacity(c)),
+	   "a create in an adopted object's free space: zeroed");
+	tfs_host_pool_give(p, found, found, SEG);
+	rc = tfs_host_pool_alloc(p, tfs_host_pool_key(1001, 1000, 0644, 7), 4096, 0, 1, &d, &s,
+				 &first);
+	ok(rc == 0 && s == found && zeroed(d, 4096), "a create in a found piece: zeroed");
+	tfs_host_pool_destroy(p);      /* leave frees both */
+}
+
 static void test_layout(void)
 {
 	uint64_t want8[] = { 4, 1, 1, 1, 1, 0 };
@@ -118,6 +235,7 @@ int main(void)
 	char msg[200];
 
 	test_layout();
+	test_dirty();
 	ok(tfs_host_pool_seg_size(64ull << 30, PAGE) == 1ull << 30, "64 GiB: 1 GiB segments");
 	ok(tfs_host_pool_seg_size(8ull << 20, PAGE) == SEG, "8 MiB: 2 MiB segments (the least)");
 	ok(tfs_host_pool_seg_size(1ull << 30, PAGE) == 128ull << 20, "1 GiB: an eighth");
