@@ -20,8 +20,9 @@
  *                        ns, while it fills the listing (kernel/node.c, store/dircache.c,
  *                        Redis) and replies.
  *   3. backend locks     mem/cuda/ (slots, zeroing, marks, memfd areas, start-up; see
- *                        mem/cuda/cuda_internal.h), mem/pool.c, mem/backend_host.c: taken
- *                        inside backend calls only.
+ *                        mem/cuda/cuda_internal.h), mem/host_pool.c (then mem/pool.c's
+ *                        under it), mem/pool.c, mem/backend_host.c: taken inside backend
+ *                        calls only.
  *   4. leaves            store/writer.c's queue, store/dircache.c, store/claims.c's lost
  *                        claims, kernel/kernel_cache.c, kernel/node.c, fuse/ops_dir.c's
  *                        open directories, transport/loop.c, tensors/lockstats.c: each held
