@@ -12,7 +12,8 @@
 int tfs_stats_is_xattr(uint64_t ino, const char *name);
 
 /* The counters as one JSON object into value (getxattr conventions: size 0 asks for the
- * length). The length, or -ERANGE when size is too small. Takes no lock. */
+ * length, answered with room to spare, since the counters move before the value is asked
+ * for). The length, or -ERANGE when size is too small. Takes no lock. */
 int tfs_stats_json(char *value, size_t size);
 
 #endif

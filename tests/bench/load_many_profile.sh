@@ -4,6 +4,8 @@
 # RUNS times (default 3) into a fresh directory with TFS_LOAD_PROFILE=1; prints each run's
 # wall time and the last run's profile (lib/load_pipe.c's stages): with each tensor its own
 # create (TFS_LOAD_MKBATCH=0) and made by batches (1); MKBATCH="1" runs only the latter.
+# TFS_LOAD_PREP sets the preparing threads; MOUNT_OPTS=--debug prints the daemon's times
+# of the last batches.
 #   tests/bench/load_many_profile.sh [BUILD]   (GPU machine: the cuda backend by default)
 set -u
 cd "$(dirname "$0")/../.."
@@ -38,6 +40,8 @@ for f in mid one; do
 done
 done
 n=$(ls "$T/m/mid" | wc -l); echo "mid: $n tensors"
+# MOUNT_OPTS=--debug: the daemon's own time in the last load's batch creates
+grep -o 'MKBATCH .*' "$T/m.log" | tail -8
 rm -rf "$T/m/mid" "$T/m/one"
 umount_tfs "$T/m"
 finish > /dev/null
