@@ -840,9 +840,12 @@ int tfs_pipe_run(struct tfs_pipe *p)
 		if (p->items[i].bytes == 0)
 			moved(&r, i, 0);
 	if (p->prepare) {
-		/* TFS_LOAD_PREP: preparing threads (1-32), for measurement */
+		/* Eight: with a load's creates sent by batches, what is left per tensor (its
+		 * open, by name) runs in parallel; 4, 8 and 12 threads loaded 614 tensors of
+		 * 1.7 GB in 95-102, 75-77 and 78-90 ms on an H200 (tests/bench/RESULTS-gpu.md).
+		 * TFS_LOAD_PREP (1-32) sets another count, for measurement. */
 		const char *e = getenv("TFS_LOAD_PREP");
-		int want = e && atoi(e) >= 1 && atoi(e) <= 32 ? atoi(e) : 4;
+		int want = e && atoi(e) >= 1 && atoi(e) <= 32 ? atoi(e) : 8;
 
 		nprep = p->n < (size_t)want ? (int)p->n : want;
 	}
