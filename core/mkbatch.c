@@ -35,7 +35,7 @@ int tfs_mk_add(struct tfs_mk_req *q, size_t *used, const char *name, size_t len,
 	    sh->ndim > TFS_MAX_DIMS)
 		return -EINVAL;
 	need = HEAD + (size_t)sh->ndim * 8 + len;
-	if (need > TFS_MK_DATA - *used)
+	if (need > TFS_MK_DATA - *used || q->count >= TFS_MK_COUNT_MAX)
 		return -ENOSPC;
 	p = q->data + *used;
 	memcpy(p, &nlen, 2);
@@ -77,8 +77,8 @@ int tfs_mk_check(const struct tfs_mk_req *q, size_t size, size_t *used)
 	struct tfs_mk_entry e;
 	size_t off = 0;
 
-	if (size != sizeof(*q) || (q->flags & ~TFS_MK_DEVICE) || q->count == 0 ||
-	    q->count > TFS_MK_DATA / HEAD)
+	if (size != sizeof(*q) || (q->flags & ~(TFS_MK_DEVICE | TFS_MK_SELF)) || q->count == 0 ||
+	    q->count > TFS_MK_COUNT_MAX)
 		return -EINVAL;
 	for (uint32_t i = 0; i < q->count; i++)
 		if (tfs_mk_next(q->data, TFS_MK_DATA, &off, &e))

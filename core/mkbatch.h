@@ -5,23 +5,35 @@
  * through the mount use it (lib/load.c); the daemon serves it (fs/fuse/ops_mkbatch.c).
  *
  * The ABI between the two, shared by both sides of this repository:
- *  - Issued on a directory of the mount, opened for reading (O_RDONLY | O_DIRECTORY). The
- *    daemon checks what a create through the mount would: search on every directory above
- *    the new names, write on this one, the caller's tensor quota.
- *  - data holds count entries, each: a 16-bit name length (1..255), the dtype (the
- *    tfs_dtype value), the number of dims (0..TFS_MAX_DIMS), that many 64-bit dims, then
- *    the name: a single component (no '/', no NUL, not "." or ".."). Numbers are in the
- *    host's byte order and need no alignment. Anything else, a count that does not match
- *    the entries, bytes left over, or flags other than TFS_MK_DEVICE: EINVAL, and nothing
- *    is made. ENOTTY: an older daemon (the caller makes the tensors one by one).
- *  - The tensors are made in order, each with mode's permission bits (the caller's umask
- *    already applied) and its directory's group rules, on device when flags has
- *    TFS_MK_DEVICE (a GPU ordinal or TFS_DEVICE_CPU; EINVAL when the mount does not serve
- *    it), else on the directory's default device. The first that fails stops the batch:
- *    the call still succeeds, with made the number of tensors made (entries 0..made-1) and
- *    err that entry's positive errno (EEXIST, ENOSPC, EDQUOT, EFBIG, EACCES...); err 0 when
- *    all were made. What was made stays: the caller removes it if it gives up.
- *  - The tensors are not opened: the caller opens each by name. */
+ *  - Issued on a tensor's file opened for writing (EBADF otherwise): the tensors are made in
+ *    that tensor's directory, where it is now. Opening it for writing is what the kernel
+ *    checks of the caller as for a create there (a read-only mount, a security module's
+ *    rules); a loader makes the first tensor of each batch with a create of its own and
+ *    sends the rest on it. The daemon then checks, as the caller, write and search on the
+ *    directory (not on those above it, as the kernel does not for a create through an open
+ *    directory) and the owner's tensor quota. ENOTTY: an older daemon, or a directory's
+ *    descriptor (the caller makes the tensors one by one).
+ *  - data holds count entries (1..TFS_MK_COUNT_MAX), each: a 16-bit name length (1..255),
+ *    the dtype (the tfs_dtype value), the number of dims (0..TFS_MAX_DIMS), that many
+ *    64-bit dims, then the name: a single component (no '/', no NUL, not "." or "..").
+ *    Numbers are in the host's byte order and need no alignment. Anything else, a count
+ *    that does not match the entries, bytes left over, or flags other than TFS_MK_DEVICE
+ *    and TFS_MK_SELF: EINVAL, and nothing is made.
+ *  - With TFS_MK_SELF, the first entry names the tensor the request is issued on (its
+ *    name as it is now: EINVAL otherwise) and shapes it, as a setxattr of its shape by the
+ *    caller would (EBUSY where another process holds it and its size would change), on the
+ *    device it is on; it counts in made. So the tensor a loader creates to carry the
+ *    request is typed by it too, by the thread that opened it.
+ *  - The tensors are made in order, each with mode's permission bits (0777 of it; the
+ *    caller's umask already applied) and its directory's group rules, on device when flags
+ *    has TFS_MK_DEVICE (a GPU ordinal or TFS_DEVICE_CPU; EINVAL when the mount does not
+ *    serve it), else on the directory's default device. The first that fails stops the
+ *    batch: the call still succeeds, with made the number of tensors made (entries
+ *    0..made-1) and err that entry's positive errno (EEXIST, ENOSPC, EDQUOT, EFBIG,
+ *    EACCES...); err 0 when all were made. What was made stays: the caller removes it if it
+ *    gives up.
+ *  - The tensors are not opened: the caller opens each by name (O_NOFOLLOW, and checks it
+ *    is a regular file of its own: another user may have put something else there since). */
 #ifndef TFS_MKBATCH_H
 #define TFS_MKBATCH_H
 
@@ -33,7 +45,9 @@
 
 #define TFS_MK_DATA 16352
 #define TFS_MK_DEVICE 1u        /* flags: device is set */
+#define TFS_MK_SELF 2u          /* flags: the first entry is the tensor the request is on */
 #define TFS_MK_NAME_MAX 255
+#define TFS_MK_COUNT_MAX 256    /* entries per request: bounds the daemon's hold of ns */
 
 struct tfs_mk_req {
 	uint32_t count;         /* entries in data */
@@ -59,9 +73,9 @@ struct tfs_mk_entry {
 /* Starts an empty request: count, made, err 0, the rest as given. *used is set to 0. */
 void tfs_mk_init(struct tfs_mk_req *q, uint32_t flags, int32_t device, uint32_t mode,
 		 size_t *used);
-/* Appends an entry at *used (advanced): 0, -ENOSPC when data has no room for it (the
- * request unchanged), -EINVAL for a name or dtype the ABI above refuses or a shape of more
- * than TFS_MAX_DIMS dims. No I/O. */
+/* Appends an entry at *used (advanced): 0, -ENOSPC when data has no room for it or the
+ * request holds TFS_MK_COUNT_MAX entries (the request unchanged), -EINVAL for a name or
+ * dtype the ABI above refuses or a shape of more than TFS_MAX_DIMS dims. No I/O. */
 int tfs_mk_add(struct tfs_mk_req *q, size_t *used, const char *name, size_t len,
 	       tfs_dtype dt, const struct tfs_shape *sh);
 /* Reads the entry at *off of data's first used bytes (advancing *off): 0, or -EINVAL for
@@ -69,7 +83,8 @@ int tfs_mk_add(struct tfs_mk_req *q, size_t *used, const char *name, size_t len,
 int tfs_mk_next(const uint8_t *data, size_t used, size_t *off, struct tfs_mk_entry *e);
 /* Checks a whole request of size bytes as the daemon received it: 0 when it is exactly
  * sizeof(struct tfs_mk_req), its flags known and its count entries fill its data up to
- * the last used byte with only zeros after it, -EINVAL otherwise. *used: the bytes of
+ * the last used byte with only zeros after it, count at most TFS_MK_COUNT_MAX, -EINVAL
+ * otherwise. *used: the bytes of
  * data the entries take. */
 int tfs_mk_check(const struct tfs_mk_req *q, size_t size, size_t *used);
 

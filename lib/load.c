@@ -624,10 +624,19 @@ static int make_one(void *arg, size_t i)
 	if ((rc = tfs_load_mk_item(&l->mk, i)) < 0)
 		return rc;
 	if (rc == 1) {
-		/* made by a batch, typed and on its device: opened by name */
-		fd = open(s->path, O_RDWR | O_CLOEXEC);
+		/* Made by a batch, typed and on its device: opened by name. Another user
+		 * who may write the directory could have put something else under it since:
+		 * no symbolic link is followed, and it must be a tensor of ours. */
+		struct stat st;
+
+		fd = open(s->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			return tfs_seterr(-errno, "%s: %s", s->path, tfs_strerror(errno));
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+			close(fd);
+			return tfs_seterr(-ESTALE, "%s: replaced since it was made: %s", s->path,
+					  tfs_strerror(ESTALE));
+		}
 		goto typed;
 	}
 	fd = open(s->path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0644);

@@ -5,11 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "client_internal.h"
 #include "load_mk.h"
+#include "tier.h"
 
 /* The first batch is small, so that the first tensor is made and filling soon; each
  * next one doubles, up to what the daemon makes under its namespace lock at once. */
@@ -51,7 +53,6 @@ void tfs_load_mk_init(struct tfs_load_mk *mk, const struct tfs_load_spec *spec, 
 	mk->made = made;
 	mk->n = n;
 	mk->batch = FIRST_BATCH;
-	mk->dirfd = -1;
 	if (device >= 0 || device == TFS_DEVICE_CPU) {
 		mk->flags = TFS_MK_DEVICE;
 		mk->device = device;
@@ -73,9 +74,6 @@ void tfs_load_mk_fini(struct tfs_load_mk *mk)
 		fprintf(stderr, "tfs_load profile:   batch creates: %zu requests, %.3f s in them, "
 			"%.3f thread-s waiting for them%s\n", mk->sent, (double)mk->ns * 1e-9,
 			(double)mk->wait_ns * 1e-9, mk->off ? " (then turned off)" : "");
-	if (mk->dirfd >= 0)
-		close(mk->dirfd);
-	free(mk->dir);
 	free(mk->req);
 	free(mk->state);
 	pthread_cond_destroy(&mk->cv);
@@ -106,21 +104,6 @@ static int in_dir(const char *path, const char *dir)
 	return strlen(dir) == (size_t)(s - path) && !strncmp(path, dir, (size_t)(s - path));
 }
 
-/* Whether mk->dirfd is dir, opening it if not. */
-static int enter(struct tfs_load_mk *mk, char *dir)
-{
-	if (mk->dir && !strcmp(mk->dir, dir)) {
-		free(dir);
-		return 0;
-	}
-	if (mk->dirfd >= 0)
-		close(mk->dirfd);
-	free(mk->dir);
-	mk->dir = dir;
-	mk->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return mk->dirfd >= 0 ? 0 : -1;
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -129,60 +112,90 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Sends the batch that begins at item mk->next: the items after it in the same directory,
- * as many as fit. An item the request cannot carry (its name) is left to its own create.
- * Caller holds mu, which is let go while the daemon works (mk->sending set): threads whose
- * tensors an earlier batch made open them meanwhile. */
+/* Gives up batches after item from's create (its tensor left empty): the file goes, and
+ * each item is made by its own create from then on. */
+static void batches_off(struct tfs_load_mk *mk, size_t from)
+{
+	unlink(mk->spec[from].path);
+	mk->made[from] = 0;
+	mk->state[from] = 0;
+	mk->off = 1;
+}
+
+/* Sends the batch that begins at item mk->next: that item made by a create of its own
+ * (the kernel's checks of a create there: a read-only mount, a security module's rules),
+ * then, on its descriptor, the request that types it and makes the items after it in the
+ * same directory, as many as fit. An item the request cannot carry (its name) is left to
+ * its own create. Caller holds mu, which is let go while the kernel and the daemon work
+ * (mk->sending set): threads whose tensors an earlier batch made open them meanwhile. */
 static void send_batch(struct tfs_load_mk *mk)
 {
 	size_t from = mk->next, i, used;
-	char *dir = dir_of(mk->spec[from].path);
+	const struct tfs_load_spec *sp = &mk->spec[from];
+	const char *base = strrchr(sp->path, '/') ? strrchr(sp->path, '/') + 1 : sp->path;
+	char *dir = dir_of(sp->path), dev[TFS_TIER_NAME_MAX];
 	uint64_t t0;
-	int rc;
+	int afd, rc = 0, e = 0;
 
-	if (!dir || enter(mk, dir)) {
+	if (!dir) {
 		mk->off = 1;
 		return;
 	}
-	tfs_mk_init(mk->req, mk->flags, mk->device, mk->mode, &used);
-	for (i = from; i < mk->n && i - from < mk->batch; i++) {
-		const char *p = mk->spec[i].path, *b = strrchr(p, '/') ? strrchr(p, '/') + 1 : p;
-
-		if (i > from && !in_dir(p, mk->dir))
-			break;
-		if (tfs_mk_add(mk->req, &used, b, strlen(b), mk->spec[i].dtype,
-			       &mk->spec[i].shape))
-			break;
-	}
-	if (mk->req->count == 0) {
+	tfs_mk_init(mk->req, mk->flags | TFS_MK_SELF, mk->device, mk->mode, &used);
+	if (tfs_mk_add(mk->req, &used, base, strlen(base), sp->dtype, &sp->shape)) {
+		free(dir);
 		mk->next = from + 1;       /* made by its own create, which says what is wrong */
 		return;
 	}
+	for (i = from + 1; i < mk->n && i - from < mk->batch; i++) {
+		const char *p = mk->spec[i].path, *b = strrchr(p, '/') ? strrchr(p, '/') + 1 : p;
+
+		if (!in_dir(p, dir) || tfs_mk_add(mk->req, &used, b, strlen(b),
+						 mk->spec[i].dtype, &mk->spec[i].shape))
+			break;
+	}
+	free(dir);
 	mk->sending = 1;
 	pthread_mutex_unlock(&mk->mu);
 	t0 = now_ns();
-	rc = ioctl(mk->dirfd, TFS_IOC_MKBATCH, mk->req);
+	afd = open(sp->path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0644);
+	if (afd < 0)
+		e = errno;
+	else if ((mk->flags & TFS_MK_DEVICE) &&
+		 fsetxattr(afd, "user.tensor.device", tfs_tier_name(mk->device, dev, sizeof(dev)),
+			   strlen(dev), 0))
+		e = errno;
+	else
+		rc = ioctl(afd, TFS_IOC_MKBATCH, mk->req);
+	if (afd >= 0)
+		close(afd);
 	t0 = now_ns() - t0;
 	pthread_mutex_lock(&mk->mu);
 	mk->sending = 0;
 	pthread_cond_broadcast(&mk->cv);
 	mk->ns += t0;
 	mk->sent++;
-	if (rc) {
-		mk->off = 1;               /* an older daemon, or not a mount: creates, one each */
+	if (afd >= 0)
+		mk->made[from] = 1;
+	if (e) {
+		mk->state[from] = -e;      /* its create's own error, as without batches */
+		mk->next = from + 1;
+		return;
+	}
+	/* An older daemon, or one that refused the whole batch where its check of the
+	 * caller is stricter than the kernel's would be (an owner rule it cannot see): each
+	 * its own create, which the kernel checks. */
+	if (rc || (mk->req->made == 0 && (mk->req->err == EACCES || mk->req->err == EPERM))) {
+		batches_off(mk, from);
 		return;
 	}
 	for (i = 0; i < mk->req->made && i < mk->req->count; i++) {
 		mk->state[from + i] = 1;
 		mk->made[from + i] = 1;
 	}
-	if (mk->req->err && i < mk->req->count) {
+	if (i < mk->req->count && (mk->req->err || i == 0)) {
 		mk->state[from + i] = mk->req->err > 0 ? -mk->req->err : -EIO;
 		i++;
-	}
-	if (i == 0) {
-		mk->off = 1;               /* an answer that made nothing and says no why */
-		return;
 	}
 	mk->next = from + i;
 	if (mk->batch < MAX_BATCH)
@@ -219,3 +232,4 @@ int tfs_load_mk_item(struct tfs_load_mk *mk, size_t i)
 		return tfs_seterr(st, "%s: %s", mk->spec[i].path, tfs_strerror(-st));
 	return st;
 }
+

@@ -177,9 +177,10 @@ void tfs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		return;
 	}
 	if (cmd == TFS_IOC_MKBATCH) {
-		/* only on directories, only from 64-bit callers, as the fill */
-		rc = (flags & FUSE_IOCTL_COMPAT) || !(flags & FUSE_IOCTL_DIR)
-			     ? -ENOTTY : tfs_op_mkbatch(req, ino, in_buf, in_bufsz, out_bufsz);
+		/* only on tensors' files, only from 64-bit callers, as the fill */
+		rc = (flags & (FUSE_IOCTL_COMPAT | FUSE_IOCTL_DIR)) || !fi
+			     ? -ENOTTY : tfs_op_mkbatch(req, ino, (struct tfs_file *)(uintptr_t)fi->fh,
+							in_buf, in_bufsz, out_bufsz);
 		if (rc)
 			fuse_reply_err(req, -rc);
 		return;

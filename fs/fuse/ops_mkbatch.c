@@ -1,9 +1,11 @@
 /* The batch create ioctl (core/mkbatch.h): many typed tensors of one directory in one
- * request. Its names are claimed in Redis together, in one round trip, as the queue claims
- * a chunk's creates (queue.c's preclaim), and each tensor is then made as a queue create
- * makes it: shaped, with its record, awaiting its own claim. ns is held throughout, so
- * no name changes between a claim and its tensor; the kernel holds no lock of the
- * directory across an ioctl, unlike a create. */
+ * request, issued on a tensor of that directory open for writing (the kernel checked that
+ * open: a read-only mount, an LSM's rules). Its names are claimed in Redis together, in one
+ * round trip, as the queue claims a chunk's creates (queue.c's preclaim), and each tensor
+ * is then made as a queue create makes it: shaped, with its record, awaiting its own
+ * claim. ns is held throughout, so no name changes between a claim and its tensor; the
+ * kernel holds no lock of the directory across an ioctl, unlike a create, and a request
+ * holds at most TFS_MK_COUNT_MAX entries, so the hold is bounded. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include "mem/devices.h"
 #include "mkbatch.h"
 #include "queue/auth.h"
+#include "store/schema.h"
 #include "store/claims.h"
 #include "tensors/tensors.h"
 
@@ -46,15 +49,19 @@ static int entry_path(const char *dir, const struct tfs_mk_entry *e, char *out, 
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
-/* Makes q's tensors in dir (record d): 0 with q->made and q->err set, or -EINVAL for a
- * device the mount does not serve (nothing made). Caller holds ns. */
+/* Makes q's tensors in dir (record d), the first of them self (named base, node self_ino:
+ * the tensor the request came on, shaped as a setxattr of its shape by pid would) when q asks for that:
+ * 0 with q->made and q->err set, or -EINVAL for a device the mount does not serve or a
+ * first entry that is not self's name (nothing made). Caller holds ns. */
 static int make_all(struct tfs_mk_req *q, size_t used, const char *dir,
 		     const struct tfs_dirrec *d, const struct tfs_quser *who,
+		     struct tfsd_tensor *self, uint64_t self_ino, const char *base, pid_t pid,
 		     struct tfs_store_claim **claims)
 {
 	char path[TFS_PATH_MAX];
 	struct tfs_mk_entry e;
-	uint32_t n, claimed, gid = who->gid, mode = q->mode & 0777;
+	uint32_t n, claimed, first = (q->flags & TFS_MK_SELF) ? 1 : 0, gid = who->gid,
+		 mode = q->mode & 0777;
 	int device = (q->flags & TFS_MK_DEVICE) ? q->device : d->has_device ? d->device
 									  : tfs_mem.device;
 	size_t off = 0;
@@ -64,22 +71,38 @@ static int make_all(struct tfs_mk_req *q, size_t used, const char *dir,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if ((q->flags & TFS_MK_DEVICE) && !tfs_device_served(device))
 		return -EINVAL;
+	if (first) {
+		tfs_mk_next(q->data, used, &off, &e);
+		if (e.len != strlen(base) || memcmp(e.name, base, e.len))
+			return -EINVAL;
+	}
 	tfs_store_dir_inherit(d, 0, &gid, &mode);
 	/* Every claim first, in one round trip; the first refused ends the batch there. */
 	tfs_store_claims_begin();
-	for (claimed = 0; claimed < q->count; claimed++) {
+	for (claimed = first; claimed < q->count; claimed++) {
 		tfs_mk_next(q->data, used, &off, &e);
 		if ((rc = entry_path(dir, &e, path, sizeof(path))) ||
-		    (rc = tfs_qauth_create(who, path, d)) ||
+		    (rc = tfs_qauth_dir_write(who, d)) ||
 		    (rc = tfs_tensor_claim(path, device, who->uid, d, &claims[claimed])))
 			break;
 	}
 	tfs_store_claims_end();
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	/* Then each tensor, awaiting its claim; the first that fails ends the batch there,
-	 * before a refused claim's entry if that came first. */
+	/* Then self, shaped; then each tensor, awaiting its claim; the first that fails ends
+	 * the batch there, before a refused claim's entry if that came first. */
 	off = 0;
-	for (n = 0; n < claimed; n++) {
+	if (first) {
+		int src;
+
+		tfs_mk_next(q->data, used, &off, &e);
+		if ((src = tfs_tensor_shape(self, e.dtype, &e.shape, pid)) == 0) {
+			q->made = 1;
+			tfs_kcache_forget_attr(self_ino);    /* its size: the kernel saw 0 */
+		} else {
+			rc = src;
+		}
+	}
+	for (n = first; n < claimed; n++) {
 		struct tfsd_tensor *t;
 		int mrc = 0;
 
@@ -98,8 +121,16 @@ static int make_all(struct tfs_mk_req *q, size_t used, const char *dir,
 			rc = mrc;
 		}
 	}
-	if (q->made)
+	if (q->made) {
+		uint64_t pid, id;
+
 		tfs_ops_dir_changed(path, 0);      /* any of them: they share the directory */
+		/* the kernel saw no create: its copy of the directory's times goes */
+		if (!dir[0])
+			tfs_kcache_forget_attr(TFS_ROOT_ID);
+		else if (tfs_node_find(dir, &pid, &id) == 0 && id)
+			tfs_kcache_forget_attr(id);
+	}
 	q->err = -rc;
 	clock_gettime(CLOCK_MONOTONIC, &t2);
 	tfs_log(LOG_DEBUG, "MKBATCH /%s: %u of %u made%s%s (%.2f ms to claim, %.2f ms to make)",
@@ -108,19 +139,24 @@ static int make_all(struct tfs_mk_req *q, size_t used, const char *dir,
 	return 0;
 }
 
-int tfs_op_mkbatch(fuse_req_t req, fuse_ino_t ino, const void *in, size_t in_size,
-		   size_t out_size)
+int tfs_op_mkbatch(fuse_req_t req, fuse_ino_t ino, struct tfs_file *f, const void *in,
+		   size_t in_size, size_t out_size)
 {
 	struct tfs_store_claim **claims = NULL;
 	struct tfs_mk_req *q = NULL;
-	struct tfs_where w = { 0 };
+	char dir[TFS_PATH_MAX];
 	struct tfs_quser who;
 	struct tfs_dirrec d;
+	const char *base;
 	size_t used;
 	int rc;
 
 	if (in_size != sizeof(*q) || out_size != sizeof(*q))
 		return -EINVAL;
+	if (!f->t)
+		return -EREMOTE;          /* another node's tensor: its directory is not here */
+	if (!f->writable)
+		return -EBADF;
 	q = malloc(sizeof(*q));
 	if (!q)
 		return -ENOMEM;
@@ -134,20 +170,22 @@ int tfs_op_mkbatch(fuse_req_t req, fuse_ino_t ino, const void *in, size_t in_siz
 		rc = -ENOMEM;
 		goto out;
 	}
-	if ((rc = tfs_node_where(ino, &w)) == 0 && !w.path)
-		rc = -ENOENT;
-	if (rc)
-		goto out;
 	who_of(req, &who);
 	tfs_ns_lock();
-	rc = tfs_store_dir(w.path, &d);
+	/* The directory the tensor is in now: under ns, its name cannot change meanwhile. */
+	if (!f->t->linked) {
+		rc = -ENOENT;
+	} else {
+		tfs_split(f->t->name, dir, sizeof(dir), &base);
+		rc = tfs_store_dir(dir, &d);
+	}
 	if (rc == 0)
-		rc = make_all(q, used, w.path, &d, &who, claims);
+		rc = make_all(q, used, dir, &d, &who, f->t, ino, base, fuse_req_ctx(req)->pid,
+			      claims);
 	tfs_ns_unlock();
 	if (rc == 0)
 		fuse_reply_ioctl(req, 0, q, sizeof(*q));
 out:
-	tfs_where_free(&w);
 	free(claims);
 	free(q);
 	return rc;

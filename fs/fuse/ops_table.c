@@ -46,9 +46,6 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	/* O_TRUNC arrives with the open (tfs_op_open), not as a separate truncate. */
 	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
-	/* The batch create is an ioctl on a directory (core/mkbatch.h). */
-	if (conn->capable & FUSE_CAP_IOCTL_DIR)
-		conn->want |= FUSE_CAP_IOCTL_DIR;
 	conn->max_write = 1 << 20;
 	conn->max_read = 1 << 20;     /* must match the max_read mount option */
 	conn->max_readahead = 1 << 20;

@@ -84,6 +84,13 @@ int tfs_qauth_create(const struct tfs_quser *who, const char *name,
 	return may(who, parent->mode, parent->uid, parent->gid, W | X) ? 0 : -EACCES;
 }
 
+int tfs_qauth_dir_write(const struct tfs_quser *who, const struct tfs_dirrec *parent)
+{
+	if (!who)
+		return 0;
+	return may(who, parent->mode, parent->uid, parent->gid, W | X) ? 0 : -EACCES;
+}
+
 int tfs_qauth_get(const struct tfs_quser *who, const char *name, const struct tfs_meta *m)
 {
 	int rc;

@@ -17,6 +17,10 @@ int tfs_qauth_search(const struct tfs_quser *who, const char *name);
 /* Create name: search on every directory above it, write on parent (its record). */
 int tfs_qauth_create(const struct tfs_quser *who, const char *name,
 		     const struct tfs_dirrec *parent);
+/* Create in the directory whose record is parent, reached by a descriptor (the batch
+ * create, fs/fuse/ops_mkbatch.c): write and search on it, as the kernel checks a create
+ * through an open directory; nothing above it. */
+int tfs_qauth_dir_write(const struct tfs_quser *who, const struct tfs_dirrec *parent);
 /* Get name (tensor metadata m): search on the way, read on the tensor. */
 int tfs_qauth_get(const struct tfs_quser *who, const char *name, const struct tfs_meta *m);
 /* Unlink name (tensor metadata m): search on the way, write on the parent and, when the

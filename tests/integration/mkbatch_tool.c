@@ -1,10 +1,15 @@
-/* Issues one batch create ioctl (core/mkbatch.h) on a directory, as libtensorfs's loads do,
- * or a hostile variant of it, for the tests of the daemon's side (load/t_mkbatch*.sh).
+/* Issues one batch create ioctl (core/mkbatch.h) on a tensor's file, as libtensorfs's
+ * loads do, or a hostile variant of it, for the tests of the daemon's side
+ * (load/t_mkbatch*.sh, perm/t_mkbatch_perm.sh).
  *
- *   mkbatch_tool DIR [key=value...] ENTRY...
+ *   mkbatch_tool TENSOR [key=value...] ENTRY...
+ *     TENSOR         the file the request goes on, opened for reading and writing (made
+ *                    if it does not exist); the entries are made in its directory
  *     ENTRY          NAME:DTYPE:DIMS, e.g. w:f32:4,8 or s:u8: (a scalar); DTYPE may be
  *                    #N, the raw value; written byte by byte, unchecked, so any of
  *                    them may be what the daemon must refuse
+ *     open=rdonly|dir  TENSOR opened read-only, or as a directory, instead
+ *     self=1         TFS_MK_SELF: the first entry is TENSOR's own (typed by the request)
  *     device=N|cpu   the device flag and value
  *     mode=OCTAL     permission bits (default 0644)
  *     count=N        the count field instead of the number of entries
@@ -36,12 +41,13 @@ int main(int argc, char **argv)
 	static struct tfs_mk_req q;
 	unsigned long cmd = TFS_IOC_MKBATCH;
 	long count = -1, junk = -1, nlen = -1;
+	int oflags = O_RDWR | O_CREAT;
 	size_t used = 0;
 	uint32_t n = 0, first_at = 0;
 	int fd;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: mkbatch_tool DIR [key=value...] ENTRY...\n");
+		fprintf(stderr, "usage: mkbatch_tool TENSOR [key=value...] ENTRY...\n");
 		return 2;
 	}
 	q.mode = 0644;
@@ -51,6 +57,12 @@ int main(int argc, char **argv)
 		if (!strncmp(a, "device=", 7)) {
 			q.flags |= TFS_MK_DEVICE;
 			q.device = !strcmp(a + 7, "cpu") ? TFS_DEVICE_CPU : atoi(a + 7);
+		} else if (!strcmp(a, "self=1")) {
+			q.flags |= TFS_MK_SELF;
+		} else if (!strcmp(a, "open=rdonly")) {
+			oflags = O_RDONLY;
+		} else if (!strcmp(a, "open=dir")) {
+			oflags = O_RDONLY | O_DIRECTORY;
 		} else if (!strncmp(a, "mode=", 5)) {
 			q.mode = (uint32_t)strtoul(a + 5, NULL, 8);
 		} else if (!strncmp(a, "count=", 6)) {
@@ -103,7 +115,7 @@ int main(int argc, char **argv)
 	}
 	if (junk >= 0 && used + (size_t)junk < TFS_MK_DATA)
 		q.data[used + (size_t)junk] = 0x5a;
-	fd = open(argv[1], O_RDONLY | O_CLOEXEC);
+	fd = open(argv[1], oflags | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		printf("error: %s\n", ename(errno));
 		return 1;

@@ -60,15 +60,28 @@ int main(void)
 	tfs_mk_init(&r, 0, 0, 0644, &used);
 	for (n = 0; (rc = tfs_mk_add(&r, &used, "0123456789abcdef", 16, TFS_F32, &s2)) == 0; n++)
 		;
-	ok(rc == -ENOSPC && n == TFS_MK_DATA / 36 && used == (size_t)n * 36 && r.count == (uint32_t)n,
-	   "full after %d entries of 36 bytes: -ENOSPC, nothing half-written", n);
+	ok(rc == -ENOSPC && n == TFS_MK_COUNT_MAX && used == (size_t)n * 36 &&
+	   r.count == (uint32_t)n, "full after %d entries of 36 bytes (the count's bound): "
+	   "-ENOSPC, nothing half-written", n);
 	ok(tfs_mk_check(&r, sizeof(r), &used2) == 0 && used2 == used, "a full request checks");
+	{
+		char longn[255];
+
+		memset(longn, 'y', sizeof(longn));
+		tfs_mk_init(&r, 0, 0, 0644, &used);
+		for (n = 0; (rc = tfs_mk_add(&r, &used, longn, 255, TFS_F32, &s2)) == 0; n++)
+			;
+		ok(rc == -ENOSPC && n == TFS_MK_DATA / 275 && used == (size_t)n * 275,
+		   "data full after %d entries of 275 bytes", n);
+		ok(tfs_mk_check(&r, sizeof(r), &used2) == 0 && used2 == used,
+		   "a request with its data full checks");
+	}
 
 	/* what a hostile caller could send */
 	tfs_mk_init(&r, 0, 0, 0644, &used);
 	tfs_mk_add(&r, &used, "w", 1, TFS_F32, &s2);
 	ok(tfs_mk_check(&r, sizeof(r) - 1, &used2) == -EINVAL, "check: a short request");
-	r.flags = 2;
+	r.flags = 4;
 	ok(tfs_mk_check(&r, sizeof(r), &used2) == -EINVAL, "check: unknown flags");
 	r.flags = 0;
 	r.count = 2;
@@ -79,6 +92,8 @@ int main(void)
 	r.data[used + 100] = 0;
 	r.count = 0x7fffffff;
 	ok(tfs_mk_check(&r, sizeof(r), &used2) == -EINVAL, "check: a huge count");
+	r.count = TFS_MK_COUNT_MAX + 1;
+	ok(tfs_mk_check(&r, sizeof(r), &used2) == -EINVAL, "check: a count past the bound");
 	r.count = 1;
 	ok(tfs_mk_check(&r, sizeof(r), &used2) == 0, "check: as it was, good");
 	r.data[3] = TFS_MAX_DIMS + 1;
