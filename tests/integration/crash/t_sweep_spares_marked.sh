@@ -10,11 +10,17 @@ sh -c 'exit 0' & dead2=$!; wait $dead2
 sleep 600 & live=$!
 kept=/dev/shm/tensorfs.$dead.0badf00d
 gone=/dev/shm/tensorfs.$dead2.0badf00d
-mkdir -m 711 "$kept" "$gone"
-head -c 4096 /dev/urandom > "$kept/0123456789abcdef01234567"
-touch "$kept/.keeper.$live"
-head -c 4096 /dev/zero > "$gone/0123456789abcdef01234567"
-touch "$gone/.keeper.$dead"
+# Each made under a name no sweep looks at (not tensorfs.<pid>.*), then renamed into place
+# whole: any other test's daemon starting meanwhile sweeps dead pids' directories, and
+# would take one between its mkdir and its mark.
+sk=/dev/shm/tfs-test-stage.$$.kept sg=/dev/shm/tfs-test-stage.$$.gone
+mkdir -m 711 "$sk" "$sg"
+head -c 4096 /dev/urandom > "$sk/0123456789abcdef01234567"
+touch "$sk/.keeper.$live"
+head -c 4096 /dev/zero > "$sg/0123456789abcdef01234567"
+touch "$sg/.keeper.$dead"
+mv -T "$sk" "$kept"
+mv -T "$sg" "$gone"
 mount_tfs "$M" --node n1 --backend host || exit 1
 check "a directory marked by a dead pid is swept" soon test ! -e "$gone"
 check "one marked by a live keeper is not" test -f "$kept/0123456789abcdef01234567"
