@@ -3,12 +3,13 @@
 # CUDA process reads them through the new handle; while asleep its GPU memory is free
 # (the stats attribute, tensorctl df; nvidia-smi printed beside) and the host tier holds
 # it; a byte changed in host memory while asleep is refused at wake (EBADMSG); a directory
-# sleeps and wakes with tensorctl mv; a daemon killed with SIGKILL mid-sleep leaves every
-# tensor whole on one side.
+# sleeps and wakes with tensorctl mv; a daemon killed with SIGKILL mid-sleep, and again
+# mid-wake, leaves every tensor whole on one side, and the wake then finishes.
 . "$(dirname "$0")/gpulib.sh"
 gpu_tests "sleep and wake of a tensor: same bytes, GPU memory freed" \
 	"a byte changed asleep: the wake refused" "a directory sleeps and wakes" \
-	"kill -9 mid-sleep: every tensor whole"
+	"kill -9 mid-sleep: every tensor whole" "kill -9 mid-wake: every tensor whole" \
+	"the wake finished after the restart"
 EXPECT_RESTARTS=1
 start_redis || exit 1
 M=$T/m
@@ -85,5 +86,25 @@ for _ in $(seq 1000); do
 done
 wait $mv
 whole && ok "kill -9 mid-sleep: every tensor whole" || nok "kill -9 mid-sleep: every tensor whole"
+
+# The same mid-wake: all asleep first, then the wake killed once a tensor is back on GPU 0.
+"$CTL" mv -q --device cpu "$M/model" > /dev/null 2>&1
+d=$(daemon_pid "$M")
+"$CTL" mv -q --device 0 "$M/model" > /dev/null 2>&1 & mv=$!
+for _ in $(seq 2000); do
+	[ "$(redis-cli -s "$SOCK" hget tensorfs:tensor:model/t1 device)" = 0 ] && break
+	[ "$(redis-cli -s "$SOCK" hget tensorfs:tensor:model/t9 device)" = 0 ] && break
+	sleep 0.002
+done
+kill -9 "$d"
+for _ in $(seq 1000); do
+	d2=$(daemon_pid "$M")
+	[ -n "$d2" ] && [ "$d2" != "$d" ] && mountpoint -q "$M" && stat -f "$M" >/dev/null 2>&1 && break
+	sleep 0.05
+done
+wait $mv
+whole && ok "kill -9 mid-wake: every tensor whole" || nok "kill -9 mid-wake: every tensor whole"
+"$CTL" mv -q --device 0 "$M/model" && whole && ok "the wake finished after the restart" ||
+	nok "the wake finished after the restart"
 umount_tfs "$M"
 finish
