@@ -5,14 +5,16 @@
  * through the mount use it (lib/load.c); the daemon serves it (fs/fuse/ops_mkbatch.c).
  *
  * The ABI between the two, shared by both sides of this repository:
- *  - Issued on a tensor's file opened for writing (EBADF otherwise): the tensors are made in
- *    that tensor's directory, where it is now. Opening it for writing is what the kernel
- *    checks of the caller as for a create there (a read-only mount, a security module's
- *    rules); a loader makes the first tensor of each batch with a create of its own and
- *    sends the rest on it. The daemon then checks, as the caller, write and search on the
- *    directory (not on those above it, as the kernel does not for a create through an open
- *    directory) and the owner's tensor quota. ENOTTY: an older daemon, or a directory's
- *    descriptor (the caller makes the tensors one by one).
+ *  - Issued on the file whose open created a tensor (O_CREAT through the mount: EPERM for any
+ *    other descriptor, and once the tensor was renamed), opened for writing (EBADF
+ *    otherwise): the tensors are made in that tensor's directory. That create is what the
+ *    kernel checked of the caller as for any create there (a read-only mount, a security
+ *    module's rules on making files, the walk to the directory); a loader makes the first
+ *    tensor of each batch with a create of its own and sends the rest on it. The daemon then
+ *    checks, as the caller, write and search on the directory (not on those above it, as
+ *    the kernel does not for a create through an open directory) and the owner's tensor
+ *    quota. ENOTTY: an older daemon, or a directory's descriptor (the caller makes the
+ *    tensors one by one).
  *  - data holds count entries (1..TFS_MK_COUNT_MAX), each: a 16-bit name length (1..255),
  *    the dtype (the tfs_dtype value), the number of dims (0..TFS_MAX_DIMS), that many
  *    64-bit dims, then the name: a single component (no '/', no NUL, not "." or "..").

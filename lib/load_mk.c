@@ -12,6 +12,7 @@
 #include "client_internal.h"
 #include "load_mk.h"
 #include "tier.h"
+#include "typed.h"
 
 /* The first batch is small, so that the first tensor is made and filling soon; each
  * next one doubles, up to what the daemon makes under its namespace lock at once. */
@@ -112,16 +113,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Gives up batches after item from's create (its tensor left empty): the file goes, and
- * each item is made by its own create from then on. */
-static void batches_off(struct tfs_load_mk *mk, size_t from)
-{
-	unlink(mk->spec[from].path);
-	mk->made[from] = 0;
-	mk->state[from] = 0;
-	mk->off = 1;
-}
-
 /* Sends the batch that begins at item mk->next: that item made by a create of its own
  * (the kernel's checks of a create there: a read-only mount, a security module's rules),
  * then, on its descriptor, the request that types it and makes the items after it in the
@@ -165,8 +156,16 @@ static void send_batch(struct tfs_load_mk *mk)
 		 fsetxattr(afd, "user.tensor.device", tfs_tier_name(mk->device, dev, sizeof(dev)),
 			   strlen(dev), 0))
 		e = errno;
-	else
-		rc = ioctl(afd, TFS_IOC_MKBATCH, mk->req);
+	else if ((rc = ioctl(afd, TFS_IOC_MKBATCH, mk->req)) != 0) {
+		/* An older daemon: this one typed as without batches, by the thread that
+		 * opened it (the daemon's busy check is per process, by each open's thread),
+		 * and each item after it its own create. */
+		char what[256];
+		int trc = tfs_set_type(afd, NULL, sp->dtype, &sp->shape, NULL, what, sizeof(what));
+
+		if (trc)
+			e = -trc;
+	}
 	if (afd >= 0)
 		close(afd);
 	t0 = now_ns() - t0;
@@ -182,11 +181,19 @@ static void send_batch(struct tfs_load_mk *mk)
 		mk->next = from + 1;
 		return;
 	}
-	/* An older daemon, or one that refused the whole batch where its check of the
-	 * caller is stricter than the kernel's would be (an owner rule it cannot see): each
-	 * its own create, which the kernel checks. */
-	if (rc || (mk->req->made == 0 && (mk->req->err == EACCES || mk->req->err == EPERM))) {
-		batches_off(mk, from);
+	mk->next = from + 1;
+	if (rc) {
+		mk->state[from] = 1;
+		mk->off = 1;
+		return;
+	}
+	/* Refused past the first where the daemon's check of the caller is stricter than the
+	 * kernel's would be (an owner rule it cannot see, groups past the 64 it reads): the
+	 * first is made and typed; each item after it its own create, which the kernel
+	 * checks. */
+	if (mk->req->made == 1 && (mk->req->err == EACCES || mk->req->err == EPERM)) {
+		mk->state[from] = 1;
+		mk->off = 1;
 		return;
 	}
 	for (i = 0; i < mk->req->made && i < mk->req->count; i++) {

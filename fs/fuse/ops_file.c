@@ -245,6 +245,10 @@ static int new_file(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t 
 			f->t = NULL;
 		}
 	}
+	if (rc == 0 && f) {
+		f->created = path;
+		path = NULL;
+	}
 out:
 	tfs_ns_unlock();
 	tfs_where_free(&pw);
@@ -277,6 +281,7 @@ static void put_file(struct tfs_file *f)
 		tfs_ns_unlock();
 	}
 	free(f->rname);
+	free(f->created);
 	free(f);
 }
 

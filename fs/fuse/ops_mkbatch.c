@@ -58,7 +58,7 @@ static int make_all(struct tfs_mk_req *q, size_t used, const char *dir,
 		     struct tfsd_tensor *self, uint64_t self_ino, const char *base, pid_t pid,
 		     struct tfs_store_claim **claims)
 {
-	char path[TFS_PATH_MAX];
+	char path[TFS_PATH_MAX], made_path[TFS_PATH_MAX];
 	struct tfs_mk_entry e;
 	uint32_t n, claimed, first = (q->flags & TFS_MK_SELF) ? 1 : 0, gid = who->gid,
 		 mode = q->mode & 0777;
@@ -115,16 +115,17 @@ static int make_all(struct tfs_mk_req *q, size_t used, const char *dir,
 			tfs_tensor_claim_drop(path, claims[n]);
 		if (q->made == n && mrc == 0) {
 			q->made++;
+			memcpy(made_path, path, sizeof(path));
 			/* the kernel may still know a tensor gone before it under the name */
 			tfs_kcache_forget(path);
 		} else if (q->made == n) {
 			rc = mrc;
 		}
 	}
-	if (q->made) {
+	if (q->made > first) {
 		uint64_t pid, id;
 
-		tfs_ops_dir_changed(path, 0);      /* any of them: they share the directory */
+		tfs_ops_dir_changed(made_path, 0);  /* any of them: they share the directory */
 		/* the kernel saw no create: its copy of the directory's times goes */
 		if (!dir[0])
 			tfs_kcache_forget_attr(TFS_ROOT_ID);
@@ -157,6 +158,12 @@ int tfs_op_mkbatch(fuse_req_t req, fuse_ino_t ino, struct tfs_file *f, const voi
 		return -EREMOTE;          /* another node's tensor: its directory is not here */
 	if (!f->writable)
 		return -EBADF;
+	/* Only on the file whose open created the tensor: that create is what the kernel
+	 * checked (a read-only mount, a security module's rules on making files there, the
+	 * walk to the directory). Any writable descriptor would let its holder make tensors
+	 * wherever that tensor went, and past a sandbox that forbids making files. */
+	if (!f->created)
+		return -EPERM;
 	q = malloc(sizeof(*q));
 	if (!q)
 		return -ENOMEM;
@@ -172,9 +179,12 @@ int tfs_op_mkbatch(fuse_req_t req, fuse_ino_t ino, struct tfs_file *f, const voi
 	}
 	who_of(req, &who);
 	tfs_ns_lock();
-	/* The directory the tensor is in now: under ns, its name cannot change meanwhile. */
+	/* The directory the tensor was made in, which it has not left: under ns, its name
+	 * cannot change meanwhile. */
 	if (!f->t->linked) {
 		rc = -ENOENT;
+	} else if (strcmp(f->t->name, f->created)) {
+		rc = -EPERM;
 	} else {
 		tfs_split(f->t->name, dir, sizeof(dir), &base);
 		rc = tfs_store_dir(dir, &d);

@@ -70,6 +70,11 @@ struct tfs_file {
 	char *rname;
 	char rnode[TFS_NODE_MAX];
 	uint64_t rino;
+	/* The name this open created the tensor under (a CREATE through the mount, which the
+	 * kernel checked as a create: a read-only mount, a security module's rules), or NULL:
+	 * the batch create goes only on such a file, still under that name
+	 * (fuse/ops_mkbatch.c). */
+	char *created;
 };
 
 struct tfs_table {

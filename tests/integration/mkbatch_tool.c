@@ -3,12 +3,15 @@
  * (load/t_mkbatch*.sh, perm/t_mkbatch_perm.sh).
  *
  *   mkbatch_tool TENSOR [key=value...] ENTRY...
- *     TENSOR         the file the request goes on, opened for reading and writing (made
- *                    if it does not exist); the entries are made in its directory
+ *     TENSOR         the file the request goes on, made by this open (O_CREAT | O_EXCL,
+ *                    read and write, as a loader makes it); the entries are made in its
+ *                    directory
  *     ENTRY          NAME:DTYPE:DIMS, e.g. w:f32:4,8 or s:u8: (a scalar); DTYPE may be
  *                    #N, the raw value; written byte by byte, unchecked, so any of
  *                    them may be what the daemon must refuse
- *     open=rdonly|dir  TENSOR opened read-only, or as a directory, instead
+ *     open=existing|rdonly|dir  TENSOR opened as it is (not made by this open), made
+ *                    read-only, or opened as a directory, instead
+ *     fd=N           the request goes on descriptor N, inherited, instead (TENSOR unused)
  *     self=1         TFS_MK_SELF: the first entry is TENSOR's own (typed by the request)
  *     device=N|cpu   the device flag and value
  *     mode=OCTAL     permission bits (default 0644)
@@ -41,7 +44,7 @@ int main(int argc, char **argv)
 	static struct tfs_mk_req q;
 	unsigned long cmd = TFS_IOC_MKBATCH;
 	long count = -1, junk = -1, nlen = -1;
-	int oflags = O_RDWR | O_CREAT;
+	int oflags = O_RDWR | O_CREAT | O_EXCL, use_fd = -1;
 	size_t used = 0;
 	uint32_t n = 0, first_at = 0;
 	int fd;
@@ -57,10 +60,14 @@ int main(int argc, char **argv)
 		if (!strncmp(a, "device=", 7)) {
 			q.flags |= TFS_MK_DEVICE;
 			q.device = !strcmp(a + 7, "cpu") ? TFS_DEVICE_CPU : atoi(a + 7);
+		} else if (!strncmp(a, "fd=", 3)) {
+			use_fd = atoi(a + 3);
 		} else if (!strcmp(a, "self=1")) {
 			q.flags |= TFS_MK_SELF;
+		} else if (!strcmp(a, "open=existing")) {
+			oflags = O_RDWR;
 		} else if (!strcmp(a, "open=rdonly")) {
-			oflags = O_RDONLY;
+			oflags = O_RDONLY | O_CREAT | O_EXCL;
 		} else if (!strcmp(a, "open=dir")) {
 			oflags = O_RDONLY | O_DIRECTORY;
 		} else if (!strncmp(a, "mode=", 5)) {
@@ -115,7 +122,7 @@ int main(int argc, char **argv)
 	}
 	if (junk >= 0 && used + (size_t)junk < TFS_MK_DATA)
 		q.data[used + (size_t)junk] = 0x5a;
-	fd = open(argv[1], oflags | O_CLOEXEC, 0644);
+	fd = use_fd >= 0 ? use_fd : open(argv[1], oflags | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		printf("error: %s\n", ename(errno));
 		return 1;
