@@ -58,7 +58,7 @@ static int make_all(struct tfs_mk_req *q, size_t used, const char *dir,
 		     struct tfsd_tensor *self, uint64_t self_ino, const char *base, pid_t pid,
 		     struct tfs_store_claim **claims)
 {
-	char path[TFS_PATH_MAX], made_path[TFS_PATH_MAX];
+	char path[TFS_PATH_MAX];
 	struct tfs_mk_entry e;
 	uint32_t n, claimed, first = (q->flags & TFS_MK_SELF) ? 1 : 0, gid = who->gid,
 		 mode = q->mode & 0777;
@@ -115,7 +115,6 @@ static int make_all(struct tfs_mk_req *q, size_t used, const char *dir,
 			tfs_tensor_claim_drop(path, claims[n]);
 		if (q->made == n && mrc == 0) {
 			q->made++;
-			memcpy(made_path, path, sizeof(path));
 			/* the kernel may still know a tensor gone before it under the name */
 			tfs_kcache_forget(path);
 		} else if (q->made == n) {
@@ -123,14 +122,9 @@ static int make_all(struct tfs_mk_req *q, size_t used, const char *dir,
 		}
 	}
 	if (q->made > first) {
-		uint64_t pid, id;
-
-		tfs_ops_dir_changed(made_path, 0);  /* any of them: they share the directory */
-		/* the kernel saw no create: its copy of the directory's times goes */
-		if (!dir[0])
-			tfs_kcache_forget_attr(TFS_ROOT_ID);
-		else if (tfs_node_find(dir, &pid, &id) == 0 && id)
-			tfs_kcache_forget_attr(id);
+		/* path: the last entry the loop above saw, in dir as all of them */
+		tfs_ops_dir_changed(path, 0);
+		tfs_kcache_forget_dir(dir);     /* the kernel saw no create */
 	}
 	q->err = -rc;
 	clock_gettime(CLOCK_MONOTONIC, &t2);

@@ -152,6 +152,16 @@ void tfs_kcache_forget_attr(uint64_t id)
 		fuse_lowlevel_notify_inval_inode(se, id, -1, 0);
 }
 
+void tfs_kcache_forget_dir(const char *dir)
+{
+	uint64_t parent, id;
+
+	if (!dir[0])
+		tfs_kcache_forget_attr(TFS_ROOT_ID);
+	else if (tfs_node_find(dir, &parent, &id) == 0 && id)
+		tfs_kcache_forget_attr(id);
+}
+
 void tfs_kcache_forget(const char *name)
 {
 	uint64_t parent, id;

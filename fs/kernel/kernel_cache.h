@@ -23,5 +23,9 @@ void tfs_kcache_forget(const char *name);
 /* Node id's attributes changed without the kernel seeing it (a mode the daemon changed
  * itself): they go at once. Safe under ns and in a request on that node. */
 void tfs_kcache_forget_attr(uint64_t id);
+/* Directory dir (no leading slash, "" the root) changed without this kernel seeing it (an
+ * entry made or removed through the queue or a batch): its attributes go at once; nothing
+ * when the kernel has no node for it. Safe under ns. */
+void tfs_kcache_forget_dir(const char *dir);
 
 #endif

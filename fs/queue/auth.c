@@ -81,7 +81,7 @@ int tfs_qauth_create(const struct tfs_quser *who, const char *name,
 		return 0;
 	if ((rc = walk(who, name, NULL)))
 		return rc;
-	return may(who, parent->mode, parent->uid, parent->gid, W | X) ? 0 : -EACCES;
+	return tfs_qauth_dir_write(who, parent);
 }
 
 int tfs_qauth_dir_write(const struct tfs_quser *who, const struct tfs_dirrec *parent)

@@ -248,16 +248,11 @@ static struct {
  * of its attributes dropped. Best effort: the change itself was made. */
 static void touch_now(const char *parent)
 {
-	uint64_t pid, id;
-
 	if (tfs_store_dir_touch(parent)) {
 		tfs_log(LOG_INFO, "queue: /%s: cannot update the directory's times", parent);
 		return;
 	}
-	if (!parent[0])
-		tfs_kcache_forget_attr(TFS_ROOT_ID);
-	else if (tfs_node_find(parent, &pid, &id) == 0 && id)
-		tfs_kcache_forget_attr(id);
+	tfs_kcache_forget_dir(parent);
 }
 
 /* An entry of name's directory came or went through the queue: its mtime and ctime move
