@@ -6,11 +6,11 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/xattr.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "client_internal.h"
 #include "load_mk.h"
+#include "load_pipe.h"
 #include "tier.h"
 #include "typed.h"
 
@@ -81,36 +81,20 @@ void tfs_load_mk_fini(struct tfs_load_mk *mk)
 	pthread_mutex_destroy(&mk->mu);
 }
 
-/* path's directory, malloc'd: "." for a bare name. */
-static char *dir_of(const char *path)
+/* Where path's last component begins. */
+static const char *base_of(const char *path)
 {
 	const char *s = strrchr(path, '/');
 
-	if (!s)
-		return strdup(".");
-	if (s == path)
-		return strdup("/");
-	return strndup(path, (size_t)(s - path));
+	return s ? s + 1 : path;
 }
 
-/* Whether path's directory is dir (as dir_of spells it). */
-static int in_dir(const char *path, const char *dir)
+/* Whether paths a and b name entries of the same directory (as they spell it). */
+static int same_dir(const char *a, const char *b)
 {
-	const char *s = strrchr(path, '/');
+	size_t la = (size_t)(base_of(a) - a), lb = (size_t)(base_of(b) - b);
 
-	if (!s)
-		return !strcmp(dir, ".");
-	if (s == path)
-		return !strcmp(dir, "/");
-	return strlen(dir) == (size_t)(s - path) && !strncmp(path, dir, (size_t)(s - path));
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return la == lb && !memcmp(a, b, la);
 }
 
 /* Sends the batch that begins at item mk->next: that item made by a create of its own
@@ -123,32 +107,26 @@ static void send_batch(struct tfs_load_mk *mk)
 {
 	size_t from = mk->next, i, used;
 	const struct tfs_load_spec *sp = &mk->spec[from];
-	const char *base = strrchr(sp->path, '/') ? strrchr(sp->path, '/') + 1 : sp->path;
-	char *dir = dir_of(sp->path), dev[TFS_TIER_NAME_MAX];
+	const char *base = base_of(sp->path);
+	char dev[TFS_TIER_NAME_MAX];
 	uint64_t t0;
 	int afd, rc = 0, e = 0;
 
-	if (!dir) {
-		mk->off = 1;
-		return;
-	}
 	tfs_mk_init(mk->req, mk->flags | TFS_MK_SELF, mk->device, mk->mode, &used);
 	if (tfs_mk_add(mk->req, &used, base, strlen(base), sp->dtype, &sp->shape)) {
-		free(dir);
 		mk->next = from + 1;       /* made by its own create, which says what is wrong */
 		return;
 	}
 	for (i = from + 1; i < mk->n && i - from < mk->batch; i++) {
-		const char *p = mk->spec[i].path, *b = strrchr(p, '/') ? strrchr(p, '/') + 1 : p;
+		const char *p = mk->spec[i].path, *b = base_of(p);
 
-		if (!in_dir(p, dir) || tfs_mk_add(mk->req, &used, b, strlen(b),
-						 mk->spec[i].dtype, &mk->spec[i].shape))
+		if (!same_dir(p, sp->path) || tfs_mk_add(mk->req, &used, b, strlen(b),
+							 mk->spec[i].dtype, &mk->spec[i].shape))
 			break;
 	}
-	free(dir);
 	mk->sending = 1;
 	pthread_mutex_unlock(&mk->mu);
-	t0 = now_ns();
+	t0 = tfs_pipe_now_ns();
 	afd = open(sp->path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0644);
 	if (afd < 0)
 		e = errno;
@@ -168,7 +146,7 @@ static void send_batch(struct tfs_load_mk *mk)
 	}
 	if (afd >= 0)
 		close(afd);
-	t0 = now_ns() - t0;
+	t0 = tfs_pipe_now_ns() - t0;
 	pthread_mutex_lock(&mk->mu);
 	mk->sending = 0;
 	pthread_cond_broadcast(&mk->cv);
@@ -176,12 +154,11 @@ static void send_batch(struct tfs_load_mk *mk)
 	mk->sent++;
 	if (afd >= 0)
 		mk->made[from] = 1;
+	mk->next = from + 1;
 	if (e) {
 		mk->state[from] = -e;      /* its create's own error, as without batches */
-		mk->next = from + 1;
 		return;
 	}
-	mk->next = from + 1;
 	if (rc) {
 		mk->state[from] = 1;
 		mk->off = 1;
@@ -222,14 +199,14 @@ int tfs_load_mk_item(struct tfs_load_mk *mk, size_t i)
 		}
 		if (mk->sending) {
 			if (!t0)
-				t0 = now_ns();
+				t0 = tfs_pipe_now_ns();
 			pthread_cond_wait(&mk->cv, &mk->mu);
 			continue;
 		}
 		send_batch(mk);
 	}
 	if (t0)
-		mk->wait_ns += now_ns() - t0;
+		mk->wait_ns += tfs_pipe_now_ns() - t0;
 	/* The next batch goes out before the tensors made run short, so that the threads
 	 * opening them do not all stop at its end. */
 	if (!mk->off && !mk->sending && mk->next < mk->n && mk->next - i <= mk->batch / 4)

@@ -89,7 +89,7 @@ static const char *const stage_name[ST_COUNT] = {
 	"opening files (O_DIRECT)",
 };
 
-static uint64_t now_ns(void)
+uint64_t tfs_pipe_now_ns(void)
 {
 	struct timespec ts;
 
@@ -103,19 +103,19 @@ static uint64_t lib_start_ns;
 
 __attribute__((constructor)) static void mark_start(void)
 {
-	lib_start_ns = now_ns();
+	lib_start_ns = tfs_pipe_now_ns();
 }
 
 /* Starts timing a stage: 0 when not profiling, so the clock is read only then. */
 static uint64_t tick(const struct run *r)
 {
-	return r->profile ? now_ns() : 0;
+	return r->profile ? tfs_pipe_now_ns() : 0;
 }
 
 static void tock(struct run *r, enum stage st, uint64_t t0)
 {
 	if (t0)
-		__atomic_fetch_add(&r->ns[st], now_ns() - t0, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&r->ns[st], tfs_pipe_now_ns() - t0, __ATOMIC_RELAXED);
 }
 
 static void profile_print(const struct run *r, int nthreads, uint64_t start, uint64_t wall)
@@ -178,7 +178,7 @@ static void moved(struct run *r, size_t i, uint64_t len)
 		r->p->finish(r->p->arg, i);
 	pthread_mutex_lock(&r->mu);
 	if (r->finished++ == 0 && r->profile)
-		r->first_ns = now_ns();
+		r->first_ns = tfs_pipe_now_ns();
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
 }
@@ -831,7 +831,7 @@ int tfs_pipe_run(struct tfs_pipe *p)
 	pthread_cond_init(&r.cv, NULL);
 	r.profile = getenv("TFS_LOAD_PROFILE") && !strcmp(getenv("TFS_LOAD_PROFILE"), "1");
 	if (r.profile)
-		t_start = now_ns();
+		t_start = tfs_pipe_now_ns();
 	for (size_t i = 0; i < p->n; i++) {
 		p->items[i].state = p->prepare ? 0 : 1;
 		p->items[i].left = p->items[i].bytes;
@@ -842,7 +842,8 @@ int tfs_pipe_run(struct tfs_pipe *p)
 	if (p->prepare) {
 		/* Eight: with a load's creates sent by batches, what is left per tensor (its
 		 * open, by name) runs in parallel; 4, 8 and 12 threads loaded 614 tensors of
-		 * 1.7 GB in 95-102, 75-77 and 78-90 ms on an H200 (tests/bench/RESULTS-gpu.md).
+		 * 1.7 GB in 95-102, 75-77 and 78-90 ms on an H200
+		 * (tests/bench/RESULTS-load-fixed.md).
 		 * TFS_LOAD_PREP (1-32) sets another count, for measurement. */
 		const char *e = getenv("TFS_LOAD_PREP");
 		int want = e && atoi(e) >= 1 && atoi(e) <= 32 ? atoi(e) : 8;
@@ -929,7 +930,7 @@ int tfs_pipe_run(struct tfs_pipe *p)
 			p->items[i].state = -ECANCELED;
 	rc = r.err ? tfs_seterr(r.err, "%s", r.msg) : 0;
 	if (r.profile)
-		profile_print(&r, nthreads, t_start, now_ns() - t_start);
+		profile_print(&r, nthreads, t_start, tfs_pipe_now_ns() - t_start);
 out:
 	tfs_load_files_close(&r.files);
 	pthread_cond_destroy(&r.cv);

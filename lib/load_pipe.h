@@ -11,6 +11,9 @@
 
 #define TFS_PIPE_WINDOW 64
 
+/* Nanoseconds of CLOCK_MONOTONIC: the clock of the loads' profiles (TFS_LOAD_PROFILE). */
+uint64_t tfs_pipe_now_ns(void);
+
 /* A file of a load from several (a model directory's shards): read by the items naming it. */
 struct tfs_pipe_src {
 	int fd;
