@@ -101,9 +101,10 @@ int tfs_stats_json(char *value, size_t size)
 	if (!(text = cJSON_PrintUnformatted(o)))
 		goto out;
 	n = strlen(text);
-	/* The size asked first is an upper bound, with room for the counters to gain digits
-	 * before the value itself is asked for: that request alone counts one more, and at
-	 * 999 requests getfattr would get ERANGE. */
+	/* The size asked first is an upper bound, with room for the value to grow before it
+	 * is asked for: the uptime, a double, prints with more or fewer digits from one call
+	 * to the next, and the counters gain digits (that second request alone counts one
+	 * more). Without it about one size-then-value pair in ten got ERANGE. */
 	rc = size == 0 ? (int)(n + STATS_SLACK) : n > size ? -ERANGE : (int)n;
 	if (size && rc > 0)
 		memcpy(value, text, n);
