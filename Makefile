@@ -274,6 +274,12 @@ TB_OBJS=$(addprefix $(O)/fs/,mem/tiers_backend.o mem/backend_host.o mem/tiers.o 
 $(O)/tests/test_tiers_backend: tests/unit/test_tiers_backend.c $(TB_OBJS) $(STLIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(REAL_CFLAGS) -o $@ $< $(TB_OBJS) $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
+# The VMM handle's ids (fs/mem/cuda/vmm_drv.c), tested alone where CUDA is built.
+ifeq ($(HAVE_CUDA),1)
+$(O)/tests/test_vmm_id: tests/unit/test_vmm_id.c $(O)/fs/mem/cuda/vmm_drv.o $(STLIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(REAL_CFLAGS) $(CUDA_CFLAGS) -Ifs -o $@ $< $(O)/fs/mem/cuda/vmm_drv.o $(STLIB) $(REAL_LDFLAGS) $(LIB_LIBS)
+endif
 # tensorctl top's reading of the daemon's counters (topstats.c), tested alone.
 $(O)/tests/test_topstats: tests/unit/test_topstats.c $(O)/tools/tensorctl/topstats.o $(STLIB)
 	@mkdir -p $(dir $@)

@@ -8,7 +8,10 @@
  * it is taken again only after the object is opened again as a new mapping would be, so
  * that it grants no more than the object's mode grants now. A VMM tensor's handle
  * (TFS_VMM_MAGIC, docs/vmm.md) names an allocation whose descriptor comes from the handle
- * socket; it is imported and mapped with access for every device of the process. */
+ * socket; it is imported and mapped with access for every device of the process, in a
+ * reservation with room behind it: an open of the tensor after it grew in place (its
+ * handle keeps its id and says a larger size) maps the new chunks there, so that every
+ * holder in the process keeps one address for the whole tensor. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -41,7 +44,9 @@ struct tfs_ipc_entry {
 	size_t hsize[TFS_FDREP_FDS_MAX];
 	uint8_t handle[TFS_IPC_HANDLE_SIZE];
 	void *base;
-	size_t size;                 /* mapped length (host); 0 = unknown (cuda) */
+	size_t size;                 /* mapped length (host, VMM); 0 = unknown (legacy cuda) */
+	size_t resv;                 /* VMM: the address range reserved at base, size and room
+				      * for the chunks of a growth (vmm_extend) */
 	int fd;                      /* a small host object's descriptor, kept; -1: none */
 };
 
@@ -199,7 +204,8 @@ static uint64_t le64(const uint8_t *p)
 	return v;
 }
 
-/* Undoes what map_vmm did of e: every chunk's mapping and handle, the reservation. */
+/* Undoes what map_vmm and vmm_extend did of e: every chunk's mapping and handle, the
+ * reservation. */
 static int unmap_vmm(const struct tfs_cudrv *dv, struct tfs_ipc_entry *e)
 {
 	unsigned long long va = (uintptr_t)e->base;
@@ -211,7 +217,7 @@ static int unmap_vmm(const struct tfs_cudrv *dv, struct tfs_ipc_entry *e)
 			rc = tfs_seterr(-EIO, "cuMemUnmap: %s", tfs_cudrv_error(dv, r));
 		off += e->hsize[i];
 	}
-	if (va && (r = dv->MemAddressFree(va, e->size)) != 0 && !rc)
+	if (va && (r = dv->MemAddressFree(va, e->resv)) != 0 && !rc)
 		rc = tfs_seterr(-EIO, "cuMemAddressFree: %s", tfs_cudrv_error(dv, r));
 	for (int i = 0; i < e->nh; i++)
 		if (e->h[i] && (r = dv->MemRelease(e->h[i])) != 0 && !rc)
@@ -219,33 +225,26 @@ static int unmap_vmm(const struct tfs_cudrv *dv, struct tfs_ipc_entry *e)
 	return rc;
 }
 
-/* Reserves e->size bytes and maps the imported chunks e->h[0..nh) there one after the
- * other (a tensor grown in place is several, docs/vmm.md#growth), read-write for every
- * device of the process, or, where the driver refuses that, for the tensor's own device.
- * On error nothing is mapped or reserved (the handles stay e's). */
-static int map_imported(const struct tfs_cudrv *dv, struct tfs_ipc_entry *e)
+/* Maps the imported chunks e->h[from..nh) at va, each after the ones before it, read-write
+ * for every device of the process, or, where the driver refuses that, for the tensor's
+ * own device. On error none of those is mapped (their handles stay e's). */
+static int map_chunks(const struct tfs_cudrv *dv, struct tfs_ipc_entry *e,
+		      unsigned long long va, int from)
 {
 	struct tfs_cu_access acc[64];
-	unsigned long long va = 0;
-	size_t off = 0;
+	size_t off = 0, at;
 	int r, n = 0, i, k, rc;
 
-	/* Aligned to the largest power of two dividing the size, a multiple of the
-	 * granularity the size was rounded to (the driver's default may be finer). */
-	size_t align = e->size & -e->size;
-
-	if (align > ((size_t)1 << 30))
-		align = (size_t)1 << 30;
-	if ((r = dv->MemAddressReserve(&va, e->size, align, 0, 0)) != 0)
-		return tfs_seterr(-ENOMEM, "cuMemAddressReserve(%zu): %s", e->size,
-				  tfs_cudrv_error(dv, r));
+	for (i = 0; i < from; i++)
+		off += e->hsize[i];
+	at = off;
 	if (dv->DeviceGetCount(&n) != 0 || n <= 0)
 		n = 1;
 	if (n > (int)(sizeof(acc) / sizeof(acc[0])))
 		n = (int)(sizeof(acc) / sizeof(acc[0]));
 	for (i = 0; i < n; i++)
 		acc[i] = (struct tfs_cu_access){ TFS_CU_LOCATION_DEVICE, i, TFS_CU_ACCESS_RW };
-	for (k = 0; k < e->nh; k++) {
+	for (k = from; k < e->nh; k++) {
 		if ((r = dv->MemMap(va + off, e->hsize[k], 0, e->h[k], 0)) != 0) {
 			rc = tfs_seterr(-EIO, "cuMemMap: %s", tfs_cudrv_error(dv, r));
 			goto fail;
@@ -263,13 +262,45 @@ static int map_imported(const struct tfs_cudrv *dv, struct tfs_ipc_entry *e)
 			goto fail;
 		}
 	}
-	e->base = (void *)(uintptr_t)va;
 	return 0;
 fail:
-	for (off = 0, i = 0; i < k; off += e->hsize[i++])
+	for (off = at, i = from; i < k; off += e->hsize[i++])
 		dv->MemUnmap(va + off, e->hsize[i]);
-	dv->MemAddressFree(va, e->size);
 	return rc;
+}
+
+/* Room reserved behind a VMM mapping for a later growth (vmm_extend): as much again as
+ * the mapping, at least VMM_ROOM_MIN. Address space only; where the driver refuses that
+ * much, the mapping gets none. */
+#define VMM_ROOM_MIN ((size_t)64 << 20)
+
+/* Reserves e->size bytes and room behind them (VMM_ROOM_MIN), and maps the imported chunks
+ * e->h[0..nh) at its start one after the other (a tensor grown in place is several,
+ * docs/vmm.md#growth). On error nothing is mapped or reserved (the handles stay e's). */
+static int map_imported(const struct tfs_cudrv *dv, struct tfs_ipc_entry *e)
+{
+	unsigned long long va = 0;
+	size_t room = e->size > VMM_ROOM_MIN ? e->size : VMM_ROOM_MIN;
+	int r, rc;
+
+	/* Aligned to the largest power of two dividing the size, a multiple of the
+	 * granularity the size was rounded to (the driver's default may be finer). */
+	size_t align = e->size & -e->size;
+
+	if (align > ((size_t)1 << 30))
+		align = (size_t)1 << 30;
+	e->resv = e->size <= ((size_t)1 << 47) - room ? e->size + room : e->size;
+	if (e->resv > e->size && dv->MemAddressReserve(&va, e->resv, align, 0, 0) != 0)
+		e->resv = e->size;
+	if (e->resv == e->size && (r = dv->MemAddressReserve(&va, e->size, align, 0, 0)) != 0)
+		return tfs_seterr(-ENOMEM, "cuMemAddressReserve(%zu): %s", e->size,
+				  tfs_cudrv_error(dv, r));
+	if ((rc = map_chunks(dv, e, va, 0))) {
+		dv->MemAddressFree(va, e->resv);
+		return rc;
+	}
+	e->base = (void *)(uintptr_t)va;
+	return 0;
 }
 
 /* The allocation's descriptors from the handle socket: by the open file tfd (another
@@ -294,68 +325,72 @@ static int vmm_fetch(const struct tfs_meta *m, int tfd, const char *name, int *w
 	return rc;
 }
 
-static int map_vmm(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd, const char *name)
+/* Whether m's VMM handle can describe m: a size, and m's bytes inside it. */
+static int vmm_handle_ok(const struct tfs_meta *m)
 {
-	const struct tfs_cudart *cu;
-	const struct tfs_cudrv *dv;
-	uint64_t size = le64(e->handle + 16), total = 0;
-	struct tfs_hsock_mem mem = { 0 };
-	int rc, prev, r, w = 1;
+	uint64_t size = le64(m->ipc_handle + 16);
 
-	/* A small tensor may be packed into a shared allocation (docs/vmm.md): at an offset,
-	 * and the whole allocation is mapped, as a legacy handle maps its whole block. */
 	if (!size || size > ((uint64_t)1 << 48) || m->ipc_offset > size ||
 	    m->bytes > size - m->ipc_offset)
 		return tfs_seterr(-EBADMSG, "malformed VMM handle (size %llu for %llu bytes at "
 				  "%llu)", (unsigned long long)size, (unsigned long long)m->bytes,
 				  (unsigned long long)m->ipc_offset);
-	if (tfd < 0 && (!name || !m->hsock[0]))
-		return tfs_seterr(-ENOTSUP, "a VMM tensor (handle_type posix_fd): its memory comes "
-				  "from the handle socket, and neither a file of the mount nor "
-				  "metadata with the tensor's name and socket says which");
-	if (!(cu = tfs_cudart_get(&rc)) || !(dv = tfs_cudrv_get(&rc)))
-		return rc;
-	/* The tensor's device current, as map_cuda does, and its context made (the runtime
-	 * makes it lazily; the driver's calls need it). */
-	if ((rc = tfs_cuda_enter(cu, e->device, &prev)))
-		return rc;
-	if ((r = cu->Free(NULL)) != 0) {
-		rc = tfs_seterr(-ENODEV, "cudaFree(NULL) on device %d: %s", e->device,
-				cu->GetErrorString(r));
-		goto out;
-	}
-	if ((rc = vmm_fetch(m, tfd, name, &w, &mem))) {
-		rc = rc == -EACCES ? tfs_seterr(-EACCES, "the handle socket refused the tensor's "
-						 "memory") :
-		     rc == -ESTALE ? tfs_seterr(-ESTALE, "the handle socket's tensor of that name "
-						 "is another one now") :
-		     rc == -ENOENT && tfd >= 0 ?
-				     tfs_seterr(-ENOENT, "no handle socket answered for the tensor "
-						"(%s)", m->remote ? "another node's, whose mount "
-						"is not on this machine" : "replaced or removed "
-						"since it was opened: it has no name to ask for") :
-		     tfs_seterr(rc, "the handle socket: %s", tfs_strerror(-rc));
-		goto out;
+	return 0;
+}
+
+/* With the device's context current: m's allocation's descriptors from the handle socket;
+ * the first e->nh must be the chunks e holds (their sizes), the others are imported into
+ * e->h[e->nh..) and counted in e->nh and e->hsize. *total: every chunk's size added, at
+ * least the handle's. On error e is as it was; -ESTALE where the socket's memory is not
+ * e's chunks and more. */
+static int vmm_import(const struct tfs_cudrv *dv, struct tfs_ipc_entry *e,
+		      const struct tfs_meta *m, int tfd, const char *name, int *w,
+		      uint64_t *total)
+{
+	uint64_t size = le64(m->ipc_handle + 16), sum = 0;
+	struct tfs_hsock_mem mem = { 0 };
+	int rc = 0, r, have = e->nh;
+
+	if ((rc = vmm_fetch(m, tfd, name, w, &mem))) {
+		return rc == -EACCES ? tfs_seterr(-EACCES, "the handle socket refused the "
+						  "tensor's memory") :
+		       rc == -ESTALE ? tfs_seterr(-ESTALE, "the handle socket's tensor of that "
+						  "name is another one now") :
+		       rc == -ENOENT && tfd >= 0 ?
+				       tfs_seterr(-ENOENT, "no handle socket answered for the "
+						  "tensor (%s)", m->remote ? "another node's, "
+						  "whose mount is not on this machine" : "replaced or "
+						  "removed since it was opened: it has no name to ask "
+						  "for") :
+		       tfs_seterr(rc, "the handle socket: %s", tfs_strerror(-rc));
 	}
 	/* One descriptor: the handle's size. Several (grown in place): each one's, the
 	 * whole at least what the handle says (it may have grown again since). */
 	if (mem.n == 1)
 		mem.size[0] = size;
 	for (int i = 0; i < mem.n; i++) {
-		if (mem.size[i] > ((uint64_t)1 << 48) - total) {
+		if (mem.size[i] > ((uint64_t)1 << 48) - sum) {
 			rc = tfs_seterr(-EBADMSG, "the handle socket's pieces are too large");
 			goto out;
 		}
-		total += mem.size[i];
+		sum += mem.size[i];
 	}
-	if (total < size) {
+	if (sum < size) {
 		rc = tfs_seterr(-ESTALE, "the handle socket's memory (%llu bytes) is shorter than "
-				"the handle's (%llu)", (unsigned long long)total,
+				"the handle's (%llu)", (unsigned long long)sum,
 				(unsigned long long)size);
 		goto out;
 	}
-	e->size = (size_t)total;
-	for (e->nh = 0; e->nh < mem.n; e->nh++) {
+	if (mem.n <= have) {
+		rc = -ESTALE;
+		goto out;
+	}
+	for (int i = 0; i < have; i++)
+		if (mem.size[i] != e->hsize[i]) {
+			rc = -ESTALE;
+			goto out;
+		}
+	for (; e->nh < mem.n; e->nh++) {
 		e->hsize[e->nh] = (size_t)mem.size[e->nh];
 		r = dv->MemImportFromShareableHandle(&e->h[e->nh],
 						     (void *)(uintptr_t)mem.fd[e->nh],
@@ -363,14 +398,60 @@ static int map_vmm(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd, c
 		if (r != 0) {
 			rc = tfs_seterr(-ESTALE, "cuMemImportFromShareableHandle: %s",
 					tfs_cudrv_error(dv, r));
-			break;
+			while (e->nh > have)
+				dv->MemRelease(e->h[--e->nh]);
+			goto out;
 		}
 	}
+	*total = sum;
+out:
 	/* The imported handles keep the memory. */
 	tfs_hsock_mem_close(&mem);
-	if (rc == 0)
-		rc = map_imported(dv, e);
-	if (rc) {
+	return rc;
+}
+
+/* The device of e made current, its context made (the runtime makes it lazily; the
+ * driver's calls need it); *prev the device that was current, for the caller to restore. */
+static int vmm_enter(const struct tfs_cudart **cu, const struct tfs_cudrv **dv, int device,
+		     int *prev)
+{
+	int rc, r;
+
+	if (!(*cu = tfs_cudart_get(&rc)) || !(*dv = tfs_cudrv_get(&rc)))
+		return rc;
+	if ((rc = tfs_cuda_enter(*cu, device, prev)))
+		return rc;
+	if ((r = (*cu)->Free(NULL)) != 0) {
+		rc = tfs_seterr(-ENODEV, "cudaFree(NULL) on device %d: %s", device,
+				(*cu)->GetErrorString(r));
+		if (*prev != device)
+			(*cu)->SetDevice(*prev);
+	}
+	return rc;
+}
+
+static int map_vmm(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd, const char *name)
+{
+	const struct tfs_cudart *cu;
+	const struct tfs_cudrv *dv;
+	uint64_t total = 0;
+	int rc, prev, w = 1;
+
+	/* A small tensor may be packed into a shared allocation (docs/vmm.md): at an offset,
+	 * and the whole allocation is mapped, as a legacy handle maps its whole block. */
+	if ((rc = vmm_handle_ok(m)))
+		return rc;
+	if (tfd < 0 && (!name || !m->hsock[0]))
+		return tfs_seterr(-ENOTSUP, "a VMM tensor (handle_type posix_fd): its memory comes "
+				  "from the handle socket, and neither a file of the mount nor "
+				  "metadata with the tensor's name and socket says which");
+	if ((rc = vmm_enter(&cu, &dv, e->device, &prev)))
+		return rc;
+	e->nh = 0;
+	if ((rc = vmm_import(dv, e, m, tfd, name, &w, &total)))
+		goto out;
+	e->size = (size_t)total;
+	if ((rc = map_imported(dv, e))) {
 		while (e->nh > 0)
 			dv->MemRelease(e->h[--e->nh]);
 		goto out;
@@ -378,7 +459,45 @@ static int map_vmm(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd, c
 	e->vmm = 1;
 	e->writable = w;
 out:
-	tfs_hsock_mem_close(&mem);
+	if (prev != e->device)
+		cu->SetDevice(prev);
+	return rc;
+}
+
+/* Under lock: e, a mapping of the VMM allocation m's handle names (its id and device)
+ * shorter than m's, made to map all of it at the same address: the chunks a growth in
+ * place added (docs/vmm.md#growth) fetched, imported and mapped after e's in the room
+ * behind them. 0, or -ESTALE where that cannot be (the socket's memory is not e's chunks
+ * and more, or it does not fit the room): the caller then maps m afresh; other errors as
+ * map_vmm's. On error e is as it was. */
+static int vmm_extend(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd,
+		      const char *name)
+{
+	const struct tfs_cudart *cu;
+	const struct tfs_cudrv *dv;
+	uint64_t total = 0;
+	int rc, prev, w = 1, have = e->nh;
+
+	if ((rc = vmm_handle_ok(m)))
+		return rc;
+	if (tfd < 0 && (!name || !m->hsock[0]))
+		return -ESTALE;
+	if ((rc = vmm_enter(&cu, &dv, e->device, &prev)))
+		return rc;
+	if ((rc = vmm_import(dv, e, m, tfd, name, &w, &total)))
+		goto out;
+	if (total > e->resv)
+		rc = -ESTALE;
+	else
+		rc = map_chunks(dv, e, (uintptr_t)e->base, have);
+	if (rc) {
+		while (e->nh > have)
+			dv->MemRelease(e->h[--e->nh]);
+		goto out;
+	}
+	e->size = (size_t)total;
+	memcpy(e->handle, m->ipc_handle, TFS_IPC_HANDLE_SIZE);
+out:
 	if (prev != e->device)
 		cu->SetDevice(prev);
 	return rc;
@@ -481,6 +600,19 @@ static struct tfs_ipc_entry *find(const struct tfs_meta *m, int cuda)
 	return e;
 }
 
+/* Under lock: a VMM mapping of the allocation m's handle names (the same magic and id,
+ * the same device), whatever size either says, or NULL. */
+static struct tfs_ipc_entry *find_vmm(const struct tfs_meta *m)
+{
+	struct tfs_ipc_entry *e;
+
+	for (e = entries; e; e = e->next)
+		if (e->cuda && e->vmm && e->device == m->device &&
+		    !memcmp(e->handle, m->ipc_handle, 16))
+			break;
+	return e;
+}
+
 int tfs_ipc_acquire(const struct tfs_meta *m, struct tfs_ipc_entry **out, void **base,
 		    int *writable)
 {
@@ -512,6 +644,20 @@ int tfs_ipc_acquire_fd(const struct tfs_meta *m, int tfd, const char *name,
 		e->users++;
 		rc = 0;
 		goto found;
+	}
+	/* A VMM tensor grown in place since this process mapped it: the one mapping, with
+	 * the new chunks behind the old (a growth past the room, a fresh one). */
+	if (cuda && !memcmp(m->ipc_handle, TFS_VMM_MAGIC, 8) && (e = find_vmm(m))) {
+		if ((rc = vmm_handle_ok(m)))
+			goto out;
+		if (le64(m->ipc_handle + 16) > e->size)
+			rc = vmm_extend(e, m, tfd, name);
+		if (rc == 0) {
+			e->users++;
+			goto found;
+		}
+		if (rc != -ESTALE)
+			goto out;
 	}
 	if (!cuda && (e = idle_take(m))) {
 		e->users = 1;

@@ -83,7 +83,10 @@ const char *tfs_errmsg(void);
  * file, so the two waits overlap; the tensor is built from that metadata only when the
  * descriptor's attributes (inode number, size, change time to the nanosecond) are the
  * ones it was read or remembered with, else from the metadata read through the
- * descriptor. That open runs with the process's credentials and working directory,
+ * descriptor. A VMM tensor (docs/vmm.md) that grew in place since this process mapped it
+ * is mapped whole at the address it had, while the room reserved behind that mapping (as
+ * much again, at least 64 MiB) holds the growth; beyond it, at a new address (tensors
+ * opened before keep theirs). That open runs with the process's credentials and working directory,
  * not ones a thread changed for itself (setfsuid(2), unshare(CLONE_FS)): such a caller
  * opens the file itself and calls tfs_open_fd.
  * Another node's tensor (its metadata says "remote", docs/net.md) is mapped first, as a

@@ -2,7 +2,9 @@
 # (tfs_open, its pointer from tfs_tensor_get_info) grows well past its allocation by a
 # truncate and by a write past its end; the growth succeeds, the holder's pointer stays and
 # keeps its bytes (the first chunk is the same memory: what it writes there the tensor
-# reads), a new open sees the whole new size (old bytes, then zeros), the handle socket
+# reads), a new open sees the whole new size (old bytes, then zeros) and, in the holder's
+# own process, maps it at the holder's address (past the room behind that mapping, at
+# another one), the handle socket
 # hands out every chunk; growth stops at 16 chunks (EBUSY while held, a move when not);
 # a packed tensor grown past 1 MiB while held is EBUSY; SIGKILL of the keeper, then of the
 # daemon, after growths: every chunk back, bytes equal, and the tensors grow again.
@@ -13,6 +15,7 @@ gpu_tests "vmm grow: growth while held past the allocation (truncate)" \
 	"vmm grow: the holder's pointer stays the same" \
 	"vmm grow: the holder's pointer keeps its bytes" \
 	"vmm grow: what the holder writes through its pointer the tensor reads" \
+	"vmm grow: the holder's new open maps the grown tensor at its first address" \
 	"vmm grow: a new open sees the whole size, old bytes then zeros" \
 	"vmm grow: the socket hands out both chunks" \
 	"vmm grow: a write past the end while held grows it" \
@@ -20,7 +23,9 @@ gpu_tests "vmm grow: growth while held past the allocation (truncate)" \
 	"vmm grow: unheld past 16 chunks it moves" \
 	"vmm grow: a packed tensor grown past 1 MiB while held: EBUSY" \
 	"vmm grow: keeper killed: every chunk back" "vmm grow: daemon killed: every chunk back" \
-	"vmm grow: torch DLPack holder keeps its pointer and bytes"
+	"vmm grow: torch DLPack holder keeps its pointer and bytes" \
+	"vmm grow: a torch holder's new open: the whole tensor at the first address" \
+	"vmm grow: past the room behind its mapping a new open maps afresh"
 . "$GROOT/tests/integration/crash/holders.sh"
 start_redis || exit 1
 M=$T/m
@@ -63,7 +68,12 @@ eq "vmm grow: the holder's pointer stays the same" "pointer same" "$(sed -n 2p "
 eq "vmm grow: the holder's pointer keeps its bytes" "$(od -An -v -tx1 < "$T/r" | tr -d ' \n')" \
 	"$(sed -n 3p "$T/h1.out")"
 eq "the holder wrote through it" wrote "$(sed -n 4p "$T/h1.out")"
-{ printf '\x5a\x5a\x5a\x5a\x5a\x5a\x5a\x5a'; tail -c +9 "$T/r"; head -c 17000000 /dev/zero; } > "$T/g20"
+# Its second open maps the new chunk behind the first, at the same address (the room its
+# mapping reserved), and writes the last 8 bytes through it.
+eq "vmm grow: the holder's new open maps the grown tensor at its first address" \
+	"reopen same 20000000" "$(sed -n 5p "$T/h1.out")"
+{ printf '\x5a\x5a\x5a\x5a\x5a\x5a\x5a\x5a'; tail -c +9 "$T/r"; head -c 16999992 /dev/zero
+  printf '\xa5\xa5\xa5\xa5\xa5\xa5\xa5\xa5'; } > "$T/g20"
 eq "vmm grow: what the holder writes through its pointer the tensor reads" \
 	"$(md5sum < "$T/g20")" "$(md5sum < "$M/g")"
 eq "vmm grow: a new open sees the whole size, old bytes then zeros" "$(hexof "$T/g20")" "$(tfsread "$M/g")"
@@ -172,15 +182,37 @@ after = bytes(x.cpu().numpy().tobytes())
 x[0:4] = torch.tensor([0x5a] * 4, dtype=x.dtype, device=x.device)
 torch.cuda.synchronize()
 print(p0 == x.data_ptr(), before == after, len(after))
-del x
-t.close()
+# opened again while x holds it: the whole tensor at x's address; its last 4 bytes a5
+t2 = tensorfs.open(path, "r+")
+y = torch.from_dlpack(t2)
+y[-4:] = torch.tensor([0xa5] * 4, dtype=y.dtype, device=y.device)
+torch.cuda.synchronize()
+print(p0 == y.data_ptr(), y.numel(), bool((y[:4] == 0x5a).all()))
+# grown past the room behind x's mapping (4 MiB and 64 MiB): a new mapping elsewhere
+subprocess.run(["truncate", "-s", "100000000", path], check=True)
+t3 = tensorfs.open(path, "r")
+z = torch.from_dlpack(t3)
+print(p0 == z.data_ptr(), z.numel(), bool((z[-60000004:-60000000] == 0xa5).all()),
+      int(z[-60000000:].sum()))
+del x, y, z
+t.close(); t2.close(); t3.close()
 PY
 )
-	eq "vmm grow: torch DLPack holder keeps its pointer and bytes" "True True 3000000" "$PYOUT"
-	{ printf '\x5a\x5a\x5a\x5a'; tail -c +5 "$T/r3"; head -c 37000000 /dev/zero; } > "$T/d40"
+	eq "vmm grow: torch DLPack holder keeps its pointer and bytes" "True True 3000000" \
+		"$(echo "$PYOUT" | sed -n 1p)"
+	eq "vmm grow: a torch holder's new open: the whole tensor at the first address" \
+		"True 40000000 True" "$(echo "$PYOUT" | sed -n 2p)"
+	eq "vmm grow: past the room behind its mapping a new open maps afresh" \
+		"False 100000000 True 0" "$(echo "$PYOUT" | sed -n 3p)"
+	{ printf '\x5a\x5a\x5a\x5a'; tail -c +5 "$T/r3"; head -c 36999996 /dev/zero
+	  printf '\xa5\xa5\xa5\xa5'; head -c 60000000 /dev/zero; } > "$T/d40"
 	eq "what the DLPack holder wrote the tensor reads, zeros behind" "$(md5sum < "$T/d40")" "$(md5sum < "$M/d")"
 else
-	echo "skip - vmm grow: torch DLPack holder keeps its pointer and bytes: $PY has no torch"
+	for n in "vmm grow: torch DLPack holder keeps its pointer and bytes" \
+		"vmm grow: a torch holder's new open: the whole tensor at the first address" \
+		"vmm grow: past the room behind its mapping a new open maps afresh"; do
+		echo "skip - $n: $PY has no torch"
+	done
 fi
 kill "$HOLDER"; wait "$HOLDER" 2>/dev/null
 fusermount3 -u "$M"

@@ -350,8 +350,11 @@ int main(int argc, char **argv)
 		 * and maps it, says "held"; once the file GO exists, reads the bytes it had
 		 * again through the same pointer (tfs_read copies from it), says whether the
 		 * pointer is still the one tfs_tensor_get_info gave, and writes 8 bytes 5a at
-		 * 0 through it. */
-		struct tfs_tensor_info in0, in1;
+		 * 0 through it; then, still holding it, opens the tensor again: says whether the
+		 * new open's pointer is the first one and its size, and writes 8 bytes a5 at
+		 * its end through it. */
+		struct tfs_tensor_info in0, in1, in2;
+		tfs_tensor *t2;
 		int i;
 
 		if ((rc = tfs_open(argv[2], O_RDWR, &t)))
@@ -367,6 +370,16 @@ int main(int argc, char **argv)
 		    (rc = tfs_write(t, 0, "\x5a\x5a\x5a\x5a\x5a\x5a\x5a\x5a", 8)))
 			goto err;
 		printf("wrote\n");
+		if ((rc = tfs_open(argv[2], O_RDWR, &t2)))
+			goto err;
+		tfs_tensor_get_info(t2, &in2);
+		printf("reopen %s %llu\n", in2.data == in0.data ? "same" : "moved",
+		       (unsigned long long)in2.bytes);
+		rc = in2.bytes < 8 ? -EINVAL :
+		     tfs_write(t2, in2.bytes - 8, "\xa5\xa5\xa5\xa5\xa5\xa5\xa5\xa5", 8);
+		tfs_close(t2);
+		if (rc)
+			goto err;
 	} else if (!strcmp(cmd, "reopen") && argc == 4) {       /* reopen PATH SHELLCMD */
 		/* One process opens, closes, lets the command change the tensor and opens
 		 * again: what the second open shows must not come from the first. */

@@ -5,6 +5,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mem/cuda/vmm_drv.h"
@@ -15,6 +17,23 @@ static struct tfs_vmm_drv drv;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int loaded;
 static _Atomic uint64_t next_id;
+static pthread_once_t id_once = PTHREAD_ONCE_INIT;
+
+/* Ids start at a random point: a handle outlives the daemon that made it (adopted after a
+ * restart, mapped in holders), and a process that maps one tells a grown tensor from
+ * another by its id alone (libtensorfs's ipc_cache.c), so a later daemon's ids must not
+ * meet an earlier one's, as a reused pid and a counter from 1 could. */
+static void id_seed(void)
+{
+	uint64_t b;
+	struct timespec ts;
+
+	if (getrandom(&b, sizeof(b), GRND_NONBLOCK) != (ssize_t)sizeof(b)) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		b = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_sec << 20 ^ (uint64_t)ts.tv_nsec;
+	}
+	atomic_store(&next_id, b);
+}
 
 static void load(void)
 {
@@ -114,10 +133,11 @@ fail:
 
 void tfs_vmm_handle_make(uint8_t handle[TFS_IPC_HANDLE_SIZE], uint64_t size, int device)
 {
-	uint64_t w[3] = { ((uint64_t)getpid() << 32) ^ (atomic_fetch_add(&next_id, 1) + 1),
-			  size, (uint64_t)(int64_t)device };
+	uint64_t w[3] = { 0, size, (uint64_t)(int64_t)device };
 	int i, j;
 
+	pthread_once(&id_once, id_seed);
+	w[0] = atomic_fetch_add(&next_id, 1) + 1;
 	memset(handle, 0, TFS_IPC_HANDLE_SIZE);
 	memcpy(handle, TFS_VMM_MAGIC, 8);
 	for (i = 0; i < 3; i++)
