@@ -169,16 +169,16 @@ static int from_keeper(struct cdev *d, struct tfs_vmm_chunk *c, uint64_t head, u
 }
 
 /* Chunk c of v (c->size), from the keeper or made here, counted in d->reserved against
- * be->cap; not mapped. handle as from_keeper's (made here: the handle's own). On error
+ * d's cap (tfs_cuda_cap: --max-bytes for d, or for every device); not mapped. handle as from_keeper's (made here: the handle's own). On error
  * nothing is left counted, and c holds what chunk_drop gives back. */
 static int chunk_make(struct cdev *d, struct tfs_vmm *v, struct tfs_vmm_chunk *c,
 		      uint8_t *handle)
 {
-	struct tfs_backend *be = d->be;
+	uint64_t cap = tfs_cuda_cap(d->be, d->ordinal);
 	uint64_t before = atomic_fetch_add(&d->reserved, c->size);
 	int rc;
 
-	if (be->cap && before + c->size > be->cap) {
+	if (cap && before + c->size > cap) {
 		rc = -ENOSPC;
 	} else if (tfs_keeper_present()) {
 		rc = from_keeper(d, c, v->n ? v->c[0].kid : 0, v->n ? v->size : 0, handle);
