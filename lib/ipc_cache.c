@@ -497,6 +497,8 @@ static int vmm_extend(struct tfs_ipc_entry *e, const struct tfs_meta *m, int tfd
 	}
 	e->size = (size_t)total;
 	memcpy(e->handle, m->ipc_handle, TFS_IPC_HANDLE_SIZE);
+	/* What the socket grants now (a chmod since): no more for the opens that follow. */
+	e->writable = e->writable && w;
 out:
 	if (prev != e->device)
 		cu->SetDevice(prev);

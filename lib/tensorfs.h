@@ -86,9 +86,9 @@ const char *tfs_errmsg(void);
  * descriptor. A VMM tensor (docs/vmm.md) that grew in place since this process mapped it
  * is mapped whole at the address it had, while the room reserved behind that mapping (as
  * much again, at least 64 MiB) holds the growth; beyond it, at a new address (tensors
- * opened before keep theirs). That open runs with the process's credentials and working directory,
- * not ones a thread changed for itself (setfsuid(2), unshare(CLONE_FS)): such a caller
- * opens the file itself and calls tfs_open_fd.
+ * opened before keep theirs). That open runs with the process's credentials and working
+ * directory, not ones a thread changed for itself (setfsuid(2), unshare(CLONE_FS)): such a
+ * caller opens the file itself and calls tfs_open_fd.
  * Another node's tensor (its metadata says "remote", docs/net.md) is mapped first, as a
  * local one: on the same machine (another daemon with another --node) its host object or
  * its GPU memory maps here, and the tensor is like any other. Only when that mapping fails

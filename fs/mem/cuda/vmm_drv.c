@@ -137,7 +137,8 @@ void tfs_vmm_handle_make(uint8_t handle[TFS_IPC_HANDLE_SIZE], uint64_t size, int
 	int i, j;
 
 	pthread_once(&id_once, id_seed);
-	w[0] = atomic_fetch_add(&next_id, 1) + 1;
+	/* The pid too: a child forked after the seed counts from the same start. */
+	w[0] = (atomic_fetch_add(&next_id, 1) + 1) ^ ((uint64_t)getpid() << 32);
 	memset(handle, 0, TFS_IPC_HANDLE_SIZE);
 	memcpy(handle, TFS_VMM_MAGIC, 8);
 	for (i = 0; i < 3; i++)

@@ -48,8 +48,8 @@ int tfs_vmm_prop(int ordinal, CUmemAllocationProp *prop, size_t *gran);
  * nothing left. */
 int tfs_vmm_create(int ordinal, uint64_t size, CUmemGenericAllocationHandle *h, int *fd);
 
-/* The handle of an allocation (meta.h TFS_VMM_MAGIC): magic, a new id (from a random
- * start per process, then counting), size, device. */
+/* The handle of an allocation (meta.h TFS_VMM_MAGIC): magic, a new id (a counter from a
+ * random start per process, the pid mixed into its high half), size, device. */
 void tfs_vmm_handle_make(uint8_t handle[TFS_IPC_HANDLE_SIZE], uint64_t size, int device);
 
 #endif
