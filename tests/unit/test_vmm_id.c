@@ -11,21 +11,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tap.h"
 #ifdef TFS_HAVE_CUDA
 #include "mem/cuda/vmm_drv.h"
 #include "meta.h"
 #endif
-
-static int fails;
-
-#define CHECK(cond, ...)                                           \
-	do {                                                       \
-		int ok_ = !!(cond);                                \
-		printf(ok_ ? "ok - " : "not ok - ");               \
-		printf(__VA_ARGS__);                               \
-		printf("\n");                                      \
-		fails += !ok_;                                     \
-	} while (0)
 
 #ifdef TFS_HAVE_CUDA
 static uint64_t id_of(const uint8_t *h)
@@ -93,15 +83,15 @@ int main(void)
 		       "(not root?)\n");
 		printf("skip - one process's VMM ids differ: no PID namespace (not root?)\n");
 	} else {
-		CHECK(rc == 0, "the two processes ran");
-		CHECK(rc == 0 && a[0] == 1 && b[0] == 1, "each was pid 1 of its namespace");
-		CHECK(rc == 0 && a[1] != b[1] && a[1] != b[2] && a[2] != b[1] && a[2] != b[2],
+		ok(rc == 0, "the two processes ran");
+		ok(rc == 0 && a[0] == 1 && b[0] == 1, "each was pid 1 of its namespace");
+		ok(rc == 0 && a[1] != b[1] && a[1] != b[2] && a[2] != b[1] && a[2] != b[2],
 		      "two daemons of one pid make different VMM ids");
-		CHECK(rc == 0 && a[1] != a[2] && b[1] != b[2], "one process's VMM ids differ");
+		ok(rc == 0 && a[1] != a[2] && b[1] != b[2], "one process's VMM ids differ");
 	}
 #else
 	printf("skip - two daemons of one pid make different VMM ids: built without CUDA\n");
 	printf("skip - one process's VMM ids differ: built without CUDA\n");
 #endif
-	return fails ? 1 : 0;
+	return failures ? 1 : 0;
 }
