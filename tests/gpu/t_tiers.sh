@@ -71,37 +71,25 @@ whole() {
 	"$CTL" mv -q --device 0 "$M/model" && [ "$(xget "$M/model/t7" device)" = 0 ] && whole &&
 	ok "a directory sleeps and wakes" || nok "a directory sleeps and wakes"
 
-d=$(daemon_pid "$M")
 "$CTL" mv -q --device cpu "$M/model" > /dev/null 2>&1 & mv=$!
 for _ in $(seq 2000); do
 	[ "$(redis-cli -s "$SOCK" hget tensorfs:tensor:model/t1 device)" = cpu ] && break
 	[ "$(redis-cli -s "$SOCK" hget tensorfs:tensor:model/t9 device)" = cpu ] && break
 	sleep 0.002
 done
-kill -9 "$d"
-for _ in $(seq 1000); do
-	d2=$(daemon_pid "$M")
-	[ -n "$d2" ] && [ "$d2" != "$d" ] && mountpoint -q "$M" && stat -f "$M" >/dev/null 2>&1 && break
-	sleep 0.05
-done
+kill9_and_serve "$M" || nok "the daemon serves again after its SIGKILL mid-sleep"
 wait $mv
 whole && ok "kill -9 mid-sleep: every tensor whole" || nok "kill -9 mid-sleep: every tensor whole"
 
 # The same mid-wake: all asleep first, then the wake killed once a tensor is back on GPU 0.
 "$CTL" mv -q --device cpu "$M/model" > /dev/null 2>&1
-d=$(daemon_pid "$M")
 "$CTL" mv -q --device 0 "$M/model" > /dev/null 2>&1 & mv=$!
 for _ in $(seq 2000); do
 	[ "$(redis-cli -s "$SOCK" hget tensorfs:tensor:model/t1 device)" = 0 ] && break
 	[ "$(redis-cli -s "$SOCK" hget tensorfs:tensor:model/t9 device)" = 0 ] && break
 	sleep 0.002
 done
-kill -9 "$d"
-for _ in $(seq 1000); do
-	d2=$(daemon_pid "$M")
-	[ -n "$d2" ] && [ "$d2" != "$d" ] && mountpoint -q "$M" && stat -f "$M" >/dev/null 2>&1 && break
-	sleep 0.05
-done
+kill9_and_serve "$M" || nok "the daemon serves again after its SIGKILL mid-wake"
 wait $mv
 whole && ok "kill -9 mid-wake: every tensor whole" || nok "kill -9 mid-wake: every tensor whole"
 "$CTL" mv -q --device 0 "$M/model" && whole && ok "the wake finished after the restart" ||

@@ -43,14 +43,7 @@ else
 	nok "sleep and wake through the registered pool: same bytes, no new object ($s1$s2$s3$s4, same: $same)"
 fi
 setfattr -n user.tensor.device -v cpu "$M/w"
-d=$(daemon_pid "$M")
-kill -9 "$d"
-for _ in $(seq 1000); do
-	d2=$(daemon_pid "$M")
-	[ -n "$d2" ] && [ "$d2" != "$d" ] && mountpoint -q "$M" && stat -f "$M" >/dev/null 2>&1 && break
-	sleep 0.05
-done
-if [ "$(cpu_stat preallocated)" = $((2 << 30)) ] && cmp -s "$T/big" "$M/w" &&
+if kill9_and_serve "$M" && [ "$(cpu_stat preallocated)" = $((2 << 30)) ] && cmp -s "$T/big" "$M/w" &&
    setfattr -n user.tensor.device -v 0 "$M/w" && cmp -s "$T/big" "$M/w"; then
 	ok "the pool survives the daemon's SIGKILL"
 else
