@@ -5,23 +5,7 @@
 EXPECT_RESTARTS=1
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/holders.sh"
-start_redis || exit 1
-cd "$T" || exit 1
-M=$T/m
-H=$M/h
-K=1024
-# 16 MiB: 2 MiB segments, a run of 4 (8 MiB) and 4 singles (fs/mem/pool.h)
-mount_tfs "$M" --backend host -o host_devices=1 --preallocate cpu:16M || exit 1
-mkdir "$H"
-setfattr -n user.tensor.device -v cpu "$H"
-ones() { tr '\0' '\377' < /dev/zero | head -c "$1"; }
-fill() { ones "$(size_of "$1")" | dd of="$1" conv=notrunc bs=64K status=none; }
-zeros() {
-	local n=$(( $(size_of "$1") - ${2:-0} ))
-	tail -c "$n" "$1" | cmp -s -n "$n" - /dev/zero || { echo "$1 through the mount"; return 1; }
-	map_dump "$1" | tail -c "$n" | cmp -s -n "$n" - /dev/zero || { echo "$1 through its handle"; return 1; }
-}
-off() { xget "$1" ipc_offset; }
+. "$(dirname "$0")/../tiers/prealloc_zero.sh"
 
 # x (3 MiB) and y (1 MiB) in the run, both written; x freed; y shrunk to 4 KiB, its
 # capacity kept (what lies behind its end is still 0xff)

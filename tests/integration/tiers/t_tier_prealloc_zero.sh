@@ -5,27 +5,7 @@
 # into it, a shrink then a grow, a tensor over the whole run; each read through the mount
 # and through its handle.
 . "$(dirname "$0")/../lib.sh"
-start_redis || exit 1
-cd "$T" || exit 1
-M=$T/m
-H=$M/h
-K=1024
-# 16 MiB: 2 MiB segments, a run of 4 (8 MiB) and 4 singles (fs/mem/pool.h)
-mount_tfs "$M" --backend host -o host_devices=1 --preallocate cpu:16M || exit 1
-mkdir "$H"
-setfattr -n user.tensor.device -v cpu "$H"
-# ones N: N bytes of 0xff
-ones() { tr '\0' '\377' < /dev/zero | head -c "$1"; }
-# fill FILE: every byte of the tensor 0xff, written through the mount
-fill() { ones "$(size_of "$1")" | dd of="$1" conv=notrunc bs=64K status=none; }
-# zeros FILE [FROM]: the tensor reads zeros from byte FROM (0) on, through the mount and
-# through its handle
-zeros() {
-	local n=$(( $(size_of "$1") - ${2:-0} ))
-	tail -c "$n" "$1" | cmp -s -n "$n" - /dev/zero || { echo "$1 through the mount"; return 1; }
-	map_dump "$1" | tail -c "$n" | cmp -s -n "$n" - /dev/zero || { echo "$1 through its handle"; return 1; }
-}
-off() { xget "$1" ipc_offset; }
+. "$(dirname "$0")/prealloc_zero.sh"
 
 # a (3 MiB) takes the run, b (1 MiB) lies behind it
 truncate -s 3M "$H/a"
