@@ -85,16 +85,6 @@ static void block_drop(struct cblock *cb, struct cdev *d)
 		tfs_log(LOG_WARNING, "cuda: device %d: the keeper did not free a block", d->ordinal);
 }
 
-uint64_t tfs_cuda_cap(const struct tfs_backend *be, int ordinal)
-{
-	if (ordinal < 0 || ordinal >= TFS_DEVICES_MAX)
-		return be->cap;
-	if (be->caps.devmask >> ordinal & 1)
-		return be->caps.dev[ordinal];
-	if (!be->cap && (be->prealloc.devmask >> ordinal & 1))
-		return be->prealloc.dev[ordinal];
-	return be->cap;
-}
 #define cap_of tfs_cuda_cap
 
 void tfs_cuda_set_caps(struct tfs_backend *be, const struct tfs_tier_sizes *caps,

@@ -258,6 +258,11 @@ void tfs_cuda_vmm_report(int ordinal);
  * calls come from many threads). 0 or a negative errno. */
 int tfs_cuda_dev_current(struct cdev *d);
 
+/* The cap of device ordinal: its own --max-bytes, else its --preallocate when it has no
+ * cap otherwise (the pool is the device), else the one size; 0 for none. Legacy blocks
+ * (alloc.c) and VMM allocations (vmm.c) are counted against it. */
+uint64_t tfs_cuda_cap(const struct tfs_backend *be, int ordinal);
+
 /* A free staging slot of d, waiting under d->mu while all are busy. The caller owns it
  * until tfs_cuda_slot_put, which it calls only once nothing on the slot's stream can
  * still touch the buffer. */
@@ -458,9 +463,6 @@ int tfs_cuda_copy_out(struct tfs_backend *be, struct tfs_alloc *a, uint64_t off,
 /* backend.h's set_caps (alloc.c). */
 void tfs_cuda_set_caps(struct tfs_backend *be, const struct tfs_tier_sizes *caps,
 		       const struct tfs_tier_sizes *prealloc);
-/* The cap of device ordinal: its own --max-bytes, else its --preallocate when it has no
- * cap otherwise (the pool is the device), else the one size; 0 for none (alloc.c). */
-uint64_t tfs_cuda_cap(const struct tfs_backend *be, int ordinal);
 /* A block of size bytes for d, zeroed, counted in d->reserved (alloc.c's block_get
  * without the reserve): 0 with *cb, or -ENOSPC, -ENOMEM, -EIO. tfs_cuda_block_drop gives
  * it back and uncounts it. */

@@ -231,3 +231,14 @@ int tfs_cuda_dev_current(struct cdev *d)
 
 	return e == cudaSuccess ? 0 : tfs_cuda_fail(e, "cudaSetDevice", d->ordinal);
 }
+
+uint64_t tfs_cuda_cap(const struct tfs_backend *be, int ordinal)
+{
+	if (ordinal < 0 || ordinal >= TFS_DEVICES_MAX)
+		return be->cap;
+	if (be->caps.devmask >> ordinal & 1)
+		return be->caps.dev[ordinal];
+	if (!be->cap && (be->prealloc.devmask >> ordinal & 1))
+		return be->prealloc.dev[ordinal];
+	return be->cap;
+}
