@@ -679,7 +679,7 @@ typed:
 		return 0;
 	}
 	/* Not mappable here (no libcudart, another node's memory): through the file. Its
-	 * size is checked before the first write() into it (load_pipe.c, sized()): fills
+	 * size is checked before the first write() into it (load_copy.c, sized()): fills
 	 * need no such round trip, the daemon checking their range itself. */
 	it->unsized = it->bytes > 0;
 	it->fd = fd;

@@ -169,8 +169,9 @@ static int from_keeper(struct cdev *d, struct tfs_vmm_chunk *c, uint64_t head, u
 }
 
 /* Chunk c of v (c->size), from the keeper or made here, counted in d->reserved against
- * d's cap (tfs_cuda_cap: --max-bytes for d, or for every device); not mapped. handle as from_keeper's (made here: the handle's own). On error
- * nothing is left counted, and c holds what chunk_drop gives back. */
+ * d's cap (tfs_cuda_cap: --max-bytes for d, or for every device); not mapped. handle as
+ * from_keeper's (made here: the handle's own). On error nothing is left counted, and c
+ * holds what chunk_drop gives back. */
 static int chunk_make(struct cdev *d, struct tfs_vmm *v, struct tfs_vmm_chunk *c,
 		      uint8_t *handle)
 {
@@ -296,11 +297,14 @@ fail:
 }
 
 /* Memory given back off its caller's path (tfs_cuda_vmm_free_later) may be what a full
- * device lacks: 1 once it is back, for one more try. Never under the pool's lock, which the
- * zeroing thread takes. */
+ * device lacks, and so may the empty blocks of packed tensors that the pool keeps cached
+ * (counted in d->reserved, shown free by statfs): 1 once both are back, for one more try.
+ * Never under the pool's lock, which the zeroing thread and the trim take. */
 static int freed_later(struct cdev *d)
 {
 	tfs_cuda_zero_drain(d);
+	if (d->pool)
+		tfs_pool_trim(d->pool);
 	return 1;
 }
 
