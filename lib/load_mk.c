@@ -159,16 +159,11 @@ static void send_batch(struct tfs_load_mk *mk)
 		mk->state[from] = -e;      /* its create's own error, as without batches */
 		return;
 	}
-	if (rc) {
-		mk->state[from] = 1;
-		mk->off = 1;
-		return;
-	}
-	/* Refused past the first where the daemon's check of the caller is stricter than the
-	 * kernel's would be (an owner rule it cannot see, groups past the 64 it reads): the
-	 * first is made and typed; each item after it its own create, which the kernel
-	 * checks. */
-	if (mk->req->made == 1 && (mk->req->err == EACCES || mk->req->err == EPERM)) {
+	/* An older daemon (the first typed above), or one that refused the batch past the
+	 * first where its check of the caller is stricter than the kernel's would be (an owner
+	 * rule it cannot see, groups past the 64 it reads): the first is made and typed; each
+	 * item after it its own create, which the kernel checks. */
+	if (rc || (mk->req->made == 1 && (mk->req->err == EACCES || mk->req->err == EPERM))) {
 		mk->state[from] = 1;
 		mk->off = 1;
 		return;
