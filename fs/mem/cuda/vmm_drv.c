@@ -30,7 +30,7 @@ static void id_seed(void)
 
 	if (getrandom(&b, sizeof(b), GRND_NONBLOCK) != (ssize_t)sizeof(b)) {
 		clock_gettime(CLOCK_REALTIME, &ts);
-		b = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_sec << 20 ^ (uint64_t)ts.tv_nsec;
+		b = (uint64_t)ts.tv_sec << 20 ^ (uint64_t)ts.tv_nsec;   /* the pid: handle_make */
 	}
 	atomic_store(&next_id, b);
 }
