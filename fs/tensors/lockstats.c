@@ -12,8 +12,15 @@
 
 static struct {
 	uint64_t n, held_ns, waited_ns, max_held_ns;
+	uint64_t tag_n[TFS_NS_TAGS], tag_held_ns[TFS_NS_TAGS], tag_waited_ns[TFS_NS_TAGS];
 } st;
 static __thread uint64_t t_got;
+__thread unsigned tfs_ns_tag;
+
+static unsigned tag(void)
+{
+	return tfs_ns_tag < TFS_NS_TAGS ? tfs_ns_tag : TFS_NS_TAGS - 1;
+}
 
 void tfs_ns_lock(void)
 {
@@ -23,6 +30,8 @@ void tfs_ns_lock(void)
 	t_got = (uint64_t)tfs_mono_ns();
 	st.n++;                          /* under the lock */
 	st.waited_ns += t_got - asked;
+	st.tag_n[tag()]++;
+	st.tag_waited_ns[tag()] += t_got - asked;
 }
 
 int tfs_ns_trylock(void)
@@ -31,6 +40,7 @@ int tfs_ns_trylock(void)
 		return EBUSY;
 	t_got = (uint64_t)tfs_mono_ns();
 	st.n++;
+	st.tag_n[tag()]++;
 	return 0;
 }
 
@@ -39,6 +49,7 @@ void tfs_ns_unlock(void)
 	uint64_t held = (uint64_t)tfs_mono_ns() - t_got;
 
 	st.held_ns += held;
+	st.tag_held_ns[tag()] += held;
 	if (held > st.max_held_ns)
 		st.max_held_ns = held;
 	pthread_mutex_unlock(&tfs_tensors.ns);
@@ -52,6 +63,12 @@ void tfs_ns_stats_log(void)
 		"(summed over threads)", st.n, st.held_ns / 1000,
 		st.n ? (double)st.held_ns / 1000.0 / (double)st.n : 0.0, st.max_held_ns / 1000,
 		st.waited_ns / 1000);
+	for (unsigned k = 0; k < TFS_NS_TAGS; k++)
+		if (st.tag_n[k])
+			tfs_log(LOG_NOTICE, "namespace lock, %s %u: %" PRIu64 " acquisitions, held "
+				"%.2f us each, waited for %.2f us each", k ? "FUSE opcode" : "other",
+				k, st.tag_n[k], (double)st.tag_held_ns[k] / 1000.0 / (double)st.tag_n[k],
+				(double)st.tag_waited_ns[k] / 1000.0 / (double)st.tag_n[k]);
 	pthread_mutex_unlock(&tfs_tensors.ns);
 }
 #else

@@ -63,6 +63,10 @@ void tfs_ns_lock(void);
 int tfs_ns_trylock(void);
 void tfs_ns_unlock(void);
 void tfs_ns_stats_log(void);
+/* What the calling thread is doing, to charge its holds and waits to: the FUSE opcode of
+ * the request it serves (transport/loop.c), 0 for anything else. */
+#define TFS_NS_TAGS 64
+extern __thread unsigned tfs_ns_tag;
 #else
 static inline void tfs_ns_lock(void)
 {

@@ -41,6 +41,9 @@
 #include "log.h"
 #include "util/clock.h"
 #include "mem/backend.h"
+#ifdef TFS_LOCK_STATS
+#include "tensors/tensors.h"
+#endif
 
 #ifndef TFS_RECEIVERS
 #define TFS_RECEIVERS 2     /* overridable for measurement (tests/bench/fusepath.sh) */
@@ -52,9 +55,11 @@
 #define REQ_BUF_BYTES ((size_t)(1 << 20) + (64 << 10))
 
 #ifdef TFS_PROFILE_IO
-/* [0] reads, [1] writes, [2] anything else: requests, ns from receive to return of
- * process_buf (the op, its copy and the reply's write), ns in the copy alone. */
-static uint64_t prof_n[3], prof_ns[3], prof_copy_ns[2], prof_recv_ns[3];
+/* Per opcode (the ones past 63 share the last slot): requests, ns from the receive to the
+ * return of process_buf (the op and its reply's write), ns in the receive before it
+ * (idle included); and ns spent copying a read's [0] or a write's [1] bytes. */
+#define PROF_OPS 64
+static uint64_t prof_n[PROF_OPS], prof_ns[PROF_OPS], prof_recv_ns[PROF_OPS], prof_copy_ns[2];
 
 uint64_t tfs_prof_now(void)
 {
@@ -67,17 +72,17 @@ void tfs_prof_copy(int write, uint64_t ns)
 }
 
 /* The opcode of the request in buf (struct fuse_in_header: len, then opcode). */
-static int prof_kind(const struct fuse_buf *b)
+static unsigned prof_op(const struct fuse_buf *b)
 {
 	uint32_t op;
 
 	memcpy(&op, (const char *)b->mem + 4, sizeof(op));
-	return op == 15 ? 0 : op == 16 ? 1 : 2;     /* FUSE_READ, FUSE_WRITE */
+	return op < PROF_OPS ? op : PROF_OPS - 1;
 }
 
 static void prof_account(const struct fuse_buf *b, uint64_t t_recv, uint64_t t0, uint64_t t1)
 {
-	int k = prof_kind(b);
+	unsigned k = prof_op(b);
 
 	__atomic_add_fetch(&prof_n[k], 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&prof_ns[k], t1 - t0, __ATOMIC_RELAXED);
@@ -86,15 +91,18 @@ static void prof_account(const struct fuse_buf *b, uint64_t t_recv, uint64_t t0,
 
 static void prof_print(void)
 {
-	static const char *name[3] = { "read", "write", "other" };
+	for (unsigned k = 0; k < PROF_OPS; k++) {
+		double n = (double)prof_n[k];
+		char copy[64] = "";
 
-	for (int k = 0; k < 3; k++)
-		if (prof_n[k])
-			tfs_log(LOG_NOTICE, "profile: %s: %llu requests, %.1f us in receive (incl. idle), "
-				"%.1f us in the op (incl. reply), %.1f us copying", name[k],
-				(unsigned long long)prof_n[k], prof_recv_ns[k] / 1e3 / prof_n[k],
-				prof_ns[k] / 1e3 / prof_n[k],
-				k < 2 ? prof_copy_ns[k] / 1e3 / prof_n[k] : 0.0);
+		if (!prof_n[k])
+			continue;
+		if (k == 15 || k == 16)       /* FUSE_READ, FUSE_WRITE */
+			snprintf(copy, sizeof(copy), ", %.1f us copying", prof_copy_ns[k - 15] / 1e3 / n);
+		tfs_log(LOG_NOTICE, "profile: opcode %u: %llu requests, %.1f us in receive (incl. "
+			"idle), %.1f us in the op (incl. reply)%s", k, (unsigned long long)prof_n[k],
+			prof_recv_ns[k] / 1e3 / n, prof_ns[k] / 1e3 / n, copy);
+	}
 }
 #endif
 
@@ -208,7 +216,13 @@ static void *worker_main(void *arg)
 		t0 = tfs_prof_now();
 #endif
 		tfs_writer_defer_wakes(1);
+#ifdef TFS_LOCK_STATS
+		memcpy(&tfs_ns_tag, (const char *)w->fbuf.mem + 4, sizeof(tfs_ns_tag));
+#endif
 		fuse_session_process_buf(lp.se, &w->fbuf);
+#ifdef TFS_LOCK_STATS
+		tfs_ns_tag = 0;
+#endif
 		tfs_writer_defer_wakes(0);
 #ifdef TFS_PROFILE_IO
 		prof_account(&w->fbuf, t_recv, t0, tfs_prof_now());

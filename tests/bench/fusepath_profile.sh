@@ -2,7 +2,8 @@
 # Where a 1 MiB read or write request's time goes in the daemon (issue 19): a build made
 # with `make O=build-prof CFLAGS=-DTFS_PROFILE_IO` (loop.h) serves 1 GiB of 1 MiB pwrites,
 # twice, and of preads, in one stream, on a host mount (and a cuda one where a GPU is); at
-# unmount it prints, per request kind, the microseconds in the op and in its copy.
+# unmount it prints, per FUSE opcode (15 read, 16 write), the microseconds in the op and
+# in its copy.
 #   tests/bench/fusepath_profile.sh [PROFILE_BUILD [BENCH_BUILD]]
 set -u
 cd "$(dirname "$0")/../.." || exit 1
