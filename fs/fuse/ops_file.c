@@ -576,14 +576,22 @@ void tfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
 	}
 	killed = tfs_ops_write_suid(req, t);
 	for (;;) {
+		struct tfs_alloc *pre = NULL;
+		int none;
+
 		pthread_rwlock_rdlock(&t->io);
 		if (end <= t->meta.bytes)
 			break;
+		none = !t->alloc;      /* read under io, which every change of it takes */
 		pthread_rwlock_unlock(&t->io);
+		if (none)
+			pre = tfs_tensor_grow_prepare(f, end);
 		/* Extending the file: the size is metadata, changed under ns. */
 		tfs_ns_lock();
-		rc = end > t->meta.bytes ? tfs_tensor_resize(t, end, fuse_req_ctx(req)->pid) : 0;
+		rc = end > t->meta.bytes ?
+		     tfs_tensor_resize_pre(t, end, fuse_req_ctx(req)->pid, f, &pre) : 0;
 		tfs_ns_unlock();
+		tfs_tensor_grow_discard(pre);
 		if (rc) {
 			fuse_reply_err(req, -rc);
 			return;

@@ -466,11 +466,17 @@ int tfs_store_move_settle(const char *marker, const char *from, const char *to)
 int tfs_store_dir_changed(const char *name, struct tfs_dirrec *d, int nsub)
 {
 	char key[TFS_KEYMAX], t[24], n[24];
+	int64_t now = tfs_now();
 	int rc;
 
+	/* Times are in seconds: a directory changed many times within one writes them once,
+	 * since its record (read through the cache, which follows every other writer) says
+	 * so already. */
+	if (!nsub && d->mtime == now && d->ctime == now)
+		return 0;
 	if ((rc = tfs_key(key, sizeof(key), "dir", name)))
 		return rc;
-	d->mtime = d->ctime = tfs_now();
+	d->mtime = d->ctime = now;
 	snprintf(t, sizeof(t), "%lld", (long long)d->mtime);
 	if ((rc = tfs_writer_hset2(key, "mtime", t, "ctime", t)))
 		return rc;

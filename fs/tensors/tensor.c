@@ -278,6 +278,8 @@ int tfs_tensor_create_claimed(struct tfs_store_claim *claim, const char *name, t
 
 static void attach(struct tfsd_tensor *t, struct tfs_file *f)
 {
+	f->ap = (struct tfs_alloc_params){ t->meta.device, t->meta.uid, t->meta.gid,
+					   t->meta.mode, t->meta.dir };
 	f->t = t;
 	f->next = t->files;
 	t->files = f;
@@ -312,9 +314,18 @@ static int export(struct tfsd_tensor *t)
 	return rc;
 }
 
+static int params_are(const struct tfsd_tensor *t, const struct tfs_alloc_params *ap)
+{
+	return ap->device == t->meta.device && ap->uid == t->meta.uid && ap->gid == t->meta.gid &&
+	       ap->mode == t->meta.mode && ap->dir == t->meta.dir;
+}
+
 /* Makes the allocation hold exactly bytes, keeping what fits. Takes the io lock alone so
- * no read or write copies from memory that is moving. */
-static int realloc_bytes(struct tfsd_tensor *t, uint64_t bytes)
+ * no read or write copies from memory that is moving. pre: memory of bytes made with
+ * pre_ap (tfs_tensor_grow_prepare), taken (*pre NULL) when t has none and its parameters
+ * are still those; NULL for none. */
+static int realloc_pre(struct tfsd_tensor *t, uint64_t bytes, struct tfs_alloc **pre,
+		       const struct tfs_alloc_params *pre_ap)
 {
 	const struct tfs_backend_ops *be = tfs_mem.ops;
 	struct tfs_alloc *a;
@@ -328,6 +339,9 @@ static int realloc_bytes(struct tfsd_tensor *t, uint64_t bytes)
 	if (bytes == 0) {
 		be->free(tfs_mem.be, t->alloc);
 		t->alloc = NULL;
+	} else if (!t->alloc && pre && *pre && params_are(t, pre_ap)) {
+		t->alloc = *pre;
+		*pre = NULL;
 	} else if (!t->alloc) {
 		/* A directory's default may name a device a later start no longer serves. */
 		rc = tfs_device_served(t->meta.device) ?
@@ -346,6 +360,11 @@ static int realloc_bytes(struct tfsd_tensor *t, uint64_t bytes)
 	if (rc == -ENOMEM)
 		rc = -ENOSPC;
 	return rc;
+}
+
+static int realloc_bytes(struct tfsd_tensor *t, uint64_t bytes)
+{
+	return realloc_pre(t, bytes, NULL, NULL);
 }
 
 /* The backend gives t's memory a new owner, mode or directory (its block's key). The CUDA
@@ -597,7 +616,8 @@ int tfs_tensor_shape(struct tfsd_tensor *t, tfs_dtype dt, const struct tfs_shape
 	return rc ? rc : tfs_tensor_save(t);
 }
 
-int tfs_tensor_resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid)
+static int resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid, struct tfs_alloc **pre,
+		  const struct tfs_alloc_params *pre_ap)
 {
 	size_t isz = tfs_dtype_size(t->meta.dtype);
 	int rc;
@@ -612,7 +632,7 @@ int tfs_tensor_resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid)
 		return rc;
 	if ((rc = tfs_conn_ok()))
 		return rc;
-	rc = realloc_bytes(t, bytes);
+	rc = realloc_pre(t, bytes, pre, pre_ap);
 	if (rc)
 		return rc;
 	/* A file's size need not be a whole number of elements: then it is bytes. */
@@ -626,6 +646,35 @@ int tfs_tensor_resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid)
 	clock_gettime(CLOCK_REALTIME, &t->mtime);
 	t->ctime = t->mtime;
 	return tfs_tensor_save(t);
+}
+
+int tfs_tensor_resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid)
+{
+	return resize(t, bytes, pid, NULL, NULL);
+}
+
+struct tfs_alloc *tfs_tensor_grow_prepare(const struct tfs_file *f, uint64_t bytes)
+{
+	const struct tfs_alloc_params *ap = &f->ap;
+	struct tfs_alloc *a;
+
+	if (bytes == 0 || bytes > TFS_GROW_PREPARE_MAX || !tfs_device_served(ap->device) ||
+	    tfs_mem.ops->alloc(tfs_mem.be, ap->device, bytes, ap->uid, ap->gid, ap->mode, ap->dir,
+			       &a))
+		return NULL;
+	return a;
+}
+
+int tfs_tensor_resize_pre(struct tfsd_tensor *t, uint64_t bytes, pid_t pid,
+			  const struct tfs_file *f, struct tfs_alloc **pre)
+{
+	return resize(t, bytes, pid, pre, &f->ap);
+}
+
+void tfs_tensor_grow_discard(struct tfs_alloc *pre)
+{
+	if (pre)
+		tfs_mem.ops->free(tfs_mem.be, pre);
 }
 
 void tfs_tensor_unsum(struct tfsd_tensor *t)
@@ -662,8 +711,12 @@ void tfs_tensor_put_open(struct tfs_file *f)
 		}
 	}
 	t->opens--;
-	if (t->dirty && tfs_tensor_refcount(t) > 0)
+	/* Still referenced: the whole record holds the refcount too, which is all that
+	 * tfs_tensor_drop_if_unused would write. */
+	if (t->dirty && tfs_tensor_refcount(t) > 0) {
 		tfs_tensor_save(t);
+		return;
+	}
 	tfs_tensor_drop_if_unused(t);
 }
 
