@@ -372,8 +372,8 @@ static redisReply *tracking(redisContext *c, uint64_t redirect)
 			    tfs_schema.prefix);
 }
 
-/* The subscriber id that the writer's connection's tracking redirects to: the writer's
- * thread only. */
+/* The subscriber id that the writer's connection's tracking redirects to: touched only
+ * by the one sender on that connection (writer.c). */
 static uint64_t tracked_sub;
 
 /* The directory cache is valid only while Redis reports changes of dir records to the

@@ -1,7 +1,8 @@
 /* Write-behind of Redis records. A FUSE operation changes the daemon's memory (which is
- * what it serves) and queues the matching Redis writes here; one thread sends them, in
- * the order they were queued, pipelined on a connection of its own, and the operation
- * returns without waiting for Redis. Waiting a round trip per write under the namespace
+ * what it serves) and queues the matching Redis writes here; they are sent in the order
+ * they were queued, pipelined on a connection of their own, by one sender at a time (the
+ * writer's thread, or a caller waiting for a reply who found nobody sending), and the
+ * operation returns without waiting for Redis. Waiting a round trip per write under the namespace
  * lock is what capped create -> shape -> unlink at about 1,000/s.
  *
  * Coherence: every synchronous call of the daemon (conn.c) first waits for what is
@@ -49,6 +50,12 @@ static struct {
 	uint64_t dropped;            /* writes dropped since the last tfs_writer_repaired */
 	int drop_logged;
 	int running, stop, kick;
+	/* Someone sends: the writer's thread, or a caller waiting for a reply that found
+	 * nobody sending (call_wait). One at a time, as the connection is one. */
+	int flushing;
+	/* Callers may send (call_wait): cleared by a failed send, set again by the writer's
+	 * thread's next good one, so that failures are left to its retries and back-off. */
+	int callers_send;
 	pthread_t thread;
 	redisContext *c;
 	const struct tfs_writer_hook *hook;   /* tfs_writer_set_hook's */
@@ -355,12 +362,38 @@ static int enqueue_item(struct wb_item *it)
 	return 0;
 }
 
+static int flush_batch(void);
+
+/* A caller that waits for a reply and finds nobody sending sends the queue itself,
+ * its own command included: waking the writer's thread and being woken by it again
+ * cost two thread switches, more than the round trip on a VM. */
 static redisReply *call_wait(struct tfs_writer_call *call, int *rc)
 {
-	wake_to_wait();
+	int woken = 0, failed;
+
 	pthread_mutex_lock(&wb.mu);
-	while (!call->done)
-		pthread_cond_wait(&wb.done_cv, &wb.mu);
+	while (!call->done) {
+		if (!wb.flushing && wb.running && !wb.stop && wb.callers_send && wb.head &&
+		    !tfs_redis.down) {
+			wb.flushing = 1;
+			pthread_mutex_unlock(&wb.mu);
+			failed = flush_batch() != 0;
+			pthread_mutex_lock(&wb.mu);
+			wb.flushing = 0;
+			if (failed)
+				wb.callers_send = 0;
+			/* What is left, or the failure, is the writer's thread's to go on with. */
+			if (failed || wb.head)
+				pthread_cond_signal(&wb.work);
+		} else if (!woken) {
+			woken = 1;
+			pthread_mutex_unlock(&wb.mu);
+			wake_to_wait();
+			pthread_mutex_lock(&wb.mu);
+		} else {
+			pthread_cond_wait(&wb.done_cv, &wb.mu);
+		}
+	}
 	pthread_mutex_unlock(&wb.mu);
 	*rc = call->rc;
 	return call->reply;
@@ -759,20 +792,26 @@ void tfs_writer_repaired(void)
 
 static void *wb_main(void *arg)
 {
-	int failures = 0, dropped;
+	int failures = 0, dropped, rc;
 
 	(void)arg;
 	for (;;) {
 		pthread_mutex_lock(&wb.mu);
-		while (!wb.head && !wb.stop && !wb.kick)
+		while ((!wb.head && !wb.stop && !wb.kick) || wb.flushing)
 			pthread_cond_wait(&wb.work, &wb.mu);
 		if (!wb.head && !wb.kick) {
 			pthread_mutex_unlock(&wb.mu);
 			break;
 		}
 		wb.kick = 0;
+		wb.flushing = 1;
 		pthread_mutex_unlock(&wb.mu);
-		if (flush_batch() == 0) {
+		rc = flush_batch();
+		pthread_mutex_lock(&wb.mu);
+		wb.flushing = 0;
+		wb.callers_send = rc == 0;
+		pthread_mutex_unlock(&wb.mu);
+		if (rc == 0) {
 			failures = 0;
 			continue;
 		}
@@ -810,6 +849,7 @@ int tfs_writer_start(void)
 		QUEUE_MAX_DEFAULT;
 	tfs_coalesce_init();
 	wb.stop = 0;
+	wb.callers_send = 1;
 	rc = pthread_create(&wb.thread, NULL, wb_main, NULL);
 	if (rc == 0)
 		pthread_setname_np(wb.thread, "tfs-redis-wb");
