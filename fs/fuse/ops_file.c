@@ -12,6 +12,7 @@
 #include "fuse/reply_open.h"
 #include "util/stats.h"
 #include "store/claims.h"
+#include "store/dircache.h"
 #include "util/clock.h"
 #include "mem/backend.h"
 #include "net/net.h"
@@ -61,11 +62,40 @@ static int stat_node(fuse_ino_t ino, struct fuse_file_info *fi, struct stat *st)
 	return rc;
 }
 
+/* A directory's attributes from the directory cache alone, without ns: 0, or -EAGAIN when
+ * the cache cannot say (the node is not a cached directory's with an inode number of its
+ * own, or is the root), and the caller asks under ns. The kernel asks for a directory's
+ * attributes again after every entry made or removed in it (its times changed), for the
+ * next permission check of a path through it; under ns that request waited for every
+ * other metadata operation. The record read is one the directory had with the node's
+ * inode number at some moment of the request (local changes update the cache under ns,
+ * other nodes' are reported to it), as under ns. */
+static int stat_dir_cached(fuse_ino_t ino, struct stat *st)
+{
+	struct tfs_target x = { .kind = 'd' };
+	struct tfs_where w;
+	int rc = -EAGAIN;
+
+	if (tfs_node_where(ino, &w))
+		return -EAGAIN;
+	if (w.path && *w.path && tfs_dircache_get_dir(w.path, &x.d) && x.d.ino &&
+	    x.d.ino == w.id) {
+		tfs_ops_stat(&x, ino, st);
+		rc = 0;
+	}
+	tfs_where_free(&w);
+	return rc;
+}
+
 void tfs_op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct stat st;
 	int rc;
 
+	if (!fi && stat_dir_cached(ino, &st) == 0) {
+		fuse_reply_attr(req, &st, TFS_ATTR_TIMEOUT);
+		return;
+	}
 	tfs_ns_lock();
 	rc = stat_node(ino, fi, &st);
 	tfs_ns_unlock();
