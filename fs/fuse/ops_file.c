@@ -606,7 +606,7 @@ void tfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
 	}
 	killed = tfs_ops_write_suid(req, t);
 	for (;;) {
-		struct tfs_alloc *pre = NULL;
+		struct tfs_grow g = { 0 };
 		int none;
 
 		pthread_rwlock_rdlock(&t->io);
@@ -615,13 +615,13 @@ void tfs_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
 		none = !t->alloc;      /* read under io, which every change of it takes */
 		pthread_rwlock_unlock(&t->io);
 		if (none)
-			pre = tfs_tensor_grow_prepare(f, end);
+			tfs_tensor_grow_prepare(f, end, &g);
 		/* Extending the file: the size is metadata, changed under ns. */
 		tfs_ns_lock();
 		rc = end > t->meta.bytes ?
-		     tfs_tensor_resize_pre(t, end, fuse_req_ctx(req)->pid, f, &pre) : 0;
+		     tfs_tensor_resize_pre(t, end, fuse_req_ctx(req)->pid, &g) : 0;
 		tfs_ns_unlock();
-		tfs_tensor_grow_discard(pre);
+		tfs_tensor_grow_discard(&g);
 		if (rc) {
 			fuse_reply_err(req, -rc);
 			return;

@@ -363,27 +363,38 @@ static int enqueue_item(struct wb_item *it)
 }
 
 static int flush_batch(void);
+static void fail_items(int all);
 
 /* A caller that waits for a reply and finds nobody sending sends the queue itself,
  * its own command included: waking the writer's thread and being woken by it again
  * cost two thread switches, more than the round trip on a VM. */
 static redisReply *call_wait(struct tfs_writer_call *call, int *rc)
 {
-	int woken = 0, failed;
+	int woken = 0, failed, dropped = 0;
 
 	pthread_mutex_lock(&wb.mu);
 	while (!call->done) {
 		if (!wb.flushing && wb.running && !wb.stop && wb.callers_send && wb.head &&
 		    !tfs_redis.down) {
 			wb.flushing = 1;
+			wake_owed = 0;     /* what this thread queued goes now */
 			pthread_mutex_unlock(&wb.mu);
 			failed = flush_batch() != 0;
 			pthread_mutex_lock(&wb.mu);
 			wb.flushing = 0;
-			if (failed)
+			if (failed) {
+				/* As the writer's thread does after a failed batch: every waiter
+				 * still queued is answered EIO, never sent again (a claim sent
+				 * twice answers "taken" by its own first copy); retries and the
+				 * back-off are the writer's thread's. */
 				wb.callers_send = 0;
-			/* What is left, or the failure, is the writer's thread's to go on with. */
-			if (failed || wb.head)
+				fail_items(0);
+				dropped |= bound_locked();
+				pthread_cond_broadcast(&wb.done_cv);
+			}
+			/* What is left, a failure, or a kick or stop that came while this thread
+			 * sent (the writer's thread slept through it), is the writer's to see. */
+			if (failed || wb.head || wb.stop || wb.kick)
 				pthread_cond_signal(&wb.work);
 		} else if (!woken) {
 			woken = 1;
@@ -395,6 +406,8 @@ static redisReply *call_wait(struct tfs_writer_call *call, int *rc)
 		}
 	}
 	pthread_mutex_unlock(&wb.mu);
+	if (dropped)
+		log_drop();
 	*rc = call->rc;
 	return call->reply;
 }

@@ -321,11 +321,10 @@ static int params_are(const struct tfsd_tensor *t, const struct tfs_alloc_params
 }
 
 /* Makes the allocation hold exactly bytes, keeping what fits. Takes the io lock alone so
- * no read or write copies from memory that is moving. pre: memory of bytes made with
- * pre_ap (tfs_tensor_grow_prepare), taken (*pre NULL) when t has none and its parameters
- * are still those; NULL for none. */
-static int realloc_pre(struct tfsd_tensor *t, uint64_t bytes, struct tfs_alloc **pre,
-		       const struct tfs_alloc_params *pre_ap)
+ * no read or write copies from memory that is moving. g: memory made before
+ * (tfs_tensor_grow_prepare), taken (g->a NULL) when t has none, g's is of bytes and t's
+ * parameters are still g's; NULL for none. */
+static int realloc_pre(struct tfsd_tensor *t, uint64_t bytes, struct tfs_grow *g)
 {
 	const struct tfs_backend_ops *be = tfs_mem.ops;
 	struct tfs_alloc *a;
@@ -339,9 +338,9 @@ static int realloc_pre(struct tfsd_tensor *t, uint64_t bytes, struct tfs_alloc *
 	if (bytes == 0) {
 		be->free(tfs_mem.be, t->alloc);
 		t->alloc = NULL;
-	} else if (!t->alloc && pre && *pre && params_are(t, pre_ap)) {
-		t->alloc = *pre;
-		*pre = NULL;
+	} else if (!t->alloc && g && g->a && g->bytes == bytes && params_are(t, &g->ap)) {
+		t->alloc = g->a;
+		g->a = NULL;
 	} else if (!t->alloc) {
 		/* A directory's default may name a device a later start no longer serves. */
 		rc = tfs_device_served(t->meta.device) ?
@@ -364,7 +363,7 @@ static int realloc_pre(struct tfsd_tensor *t, uint64_t bytes, struct tfs_alloc *
 
 static int realloc_bytes(struct tfsd_tensor *t, uint64_t bytes)
 {
-	return realloc_pre(t, bytes, NULL, NULL);
+	return realloc_pre(t, bytes, NULL);
 }
 
 /* The backend gives t's memory a new owner, mode or directory (its block's key). The CUDA
@@ -616,8 +615,7 @@ int tfs_tensor_shape(struct tfsd_tensor *t, tfs_dtype dt, const struct tfs_shape
 	return rc ? rc : tfs_tensor_save(t);
 }
 
-static int resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid, struct tfs_alloc **pre,
-		  const struct tfs_alloc_params *pre_ap)
+static int resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid, struct tfs_grow *g)
 {
 	size_t isz = tfs_dtype_size(t->meta.dtype);
 	int rc;
@@ -632,7 +630,7 @@ static int resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid, struct tfs_a
 		return rc;
 	if ((rc = tfs_conn_ok()))
 		return rc;
-	rc = realloc_pre(t, bytes, pre, pre_ap);
+	rc = realloc_pre(t, bytes, g);
 	if (rc)
 		return rc;
 	/* A file's size need not be a whole number of elements: then it is bytes. */
@@ -650,31 +648,33 @@ static int resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid, struct tfs_a
 
 int tfs_tensor_resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid)
 {
-	return resize(t, bytes, pid, NULL, NULL);
+	return resize(t, bytes, pid, NULL);
 }
 
-struct tfs_alloc *tfs_tensor_grow_prepare(const struct tfs_file *f, uint64_t bytes)
+void tfs_tensor_grow_prepare(const struct tfs_file *f, uint64_t bytes, struct tfs_grow *g)
 {
 	const struct tfs_alloc_params *ap = &f->ap;
-	struct tfs_alloc *a;
 
+	g->a = NULL;
+	g->bytes = bytes;
+	g->ap = *ap;
 	if (bytes == 0 || bytes > TFS_GROW_PREPARE_MAX || !tfs_device_served(ap->device) ||
 	    tfs_mem.ops->alloc(tfs_mem.be, ap->device, bytes, ap->uid, ap->gid, ap->mode, ap->dir,
-			       &a))
-		return NULL;
-	return a;
+			       &g->a))
+		g->a = NULL;
 }
 
 int tfs_tensor_resize_pre(struct tfsd_tensor *t, uint64_t bytes, pid_t pid,
-			  const struct tfs_file *f, struct tfs_alloc **pre)
+			  struct tfs_grow *g)
 {
-	return resize(t, bytes, pid, pre, &f->ap);
+	return resize(t, bytes, pid, g);
 }
 
-void tfs_tensor_grow_discard(struct tfs_alloc *pre)
+void tfs_tensor_grow_discard(struct tfs_grow *g)
 {
-	if (pre)
-		tfs_mem.ops->free(tfs_mem.be, pre);
+	if (g->a)
+		tfs_mem.ops->free(tfs_mem.be, g->a);
+	g->a = NULL;
 }
 
 void tfs_tensor_unsum(struct tfsd_tensor *t)

@@ -59,7 +59,6 @@ struct tfsd_tensor {
 	uint64_t ino_key;            /* under the meta.ino it had when inserted */
 };
 
-/* The per-open state of a file: fh of fuse_file_info points here. */
 /* What a tensor's memory is made with (backend.h alloc): its device, owner, mode and
  * directory. */
 struct tfs_alloc_params {
@@ -70,6 +69,7 @@ struct tfs_alloc_params {
 	uint64_t dir;
 };
 
+/* The per-open state of a file: fh of fuse_file_info points here. */
 struct tfs_file {
 	struct tfsd_tensor *t;        /* NULL for a tensor owned by another node */
 	/* t's, noted under ns when the file was opened: a write that gives t its first memory
@@ -173,24 +173,29 @@ int tfs_tensor_shape(struct tfsd_tensor *t, tfs_dtype dt, const struct tfs_shape
 /* Sets the byte size as a file does (shape becomes 1-D). -EBUSY when the tensor has
  * memory and a process other than pid's holds it (open, or through the queue). */
 int tfs_tensor_resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid);
-/* A write's growth of a tensor that has no memory yet, in two halves, so that the
+/* A write's growth of a tensor that has no memory yet, in three steps, so that the
  * allocation is made without ns (the backend's calls are thread-safe), which every
  * metadata operation waits for:
- * - tfs_tensor_grow_prepare, without ns: memory of bytes made with f's parameters (noted
- *   at open), or NULL when there is none to make (bytes past TFS_GROW_PREPARE_MAX, the
- *   device not served, the backend refused: tfs_tensor_resize_pre makes it then, as
- *   tfs_tensor_resize does);
- * - tfs_tensor_resize_pre, under ns: tfs_tensor_resize, taking *pre as t's memory when t
- *   still has none, the size is still bytes and t's parameters are still f's (then *pre is
- *   NULL on return; a chmod, chown or move in between leaves it);
- * - tfs_tensor_grow_discard, without ns: frees what was left in *pre.
+ * - tfs_tensor_grow_prepare, without ns: g->a, memory of bytes made with f's parameters
+ *   (noted at open), or NULL when there is none to make (bytes past
+ *   TFS_GROW_PREPARE_MAX, the device not served, the backend refused:
+ *   tfs_tensor_resize_pre makes it then, as tfs_tensor_resize does);
+ * - tfs_tensor_resize_pre, under ns: tfs_tensor_resize to bytes, taking g->a as t's memory
+ *   when t still has none, bytes is the size g->a was made for and t's parameters are
+ *   still g's (then g->a is NULL on return; a chmod, chown or move in between leaves it);
+ * - tfs_tensor_grow_discard, without ns: frees what was left in g->a.
  * The bound keeps what a writer can hold past the checks tfs_tensor_resize makes to one
  * small allocation per FUSE worker, for the time of one request. */
 #define TFS_GROW_PREPARE_MAX ((uint64_t)1 << 20)
-struct tfs_alloc *tfs_tensor_grow_prepare(const struct tfs_file *f, uint64_t bytes);
+struct tfs_grow {
+	struct tfs_alloc *a;
+	uint64_t bytes;
+	struct tfs_alloc_params ap;
+};
+void tfs_tensor_grow_prepare(const struct tfs_file *f, uint64_t bytes, struct tfs_grow *g);
 int tfs_tensor_resize_pre(struct tfsd_tensor *t, uint64_t bytes, pid_t pid,
-			  const struct tfs_file *f, struct tfs_alloc **pre);
-void tfs_tensor_grow_discard(struct tfs_alloc *pre);
+			  struct tfs_grow *g);
+void tfs_tensor_grow_discard(struct tfs_grow *g);
 /* Writes the whole record (after metadata changed). */
 int tfs_tensor_save(struct tfsd_tensor *t);
 /* Reference changes; when the count reaches 0 the memory and the record go. */

@@ -34,7 +34,9 @@
  *                        of the layers above, so no wait of the daemon delays a renewal.
  *
  * No unbounded wait under ns or an exclusive io: Redis round trips under ns are bounded by
- * the command timeout (1 s); a create waits for its claim with ns released
+ * the command timeout (1 s), and a connect's (1 s) where the thread waiting for a reply
+ * sends the write-behind queue itself (store/writer.c); a create waits for its claim with
+ * ns released
  * (fuse/ops_file.c), and so does a resync for each chunk's claims (tensors/tensor.c: ns is
  * held per chunk, never for the whole table; a pass that runs long is no reason to hold
  * it); a read waits for the producer's written mark holding no lock of the tensor (it

@@ -49,6 +49,9 @@
 #include "util/stats.h"
 #include "store/writer.h"
 #include "log.h"
+#ifdef TFS_LOCK_STATS
+#include "tensors/tensors.h"
+#endif
 
 #define MAX_DEPTH 8
 #define HDR_BYTES 4096           /* the entry's struct fuse_uring_req_header, page-aligned */
@@ -220,7 +223,13 @@ static void serve(struct ent *e)
 	tfs_stats_add(TFS_ST_URING_REQUESTS, 1);
 	cur = e;
 	tfs_writer_defer_wakes(1);
+#ifdef TFS_LOCK_STATS
+	tfs_ns_tag = in.opcode;
+#endif
 	fuse_session_process_buf(ur.se, &b);
+#ifdef TFS_LOCK_STATS
+	tfs_ns_tag = 0;
+#endif
 	tfs_writer_defer_wakes(0);
 	cur = NULL;
 	if (!e->replied) {
