@@ -13,6 +13,7 @@
 #include "util/stats.h"
 #include "store/claims.h"
 #include "store/dircache.h"
+#include "store/schema.h"
 #include "util/clock.h"
 #include "mem/backend.h"
 #include "net/net.h"
@@ -63,8 +64,9 @@ static int stat_node(fuse_ino_t ino, struct fuse_file_info *fi, struct stat *st)
 }
 
 /* A directory's attributes from the directory cache alone, without ns: 0, or -EAGAIN when
- * the cache cannot say (the node is not a cached directory's with an inode number of its
- * own, or is the root), and the caller asks under ns. The kernel asks for a directory's
+ * the cache cannot say (the node is not a directory that its parent's cached entries list
+ * and whose cached record has the node's inode number, or is the root), and the caller
+ * asks under ns. The kernel asks for a directory's
  * attributes again after every entry made or removed in it (its times changed), for the
  * next permission check of a path through it; under ns that request waited for every
  * other metadata operation. The record read is one the directory had with the node's
@@ -73,16 +75,24 @@ static int stat_node(fuse_ino_t ino, struct fuse_file_info *fi, struct stat *st)
 static int stat_dir_cached(fuse_ino_t ino, struct stat *st)
 {
 	struct tfs_target x = { .kind = 'd' };
+	char parent[TFS_PATH_MAX];
 	struct tfs_where w;
-	int rc = -EAGAIN;
+	const char *base;
+	int rc = -EAGAIN, cacheable;
 
 	if (tfs_node_where(ino, &w))
 		return -EAGAIN;
-	if (w.path && *w.path && tfs_dircache_get_dir(w.path, &x.d) && x.d.ino &&
-	    x.d.ino == w.id) {
+	if (!w.path || !*w.path)
+		goto out;
+	/* As under ns: the parent's entries say it is a directory, and its record is that
+	 * of the node's directory. */
+	tfs_split(w.path, parent, sizeof(parent), &base);
+	if (tfs_dircache_get_type(parent, base, &cacheable) == 'd' &&
+	    tfs_dircache_get_dir(w.path, &x.d) && x.d.ino && x.d.ino == w.id) {
 		tfs_ops_stat(&x, ino, st);
 		rc = 0;
 	}
+out:
 	tfs_where_free(&w);
 	return rc;
 }

@@ -1,7 +1,8 @@
-/* A cache of directory records and directory entries. With attr_timeout 0 (needed so
- * that other nodes' changes show at once) the kernel asks for the root's attributes on
- * nearly every operation, and each lookup asks whether a name exists: without a cache
- * those were most of the Redis round trips of a create -> shape -> unlink.
+/* A cache of directory records and directory entries. The kernel asks for a directory's
+ * attributes again after every entry made or removed in it, and each lookup asks whether
+ * a name exists: without a cache those were most of the Redis round trips of a create ->
+ * shape -> unlink, and with it a directory's GETATTR is answered without the namespace
+ * lock (fuse/ops_file.c).
  *
  * Coherence comes from Redis client tracking (BCAST on the dir:, dirents: and tensor:
  * prefixes, redirected to the subscriber connection of this file): any change by anyone

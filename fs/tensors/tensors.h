@@ -6,7 +6,10 @@
  *
  *   1. tfs_tensors.ns    the namespace (tfs_ns_lock): the tensor table, every tensor's
  *                        metadata, every check-then-act on names. Metadata operations and
- *                        the queue worker take it; read and write do not.
+ *                        the queue worker take it; read and write do not, nor does a
+ *                        directory's GETATTR that the directory cache answers
+ *                        (fuse/ops_file.c), nor a write's making of a tensor's first
+ *                        memory (tensor.h, tfs_tensor_grow_prepare).
  *   2. tensor->io        a tensor's rwlock. read/write hold it shared while copying, without
  *                        ns; resizing, freeing, owner moves and written marks hold it
  *                        exclusive, always under ns. So a thread holding io never takes ns
