@@ -16,6 +16,7 @@
 #include "util/clock.h"
 #include "tensors/tensors.h"
 #include "store/conn.h"
+#include "store/writer.h"
 #include "tensors/quota.h"
 
 void tfs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -119,6 +120,11 @@ void tfs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 		fuse_reply_err(req, -rc);
 		return;
 	}
+	/* The entry is claimed in Redis at once, the record written behind: another node
+	 * that finds the entry before the record says ENOENT. The record goes before the
+	 * reply, so a directory made here is everyone's when mkdir returns; a failure is
+	 * Redis away, and the record then goes when it is back, as every write does. */
+	tfs_writer_sync();
 	tfs_ops_reply_entry(req, &e);
 }
 

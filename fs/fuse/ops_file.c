@@ -13,6 +13,7 @@
 #include "util/stats.h"
 #include "store/claims.h"
 #include "store/dircache.h"
+#include "store/writer.h"
 #include "store/schema.h"
 #include "util/clock.h"
 #include "mem/backend.h"
@@ -293,6 +294,10 @@ out:
 	tfs_ns_unlock();
 	tfs_where_free(&pw);
 	free(path);
+	/* Its claim may have gone with this thread sending the queue itself (writer.c), the
+	 * writer's thread asleep: the record goes beside the reply, not after it. */
+	if (rc == 0)
+		tfs_writer_wake_now();
 	return rc;
 }
 

@@ -109,6 +109,11 @@ static void wake_to_wait(void)
 	pthread_cond_signal(&wb.work);
 }
 
+void tfs_writer_wake_now(void)
+{
+	pay_wake();
+}
+
 void tfs_writer_defer_wakes(int on)
 {
 	defer_wakes = on;

@@ -41,6 +41,10 @@ int tfs_writer_save(const char *key, const struct tfs_meta *m, int replace);
 /* While on, the calling thread's writes wake the writer only when it turns it off (or
  * waits for the writer): FUSE workers, around a request, so the reply goes first. */
 void tfs_writer_defer_wakes(int on);
+/* Wakes the writer now for what the calling thread queued with its wake deferred: for a
+ * request whose writes other nodes should find soon (a new tensor's record), where its
+ * reply is not to wait for them. */
+void tfs_writer_wake_now(void);
 /* A command whose reply matters (claiming a name), answered after everything queued
  * before it, in two halves so that several calls share one round trip: queue the command
  * (NULL with *rc -EIO/-ENOMEM), and later wait for its reply (NULL with *rc
