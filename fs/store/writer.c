@@ -197,6 +197,8 @@ static void run_now(struct wb_item *it, int *rc)
 
 static int bound_locked(void);
 static void log_drop(void);
+static int flush_batch(void);
+static void fail_items(int all);
 
 static struct wb_item *tx_item(const char *word, int tx)
 {
@@ -367,9 +369,6 @@ static int enqueue_item(struct wb_item *it)
 	return 0;
 }
 
-static int flush_batch(void);
-static void fail_items(int all);
-
 /* A caller that waits for a reply and finds nobody sending sends the queue itself,
  * its own command included: waking the writer's thread and being woken by it again
  * cost two thread switches, more than the round trip on a VM. */
@@ -388,10 +387,9 @@ static redisReply *call_wait(struct tfs_writer_call *call, int *rc)
 			pthread_mutex_lock(&wb.mu);
 			wb.flushing = 0;
 			if (failed) {
-				/* As the writer's thread does after a failed batch: every waiter
-				 * still queued is answered EIO, never sent again (a claim sent
-				 * twice answers "taken" by its own first copy); retries and the
-				 * back-off are the writer's thread's. */
+				/* As the writer's thread does: waiters still queued get EIO, never
+				 * a second send (a claim's copy answers "taken" by the first);
+				 * retries and back-off are the writer's thread's. */
 				wb.callers_send = 0;
 				fail_items(0);
 				dropped |= bound_locked();
