@@ -369,6 +369,29 @@ static int enqueue_item(struct wb_item *it)
 	return 0;
 }
 
+/* One batch sent by the calling thread, the one sender (wb.flushing); caller holds wb.mu,
+ * let go meanwhile. 0, or -EIO: then every waiter still queued gets EIO now, not a second
+ * send (a claim's copy answers "taken" by the first) nor a hang under the namespace lock,
+ * and callers leave sending, retries and back-off to the writer's thread until its next
+ * good batch. *dropped: the bound dropped writes (log_drop once wb.mu is let go). */
+static int send_locked(int *dropped)
+{
+	int rc;
+
+	wb.flushing = 1;
+	pthread_mutex_unlock(&wb.mu);
+	rc = flush_batch();
+	pthread_mutex_lock(&wb.mu);
+	wb.flushing = 0;
+	if (rc) {
+		wb.callers_send = 0;
+		fail_items(0);
+		*dropped |= bound_locked();
+		pthread_cond_broadcast(&wb.done_cv);
+	}
+	return rc;
+}
+
 /* A caller that waits for a reply and finds nobody sending sends the queue itself,
  * its own command included: waking the writer's thread and being woken by it again
  * cost two thread switches, more than the round trip on a VM. */
@@ -380,21 +403,8 @@ static redisReply *call_wait(struct tfs_writer_call *call, int *rc)
 	while (!call->done) {
 		if (!wb.flushing && wb.running && !wb.stop && wb.callers_send && wb.head &&
 		    !tfs_redis.down) {
-			wb.flushing = 1;
 			wake_owed = 0;     /* what this thread queued goes now */
-			pthread_mutex_unlock(&wb.mu);
-			failed = flush_batch() != 0;
-			pthread_mutex_lock(&wb.mu);
-			wb.flushing = 0;
-			if (failed) {
-				/* As the writer's thread does: waiters still queued get EIO, never
-				 * a second send (a claim's copy answers "taken" by the first);
-				 * retries and back-off are the writer's thread's. */
-				wb.callers_send = 0;
-				fail_items(0);
-				dropped |= bound_locked();
-				pthread_cond_broadcast(&wb.done_cv);
-			}
+			failed = send_locked(&dropped) != 0;
 			/* What is left, a failure, or a kick or stop that came while this thread
 			 * sent (the writer's thread slept through it), is the writer's to see. */
 			if (failed || wb.head || wb.stop || wb.kick)
@@ -820,13 +830,13 @@ static void *wb_main(void *arg)
 			break;
 		}
 		wb.kick = 0;
-		wb.flushing = 1;
+		dropped = 0;
+		rc = send_locked(&dropped);
+		if (rc == 0)
+			wb.callers_send = 1;
 		pthread_mutex_unlock(&wb.mu);
-		rc = flush_batch();
-		pthread_mutex_lock(&wb.mu);
-		wb.flushing = 0;
-		wb.callers_send = rc == 0;
-		pthread_mutex_unlock(&wb.mu);
+		if (dropped)
+			log_drop();
 		if (rc == 0) {
 			failures = 0;
 			continue;
@@ -834,15 +844,6 @@ static void *wb_main(void *arg)
 		/* At unmount, do not hang on a Redis that is gone: a few tries, then drop. */
 		if (wb.stop && ++failures >= 5)
 			break;
-		/* Redis is down: the callers waiting (for a claim, or in tfs_writer_sync) hold the
-		 * namespace lock, so they answer EIO now rather than hang the mount. */
-		pthread_mutex_lock(&wb.mu);
-		fail_items(0);
-		dropped = bound_locked();
-		pthread_cond_broadcast(&wb.done_cv);
-		pthread_mutex_unlock(&wb.mu);
-		if (dropped)
-			log_drop();
 		usleep(100000);
 	}
 	pthread_mutex_lock(&wb.mu);
