@@ -67,10 +67,9 @@ static int stat_node(fuse_ino_t ino, struct fuse_file_info *fi, struct stat *st)
 /* A directory's attributes from the directory cache alone, without ns: 0, or -EAGAIN when
  * the cache cannot say (the node is not a directory that its parent's cached entries list
  * and whose cached record has the node's inode number, or is the root), and the caller
- * asks under ns. The kernel asks for a directory's
- * attributes again after every entry made or removed in it (its times changed), for the
- * next permission check of a path through it; under ns that request waited for every
- * other metadata operation. The record read is one the directory had with the node's
+ * asks under ns. The kernel asks for a directory's attributes again after every entry
+ * made or removed in it (its times changed), for the next permission check of a path
+ * through it; under ns that request waited for every other metadata operation. The record read is one the directory had with the node's
  * inode number at some moment of the request (local changes update the cache under ns,
  * other nodes' are reported to it), as under ns. */
 static int stat_dir_cached(fuse_ino_t ino, struct stat *st)

@@ -68,7 +68,8 @@ void tfs_ns_stats_log(void)
 			tfs_log(LOG_NOTICE, "namespace lock, %s %u%s: %" PRIu64 " acquisitions, "
 				"held %.2f us each, waited for %.2f us each",
 				k ? "FUSE opcode" : "other", k,
-				k == TFS_NS_TAGS - 1 ? " and above" : "", st.tag_n[k], (double)st.tag_held_ns[k] / 1000.0 / (double)st.tag_n[k],
+				k == TFS_NS_TAGS - 1 ? " and above" : "", st.tag_n[k],
+				(double)st.tag_held_ns[k] / 1000.0 / (double)st.tag_n[k],
 				(double)st.tag_waited_ns[k] / 1000.0 / (double)st.tag_n[k]);
 	pthread_mutex_unlock(&tfs_tensors.ns);
 }

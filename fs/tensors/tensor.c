@@ -615,7 +615,8 @@ int tfs_tensor_shape(struct tfsd_tensor *t, tfs_dtype dt, const struct tfs_shape
 	return rc ? rc : tfs_tensor_save(t);
 }
 
-static int resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid, struct tfs_grow *g)
+int tfs_tensor_resize_pre(struct tfsd_tensor *t, uint64_t bytes, pid_t pid,
+			  struct tfs_grow *g)
 {
 	size_t isz = tfs_dtype_size(t->meta.dtype);
 	int rc;
@@ -648,7 +649,7 @@ static int resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid, struct tfs_g
 
 int tfs_tensor_resize(struct tfsd_tensor *t, uint64_t bytes, pid_t pid)
 {
-	return resize(t, bytes, pid, NULL);
+	return tfs_tensor_resize_pre(t, bytes, pid, NULL);
 }
 
 void tfs_tensor_grow_prepare(const struct tfs_file *f, uint64_t bytes, struct tfs_grow *g)
@@ -662,12 +663,6 @@ void tfs_tensor_grow_prepare(const struct tfs_file *f, uint64_t bytes, struct tf
 	    tfs_mem.ops->alloc(tfs_mem.be, ap->device, bytes, ap->uid, ap->gid, ap->mode, ap->dir,
 			       &g->a))
 		g->a = NULL;
-}
-
-int tfs_tensor_resize_pre(struct tfsd_tensor *t, uint64_t bytes, pid_t pid,
-			  struct tfs_grow *g)
-{
-	return resize(t, bytes, pid, g);
 }
 
 void tfs_tensor_grow_discard(struct tfs_grow *g)
